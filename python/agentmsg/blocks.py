@@ -1,0 +1,352 @@
+"""Content blocks: the typed pieces a message is made of (seed 004's ContentBlock family).
+
+Every block is a frozen dataclass with a ``type`` tag used in serialization::
+
+    >>> from agentmsg import TextBlock, block_to_dict
+    >>> block_to_dict(TextBlock("hi"))
+    {'type': 'text', 'text': 'hi'}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Dict, Mapping, Optional, Sequence, Tuple, Union
+
+from .errors import MessageError, MessageTypeError
+
+__all__ = [
+    "URLSource",
+    "Base64Source",
+    "Source",
+    "TextBlock",
+    "ImageBlock",
+    "AudioBlock",
+    "VideoBlock",
+    "ThinkingBlock",
+    "ToolUseBlock",
+    "ToolResultBlock",
+    "Block",
+    "block_to_dict",
+    "block_from_dict",
+]
+
+_URL_SCHEMES = ("http://", "https://", "file://")
+
+
+def _require_str(value: object, what: str) -> None:
+    if not isinstance(value, str):
+        raise MessageTypeError(f"{what} must be a str, not {type(value).__name__}")
+
+
+@dataclass(frozen=True, slots=True)
+class URLSource:
+    """Media found at a URL: ``http(s)://`` for the web, ``file://`` for a local file.
+
+    >>> URLSource("https://example.com/photo.jpg").url
+    'https://example.com/photo.jpg'
+    """
+
+    url: str
+    type: ClassVar[str] = "url"
+
+    def __post_init__(self) -> None:
+        _require_str(self.url, "URLSource.url")
+        if not self.url.lower().startswith(_URL_SCHEMES):
+            raise MessageError(
+                f"URLSource.url must start with http://, https:// or file://, got {self.url[:40]!r}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class Base64Source:
+    """Media carried inline as base64 text with its media type.
+
+    >>> Base64Source("image/png", "iVBORw0KGgo=").media_type
+    'image/png'
+    """
+
+    media_type: str
+    data: str
+    type: ClassVar[str] = "base64"
+
+    def __post_init__(self) -> None:
+        _require_str(self.media_type, "Base64Source.media_type")
+        _require_str(self.data, "Base64Source.data")
+        if not self.media_type:
+            raise MessageError("Base64Source.media_type is empty")
+
+
+Source = Union[URLSource, Base64Source]
+
+
+def _require_source(value: object, what: str) -> None:
+    if not isinstance(value, (URLSource, Base64Source)):
+        raise MessageTypeError(f"{what} must be a URLSource or Base64Source, not {type(value).__name__}")
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    """Plain text.
+
+    >>> TextBlock("Hello").text
+    'Hello'
+    """
+
+    text: str
+    type: ClassVar[str] = "text"
+
+    def __post_init__(self) -> None:
+        _require_str(self.text, "TextBlock.text")
+
+
+@dataclass(frozen=True, slots=True)
+class ImageBlock:
+    """An image, from a URL or base64 data.
+
+    >>> ImageBlock(URLSource("https://example.com/a.png")).source.url
+    'https://example.com/a.png'
+    """
+
+    source: Source
+    type: ClassVar[str] = "image"
+
+    def __post_init__(self) -> None:
+        _require_source(self.source, "ImageBlock.source")
+
+
+@dataclass(frozen=True, slots=True)
+class AudioBlock:
+    """An audio clip, from a URL or base64 data.
+
+    >>> AudioBlock(Base64Source("audio/wav", "UklGRg==")).source.media_type
+    'audio/wav'
+    """
+
+    source: Source
+    type: ClassVar[str] = "audio"
+
+    def __post_init__(self) -> None:
+        _require_source(self.source, "AudioBlock.source")
+
+
+@dataclass(frozen=True, slots=True)
+class VideoBlock:
+    """A video, from a URL or base64 data.
+
+    >>> VideoBlock(URLSource("file:///tmp/clip.mp4")).source.url
+    'file:///tmp/clip.mp4'
+    """
+
+    source: Source
+    type: ClassVar[str] = "video"
+
+    def __post_init__(self) -> None:
+        _require_source(self.source, "VideoBlock.source")
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """A reasoning trace; ``signature`` is the provider's integrity token (Anthropic), if any.
+
+    >>> ThinkingBlock("Let me analyze this problem...").thinking
+    'Let me analyze this problem...'
+    """
+
+    thinking: str
+    signature: Optional[str] = None
+    type: ClassVar[str] = "thinking"
+
+    def __post_init__(self) -> None:
+        _require_str(self.thinking, "ThinkingBlock.thinking")
+        if self.signature is not None:
+            _require_str(self.signature, "ThinkingBlock.signature")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUseBlock:
+    """A request to call a tool. ``metadata`` keeps anything else the call carried.
+
+    >>> ToolUseBlock("call_001", "get_weather", {"city": "Beijing"}).server_name
+    'local'
+    """
+
+    id: str
+    name: str
+    input: Dict[str, Any]
+    server_name: str = "local"
+    metadata: Dict[str, Any] = field(default_factory=dict)
+    type: ClassVar[str] = "tool_use"
+
+    def __post_init__(self) -> None:
+        _require_str(self.id, "ToolUseBlock.id")
+        _require_str(self.name, "ToolUseBlock.name")
+        _require_str(self.server_name, "ToolUseBlock.server_name")
+        if not isinstance(self.input, dict):
+            raise MessageTypeError(f"ToolUseBlock.input must be a dict, not {type(self.input).__name__}")
+        if not isinstance(self.metadata, dict):
+            raise MessageTypeError(
+                f"ToolUseBlock.metadata must be a dict, not {type(self.metadata).__name__}"
+            )
+        if not self.name:
+            raise MessageError("ToolUseBlock.name is empty")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultBlock:
+    """The result of a tool call, linked to it by ``tool_use_id``.
+
+    ``output`` is a tuple of blocks; a plain string becomes one :class:`TextBlock`.
+
+    >>> ToolResultBlock("call_001", "Beijing: Sunny").output
+    (TextBlock(text='Beijing: Sunny'),)
+    """
+
+    tool_use_id: str
+    output: Tuple["Block", ...] = ()
+    is_error: bool = False
+    type: ClassVar[str] = "tool_result"
+
+    def __post_init__(self) -> None:
+        _require_str(self.tool_use_id, "ToolResultBlock.tool_use_id")
+        if not isinstance(self.is_error, bool):
+            raise MessageTypeError(
+                f"ToolResultBlock.is_error must be a bool, not {type(self.is_error).__name__}"
+            )
+        object.__setattr__(self, "output", _coerce_blocks(self.output, "ToolResultBlock.output"))
+
+    @property
+    def text(self) -> str:
+        """The text blocks of the output, joined with newlines.
+
+        >>> ToolResultBlock("c1", "42").text
+        '42'
+        """
+        return "\n".join(b.text for b in self.output if isinstance(b, TextBlock))
+
+
+Block = Union[
+    TextBlock, ImageBlock, AudioBlock, VideoBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock
+]
+_BLOCK_TYPES = (TextBlock, ImageBlock, AudioBlock, VideoBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock)
+
+
+def _coerce_blocks(value: object, what: str) -> Tuple[Block, ...]:
+    """A str becomes one TextBlock; a sequence of blocks becomes a tuple; anything else is a TypeError."""
+    if isinstance(value, str):
+        return (TextBlock(value),)
+    if isinstance(value, _BLOCK_TYPES):
+        return (value,)
+    if not isinstance(value, (list, tuple)):
+        raise MessageTypeError(f"{what} must be a str or a list of blocks, not {type(value).__name__}")
+    for index, block in enumerate(value):
+        if not isinstance(block, _BLOCK_TYPES):
+            raise MessageTypeError(
+                f"{what}[{index}] must be a content block, not {type(block).__name__}"
+            )
+    return tuple(value)
+
+
+def _source_to_dict(source: Source) -> Dict[str, Any]:
+    if isinstance(source, URLSource):
+        return {"type": "url", "url": source.url}
+    return {"type": "base64", "media_type": source.media_type, "data": source.data}
+
+
+def block_to_dict(block: Block) -> Dict[str, Any]:
+    """Serializes one block to plain JSON-ready data with its ``type`` tag.
+
+    >>> block_to_dict(ThinkingBlock("hmm"))
+    {'type': 'thinking', 'thinking': 'hmm'}
+    """
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, (ImageBlock, AudioBlock, VideoBlock)):
+        return {"type": block.type, "source": _source_to_dict(block.source)}
+    if isinstance(block, ThinkingBlock):
+        data: Dict[str, Any] = {"type": "thinking", "thinking": block.thinking}
+        if block.signature is not None:
+            data["signature"] = block.signature
+        return data
+    if isinstance(block, ToolUseBlock):
+        data = {
+            "type": "tool_use",
+            "id": block.id,
+            "name": block.name,
+            "input": block.input,
+            "server_name": block.server_name,
+        }
+        if block.metadata:
+            data["metadata"] = block.metadata
+        return data
+    if isinstance(block, ToolResultBlock):
+        return {
+            "type": "tool_result",
+            "tool_use_id": block.tool_use_id,
+            "output": [block_to_dict(b) for b in block.output],
+            "is_error": block.is_error,
+        }
+    raise MessageTypeError(f"not a content block: {type(block).__name__}")
+
+
+def _field(data: Mapping[str, Any], key: str, where: str) -> Any:
+    try:
+        return data[key]
+    except KeyError:
+        raise MessageError(f"{where}: missing field {key!r}") from None
+
+
+def _source_from_dict(data: object, where: str) -> Source:
+    if not isinstance(data, Mapping):
+        raise MessageTypeError(f"{where}: source must be an object, not {type(data).__name__}")
+    kind = data.get("type")
+    if kind == "url":
+        return URLSource(_field(data, "url", where))
+    if kind == "base64":
+        return Base64Source(_field(data, "media_type", where), _field(data, "data", where))
+    raise MessageError(f"{where}: unknown source type {kind!r}; valid: 'url', 'base64'")
+
+
+def block_from_dict(data: Mapping[str, Any], where: str = "block") -> Block:
+    """Reads one block written by :func:`block_to_dict`; errors name ``where`` and the field.
+
+    >>> block_from_dict({"type": "text", "text": "hi"})
+    TextBlock(text='hi')
+    """
+    if not isinstance(data, Mapping):
+        raise MessageTypeError(f"{where} must be an object, not {type(data).__name__}")
+    kind = data.get("type")
+    try:
+        if kind == "text":
+            return TextBlock(_field(data, "text", where))
+        if kind in ("image", "audio", "video"):
+            cls = {"image": ImageBlock, "audio": AudioBlock, "video": VideoBlock}[kind]
+            return cls(_source_from_dict(_field(data, "source", where), f"{where}.source"))
+        if kind == "thinking":
+            return ThinkingBlock(_field(data, "thinking", where), data.get("signature"))
+        if kind == "tool_use":
+            return ToolUseBlock(
+                _field(data, "id", where),
+                _field(data, "name", where),
+                _field(data, "input", where),
+                data.get("server_name", "local"),
+                dict(data.get("metadata") or {}),
+            )
+        if kind == "tool_result":
+            output = _field(data, "output", where)
+            if not isinstance(output, (list, str)):
+                raise MessageTypeError(f"{where}.output must be a list or str")
+            if isinstance(output, list):
+                output = [block_from_dict(b, f"{where}.output[{i}]") for i, b in enumerate(output)]
+            return ToolResultBlock(
+                _field(data, "tool_use_id", where), output, data.get("is_error", False)
+            )
+    except (MessageError, MessageTypeError) as error:
+        if str(error).startswith(where):
+            raise
+        raise type(error)(f"{where}: {error}") from None
+    valid = "text, image, audio, video, thinking, tool_use, tool_result"
+    raise MessageError(f"{where}: unknown block type {kind!r}; valid types: {valid}")
+
+
+def _sequence_of_blocks(value: Sequence[Any]) -> bool:
+    return all(isinstance(b, _BLOCK_TYPES) for b in value)

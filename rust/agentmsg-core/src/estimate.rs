@@ -1,0 +1,58 @@
+//! The seed-000 token estimate: a cheap, deterministic stand-in for exact counting.
+//!
+//! `tokens = utf8_bytes / 4 + role overhead (4, or 10 for tool) + 10 if the text contains "<tool>"`.
+
+use crate::Role;
+use memchr::memmem;
+
+/// Tokens a message's role marker costs, on top of its content.
+pub fn role_overhead(role: Role) -> usize {
+    match role {
+        Role::Tool => 10,
+        Role::System | Role::User | Role::Assistant => 4,
+    }
+}
+
+/// Extra tokens for the XML wrapping of a text-embedded tool call.
+pub const TOOL_TAG_OVERHEAD: usize = 10;
+
+/// Estimates the tokens of one message whose measured text is `text`.
+///
+/// ```
+/// use agentmsg_core::{estimate::estimate_tokens, Role};
+/// assert_eq!(estimate_tokens("Hello", Role::User), 5);
+/// ```
+pub fn estimate_tokens(text: &str, role: Role) -> usize {
+    let tag = if memmem::find(text.as_bytes(), b"<tool>").is_some() {
+        TOOL_TAG_OVERHEAD
+    } else {
+        0
+    };
+    text.len() / 4 + role_overhead(role) + tag
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_examples() {
+        assert_eq!(estimate_tokens("Hello", Role::User), 5);
+        let long = "Please explain the difference between lists and tuples in Python, including their performance characteristics and common use cases.";
+        assert_eq!(estimate_tokens(long, Role::User), long.len() / 4 + 4);
+        let call = "<tool>\n{\n  \"server_name\": \"local\",\n  \"tool_name\": \"calculator\",\n  \"arguments\": {\"a\": 5, \"b\": 3}\n}\n</tool>";
+        assert_eq!(estimate_tokens(call, Role::Assistant), call.len() / 4 + 4 + 10);
+    }
+
+    #[test]
+    fn tool_role_and_bytes_not_chars() {
+        assert_eq!(estimate_tokens("", Role::Tool), 10);
+        // Four 3-byte characters are 12 bytes, so 3 tokens.
+        assert_eq!(estimate_tokens("日本語日", Role::System), 3 + 4);
+    }
+
+    #[test]
+    fn tag_split_is_not_a_tag() {
+        assert_eq!(estimate_tokens("<too l>", Role::User), 1 + 4);
+    }
+}
