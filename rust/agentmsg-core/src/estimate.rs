@@ -23,12 +23,18 @@ pub const TOOL_TAG_OVERHEAD: usize = 10;
 /// assert_eq!(estimate_tokens("Hello", Role::User), 5);
 /// ```
 pub fn estimate_tokens(text: &str, role: Role) -> usize {
-    let tag = if memmem::find(text.as_bytes(), b"<tool>").is_some() {
+    estimate_tokens_bytes(text.as_bytes(), role)
+}
+
+/// [`estimate_tokens`] over encoded bytes, for text that is not valid UTF-8 (Python strings
+/// with lone surrogates arrive as their `surrogatepass` encoding).
+pub fn estimate_tokens_bytes(bytes: &[u8], role: Role) -> usize {
+    let tag = if memmem::find(bytes, b"<tool>").is_some() {
         TOOL_TAG_OVERHEAD
     } else {
         0
     };
-    text.len() / 4 + role_overhead(role) + tag
+    bytes.len() / 4 + role_overhead(role) + tag
 }
 
 #[cfg(test)]

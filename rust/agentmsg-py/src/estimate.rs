@@ -3,7 +3,7 @@
 use agentmsg_core::estimate;
 use agentmsg_core::Role;
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyBytes, PyString};
 
 use crate::errors::agentmsg_error;
 
@@ -12,20 +12,30 @@ fn role_from_name(py: Python<'_>, name: &str) -> PyResult<Role> {
         agentmsg_error(
             py,
             "MessageError",
-            format!("unknown role {name:?}; valid roles: system, user, assistant, tool"),
+            format!("unknown role '{name}'; valid roles: system, user, assistant, tool"),
         )
     })
 }
 
+/// The estimate of one Python string. Valid UTF-8 is read in place; a string with lone
+/// surrogates is measured through its `surrogatepass` encoding (3 bytes each), as Python's
+/// `len(text.encode("utf-8", "surrogatepass"))` would.
+fn estimate_str(text: &Bound<'_, PyString>, role: Role) -> PyResult<usize> {
+    match text.to_str() {
+        Ok(valid) => Ok(estimate::estimate_tokens(valid, role)),
+        Err(_) => {
+            let encoded = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
+            let bytes = encoded.cast::<PyBytes>().map_err(PyErr::from)?;
+            Ok(estimate::estimate_tokens_bytes(bytes.as_bytes(), role))
+        }
+    }
+}
+
 /// Estimates the tokens of `text` written by `role` (seed 000's heuristic).
-///
-/// Lone surrogates are measured as the 3 bytes each takes in Python's `surrogatepass` encoding.
 #[pyfunction]
 #[pyo3(signature = (text, role = "user"))]
 fn estimate_tokens(py: Python<'_>, text: &Bound<'_, PyString>, role: &str) -> PyResult<usize> {
-    let role = role_from_name(py, role)?;
-    // Lossy decoding replaces each lone surrogate with U+FFFD, also 3 bytes: the count is exact.
-    Ok(estimate::estimate_tokens(&text.to_string_lossy(), role))
+    estimate_str(text, role_from_name(py, role)?)
 }
 
 /// Estimates many messages at once: `texts[i]` written by the role with code `roles[i]`
@@ -51,7 +61,7 @@ fn estimate_tokens_many(
             let role = Role::from_code(code).ok_or_else(|| {
                 agentmsg_error(py, "MessageError", format!("unknown role code {code} at index {index}"))
             })?;
-            Ok(estimate::estimate_tokens(&text.to_string_lossy(), role))
+            estimate_str(text, role)
         })
         .collect()
 }

@@ -1,0 +1,507 @@
+"""The message model: `Role` and the immutable `Message` (seeds 000, 001, 003 and 004).
+
+    >>> import agentmsg
+    >>> str(agentmsg.user("What's the weather?"))
+    "Message(user): What's the weather?"
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, fields
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
+
+from .blocks import (
+    Block,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    _coerce_blocks,
+    block_from_dict,
+    block_to_dict,
+)
+from .errors import MessageError, MessageTypeError
+
+__all__ = ["Role", "Message", "system", "user", "assistant", "tool"]
+
+
+class Role(str, Enum):
+    """Who wrote a message. A ``str`` enum, so ``Role.USER == "user"``.
+
+    >>> Role("tool") is Role.TOOL
+    True
+    """
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_VALID_ROLES = ", ".join(r.value for r in Role)
+_ROLE_BY_NAME = {r.value: r for r in Role}
+
+ContentInput = Union[str, Block, Sequence[Block]]
+
+# str(msg) shows at most this many characters of content before cutting (seed 001).
+_STR_LIMIT = 50
+_STR_KEEP = 47
+
+
+def _to_role(value: object) -> Role:
+    if isinstance(value, Role):
+        return value
+    if not isinstance(value, str):
+        raise MessageTypeError(f"role must be a str or Role, not {type(value).__name__}")
+    role = _ROLE_BY_NAME.get(value) or _ROLE_BY_NAME.get(value.lower())
+    if role is None:
+        raise MessageError(f"unknown role {value!r}; valid roles: {_VALID_ROLES}")
+    return role
+
+
+def _optional_str(value: object, what: str) -> Optional[str]:
+    if value is not None and not isinstance(value, str):
+        raise MessageTypeError(f"{what} must be a str or None, not {type(value).__name__}")
+    return value
+
+
+def _to_timestamp(value: object) -> datetime:
+    if value is None:
+        return datetime.now(timezone.utc)
+    if isinstance(value, datetime):
+        # A naive datetime is taken to be UTC; an aware one is converted to UTC.
+        if value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value.astimezone(timezone.utc)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, timezone.utc)
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            raise MessageError(f"timestamp is not ISO 8601: {value!r}") from None
+        return _to_timestamp(parsed)
+    raise MessageTypeError(
+        f"timestamp must be a datetime, ISO 8601 str or epoch number, not {type(value).__name__}"
+    )
+
+
+def _format_timestamp(ts: datetime) -> str:
+    return ts.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _new_id() -> str:
+    return "msg_" + uuid.uuid4().hex
+
+
+def _check_content(role: Role, content: Tuple[Block, ...], tool_id: Optional[str]) -> None:
+    for index, block in enumerate(content):
+        if isinstance(block, ToolUseBlock) and role is not Role.ASSISTANT:
+            raise MessageError(
+                f"content[{index}]: a tool_use block belongs in an assistant message, not {role.value}"
+            )
+        if isinstance(block, ToolResultBlock) and role is not Role.TOOL:
+            raise MessageError(
+                f"content[{index}]: a tool_result block belongs in a tool message, not {role.value}"
+            )
+    if role is Role.TOOL:
+        return  # an empty tool result is a real result (a command with no output)
+    if any(isinstance(b, ToolUseBlock) for b in content):
+        return  # an assistant turn made only of tool calls is not empty
+    if all(isinstance(b, TextBlock) and not b.text for b in content):
+        raise MessageError(f"content is empty: a {role.value} message needs text or other content")
+
+
+def _tool_result(
+    content: Tuple[Block, ...], tool_id: Optional[str], is_error: bool
+) -> Tuple[Tuple[Block, ...], Optional[str]]:
+    """Brings tool content to its canonical form: one ToolResultBlock that agrees with tool_id."""
+    results = [b for b in content if isinstance(b, ToolResultBlock)]
+    if not results:
+        return (ToolResultBlock(tool_id or "", content, is_error),), tool_id
+    if len(results) > 1 or len(content) > 1:
+        raise MessageError(
+            "a tool message carries exactly one tool_result block; split several results into "
+            "several tool messages"
+        )
+    result = results[0]
+    if tool_id is None:
+        tool_id = result.tool_use_id or None
+    elif result.tool_use_id and result.tool_use_id != tool_id:
+        raise MessageError(
+            f"tool_id {tool_id!r} does not match the tool_result's tool_use_id {result.tool_use_id!r}"
+        )
+    elif not result.tool_use_id:
+        result = ToolResultBlock(tool_id, result.output, result.is_error)
+    return (result,), tool_id
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class Message:
+    """One message of a conversation. Immutable: use :meth:`replace` for a changed copy.
+
+    ``content`` is a tuple of blocks; a plain string becomes one :class:`TextBlock`. A tool
+    message holds exactly one :class:`ToolResultBlock` and links to its call by ``tool_id``
+    (seed 000's name-only results give ``name`` instead).
+
+    >>> m = Message("user", "Hello world")
+    >>> (m.role, m.text, m.length)
+    (<Role.USER: 'user'>, 'Hello world', 11)
+    """
+
+    role: Role
+    content: Tuple[Block, ...]
+    name: Optional[str]
+    id: str
+    timestamp: datetime
+    metadata: Dict[str, Any]
+    tool_id: Optional[str]
+    finished: Optional[bool]
+    finish_reason: Optional[str]
+    reasoning_content: Optional[str]
+
+    def __init__(
+        self,
+        role: Union[Role, str],
+        content: ContentInput,
+        *,
+        name: Optional[str] = None,
+        id: Optional[str] = None,
+        timestamp: Union[datetime, str, float, None] = None,
+        metadata: Optional[Mapping[str, Any]] = None,
+        tool_id: Optional[str] = None,
+        finished: Optional[bool] = None,
+        finish_reason: Optional[str] = None,
+        reasoning_content: Optional[str] = None,
+    ) -> None:
+        role = _to_role(role)
+        blocks = _coerce_blocks(content, "content")
+        _optional_str(name, "name")
+        _optional_str(id, "id")
+        _optional_str(tool_id, "tool_id")
+        _optional_str(finish_reason, "finish_reason")
+        _optional_str(reasoning_content, "reasoning_content")
+        if finished is not None and not isinstance(finished, bool):
+            raise MessageTypeError(f"finished must be a bool or None, not {type(finished).__name__}")
+        if metadata is None:
+            metadata = {}
+        elif not isinstance(metadata, Mapping):
+            raise MessageTypeError(f"metadata must be a dict, not {type(metadata).__name__}")
+        _check_content(role, blocks, tool_id)
+        if role is Role.TOOL:
+            blocks, tool_id = _tool_result(blocks, tool_id, False)
+            if not tool_id and not name:
+                raise MessageError(
+                    "a tool message needs tool_id (the id of the call it answers) or name "
+                    "(the tool's name)"
+                )
+        elif tool_id is not None:
+            raise MessageError(f"tool_id is only for tool messages, not {role.value}")
+        setattr_ = object.__setattr__
+        setattr_(self, "role", role)
+        setattr_(self, "content", blocks)
+        setattr_(self, "name", name)
+        setattr_(self, "id", id if id is not None else _new_id())
+        setattr_(self, "timestamp", _to_timestamp(timestamp))
+        setattr_(self, "metadata", dict(metadata))
+        setattr_(self, "tool_id", tool_id)
+        setattr_(self, "finished", finished)
+        setattr_(self, "finish_reason", finish_reason)
+        setattr_(self, "reasoning_content", reasoning_content)
+
+    # -- constructors -------------------------------------------------------------------------
+
+    @classmethod
+    def system(cls, text: ContentInput, **kwargs: Any) -> "Message":
+        """A system message.
+
+        >>> Message.system("You are a helpful assistant").role
+        <Role.SYSTEM: 'system'>
+        """
+        return cls(Role.SYSTEM, text, **kwargs)
+
+    @classmethod
+    def user(cls, content: ContentInput, **kwargs: Any) -> "Message":
+        """A user message; ``content`` is text or a list of blocks (e.g. text plus an image).
+
+        >>> Message.user("Hi").text
+        'Hi'
+        """
+        return cls(Role.USER, content, **kwargs)
+
+    @classmethod
+    def assistant(
+        cls,
+        text: str = "",
+        tool_calls: Iterable[ToolUseBlock] = (),
+        *,
+        thinking: Optional[str] = None,
+        **kwargs: Any,
+    ) -> "Message":
+        """An assistant reply: optional thinking, then text, then tool calls.
+
+        >>> call = ToolUseBlock("call_1", "calculator", {"a": 5})
+        >>> Message.assistant(tool_calls=[call]).has_tool_calls
+        True
+        """
+        if not isinstance(text, str):
+            raise MessageTypeError(f"text must be a str, not {type(text).__name__}")
+        calls = list(tool_calls)
+        for index, call in enumerate(calls):
+            if not isinstance(call, ToolUseBlock):
+                raise MessageTypeError(
+                    f"tool_calls[{index}] must be a ToolUseBlock, not {type(call).__name__}"
+                )
+        blocks: list = []
+        if thinking is not None:
+            blocks.append(ThinkingBlock(thinking))
+        if text or not calls:
+            blocks.append(TextBlock(text))
+        blocks.extend(calls)
+        return cls(Role.ASSISTANT, blocks, **kwargs)
+
+    @classmethod
+    def tool(
+        cls,
+        result: ContentInput,
+        *,
+        tool_id: Optional[str] = None,
+        name: Optional[str] = None,
+        is_error: bool = False,
+        **kwargs: Any,
+    ) -> "Message":
+        """A tool result, linked to its call by ``tool_id`` (or, seed 000 style, by ``name``).
+
+        >>> str(Message.tool("Result data here", tool_id="weather_001"))
+        'Message(tool) [weather_001]: Result data here'
+        """
+        if not isinstance(is_error, bool):
+            raise MessageTypeError(f"is_error must be a bool, not {type(is_error).__name__}")
+        if isinstance(result, ToolResultBlock):
+            block = result
+        else:
+            block = ToolResultBlock(tool_id or "", _coerce_blocks(result, "result"), is_error)
+        return cls(Role.TOOL, [block], tool_id=tool_id, name=name, **kwargs)
+
+    @classmethod
+    def from_text(cls, role: Union[Role, str], text: str, **kwargs: Any) -> "Message":
+        """Builds a message from model text, parsing thinking and tool calls into blocks.
+
+        >>> m = Message.from_text("assistant", "[Let me check]\\nIt is 42.")
+        >>> (m.thinking, m.text)
+        ('Let me check', 'It is 42.')
+        """
+        from .parsing import parse
+
+        if not isinstance(text, str):
+            raise MessageTypeError(f"text must be a str, not {type(text).__name__}")
+        blocks = parse(text).blocks
+        return cls(role, blocks if blocks else text, **kwargs)
+
+    # -- views ---------------------------------------------------------------------------------
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined with newlines; for a tool message, the result's text.
+
+        >>> Message.user([TextBlock("a"), TextBlock("b")]).text
+        'a\\nb'
+        """
+        parts = []
+        for block in self.content:
+            if isinstance(block, TextBlock):
+                parts.append(block.text)
+            elif isinstance(block, ToolResultBlock):
+                parts.append(block.text)
+        return "\n".join(parts)
+
+    @property
+    def tool_calls(self) -> Tuple[ToolUseBlock, ...]:
+        """The tool-use blocks, in order.
+
+        >>> Message.user("hi").tool_calls
+        ()
+        """
+        return tuple(b for b in self.content if isinstance(b, ToolUseBlock))
+
+    @property
+    def has_tool_calls(self) -> bool:
+        """Whether the message calls any tool.
+
+        >>> Message.assistant("done").has_tool_calls
+        False
+        """
+        return any(isinstance(b, ToolUseBlock) for b in self.content)
+
+    @property
+    def thinking(self) -> str:
+        """The thinking blocks joined with newlines, else ``reasoning_content``, else ``""``.
+
+        >>> Message.assistant("42", thinking="add them").thinking
+        'add them'
+        """
+        parts = [b.thinking for b in self.content if isinstance(b, ThinkingBlock)]
+        if parts:
+            return "\n".join(parts)
+        return self.reasoning_content or ""
+
+    @property
+    def length(self) -> int:
+        """Character length of :attr:`text` (seed 001).
+
+        >>> Message.user("Hello world").length
+        11
+        """
+        return len(self.text)
+
+    @property
+    def is_error(self) -> bool:
+        """For a tool message, whether the result is an error; else False.
+
+        >>> Message.tool("boom", name="calc", is_error=True).is_error
+        True
+        """
+        return any(isinstance(b, ToolResultBlock) and b.is_error for b in self.content)
+
+    def __str__(self) -> str:
+        text = self.text
+        if len(text) > _STR_LIMIT:
+            text = text[:_STR_KEEP] + "..."
+        link = f" [{self.tool_id}]" if self.tool_id else ""
+        return f"Message({self.role.value}){link}: {text}"
+
+    # -- copies and serialization --------------------------------------------------------------
+
+    def replace(self, **changes: Any) -> "Message":
+        """A copy with some fields changed; the result is validated like a new message.
+
+        >>> Message.user("Hi", id="m1").replace(content="Hello").id
+        'm1'
+        """
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        unknown = set(changes) - set(values)
+        if unknown:
+            raise MessageTypeError(f"replace() got unknown fields: {', '.join(sorted(unknown))}")
+        values.update(changes)
+        role = values.pop("role")
+        content = values.pop("content")
+        return Message(role, content, **values)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Plain JSON-ready data in seed 004's shape; optional fields appear only when set.
+
+        >>> d = Message.user("Hi", id="m1", timestamp="2024-01-15T10:30:00Z").to_dict()
+        >>> d["content"], d["timestamp"]
+        ([{'type': 'text', 'text': 'Hi'}], '2024-01-15T10:30:00.000000Z')
+        """
+        data: Dict[str, Any] = {
+            "name": self.name,
+            "role": self.role.value,
+            "content": [block_to_dict(b) for b in self.content],
+            "metadata": self.metadata,
+            "id": self.id,
+            "timestamp": _format_timestamp(self.timestamp),
+        }
+        for key in ("tool_id", "finished", "finish_reason", "reasoning_content"):
+            value = getattr(self, key)
+            if value is not None:
+                data[key] = value
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Message":
+        """Reads :meth:`to_dict` output, or seed 001's flat shape (``content`` a string).
+
+        >>> Message.from_dict({"role": "tool", "content": "Data", "tool_id": "calc_123"}).text
+        'Data'
+        """
+        if not isinstance(data, Mapping):
+            raise MessageTypeError(f"message must be a dict, not {type(data).__name__}")
+        if "role" not in data:
+            raise MessageError("message is missing field 'role'")
+        if "content" not in data:
+            raise MessageError("message is missing field 'content'")
+        content = data["content"]
+        if isinstance(content, list):
+            content = [block_from_dict(b, f"content[{i}]") for i, b in enumerate(content)]
+        elif not isinstance(content, str):
+            raise MessageTypeError(
+                f"content must be a str or a list of blocks, not {type(content).__name__}"
+            )
+        known = ("name", "id", "timestamp", "metadata", "tool_id", "finished", "finish_reason",
+                 "reasoning_content")
+        return cls(data["role"], content, **{k: data[k] for k in known if k in data})
+
+    def to_json(self, **dumps_kwargs: Any) -> str:
+        """:meth:`to_dict` as JSON text.
+
+        >>> Message.user("Hi", id="m1").to_json().startswith('{"name": null, "role": "user"')
+        True
+        """
+        text = json.dumps(self.to_dict(), ensure_ascii=False, **dumps_kwargs)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            # Lone surrogates cannot be written as UTF-8; JSON escapes keep them losslessly.
+            text = json.dumps(self.to_dict(), ensure_ascii=True, **dumps_kwargs)
+        return text
+
+    @classmethod
+    def from_json(cls, text: Union[str, bytes]) -> "Message":
+        """Reads :meth:`to_json` output (or seed 001's JSON); bad JSON names line and column.
+
+        >>> Message.from_json('{"role": "user", "content": "Hi"}').text
+        'Hi'
+        """
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise MessageError(
+                f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+            ) from None
+        return cls.from_dict(data)
+
+
+def system(text: ContentInput, **kwargs: Any) -> Message:
+    """Same as :meth:`Message.system`.
+
+    >>> system("Be brief").role.value
+    'system'
+    """
+    return Message.system(text, **kwargs)
+
+
+def user(content: ContentInput, **kwargs: Any) -> Message:
+    """Same as :meth:`Message.user`.
+
+    >>> user("Hi").text
+    'Hi'
+    """
+    return Message.user(content, **kwargs)
+
+
+def assistant(
+    text: str = "", tool_calls: Iterable[ToolUseBlock] = (), **kwargs: Any
+) -> Message:
+    """Same as :meth:`Message.assistant`.
+
+    >>> assistant("Paris").text
+    'Paris'
+    """
+    return Message.assistant(text, tool_calls, **kwargs)
+
+
+def tool(result: ContentInput, **kwargs: Any) -> Message:
+    """Same as :meth:`Message.tool`.
+
+    >>> tool("Result: 8", name="calculator").name
+    'calculator'
+    """
+    return Message.tool(result, **kwargs)

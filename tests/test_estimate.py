@@ -1,0 +1,117 @@
+"""Seed 000's token estimate through the Rust core."""
+
+import json
+import pathlib
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import agentmsg
+from agentmsg import (
+    ImageBlock,
+    Base64Source,
+    Message,
+    MessageError,
+    MessageTypeError,
+    ToolUseBlock,
+    URLSource,
+    estimate_tokens,
+    estimate_tokens_many,
+    measured_text,
+)
+from agentmsg import _core
+
+from strategies import messages
+
+SEED_CALL = """<tool>
+{
+  "server_name": "local",
+  "tool_name": "calculator",
+  "arguments": {"a": 5, "b": 3}
+}
+</tool>"""
+
+
+def reference(text: str, role: str) -> int:
+    """The seed's Go function, written out in Python."""
+    tokens = len(text.encode("utf-8", "surrogatepass")) // 4
+    tokens += 10 if role == "tool" else 4
+    if "<tool>" in text:
+        tokens += 10
+    return tokens
+
+
+def test_seed_000_examples():
+    assert estimate_tokens("Hello") == 5
+    assert estimate_tokens(Message.user("Hello")) == 5
+    long = (
+        "Please explain the difference between lists and tuples in Python, including their "
+        "performance characteristics and common use cases."
+    )
+    assert estimate_tokens(Message.user(long)) == 32 + 4  # 130 bytes // 4 = 32 (seed: "~25 + 4")
+    assert estimate_tokens(Message.assistant(SEED_CALL)) == len(SEED_CALL) // 4 + 4 + 10
+
+
+@pytest.mark.parametrize("role, overhead", [("system", 4), ("user", 4), ("assistant", 4), ("tool", 10)])
+def test_role_overhead(role, overhead):
+    assert estimate_tokens("", role=role) == overhead
+    assert estimate_tokens("abcd", role=agentmsg.Role(role)) == overhead + 1
+
+
+def test_bytes_not_characters():
+    assert estimate_tokens("日本語日") == 12 // 4 + 4
+    assert estimate_tokens("\ud800" * 4) == 12 // 4 + 4  # lone surrogates: 3 bytes each
+
+
+def test_measured_text_of_blocks():
+    call = ToolUseBlock("c1", "calc", {"a": 1})
+    message = Message.assistant("Adding", [call], thinking="easy")
+    assert measured_text(message) == (
+        'easy\nAdding\n<tool>{"server_name": "local", "tool_name": "calc", "arguments": {"a": 1}}</tool>'
+    )
+    assert estimate_tokens(message) == reference(measured_text(message), "assistant")
+    assert estimate_tokens(message) == len(measured_text(message)) // 4 + 4 + 10
+    image = Message.user([ImageBlock(URLSource("https://e.com/a.png")), ImageBlock(Base64Source("image/png", "A" * 999))])
+    assert measured_text(image) == "https://e.com/a.png"
+    assert measured_text(Message.tool("Result: 8", name="calculator")) == "Result: 8"
+
+
+def test_estimate_many_matches_one_by_one():
+    chat = [Message.system("Be brief"), Message.user("Hello"), Message.assistant(SEED_CALL),
+            Message.tool("Result: 8", name="calculator")]
+    assert estimate_tokens_many(chat) == [estimate_tokens(m) for m in chat]
+    assert estimate_tokens_many([]) == []
+
+
+def test_errors():
+    with pytest.raises(MessageError, match="unknown role 'robot'"):
+        estimate_tokens("hi", role="robot")
+    with pytest.raises(MessageTypeError):
+        estimate_tokens(42)
+    with pytest.raises(MessageTypeError, match=r"messages\[1\] must be a Message"):
+        estimate_tokens_many([Message.user("a"), "b"])
+    with pytest.raises(MessageError, match="2 texts but 1 roles"):
+        _core.estimate_tokens_many(["a", "b"], [1])
+    with pytest.raises(MessageError, match="unknown role code 7 at index 0"):
+        _core.estimate_tokens_many(["a"], [7])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(codec=None)), st.sampled_from(["system", "user", "assistant", "tool"]))
+def test_core_matches_the_seed_formula_on_any_text(text, role):
+    assert estimate_tokens(text, role=role) == reference(text, role)
+
+
+@settings(max_examples=100, deadline=None)
+@given(messages)
+def test_message_estimate_is_the_formula_over_measured_text(message):
+    assert estimate_tokens(message) == reference(measured_text(message), message.role.value)
+
+
+def test_shared_transcripts():
+    data = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "swe-agent-trajectories"
+    files = sorted(data.glob("*.traj"))
+    assert files, f"no transcripts under {data}"
+    for path in files:
+        for item in json.loads(path.read_text())["history"]:
+            assert estimate_tokens(item["content"], role=item["role"]) == reference(item["content"], item["role"])
