@@ -10,7 +10,7 @@ Every block is a frozen dataclass with a ``type`` tag used in serialization::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Dict, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, ClassVar, Dict, Mapping, Optional, Tuple, Union
 
 from .errors import MessageError, MessageTypeError
 
@@ -347,6 +347,3 @@ def block_from_dict(data: Mapping[str, Any], where: str = "block") -> Block:
     valid = "text, image, audio, video, thinking, tool_use, tool_result"
     raise MessageError(f"{where}: unknown block type {kind!r}; valid types: {valid}")
 
-
-def _sequence_of_blocks(value: Sequence[Any]) -> bool:
-    return all(isinstance(b, _BLOCK_TYPES) for b in value)
