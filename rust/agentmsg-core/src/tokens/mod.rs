@@ -8,9 +8,21 @@
 //! holds `<tool>`), so one parameter switches a pipeline between exact and estimated counts.
 
 use std::fmt;
+use std::sync::LazyLock;
 
 use bpe_openai::Tokenizer;
 use rayon::prelude::*;
+
+mod chunks;
+mod whole_tokens;
+use whole_tokens::WholeTokens;
+
+pub use chunks::chunk_bounds;
+
+/// Texts at least this long are cut into chunks counted in parallel.
+const PARALLEL_MIN_BYTES: usize = 64 * 1024;
+/// The smallest chunk worth a rayon task.
+const MIN_CHUNK_BYTES: usize = 32 * 1024;
 
 use crate::estimate::{estimate_tokens_bytes, role_overhead};
 use crate::Role;
@@ -79,14 +91,62 @@ impl Encoding {
         !matches!(self, Self::Estimate)
     }
 
-    fn tokenizer(self) -> Option<&'static Tokenizer> {
+    fn bpe(self) -> Option<&'static Bpe> {
         match self {
-            Self::O200kBase => Some(bpe_openai::o200k_base()),
-            Self::Cl100kBase => Some(bpe_openai::cl100k_base()),
+            Self::O200kBase => Some(&O200K_BASE),
+            Self::Cl100kBase => Some(&CL100K_BASE),
             Self::Estimate => None,
         }
     }
 }
+
+/// One exact encoding: bpe-openai's tokenizer (pre-tokenizing regex and BPE) and the set of its
+/// whole tokens.
+struct Bpe {
+    tokenizer: &'static Tokenizer,
+    whole_tokens: WholeTokens,
+}
+
+impl Bpe {
+    fn new(tokenizer: &'static Tokenizer) -> Self {
+        Self { tokenizer, whole_tokens: WholeTokens::new(&tokenizer.bpe) }
+    }
+
+    /// The tokens of one pre-tokenized piece, as tiktoken counts them: 1 if the piece is a token,
+    /// else its byte-pair encoding.
+    #[inline]
+    fn count_piece(&self, piece: &str) -> usize {
+        let bytes = piece.as_bytes();
+        if self.whole_tokens.contains(bytes) {
+            1
+        } else {
+            self.tokenizer.bpe.count(bytes)
+        }
+    }
+
+    fn count_serial(&self, text: &str) -> usize {
+        self.tokenizer.split(text).map(|piece| self.count_piece(piece)).sum()
+    }
+
+    fn count(&self, text: &str) -> usize {
+        if text.len() < PARALLEL_MIN_BYTES {
+            return self.count_serial(text);
+        }
+        let target = (text.len() / (4 * rayon::current_num_threads())).max(MIN_CHUNK_BYTES);
+        self.count_chunked(text, target)
+    }
+
+    fn count_chunked(&self, text: &str, target: usize) -> usize {
+        let bounds = chunk_bounds(text, target);
+        bounds
+            .par_windows(2)
+            .map(|pair| self.count_serial(&text[pair[0]..pair[1]]))
+            .sum()
+    }
+}
+
+static O200K_BASE: LazyLock<Bpe> = LazyLock::new(|| Bpe::new(bpe_openai::o200k_base()));
+static CL100K_BASE: LazyLock<Bpe> = LazyLock::new(|| Bpe::new(bpe_openai::cl100k_base()));
 
 /// The estimate of a text on its own: seed 000's formula without the role overhead. Takes bytes
 /// so that text which is not valid UTF-8 can be estimated too.
@@ -102,11 +162,8 @@ pub fn estimate_text_bytes(bytes: &[u8]) -> usize {
 /// assert_eq!(count_tokens("Hello, world!", Encoding::Estimate), 3);
 /// ```
 pub fn count_tokens(text: &str, encoding: Encoding) -> usize {
-    match encoding.tokenizer() {
-        Some(tokenizer) => tokenizer
-            .split(text)
-            .map(|piece| tokenizer.bpe.count(piece.as_bytes()))
-            .sum(),
+    match encoding.bpe() {
+        Some(bpe) => bpe.count(text),
         None => estimate_text_bytes(text.as_bytes()),
     }
 }
@@ -122,13 +179,13 @@ pub fn count_tokens(text: &str, encoding: Encoding) -> usize {
 /// ```
 pub fn count_tokens_up_to(text: &str, limit: usize, encoding: Encoding) -> usize {
     let over = limit.saturating_add(1);
-    let Some(tokenizer) = encoding.tokenizer() else {
+    let Some(bpe) = encoding.bpe() else {
         return estimate_text_bytes(text.as_bytes()).min(over);
     };
     let mut total = 0usize;
-    for piece in tokenizer.split(text) {
+    for piece in bpe.tokenizer.split(text) {
         // Each piece is counted in full: the bpe crate's own early stop is not proven exact.
-        total += tokenizer.bpe.count(piece.as_bytes());
+        total += bpe.count_piece(piece);
         if total > limit {
             return over;
         }
@@ -157,6 +214,32 @@ pub fn count_tokens_batch<S: AsRef<str> + Sync>(texts: &[S], encoding: Encoding)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Counting chunk by chunk gives the whole-text count, on text dense in newlines,
+        /// slashes, spaces, marks and letters (where a wrong cut would show).
+        #[test]
+        fn chunked_count_is_the_whole_count(
+            text in "([a-zA-Z]{1,4}|[ \\t\\r\\n/]{1,3}|\\n[a-z/ ]|[0-9]{1,4}|[!'.,:]{1,2}|é|\\u{301}|日本|\\u{a0}|😀|'s|'LL){0,60}",
+            target in 1usize..40,
+        ) {
+            for encoding in EXACT {
+                let bpe = encoding.bpe().unwrap();
+                prop_assert_eq!(bpe.count_chunked(&text, target), bpe.count_serial(&text));
+            }
+        }
+
+        #[test]
+        fn up_to_is_count_capped(text in "\\PC{0,80}", limit in 0usize..40) {
+            for encoding in [Encoding::O200kBase, Encoding::Cl100kBase, Encoding::Estimate] {
+                let full = count_tokens(&text, encoding);
+                prop_assert_eq!(count_tokens_up_to(&text, limit, encoding), full.min(limit + 1));
+            }
+        }
+    }
 
     const EXACT: [Encoding; 2] = [Encoding::O200kBase, Encoding::Cl100kBase];
 
