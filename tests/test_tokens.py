@@ -149,7 +149,7 @@ def test_ten_megabytes_of_random_bytes_decoded_leniently():
     for name in EXACT:
         total = count_tokens(data, name)
         assert 0 < total <= len(data.encode("utf-8"))  # at most one token per byte
-        head = data[: 512 * 1024]
+        head = data[: 128 * 1024]  # over the parallel threshold, so cut into chunks
         assert count_tokens(head, name) == oracle.count(head, name)
 
 

@@ -134,7 +134,7 @@ def test_transcripts_per_message_and_whole(name):
     assert sum(counts) + 3 == count_message_tokens(messages, encoding=name)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.lists(any_message, max_size=5))
 def test_generated_messages_invariants(messages):
     for name in EXACT:

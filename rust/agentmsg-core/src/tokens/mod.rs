@@ -113,14 +113,17 @@ impl Bpe {
     }
 
     /// The tokens of one pre-tokenized piece, as tiktoken counts them: 1 if the piece is a token,
-    /// else its byte-pair encoding.
+    /// else its byte-pair encoding (tiktoken's merge loop for short pieces, the bpe crate's
+    /// linear backtracking encoder for long ones).
     #[inline]
     fn count_piece(&self, piece: &str) -> usize {
         let bytes = piece.as_bytes();
         if self.whole_tokens.contains(bytes) {
-            1
-        } else {
-            self.tokenizer.bpe.count(bytes)
+            return 1;
+        }
+        match self.whole_tokens.count_short(bytes) {
+            Some(count) => count,
+            None => self.tokenizer.bpe.count(bytes),
         }
     }
 

@@ -108,6 +108,30 @@ fn pack(bytes: &[u8]) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use std::sync::LazyLock;
+
+    static CL100K: LazyLock<WholeTokens> =
+        LazyLock::new(|| WholeTokens::new(&bpe_openai::cl100k_base().bpe));
+    static O200K: LazyLock<WholeTokens> =
+        LazyLock::new(|| WholeTokens::new(&bpe_openai::o200k_base().bpe));
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The stack merge agrees with the bpe crate's encoder on any bytes, valid UTF-8 or not,
+        /// skewed towards bytes that merge (ASCII letters, spaces, UTF-8 lead and tail bytes).
+        #[test]
+        fn short_merge_is_the_bpe_count(
+            piece in proptest::collection::vec(
+                prop_oneof![any::<u8>(), b'a'..=b'z', Just(b' '), 0xe0u8..=0xef, 0x80u8..=0xbf],
+                0..=SHORT,
+            )
+        ) {
+            prop_assert_eq!(CL100K.count_short(&piece), Some(bpe_openai::cl100k_base().bpe.count(&piece)));
+            prop_assert_eq!(O200K.count_short(&piece), Some(bpe_openai::o200k_base().bpe.count(&piece)));
+        }
+    }
 
     #[test]
     fn pack_is_the_bytes_and_the_length() {
@@ -131,6 +155,21 @@ mod tests {
         assert!(!tokens.contains(b" hello world"));
         assert!(!tokens.contains(b""));
     }
+
+    #[test]
+    fn short_merge_counts_as_the_bpe_crate() {
+        for bpe in [&bpe_openai::cl100k_base().bpe, &bpe_openai::o200k_base().bpe] {
+            let tokens = WholeTokens::new(bpe);
+            let samples: [&[u8]; 9] = [
+                b"ab", b"hello!!", b" tokenizer", b"\xe6\x97\xa5\xe6\x9c\xac", b"zzzzzzzzzzzzzzz",
+                b"\xef\xbf\xbd\xef\xbf\xbd?", b"a1b2c3", b"1234567890", b"\xff\xfe",
+            ];
+            for piece in samples {
+                assert_eq!(tokens.count_short(piece), Some(bpe.count(piece)), "{piece:?}");
+            }
+            assert_eq!(tokens.count_short(&[b'x'; 16]), None);
+        }
+    }
 }
 
 /// An open-addressing set of packed short tokens: one multiplicative hash, then compares of
@@ -138,22 +177,25 @@ mod tests {
 /// value 0 means empty: a packed token has its non-zero length in the top byte.
 struct ShortTable {
     slots: Box<[u128]>,
+    ranks: Box<[u32]>,
     shift: u32,
 }
 
 impl ShortTable {
-    fn new(keys: &[u128]) -> Self {
+    fn new(keys: &[(u128, u32)]) -> Self {
         let capacity = (2 * keys.len()).next_power_of_two().max(2);
         let mut table = Self {
             slots: vec![0u128; capacity].into_boxed_slice(),
+            ranks: vec![0u32; capacity].into_boxed_slice(),
             shift: 64 - capacity.trailing_zeros(),
         };
-        for &key in keys {
+        for &(key, rank) in keys {
             let mut index = table.index(key);
             while table.slots[index] != 0 && table.slots[index] != key {
                 index = (index + 1) & (table.slots.len() - 1);
             }
             table.slots[index] = key;
+            table.ranks[index] = rank;
         }
         table
     }
@@ -168,16 +210,16 @@ impl ShortTable {
     }
 
     #[inline]
-    fn contains(&self, key: u128) -> bool {
+    fn rank(&self, key: u128) -> Option<u32> {
         let mask = self.slots.len() - 1;
         let mut index = self.index(key);
         loop {
             let slot = self.slots[index];
             if slot == key {
-                return true;
+                return Some(self.ranks[index]);
             }
             if slot == 0 {
-                return false;
+                return None;
             }
             index = (index + 1) & mask;
         }
@@ -196,10 +238,11 @@ impl WholeTokens {
         let mut short = Vec::with_capacity(count);
         let mut long = HashSet::with_hasher(BuildHasherDefault::default());
         for id in 0..count {
-            // Token ids are dense (0..num_tokens), so the cast cannot truncate.
+            // Token ids are dense (0..num_tokens), so the cast cannot truncate. bpe-openai reads
+            // the tiktoken file in order, whose lines are in rank order: an id is the rank.
             let bytes = bpe.token_bytes(id as u32);
             if bytes.len() <= SHORT {
-                short.push(pack(bytes));
+                short.push((pack(bytes), id as u32));
             } else {
                 long.insert(bytes);
             }
@@ -212,8 +255,59 @@ impl WholeTokens {
     pub fn contains(&self, piece: &[u8]) -> bool {
         match piece.len() {
             0 => false,
-            1..=SHORT => self.short.contains(pack(piece)),
+            1..=SHORT => self.short.rank(pack(piece)).is_some(),
             _ => self.long.contains(piece),
+        }
+    }
+
+    /// The number of tokens tiktoken's byte-pair merge makes of a piece of at most [`SHORT`]
+    /// bytes (`None` for a longer one): merge the adjacent pair whose union has the lowest rank,
+    /// leftmost first, until no union is a token. Every union is a substring of the piece, so
+    /// all lookups stay in the short table, and the parts live on the stack.
+    pub fn count_short(&self, piece: &[u8]) -> Option<usize> {
+        let n = piece.len();
+        if n > SHORT {
+            return None;
+        }
+        if n <= 1 {
+            return Some(n); // every single byte is a token
+        }
+        let rank_of = |from: u8, to: u8| -> u32 {
+            self.short
+                .rank(pack(&piece[usize::from(from)..usize::from(to)]))
+                .unwrap_or(u32::MAX)
+        };
+        // Part i is piece[bounds[i]..bounds[i + 1]]; ranks[i] is the rank of parts i and i + 1
+        // merged (u32::MAX if that is no token).
+        let mut bounds = [0u8; SHORT + 1];
+        let mut ranks = [u32::MAX; SHORT];
+        let mut parts = n;
+        for (i, bound) in bounds.iter_mut().enumerate().take(n + 1) {
+            *bound = i as u8;
+        }
+        for i in 0..parts - 1 {
+            ranks[i] = rank_of(bounds[i], bounds[i + 2]);
+        }
+        loop {
+            let mut best = u32::MAX;
+            let mut at = 0;
+            for (i, &rank) in ranks[..parts - 1].iter().enumerate() {
+                if rank < best {
+                    best = rank;
+                    at = i;
+                }
+            }
+            if best == u32::MAX {
+                return Some(parts);
+            }
+            // Merge parts `at` and `at + 1`: drop the bound between them.
+            bounds.copy_within(at + 2..=parts, at + 1);
+            ranks.copy_within(at + 1..parts - 1, at);
+            parts -= 1;
+            ranks[at] = if at + 1 < parts { rank_of(bounds[at], bounds[at + 2]) } else { u32::MAX };
+            if at > 0 {
+                ranks[at - 1] = rank_of(bounds[at - 1], bounds[at + 1]);
+            }
         }
     }
 }
