@@ -242,3 +242,17 @@ def test_wrong_types_raise_message_type_error():
 
 def test_encodings_constant():
     assert agentmsg.ENCODINGS == ("o200k_base", "cl100k_base", "estimate")
+
+
+def test_counting_leaves_no_utf8_copy_on_the_string():
+    # CPython caches a str's UTF-8 form once asked for it (sys.getsizeof then counts it); the
+    # counters transcode into a temporary buffer instead, so counted histories do not double.
+    import sys
+
+    for text in ["héllo wörld " * 100, "日本語 " * 100, "emoji 😀 " * 100, "lone \ud800 " * 100]:
+        before = sys.getsizeof(text)
+        for name in EXACT:
+            count_tokens(text, name)
+            count_tokens_batch([text], name)
+            count_tokens_up_to(text, 5, name)
+        assert sys.getsizeof(text) == before

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 
 use agentmsg_core::tokens::{self, Encoding};
 use pyo3::prelude::*;
+use pyo3::types::string::PyStringData;
 use pyo3::types::{PyBytes, PyString};
 
 use crate::errors::agentmsg_error;
@@ -36,18 +37,46 @@ fn type_name(value: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "?".to_owned())
 }
 
-/// The text an exact count measures. A valid string is read in place. A string with lone
-/// surrogates is what tiktoken's `encode_ordinary` counts in that case: its UTF-16 round trip
-/// with `replace`, so an unpaired surrogate becomes U+FFFD (and a split pair joins up).
+/// The text an exact count measures, as UTF-8.
+///
+/// An ASCII string (and any string whose UTF-8 form CPython already holds) is read in place.
+/// Any other string is transcoded from CPython's own storage into a buffer that lives only while
+/// counting: asking CPython for UTF-8 instead would leave a UTF-8 copy cached on the str object
+/// for as long as it lives (doubling the memory of every history message counted).
+///
+/// Lone surrogates are handled as tiktoken's `encode_ordinary` handles them: it retries the
+/// UTF-16 round trip of the text with `replace`, where a surrogate pair written as two code
+/// points joins into one character and any other surrogate becomes U+FFFD.
 fn exact_text<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
-    if let Ok(valid) = text.to_str() {
-        return Ok(Cow::Borrowed(valid));
+    // SAFETY: the str is immutable and `text` keeps it alive for 'a; PyO3 tests this reading of
+    // the string's storage on x86_64 and aarch64.
+    let data = unsafe { text.data() }?;
+    Ok(match data {
+        PyStringData::Ucs1(bytes) if bytes.is_ascii() => Cow::Borrowed(text.to_str()?),
+        PyStringData::Ucs1(bytes) => Cow::Owned(bytes.iter().map(|&b| char::from(b)).collect()),
+        PyStringData::Ucs2(units) => Cow::Owned(from_code_points(units.iter().map(|&u| u32::from(u)), units.len())),
+        PyStringData::Ucs4(points) => Cow::Owned(from_code_points(points.iter().copied(), points.len())),
+    })
+}
+
+/// UTF-8 of a sequence of code points, joining surrogate pairs and replacing lone surrogates.
+fn from_code_points(points: impl Iterator<Item = u32>, len: usize) -> String {
+    let mut out = String::with_capacity(len + len / 2);
+    let mut points = points.peekable();
+    while let Some(point) = points.next() {
+        let ch = match point {
+            0xD800..=0xDBFF => match points.peek() {
+                Some(&low @ 0xDC00..=0xDFFF) => {
+                    points.next();
+                    char::from_u32(0x10000 + ((point - 0xD800) << 10) + (low - 0xDC00))
+                }
+                _ => None,
+            },
+            _ => char::from_u32(point),
+        };
+        out.push(ch.unwrap_or(char::REPLACEMENT_CHARACTER));
     }
-    let repaired = text
-        .call_method1("encode", ("utf-16", "surrogatepass"))?
-        .call_method1("decode", ("utf-16", "replace"))?;
-    let repaired = repaired.cast::<PyString>().map_err(PyErr::from)?;
-    Ok(Cow::Owned(repaired.to_str()?.to_owned()))
+    out
 }
 
 /// The estimate of a text, over its `surrogatepass` bytes when it has lone surrogates, as
