@@ -220,6 +220,27 @@ fn deep_nesting_and_big_payloads_do_not_panic() {
     assert_eq!(c.input["data"].as_str().map(str::len), Some(3_000_000));
 }
 
+#[test]
+fn one_byte_chunks_of_long_lines_and_payloads() {
+    // Long held lines and payloads fed a byte at a time: each byte is looked at a bounded number
+    // of times, so this finishes at once (a rescanning parser would do ~10^10 steps here).
+    let text = format!(
+        "[{}]\n[{}\n<tool>{{\"tool_name\": \"t\", \"arguments\": {{\"d\": \"{}\"}}}}</tool>   ",
+        "a".repeat(100_000),
+        "b".repeat(100_000),
+        "c".repeat(100_000)
+    );
+    let mut m = StreamMachine::new(Options::default());
+    let mut events = Vec::new();
+    for b in text.as_bytes() {
+        events.extend(m.feed(std::slice::from_ref(b)));
+    }
+    events.extend(m.finish());
+    let d = Document::from_events(events);
+    assert_eq!(d, parse(text.as_bytes(), &Options::default()));
+    assert_eq!(shape(&d).len(), 3);
+}
+
 mod props {
     use super::*;
     use proptest::prelude::*;
