@@ -35,9 +35,12 @@ SEED_CALL = """<tool>
 
 def call_id(index: int, payload: str) -> str:
     """The documented id scheme, computed independently."""
+    data = payload.encode("utf-8", "surrogatepass")
+    data += b"\0" * (-len(data) % 8)
+    words = [index] + [int.from_bytes(data[i : i + 8], "little") for i in range(0, len(data), 8)]
     h = 0xCBF29CE484222325
-    for b in index.to_bytes(8, "little") + payload.encode("utf-8", "surrogatepass"):
-        h = ((h ^ b) * 0x100000001B3) % 2**64
+    for w in words:
+        h = ((h ^ w) * 0x100000001B3) % 2**64
     return f"call_{h:016x}"
 
 

@@ -112,9 +112,10 @@ def parse(
     invalid or lacks a field becomes a :class:`ParseIssue` in ``errors`` with its raw text; the
     rest of the text still parses.
 
-    **Ids** are ``call_`` + 16 hex digits of FNV-1a-64 over the call's index among all ``<tool>``
-    tags of the text (8 bytes, little-endian) followed by the payload's UTF-8 bytes: the same
-    text always gives the same ids.
+    **Ids** are ``call_`` + 16 hex digits of a word-wise FNV-1a-64 hash (``h = (h ^ w) *
+    0x100000001b3 mod 2**64`` from ``h = 0xcbf29ce484222325``) over 64-bit words: the call's index
+    among all ``<tool>`` tags of the text, then the payload's UTF-8 bytes as little-endian 8-byte
+    words (the last zero-padded). The same text always gives the same ids.
 
     **Thinking.** ``thinking="auto"`` recognizes tags and bracket lines, ``"tags"`` and
     ``"brackets"`` only those, ``"none"`` neither.

@@ -181,15 +181,17 @@ fn parsed<'py>(py: Python<'py>, doc: &Document) -> PyResult<Bound<'py, PyAny>> {
     let blocks = PyList::empty(py);
     let thinking = PyList::empty(py);
     let tool_calls = PyList::empty(py);
-    let mut text: Vec<u8> = Vec::new();
+    let text_runs = doc.blocks.iter().filter(|b| matches!(b, Block::Text(_))).count();
+    // With one text run (the usual case) the visible text is that run's str, made once.
+    let mut text: Option<Bound<'py, PyString>> = None;
     for block in &doc.blocks {
         match block {
             Block::Text(bytes) => {
-                if !text.is_empty() {
-                    text.push(b'\n');
+                let s = py_str(py, bytes)?;
+                if text_runs == 1 {
+                    text = Some(s.clone());
                 }
-                text.extend_from_slice(bytes);
-                blocks.append(text_block(py, py_str(py, bytes)?)?)?;
+                blocks.append(text_block(py, s)?)?;
             }
             Block::Thinking(bytes) => {
                 let s = py_str(py, bytes)?;
@@ -203,6 +205,11 @@ fn parsed<'py>(py: Python<'py>, doc: &Document) -> PyResult<Bound<'py, PyAny>> {
             }
         }
     }
+    let text = match text {
+        Some(text) => text,
+        None if text_runs == 0 => intern!(py, "").clone(),
+        None => py_str(py, &doc.text())?,
+    };
     let errors = PyList::empty(py);
     for issue in &doc.issues {
         errors.append(parse_issue(py, issue)?)?;
@@ -212,7 +219,7 @@ fn parsed<'py>(py: Python<'py>, doc: &Document) -> PyResult<Bound<'py, PyAny>> {
         py,
         cls,
         &[
-            (intern!(py, "text"), py_str(py, &text)?.into_any()),
+            (intern!(py, "text"), text.into_any()),
             (intern!(py, "thinking"), thinking.into_any()),
             (intern!(py, "tool_calls"), tool_calls.into_any()),
             (intern!(py, "errors"), errors.into_any()),

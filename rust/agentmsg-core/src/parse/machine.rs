@@ -7,7 +7,7 @@
 //! never rescanned. Each input byte is therefore examined a bounded number of times whatever
 //! the chunking.
 
-use memchr::{memchr, memchr2};
+use memchr::{memchr, memchr2, memchr3, memrchr};
 
 use super::bracket::{is_space, BracketLine, Scan};
 use super::chars::CharClock;
@@ -38,10 +38,12 @@ enum TagMatch {
     No,
 }
 
+/// Matches `buf` (a `<` and the bytes after it) against the candidate tags. Cheap per byte:
+/// the tags are short and differ early, so a byte comparison loop beats `memcmp` calls.
 fn match_tag(buf: &[u8], candidates: &[&'static [u8]]) -> TagMatch {
     let mut prefix = false;
     for &tag in candidates {
-        if tag.starts_with(buf) {
+        if tag.len() >= buf.len() && tag.iter().zip(buf).all(|(a, b)| a == b) {
             if tag.len() == buf.len() {
                 return TagMatch::Full(tag);
             }
@@ -122,6 +124,32 @@ pub struct StreamMachine {
     bom_done: bool,
     /// Whether the first thinking tag seen in text was a closing one.
     first_thinking_tag_closes: Option<bool>,
+}
+
+/// The first line start in `data[from..end]` (the index after a newline) whose first non-blank
+/// byte is `[`, a backtick or a tilde; `data[from]` is mid-line.
+fn special_line_start(data: &[u8], from: usize, end: usize) -> Option<usize> {
+    let mut pos = from;
+    while let Some(k) = memchr3(b'[', b'`', b'~', &data[pos..end]) {
+        let candidate = pos + k;
+        let mut back = candidate;
+        while back > from && matches!(data[back - 1], b' ' | b'\t') {
+            back -= 1;
+        }
+        if back > from && data[back - 1] == b'\n' {
+            return Some(back);
+        }
+        pos = candidate + 1;
+    }
+    None
+}
+
+/// The line state after mid-line text `data[from..]` that holds no special line start.
+fn line_at_end(data: &[u8], from: usize) -> Line {
+    match memrchr(b'\n', &data[from..]) {
+        Some(k) if data[from + k + 1..].iter().all(|b| matches!(b, b' ' | b'\t')) => Line::Start,
+        _ => Line::Mid,
+    }
 }
 
 impl StreamMachine {
@@ -268,6 +296,7 @@ impl StreamMachine {
     /// Text mode from `data[i]`; returns where it stopped (the end, or after a mode change).
     fn text(&mut self, data: &[u8], mut i: usize, clock: &mut CharClock) -> usize {
         let mut run = i; // start of text not yet handed to the output
+        let mut next_lt: Option<usize> = None; // the next `<` (or the end), once searched
         while i < data.len() {
             if !self.partial.is_empty() {
                 self.partial.push(data[i]);
@@ -351,21 +380,30 @@ impl StreamMachine {
                         }
                         continue;
                     }
-                    match memchr2(b'<', b'\n', &data[i..]) {
-                        None => i = data.len(),
-                        Some(k) => {
-                            let j = i + k;
-                            if data[j] == b'\n' {
-                                i = j + 1;
-                                self.line = Line::Start;
-                            } else {
-                                self.out.text(&data[run..j]);
-                                self.partial.push(b'<');
-                                self.partial_start = clock.at(data, j);
-                                i = j + 1;
-                                run = i;
-                            }
-                        }
+                    // Plain text runs to the next `<`; newlines only matter where a line
+                    // starts (after blanks) with `[`, a backtick or a tilde, so only those
+                    // bytes are looked for, not every newline.
+                    // The position of the next `<` is kept: a line start that turns out
+                    // plain must not make the same stretch be searched again.
+                    let end = match next_lt {
+                        Some(at) if at >= i => at,
+                        _ => memchr(b'<', &data[i..]).map_or(data.len(), |k| i + k),
+                    };
+                    next_lt = Some(end);
+                    if let Some(start) = special_line_start(data, i, end) {
+                        i = start;
+                        self.line = Line::Start;
+                        continue;
+                    }
+                    if end == data.len() {
+                        self.line = line_at_end(data, i);
+                        i = end;
+                    } else {
+                        self.out.text(&data[run..end]);
+                        self.partial.push(b'<');
+                        self.partial_start = clock.at(data, end);
+                        i = end + 1;
+                        run = i;
                     }
                 }
             }

@@ -14,27 +14,25 @@ struct Run {
 }
 
 impl Run {
-    /// The part of `bytes` to emit now (pending whitespace first), or `None`.
-    fn take(&mut self, mut bytes: &[u8], out: &mut Vec<u8>) -> bool {
-        if !self.started {
-            match bytes.iter().position(|b| !is_space(*b)) {
-                None => return false,
-                Some(first) => bytes = &bytes[first..],
-            }
-        }
-        match bytes.iter().rposition(|b| !is_space(*b)) {
+    /// The part of `bytes` to emit now (after any pending whitespace), or `None` when `bytes`
+    /// holds only whitespace (kept pending, or dropped at the start of a run).
+    fn piece(&mut self, bytes: &[u8]) -> Option<(usize, usize)> {
+        let start = if self.started { 0 } else { bytes.iter().position(|b| !is_space(*b))? };
+        match bytes[start..].iter().rposition(|b| !is_space(*b)) {
             None => {
-                self.pending_space.extend_from_slice(bytes);
-                false
+                self.pending_space.extend_from_slice(&bytes[start..]);
+                None
             }
-            Some(last) => {
-                self.started = true;
-                out.append(&mut self.pending_space);
-                out.extend_from_slice(&bytes[..=last]);
-                self.pending_space.extend_from_slice(&bytes[last + 1..]);
-                true
-            }
+            Some(last) => Some((start, start + last + 1)),
         }
+    }
+
+    /// Appends the pending whitespace and `bytes[start..end]` to `out`; what follows becomes
+    /// pending.
+    fn emit(&mut self, bytes: &[u8], (start, end): (usize, usize), out: &mut Vec<u8>) {
+        out.append(&mut self.pending_space);
+        out.extend_from_slice(&bytes[start..end]);
+        self.pending_space.extend_from_slice(&bytes[end..]);
     }
 
     fn end(&mut self) {
@@ -51,28 +49,25 @@ pub(crate) struct Output {
     thinking: Run,
     thinking_index: usize,
     thinking_count: usize,
-    scratch: Vec<u8>,
 }
 
 impl Output {
     /// Visible text.
     pub fn text(&mut self, bytes: &[u8]) {
-        let started = self.text.started;
-        self.scratch.clear();
-        if !self.text.take(bytes, &mut self.scratch) {
-            return;
-        }
-        if !started {
+        let Some(piece) = self.text.piece(bytes) else { return };
+        if !self.text.started {
+            self.text.started = true;
             self.text_blocks += 1;
         }
         let block = self.text_blocks - 1;
-        if let Some(Event::Text { block: b, text }) = self.events.last_mut() {
-            if *b == block {
-                text.extend_from_slice(&self.scratch);
-                return;
-            }
+        let continues = matches!(self.events.last(), Some(Event::Text { block: b, .. }) if *b == block);
+        if !continues {
+            let capacity = self.text.pending_space.len() + piece.1 - piece.0;
+            self.events.push(Event::Text { block, text: Vec::with_capacity(capacity) });
         }
-        self.events.push(Event::Text { block, text: self.scratch.clone() });
+        if let Some(Event::Text { text, .. }) = self.events.last_mut() {
+            self.text.emit(bytes, piece, text);
+        }
     }
 
     /// Ends the current text run: an element (thinking, tool call) follows.
@@ -91,18 +86,16 @@ impl Output {
 
     /// Content of the open thinking block.
     pub fn thinking(&mut self, bytes: &[u8]) {
-        self.scratch.clear();
-        if !self.thinking.take(bytes, &mut self.scratch) {
-            return;
-        }
+        let Some(piece) = self.thinking.piece(bytes) else { return };
+        self.thinking.started = true;
         let index = self.thinking_index;
-        if let Some(Event::Thinking { index: i, text }) = self.events.last_mut() {
-            if *i == index {
-                text.extend_from_slice(&self.scratch);
-                return;
-            }
+        let continues = matches!(self.events.last(), Some(Event::Thinking { index: i, .. }) if *i == index);
+        if !continues {
+            self.events.push(Event::Thinking { index, text: Vec::new() });
         }
-        self.events.push(Event::Thinking { index, text: self.scratch.clone() });
+        if let Some(Event::Thinking { text, .. }) = self.events.last_mut() {
+            self.thinking.emit(bytes, piece, text);
+        }
     }
 
     pub fn end_thinking(&mut self, complete: bool) {

@@ -8,9 +8,10 @@
 //! - `server_name`: optional string, default `"local"`;
 //! - any other key is kept in the call's metadata.
 //!
-//! Ids: `call_` + 16 hex digits of FNV-1a-64 over the call's index in the text (its position
-//! among all `<tool>` tags, bad calls included, as 8 little-endian bytes) followed by the raw
-//! payload bytes. The same text always gives the same ids; equal payloads at different
+//! Ids: `call_` + 16 hex digits of a word-wise FNV-1a-64: starting from the FNV offset basis,
+//! for each 64-bit word `w`: `h = (h ^ w) * FNV_PRIME (mod 2^64)`. The words are the call's
+//! index in the text (its position among all `<tool>` tags, bad calls included), then the raw
+//! payload bytes taken 8 at a time as little-endian words, the last one zero-padded. The same text always gives the same ids; equal payloads at different
 //! positions get different ids.
 
 use serde_json::{Map, Value};
@@ -73,9 +74,24 @@ pub fn call_id(index: usize, payload: &[u8]) -> String {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
     let mut hash = OFFSET;
-    for &b in (index as u64).to_le_bytes().iter().chain(payload) {
-        hash ^= u64::from(b);
+    let mut mix = |word: u64| {
+        hash ^= word;
         hash = hash.wrapping_mul(PRIME);
+    };
+    // FNV-1a over 8-byte little-endian words (the last one zero-padded): a multiply per word,
+    // not per byte, keeps ids cheap for large payloads.
+    mix(index as u64);
+    let mut words = payload.chunks_exact(8);
+    for word in &mut words {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(word);
+        mix(u64::from_le_bytes(bytes));
+    }
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let mut bytes = [0u8; 8];
+        bytes[..rest.len()].copy_from_slice(rest);
+        mix(u64::from_le_bytes(bytes));
     }
     format!("call_{hash:016x}")
 }

@@ -106,7 +106,7 @@ fn ids_are_deterministic_and_positional() {
     assert_eq!(d1, d2);
     let ids: Vec<_> = d1.blocks.iter().map(|b| match b { Block::ToolCall(c) => c.id.clone(), _ => String::new() }).collect();
     assert_ne!(ids[0], ids[1]);
-    assert_eq!(payload::call_id(0, b""), "call_a8c7f832281a39c5");
+    assert_eq!(payload::call_id(0, b""), "call_af63bd4c8601b7df");
 }
 
 #[test]
@@ -319,4 +319,14 @@ mod props {
             }
         }
     }
+}
+
+#[test]
+fn many_plain_special_line_starts_stay_linear() {
+    // Every line starts with a backtick or (with brackets off) a bracket, and no `<` follows:
+    // the scan must not search the rest of the text again at every such line.
+    let text = "`x` word\n[y] z\n".repeat(100_000);
+    let off = Options { thinking: ThinkingMode::Tags, ..Options::default() };
+    assert_eq!(s(&parse(text.as_bytes(), &off).text()), text.trim_end());
+    assert_eq!(parse(text.as_bytes(), &Options::default()).blocks.len(), 1);
 }
