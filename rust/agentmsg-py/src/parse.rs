@@ -494,6 +494,8 @@ impl StreamParser {
                     Bound::new(py, ThinkingEnd { index, complete })?.into_any()
                 }
                 Event::ToolStart { index } => Bound::new(py, ToolCallStart { index })?.into_any(),
+                // Only a whole-text machine reports spans; a stream never does.
+                Event::TextSpan { .. } | Event::ThinkingSpan { .. } => continue,
                 Event::ToolDelta { index, fragment } => {
                     Bound::new(py, ToolCallDelta { index, fragment: py_str(py, &fragment)?.unbind() })?.into_any()
                 }

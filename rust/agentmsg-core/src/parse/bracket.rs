@@ -84,11 +84,13 @@ impl BracketLine {
         Scan::More
     }
 
-    /// At the end of the line: the thought, if the line is one.
-    pub fn thought(&self) -> Option<&[u8]> {
+    /// At the end of the line: the range of the thought in `buf`, if the line is one.
+    pub fn thought(&self) -> Option<(usize, usize)> {
         let close = self.close_at?;
-        let inner = trim(&self.buf[1..close]);
-        is_thought(inner, &self.buf[..=close]).then_some(inner)
+        let inside = &self.buf[1..close];
+        let start = 1 + inside.iter().position(|b| !is_space(*b))?;
+        let end = 1 + inside.iter().rposition(|b| !is_space(*b))? + 1;
+        is_thought(&self.buf[start..end], &self.buf[..=close]).then_some((start, end))
     }
 }
 

@@ -154,6 +154,16 @@ fn line_at_end(data: &[u8], from: usize) -> Line {
 
 impl StreamMachine {
     pub fn new(options: Options) -> Self {
+        Self::with_output(options, Output::new(false))
+    }
+
+    /// A machine for one whole input fed in a single chunk: text and thinking are reported as
+    /// [`Event::TextSpan`] / [`Event::ThinkingSpan`] ranges of that input instead of copies.
+    pub fn for_whole_text(options: Options) -> Self {
+        Self::with_output(options, Output::new(true))
+    }
+
+    fn with_output(options: Options, out: Output) -> Self {
         let mut machine = Self {
             options,
             mode: Mode::Text,
@@ -166,7 +176,7 @@ impl StreamMachine {
             payload_sent: 0,
             tool_start: (0, 0),
             tool_count: 0,
-            out: Output::default(),
+            out,
             pos: 0,
             chars: 0,
             bom_matched: 0,
@@ -217,9 +227,9 @@ impl StreamMachine {
         }
         let held = std::mem::take(&mut self.partial);
         match self.mode {
-            Mode::Text | Mode::Bracket => self.out.text(&held),
+            Mode::Text | Mode::Bracket => self.out.text(&held, self.partial_start.0),
             Mode::Thinking { .. } => {
-                self.out.thinking(&held);
+                self.out.thinking(&held, self.partial_start.0);
                 self.out.end_thinking(false);
             }
             Mode::Tool(_) => {
@@ -241,7 +251,8 @@ impl StreamMachine {
         self.out.end_text();
         let events = std::mem::take(&mut self.out.events);
         let stray = self.first_thinking_tag_closes;
-        *self = Self::new(self.options);
+        let spans = self.out.spans();
+        *self = Self::with_output(self.options, Output::new(spans));
         self.first_thinking_tag_closes = stray;
         events
     }
@@ -279,7 +290,7 @@ impl StreamMachine {
             i = match self.mode {
                 Mode::Text => self.text(data, i, clock),
                 Mode::Bracket => self.bracket_line(data, i),
-                Mode::Thinking { closers } => self.thinking(data, i, closers),
+                Mode::Thinking { closers } => self.thinking(data, i, closers, clock),
                 Mode::Tool(_) => self.tool(data, i, clock),
             };
         }
@@ -314,7 +325,7 @@ impl StreamMachine {
                         // Not a tag: what was held is text; look at data[i] afresh.
                         self.partial.pop();
                         let held = std::mem::take(&mut self.partial);
-                        self.out.text(&held);
+                        self.out.text(&held, self.partial_start.0);
                         self.partial = held;
                         self.partial.clear();
                         run = i;
@@ -331,7 +342,7 @@ impl StreamMachine {
                     }
                     match self.fence {
                         None if b == b'[' && self.options.thinking.brackets() => {
-                            self.out.text(&data[run..i]);
+                            self.out.text(&data[run..i], clock.abs(run));
                             self.bracket.begin(clock.at(data, i));
                             self.mode = Mode::Bracket;
                             return i + 1;
@@ -399,7 +410,7 @@ impl StreamMachine {
                         self.line = line_at_end(data, i);
                         i = end;
                     } else {
-                        self.out.text(&data[run..end]);
+                        self.out.text(&data[run..end], clock.abs(run));
                         self.partial.push(b'<');
                         self.partial_start = clock.at(data, end);
                         i = end + 1;
@@ -408,7 +419,7 @@ impl StreamMachine {
                 }
             }
         }
-        self.out.text(&data[run..i]);
+        self.out.text(&data[run..i], clock.abs(run));
         i
     }
 
@@ -434,7 +445,7 @@ impl StreamMachine {
             _ => {
                 // A closing thinking tag with nothing open is kept as text.
                 self.first_thinking_tag_closes.get_or_insert(true);
-                self.out.text(tag);
+                self.out.text(tag, self.partial_start.0);
             }
         }
     }
@@ -443,9 +454,9 @@ impl StreamMachine {
         match self.bracket.scan(data, i) {
             Scan::More => data.len(),
             Scan::Newline(j) => {
-                if let Some(thought) = self.bracket.thought() {
-                    let thought = thought.to_vec();
-                    self.out.thought(&thought);
+                if let Some((start, end)) = self.bracket.thought() {
+                    let thought = self.bracket.buf[start..end].to_vec();
+                    self.out.thought(&thought, self.bracket.start.0 + start);
                     self.mode = Mode::Text;
                     self.line = Line::Start;
                     j + 1
@@ -463,9 +474,9 @@ impl StreamMachine {
 
     /// At the end of the input: the held line is a thought or is replayed as text.
     fn end_bracket_line(&mut self) {
-        if let Some(thought) = self.bracket.thought() {
-            let thought = thought.to_vec();
-            self.out.thought(&thought);
+        if let Some((start, end)) = self.bracket.thought() {
+            let thought = self.bracket.buf[start..end].to_vec();
+            self.out.thought(&thought, self.bracket.start.0 + start);
             self.mode = Mode::Text;
         } else {
             self.replay_bracket_line();
@@ -484,7 +495,13 @@ impl StreamMachine {
         self.bracket.buf.clear();
     }
 
-    fn thinking(&mut self, data: &[u8], mut i: usize, closers: &'static [&'static [u8]]) -> usize {
+    fn thinking(
+        &mut self,
+        data: &[u8],
+        mut i: usize,
+        closers: &'static [&'static [u8]],
+        clock: &mut CharClock,
+    ) -> usize {
         let mut run = i;
         while i < data.len() {
             if !self.partial.is_empty() {
@@ -504,7 +521,7 @@ impl StreamMachine {
                     TagMatch::No => {
                         self.partial.pop();
                         let held = std::mem::take(&mut self.partial);
-                        self.out.thinking(&held);
+                        self.out.thinking(&held, self.partial_start.0);
                         self.partial = held;
                         self.partial.clear();
                         run = i;
@@ -516,14 +533,15 @@ impl StreamMachine {
                 None => i = data.len(),
                 Some(k) => {
                     let j = i + k;
-                    self.out.thinking(&data[run..j]);
+                    self.out.thinking(&data[run..j], clock.abs(run));
                     self.partial.push(b'<');
+                    self.partial_start = clock.at(data, j);
                     i = j + 1;
                     run = i;
                 }
             }
         }
-        self.out.thinking(&data[run..i]);
+        self.out.thinking(&data[run..i], clock.abs(run));
         i
     }
 

@@ -20,6 +20,8 @@
 //! - **Text**: each run of text between two elements is stripped of ASCII whitespace at both
 //!   ends; empty runs are dropped; the visible text is the runs joined with `"\n"`.
 
+use std::borrow::Cow;
+
 pub mod bracket;
 mod chars;
 mod machine;
@@ -119,84 +121,133 @@ impl Default for Options {
 }
 
 /// What the machine reports as it reads. Text pieces are stripped and joined as described in
-/// the module docs; `block` numbers the text runs from 0.
+/// the module docs; `block` numbers the text runs from 0. The `…Span` events come only from
+/// [`StreamMachine::for_whole_text`]: byte ranges of the input instead of copies (a later span
+/// of the same run extends it).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Event {
     Text { block: usize, text: Vec<u8> },
+    TextSpan { block: usize, start: usize, end: usize },
     Thinking { index: usize, text: Vec<u8> },
+    ThinkingSpan { index: usize, start: usize, end: usize },
     ThinkingEnd { index: usize, complete: bool },
     ToolStart { index: usize },
     ToolDelta { index: usize, fragment: Vec<u8> },
     ToolEnd { index: usize, result: Result<ToolCall, Issue> },
 }
 
-/// A block of a parsed text, in document order.
+/// A block of a parsed text, in document order; text borrows from the input when it can.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Block {
-    Text(Vec<u8>),
-    Thinking(Vec<u8>),
+pub enum Block<'a> {
+    Text(Cow<'a, [u8]>),
+    Thinking(Cow<'a, [u8]>),
     ToolCall(ToolCall),
 }
 
 /// The result of parsing a whole text.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Document {
-    pub blocks: Vec<Block>,
+pub struct Document<'a> {
+    pub blocks: Vec<Block<'a>>,
     /// Bad tool calls, in order, each with its raw text.
     pub issues: Vec<Issue>,
     /// The text ended inside an unclosed thinking tag.
     pub incomplete_thinking: bool,
 }
 
-impl Document {
+/// Appends a copied piece to a block's text.
+fn extend(text: &mut Cow<'_, [u8]>, more: &[u8]) {
+    text.to_mut().extend_from_slice(more);
+}
+
+impl<'a> Document<'a> {
     /// The visible text: the text blocks joined with `"\n"`.
     pub fn text(&self) -> Vec<u8> {
         let mut out = Vec::new();
+        let mut first = true;
         for block in &self.blocks {
             if let Block::Text(text) = block {
-                if !out.is_empty() {
+                if !first {
                     out.push(b'\n');
                 }
+                first = false;
                 out.extend_from_slice(text);
             }
         }
         out
     }
 
-    /// Folds a complete event sequence (through `finish`) into a document.
-    pub fn from_events(events: impl IntoIterator<Item = Event>) -> Self {
+    /// The same document, owning its text.
+    pub fn into_owned(self) -> Document<'static> {
+        let blocks = self
+            .blocks
+            .into_iter()
+            .map(|block| match block {
+                Block::Text(t) => Block::Text(Cow::Owned(t.into_owned())),
+                Block::Thinking(t) => Block::Thinking(Cow::Owned(t.into_owned())),
+                Block::ToolCall(call) => Block::ToolCall(call),
+            })
+            .collect();
+        Document { blocks, issues: self.issues, incomplete_thinking: self.incomplete_thinking }
+    }
+
+    /// Folds a complete event sequence (through `finish`) of a streaming machine.
+    pub fn from_events(events: impl IntoIterator<Item = Event>) -> Document<'static> {
+        Document::fold(events, &[])
+    }
+
+    /// Folds a complete event sequence; span events are ranges of `input`.
+    pub fn fold(events: impl IntoIterator<Item = Event>, input: &'a [u8]) -> Self {
         let mut doc = Document::default();
-        // Where the open text / thinking block sits in `blocks`, keyed by its number.
-        let mut text_at: Option<(usize, usize)> = None;
-        let mut thinking_at: Option<(usize, usize)> = None;
+        let slice = |start: usize, end: usize| input.get(start..end).unwrap_or_default();
+        // The open text / thinking block: its number, place in `blocks` and span start.
+        let mut text_at: Option<(usize, usize, usize)> = None;
+        let mut thinking_at: Option<(usize, usize, usize)> = None;
         for event in events {
             match event {
                 Event::Text { block, text } => match text_at {
-                    Some((b, at)) if b == block => {
+                    Some((b, at, _)) if b == block => {
                         if let Block::Text(t) = &mut doc.blocks[at] {
-                            t.extend_from_slice(&text);
+                            extend(t, &text);
                         }
                     }
                     _ => {
-                        text_at = Some((block, doc.blocks.len()));
-                        doc.blocks.push(Block::Text(text));
+                        text_at = Some((block, doc.blocks.len(), 0));
+                        doc.blocks.push(Block::Text(Cow::Owned(text)));
+                    }
+                },
+                Event::TextSpan { block, start, end } => match text_at {
+                    Some((b, at, first)) if b == block => {
+                        doc.blocks[at] = Block::Text(Cow::Borrowed(slice(first, end)));
+                    }
+                    _ => {
+                        text_at = Some((block, doc.blocks.len(), start));
+                        doc.blocks.push(Block::Text(Cow::Borrowed(slice(start, end))));
                     }
                 },
                 Event::Thinking { index, text } => match thinking_at {
-                    Some((i, at)) if i == index => {
+                    Some((i, at, _)) if i == index => {
                         if let Block::Thinking(t) = &mut doc.blocks[at] {
-                            t.extend_from_slice(&text);
+                            extend(t, &text);
                         }
                     }
                     _ => {
-                        thinking_at = Some((index, doc.blocks.len()));
-                        doc.blocks.push(Block::Thinking(text));
+                        thinking_at = Some((index, doc.blocks.len(), 0));
+                        doc.blocks.push(Block::Thinking(Cow::Owned(text)));
+                    }
+                },
+                Event::ThinkingSpan { index, start, end } => match thinking_at {
+                    Some((i, at, first)) if i == index => {
+                        doc.blocks[at] = Block::Thinking(Cow::Borrowed(slice(first, end)));
+                    }
+                    _ => {
+                        thinking_at = Some((index, doc.blocks.len(), start));
+                        doc.blocks.push(Block::Thinking(Cow::Borrowed(slice(start, end))));
                     }
                 },
                 Event::ThinkingEnd { index, complete } => {
-                    if thinking_at.map(|(i, _)| i) != Some(index) {
+                    if thinking_at.map(|(i, _, _)| i) != Some(index) {
                         // An empty thinking block still marks where the model thought.
-                        doc.blocks.push(Block::Thinking(Vec::new()));
+                        doc.blocks.push(Block::Thinking(Cow::Borrowed(&[])));
                     }
                     thinking_at = None;
                     if !complete {
@@ -220,24 +271,24 @@ impl Document {
 /// ```
 /// use agentmsg_core::parse::{parse, Block, Options};
 /// let doc = parse(b"[Let me check]\nIt is 42.", &Options::default());
-/// assert_eq!(doc.blocks[0], Block::Thinking(b"Let me check".to_vec()));
+/// assert_eq!(doc.blocks[0], Block::Thinking(b"Let me check"[..].into()));
 /// assert_eq!(doc.text(), b"It is 42.");
 /// ```
-pub fn parse(text: &[u8], options: &Options) -> Document {
-    let mut machine = StreamMachine::new(*options);
+pub fn parse<'a>(text: &'a [u8], options: &Options) -> Document<'a> {
+    let mut machine = StreamMachine::for_whole_text(*options);
     let mut events = machine.feed(text);
     events.extend(machine.finish());
     if options.start_in_thinking == StartThinking::Detect && machine.saw_stray_thinking_close() {
         let again = Options { start_in_thinking: StartThinking::Yes, ..*options };
-        let mut machine = StreamMachine::new(again);
+        let mut machine = StreamMachine::for_whole_text(again);
         events = machine.feed(text);
         events.extend(machine.finish());
     }
-    Document::from_events(events)
+    Document::fold(events, text)
 }
 
 /// Parses many texts in parallel (rayon); the result is in input order.
-pub fn parse_many<T: AsRef<[u8]> + Sync>(texts: &[T], options: &Options) -> Vec<Document> {
+pub fn parse_many<'a, T: AsRef<[u8]> + Sync>(texts: &'a [T], options: &Options) -> Vec<Document<'a>> {
     use rayon::prelude::*;
     texts.par_iter().map(|text| parse(text.as_ref(), options)).collect()
 }

@@ -2,8 +2,8 @@
 
 use super::*;
 
-fn doc(text: &str) -> Document {
-    parse(text.as_bytes(), &Options::default())
+fn doc(text: &str) -> Document<'static> {
+    parse(text.as_bytes(), &Options::default()).into_owned()
 }
 
 fn s(bytes: &[u8]) -> String {
@@ -270,7 +270,7 @@ mod props {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(400))]
+        #![proptest_config(ProptestConfig::with_cases(std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(400)))]
 
         #[test]
         fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300), cut in 0usize..300) {
@@ -329,4 +329,23 @@ fn many_plain_special_line_starts_stay_linear() {
     let off = Options { thinking: ThinkingMode::Tags, ..Options::default() };
     assert_eq!(s(&parse(text.as_bytes(), &off).text()), text.trim_end());
     assert_eq!(parse(text.as_bytes(), &Options::default()).blocks.len(), 1);
+}
+
+/// Throughput of the core on 10 MB of prose without tags; run with
+/// `cargo test --release -p agentmsg-core core_throughput -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn core_throughput() {
+    let line = "alpha beta gamma delta omega alpha beta gamma delta omega alpha beta gamma delta\n";
+    let text: String = line.repeat(10_000_000 / line.len() + 1).chars().take(10_000_000).collect();
+    let mut times = Vec::new();
+    for _ in 0..20 {
+        let start = std::time::Instant::now();
+        let doc = parse(std::hint::black_box(text.as_bytes()), &Options::default());
+        times.push(start.elapsed().as_secs_f64());
+        assert_eq!(doc.blocks.len(), 1);
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    println!("10 MB without tags: {:.2} ms, {:.2} GB/s", median * 1e3, 1e7 / median / 1e9);
 }
