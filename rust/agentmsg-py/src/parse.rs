@@ -3,7 +3,7 @@
 //! Results are built as the package's own Python classes (`TextBlock`, `ToolUseBlock`,
 //! `Parsed`, `ParseIssue`, all frozen slotted dataclasses). Their values come from the core and
 //! are valid by construction, so they are built the way `dataclasses` itself builds frozen
-//! instances (`object.__new__` plus `object.__setattr__`), skipping the per-field checks of
+//! instances (allocation as `object.__new__` does it, plus `object.__setattr__`), skipping the per-field checks of
 //! `__init__` that dominate the cost of small results.
 
 use agentmsg_core::parse::{
@@ -26,7 +26,6 @@ static THINKING_BLOCK: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static TOOL_USE_BLOCK: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static PARSED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static PARSE_ISSUE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static OBJECT_NEW: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 fn class<'py>(
     py: Python<'py>,
@@ -43,10 +42,13 @@ fn new_frozen<'py>(
     cls: &Bound<'py, PyType>,
     fields: &[(&Bound<'py, PyString>, Bound<'py, PyAny>)],
 ) -> PyResult<Bound<'py, PyAny>> {
-    let object_new = OBJECT_NEW.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-        Ok(py.import("builtins")?.getattr("object")?.getattr("__new__")?.unbind())
-    })?;
-    let obj = object_new.bind(py).call1((cls,))?;
+    // SAFETY: `cls` is a live type object; `tp_alloc` (what `object.__new__` calls for a plain
+    // Python class) returns a new reference or NULL with an exception set.
+    let obj = unsafe {
+        let tp = cls.as_type_ptr();
+        let alloc = (*tp).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
+        Bound::from_owned_ptr_or_err(py, alloc(tp, 0))?
+    };
     for (name, value) in fields {
         // SAFETY: all three pointers are live objects held by the Bound values above.
         let status = unsafe { ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) };
@@ -302,7 +304,13 @@ fn parse_many<'py>(
         .collect::<PyResult<_>>()?;
     let mut strings = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
-        strings.push(as_text(py, item, &format!("texts[{index}]"))?);
+        match item.cast::<PyString>() {
+            Ok(text) => strings.push(text),
+            Err(_) => {
+                let message = format!("texts[{index}] must be a str, not {}", type_name(item));
+                return Err(agentmsg_error(py, "MessageTypeError", message));
+            }
+        }
     }
     let bytes = strings.iter().map(|s| text_bytes(s)).collect::<PyResult<Vec<_>>>()?;
     let docs = py.detach(|| core_parse::parse_many(&bytes, &options));

@@ -674,6 +674,10 @@ impl StreamMachine {
 
     /// Sends the payload received since the last delta.
     fn send_payload(&mut self) {
+        // A whole-text parse has no use for deltas (the call's end carries everything).
+        if self.out.spans() {
+            return;
+        }
         if matches!(self.mode, Mode::Tool(_)) && self.payload_sent < self.payload.len() {
             let fragment = self.payload[self.payload_sent..].to_vec();
             self.payload_sent = self.payload.len();
