@@ -444,6 +444,8 @@ pub struct StreamParser {
     machine: StreamMachine,
     /// The text run the last text delta belonged to.
     text_block: Option<usize>,
+    /// Event buffer reused across `feed` calls.
+    buffer: Vec<Event>,
 }
 
 #[pymethods]
@@ -458,30 +460,34 @@ impl StreamParser {
         start_in_thinking: bool,
     ) -> PyResult<Self> {
         let options = options(py, thinking, tool_format, code_fences, Some(start_in_thinking))?;
-        Ok(Self { machine: StreamMachine::new(options), text_block: None })
+        Ok(Self { machine: StreamMachine::new(options), text_block: None, buffer: Vec::new() })
     }
 
     /// Reads the next chunk; returns the events it completes.
     fn feed<'py>(&mut self, py: Python<'py>, chunk: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
         let chunk = as_text(py, chunk, "chunk")?;
         let bytes = text_bytes(chunk)?;
-        let events = self.machine.feed(&bytes);
-        self.events(py, events)
+        let mut events = std::mem::take(&mut self.buffer);
+        self.machine.feed_into(&bytes, &mut events);
+        let list = self.events(py, &mut events);
+        self.buffer = events;
+        list
     }
 
     /// Ends the stream; returns the last events.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let events = self.machine.finish();
-        let list = self.events(py, events);
+        let mut events = self.machine.finish();
+        let list = self.events(py, &mut events);
         self.text_block = None;
         list
     }
 }
 
 impl StreamParser {
-    fn events<'py>(&mut self, py: Python<'py>, events: Vec<Event>) -> PyResult<Bound<'py, PyList>> {
+    /// The Python events for `events`, which is left empty (its allocation is reused).
+    fn events<'py>(&mut self, py: Python<'py>, events: &mut Vec<Event>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
-        for event in events {
+        for event in events.drain(..) {
             let obj: Bound<'py, PyAny> = match event {
                 Event::Text { block, text } => {
                     let text = if block > 0 && self.text_block != Some(block) {

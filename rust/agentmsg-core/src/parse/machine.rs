@@ -202,6 +202,14 @@ impl StreamMachine {
 
     /// Reads the next chunk and returns the events it completes.
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<Event> {
+        let mut events = Vec::new();
+        self.feed_into(chunk, &mut events);
+        events
+    }
+
+    /// [`feed`](Self::feed) that appends the events to `events` (a caller can reuse one buffer).
+    pub fn feed_into(&mut self, chunk: &[u8], events: &mut Vec<Event>) {
+        std::mem::swap(&mut self.out.events, events);
         let data = self.skip_bom(chunk);
         let mut clock = CharClock::new(self.pos, self.chars);
         self.run(data, &mut clock);
@@ -209,7 +217,7 @@ impl StreamMachine {
         self.pos = pos;
         self.chars = chars;
         self.send_payload();
-        std::mem::take(&mut self.out.events)
+        std::mem::swap(&mut self.out.events, events);
     }
 
     /// Ends the stream: flushes what was held back and reports an unclosed call or thinking
