@@ -151,6 +151,14 @@ def test_bad_calls_become_issues_with_raw_text(text, kind, message):
     assert p.text == ("Before ünïcode.\nAfter." if kind != "unclosed_tool" else "Before ünïcode.")
 
 
+def test_unterminated_json_string_ends_the_call_at_its_first_close_tag():
+    text = 'a <tool>{"tool_name": "t", "arguments": {"s": "oops}</tool> b\n' + SEED_CALL + "\nc"
+    p = parse(text)
+    assert shape(p) == [("text", "a"), ("text", "b"), ("call", "calculator"), ("text", "c")]
+    assert p.errors[0].raw == '<tool>{"tool_name": "t", "arguments": {"s": "oops}</tool>'
+    assert p.errors[0].message == "invalid JSON: EOF while parsing a string at line 1 column 44"
+
+
 def test_rest_of_text_parses_after_bad_calls():
     p = parse("<tool>{bad}</tool>\n[thinking]\n" + SEED_CALL + "\nend")
     assert shape(p) == [("thinking", "thinking"), ("call", "calculator"), ("text", "end")]

@@ -185,9 +185,21 @@ def test_streaming_invariant_fixed_size_chunks(text, size):
 
 @settings(max_examples=150, deadline=None)
 @given(texts, st.lists(st.integers(0, 200), max_size=5))
-def test_call_payload_deltas_join_to_the_raw_payload(text, cuts):
+def test_call_payload_deltas_cover_the_raw_payload(text, cuts):
+    """Deltas carry what was read as payload; a call cut short by recovery (an unterminated
+    string) has a raw text that is a prefix of it."""
     events = run(text, chunked(text, cuts))
     _, _, _, errors, _, payloads = fold(events)
     for error in errors:
         payload = payloads[next(e.index for e in events if isinstance(e, ToolCallEnd) and e.error is error)]
-        assert error.raw in ("<tool>" + payload, "<tool>" + payload + "</tool>")
+        assert ("<tool>" + payload + "</tool>").startswith(error.raw)
+
+
+def test_unterminated_string_recovery_arrives_at_finish():
+    parser = StreamParser()
+    first = parser.feed('<tool>{"tool_name": "t", "arguments": {"s": "oops}</tool> after')
+    assert first == [ToolCallStart(0), ToolCallDelta(0, '{"tool_name": "t", "arguments": {"s": "oops}</tool> after')]
+    last = parser.finish()
+    assert [type(e).__name__ for e in last] == ["ToolCallEnd", "TextDelta"]
+    assert last[0].error.raw == '<tool>{"tool_name": "t", "arguments": {"s": "oops}</tool>'
+    assert last[1] == TextDelta("after")

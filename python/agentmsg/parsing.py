@@ -110,7 +110,10 @@ def parse(
     an element holding text is a string (entities and CDATA decoded), one holding elements is an
     object, a repeated name is a list; attributes are an error. A call that is unclosed,
     invalid or lacks a field becomes a :class:`ParseIssue` in ``errors`` with its raw text; the
-    rest of the text still parses.
+    rest of the text still parses. Recovery: if a JSON call never closes because one of its
+    strings never ends (so it swallowed the ``</tool>``), the call ends at the first ``</tool>``
+    inside its strings instead and the text after it is parsed normally (calls in that text
+    end at their first ``</tool>``). A stream learns this only at ``finish()``.
 
     **Ids** are ``call_`` + 16 hex digits of a word-wise FNV-1a-64 hash (``h = (h ^ w) *
     0x100000001b3 mod 2**64`` from ``h = 0xcbf29ce484222325``) over 64-bit words: the call's index

@@ -13,7 +13,7 @@
 //! newline that ends it belongs to it. The thought's text is the inside, stripped.
 
 /// The bytes held for a line that may be a thought, and what is known about them.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct BracketLine {
     pub buf: Vec<u8>,
     depth: usize,

@@ -102,6 +102,7 @@ enum Mode {
 /// events = machine.feed(b"nk>hm</think>");
 /// assert_eq!(events[0], Event::Thinking { index: 0, text: b"hm".to_vec() });
 /// ```
+#[derive(Clone)]
 pub struct StreamMachine {
     options: Options,
     mode: Mode,
@@ -124,6 +125,16 @@ pub struct StreamMachine {
     bom_done: bool,
     /// Whether the first thinking tag seen in text was a closing one.
     first_thinking_tag_closes: Option<bool>,
+    /// While a JSON call is open and a `</tool>` was seen inside one of its strings: the
+    /// machine as if the call had ended there, fed the same input since. Used if the call never
+    /// closes (an unterminated string swallowed its `</tool>`).
+    fallback: Option<Box<StreamMachine>>,
+    /// Where in the current top-level chunk the fallback starts reading (spawned in it).
+    fallback_from: Option<usize>,
+    /// This machine is a fallback: it never spawns one (so at most two machines run).
+    is_fallback: bool,
+    /// A held bracket line is being replayed (no fallback is spawned in replayed bytes).
+    replaying: bool,
 }
 
 /// The first line start in `data[from..end]` (the index after a newline) whose first non-blank
@@ -182,6 +193,10 @@ impl StreamMachine {
             bom_matched: 0,
             bom_done: false,
             first_thinking_tag_closes: None,
+            fallback: None,
+            fallback_from: None,
+            is_fallback: false,
+            replaying: false,
         };
         if options.start_in_thinking == StartThinking::Yes {
             machine.out.begin_thinking();
@@ -212,10 +227,15 @@ impl StreamMachine {
         std::mem::swap(&mut self.out.events, events);
         let data = self.skip_bom(chunk);
         let mut clock = CharClock::new(self.pos, self.chars);
+        self.fallback_from = None;
         self.run(data, &mut clock);
         let (pos, chars) = clock.at(data, data.len());
         self.pos = pos;
         self.chars = chars;
+        if let Some(fallback) = self.fallback.as_mut() {
+            let from = self.fallback_from.take().unwrap_or(0);
+            fallback.run_chunk(&data[from..]);
+        }
         self.send_payload();
         std::mem::swap(&mut self.out.events, events);
     }
@@ -232,6 +252,19 @@ impl StreamMachine {
         }
         if self.mode == Mode::Bracket {
             self.end_bracket_line();
+        }
+        if let (Mode::Tool(_), Some(mut fallback)) = (self.mode, self.fallback.take()) {
+            // The call never closed: it ends at the first `</tool>` inside its strings, and
+            // what followed is read as the fallback read it.
+            self.payload.extend_from_slice(&std::mem::take(&mut self.partial));
+            self.send_payload();
+            let mut events = std::mem::take(&mut self.out.events);
+            events.extend(fallback.finish());
+            let stray = fallback.first_thinking_tag_closes;
+            let spans = self.out.spans();
+            *self = Self::with_output(self.options, Output::new(spans));
+            self.first_thinking_tag_closes = stray;
+            return events;
         }
         let held = std::mem::take(&mut self.partial);
         match self.mode {
@@ -263,6 +296,37 @@ impl StreamMachine {
         *self = Self::with_output(self.options, Output::new(spans));
         self.first_thinking_tag_closes = stray;
         events
+    }
+
+    /// Runs a fallback over the rest of a chunk (its position is where that rest starts).
+    fn run_chunk(&mut self, data: &[u8]) {
+        let mut clock = CharClock::new(self.pos, self.chars);
+        self.run(data, &mut clock);
+        (self.pos, self.chars) = clock.at(data, data.len());
+    }
+
+    fn may_spawn_fallback(&self) -> bool {
+        !self.is_fallback && !self.replaying && self.fallback.is_none()
+    }
+
+    /// At a `</tool>` inside a JSON string (ending at stream offset `end`, chunk index `next`):
+    /// keeps a copy of the machine in which the call ended there.
+    fn spawn_fallback(&mut self, end: (usize, usize), next: usize) {
+        if !self.may_spawn_fallback() {
+            return;
+        }
+        // What this machine already reported is shared history, not the fallback's to repeat
+        // (and not copied: a whole-text parse holds all its events until the end).
+        let events = std::mem::take(&mut self.out.events);
+        let mut fallback = self.clone();
+        self.out.events = events;
+        fallback.is_fallback = true;
+        fallback.partial.clear();
+        fallback.payload_sent = fallback.payload.len();
+        fallback.close_tool(end);
+        (fallback.pos, fallback.chars) = end;
+        self.fallback = Some(Box::new(fallback));
+        self.fallback_from = Some(next);
     }
 
     fn skip_bom<'a>(&mut self, chunk: &'a [u8]) -> &'a [u8] {
@@ -498,7 +562,9 @@ impl StreamMachine {
         self.mode = Mode::Text;
         self.line = Line::Mid;
         let mut clock = CharClock::new(self.bracket.start.0, self.bracket.start.1);
+        self.replaying = true;
         self.run(&held, &mut clock);
+        self.replaying = false;
         self.bracket.buf = held;
         self.bracket.buf.clear();
     }
@@ -564,6 +630,16 @@ impl StreamMachine {
                     _ => PAYLOAD_TAGS,
                 };
                 match match_tag(&self.partial, tags) {
+                    TagMatch::Full(TOOL_CLOSE) if matches!(state, Payload::Json { in_string: true, .. }) => {
+                        // Inside a JSON string this is payload; it is where the call ends if
+                        // the string never closes (see `spawn_fallback`).
+                        let end = clock.at(data, i + 1);
+                        self.spawn_fallback(end, i + 1);
+                        self.payload.extend_from_slice(&self.partial);
+                        self.partial.clear();
+                        i += 1;
+                        run = i;
+                    }
                     TagMatch::Full(TOOL_CLOSE) => {
                         self.partial.clear();
                         let end = clock.at(data, i + 1);
@@ -609,8 +685,17 @@ impl StreamMachine {
                         self.mode = Mode::Tool(Payload::Json { in_string: true, escape: false });
                         continue;
                     }
-                    match memchr2(b'"', b'\\', &data[i..]) {
+                    let found = if self.may_spawn_fallback() {
+                        memchr3(b'"', b'\\', b'<', &data[i..])
+                    } else {
+                        memchr2(b'"', b'\\', &data[i..])
+                    };
+                    match found {
                         None => i = data.len(),
+                        Some(k) if data[i + k] == b'<' => {
+                            i = self.start_payload_tag(data, run, i + k);
+                            run = i;
+                        }
                         Some(k) => {
                             let j = i + k;
                             self.mode = Mode::Tool(if data[j] == b'\\' {
@@ -714,5 +799,6 @@ impl StreamMachine {
         self.out.push(Event::ToolEnd { index, result });
         self.mode = Mode::Text;
         self.line = Line::Mid;
+        self.fallback = None;
     }
 }

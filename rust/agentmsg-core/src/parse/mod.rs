@@ -11,6 +11,9 @@
 //! - **Tool calls**: `<tool>` opens a call anywhere outside a code fence, a thinking block and
 //!   another call; the payload ends at the first `</tool>` that is not inside a JSON string (JSON
 //!   payloads) or a CDATA section (XML payloads). See [`payload`] for what a valid payload is.
+//!   Recovery: if a JSON call never closes because a string never ends, it ends at the first
+//!   `</tool>` inside its strings instead, and what follows is parsed as if it had (a second,
+//!   "fallback" machine reads along from that point, so this stays one linear pass).
 //! - **Thinking tags**: `<think>…</think>` and `<thinking>…</thinking>`; the content is raw
 //!   (nothing inside is parsed). An unclosed tag is thinking to the end and marked incomplete.
 //! - **Bracket lines**: see [`bracket`].

@@ -9,7 +9,7 @@ use super::bracket::is_space;
 use super::Event;
 
 /// A run of text or tag thinking that is stripped at both ends as it streams.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Run {
     /// Something other than whitespace has been emitted in this run.
     started: bool,
@@ -48,7 +48,7 @@ impl Run {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Output {
     pub events: Vec<Event>,
     /// Report input ranges instead of copies.

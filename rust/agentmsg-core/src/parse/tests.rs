@@ -349,3 +349,34 @@ fn core_throughput() {
     let median = times[times.len() / 2];
     println!("10 MB without tags: {:.2} ms, {:.2} GB/s", median * 1e3, 1e7 / median / 1e9);
 }
+
+#[test]
+fn unterminated_json_string_ends_the_call_at_its_first_close_tag() {
+    let text = "a <tool>{\"tool_name\": \"t\", \"arguments\": {\"s\": \"oops}</tool> b [c] d\n[thought]\n<tool>{\"tool_name\": \"u\", \"arguments\": {}}</tool> e";
+    let d = doc(text);
+    assert_eq!(shape(&d), ["T:a", "T:b [c] d", "K:thought", "C:u", "T:e"]);
+    assert_eq!(d.issues.len(), 1);
+    assert_eq!(d.issues[0].kind, IssueKind::InvalidJson);
+    assert_eq!(s(&d.issues[0].raw), "<tool>{\"tool_name\": \"t\", \"arguments\": {\"s\": \"oops}</tool>");
+    assert_eq!(&text.as_bytes()[d.issues[0].span.0..d.issues[0].span.1], &d.issues[0].raw[..]);
+    // A string that does close keeps its `</tool>` as payload.
+    let closed = doc("<tool>{\"tool_name\": \"t\", \"arguments\": {\"s\": \"x</tool>y\"}}</tool> z");
+    assert_eq!(shape(&closed), ["C:t", "T:z"]);
+    // Streamed byte by byte, the same.
+    let mut m = StreamMachine::new(Options { start_in_thinking: StartThinking::No, ..Options::default() });
+    let mut events = Vec::new();
+    for b in text.as_bytes() {
+        events.extend(m.feed(std::slice::from_ref(b)));
+    }
+    events.extend(m.finish());
+    assert_eq!(Document::from_events(events), d);
+}
+
+#[test]
+fn many_calls_with_close_tags_in_strings_stay_linear() {
+    let call = "<tool>{\"tool_name\": \"t\", \"arguments\": {\"s\": \"</tool>\"}}</tool>\n";
+    let text = call.repeat(20_000) + "<tool>{\"s\": \"</tool>" + &"tail ".repeat(100_000);
+    let d = doc(&text);
+    assert_eq!(d.blocks.len(), 20_001);
+    assert_eq!(d.issues.len(), 1);
+}
