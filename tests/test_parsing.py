@@ -434,3 +434,12 @@ def test_native_class_docstring_examples(cls):
         attempted += result.attempted
         assert result.failed == 0
     assert attempted > 0
+
+
+def test_docs_examples():
+    """docs/parsing.md shows working examples."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "docs" / "parsing.md"
+    result = doctest.testfile(str(path), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
