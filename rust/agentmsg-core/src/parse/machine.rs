@@ -396,9 +396,7 @@ impl StreamMachine {
                     TagMatch::No => {
                         // Not a tag: what was held is text; look at data[i] afresh.
                         self.partial.pop();
-                        let held = std::mem::take(&mut self.partial);
-                        self.out.text(&held, self.partial_start.0);
-                        self.partial = held;
+                        self.out.text(&self.partial, self.partial_start.0);
                         self.partial.clear();
                         run = i;
                     }
@@ -594,9 +592,7 @@ impl StreamMachine {
                     }
                     TagMatch::No => {
                         self.partial.pop();
-                        let held = std::mem::take(&mut self.partial);
-                        self.out.thinking(&held, self.partial_start.0);
-                        self.partial = held;
+                        self.out.thinking(&self.partial, self.partial_start.0);
                         self.partial.clear();
                         run = i;
                     }
