@@ -296,6 +296,9 @@ fn parse_many<'py>(
     start_in_thinking: Option<bool>,
 ) -> PyResult<Bound<'py, PyList>> {
     let options = options(py, thinking, tool_format, code_fences, start_in_thinking)?;
+    if texts.is_instance_of::<PyString>() {
+        return Err(agentmsg_error(py, "MessageTypeError", "texts must be an iterable of str, not a str"));
+    }
     let items: Vec<Bound<'py, PyAny>> = texts
         .try_iter()
         .map_err(|_| {
