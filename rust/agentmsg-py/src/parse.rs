@@ -489,7 +489,7 @@ impl StreamParser {
 impl StreamParser {
     /// The Python events for `events`, which is left empty (its allocation is reused).
     fn events<'py>(&mut self, py: Python<'py>, events: &mut Vec<Event>) -> PyResult<Bound<'py, PyList>> {
-        let list = PyList::empty(py);
+        let mut objects = Vec::with_capacity(events.len());
         for event in events.drain(..) {
             let obj: Bound<'py, PyAny> = match event {
                 Event::Text { block, text } => {
@@ -524,9 +524,9 @@ impl StreamParser {
                     Bound::new(py, ToolCallEnd { index, call, error })?.into_any()
                 }
             };
-            list.append(obj)?;
+            objects.push(obj);
         }
-        Ok(list)
+        PyList::new(py, objects)
     }
 }
 
