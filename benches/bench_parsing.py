@@ -56,7 +56,7 @@ def _synthetic_turns(n: int, seed: int = 7) -> list:
         for c in range(rng.randint(1, 3)):
             arguments = {
                 "path": f"src/{rng.choice(words)}_{c}.py",
-                "code": "def f(x):\n    return x + 1  # \"quoted\" </tool> inside a string\n" * rng.randint(1, 4),
+                "code": "def f(x):\n    return x + 1  # \"quoted\" <b>markup</b> in a string\n" * rng.randint(1, 4),
                 "line": rng.randint(1, 500),
             }
             parts.append(format_tool_call(ToolUseBlock(f"c{c}", rng.choice(words), arguments)))
@@ -72,7 +72,10 @@ TURNS = REAL + SYNTHETIC
 
 
 def test_inputs_agree_on_well_formed_turns():
-    """Both sides find the same calls and thinking, so they do the same job."""
+    """Both sides find the same calls and thinking on these inputs, so they do the same job.
+
+    (The inputs avoid what the regex baseline gets wrong, e.g. a `</tool>` inside a JSON string,
+    so the comparison is of speed on work both do right.)"""
     for text in TURNS:
         ours, theirs = parse(text), parse_whole(text)
         assert [(c.name, c.input) for c in ours.tool_calls] == [
