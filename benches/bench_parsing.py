@@ -3,6 +3,7 @@
 Run on a release build:
     PYTHONPATH=$PWD/python python -m pytest benches/bench_parsing.py --benchmark-only \
         --benchmark-columns=median,ops --benchmark-sort=name
+(A worktree that does not sit beside ``shared/`` sets ``AGENTMSG_TRAJECTORY_DIR``.)
 
 Inputs: assistant turns from the shared SWE-agent transcripts (text plus their calls rendered in
 seed 000's ``<tool>`` form) and synthetic assistant turns with bracket or tag thinking and 1-3
@@ -139,7 +140,15 @@ def test_streaming(benchmark, impl, size):
 
 # -- throughput -------------------------------------------------------------------------------
 
-TEN_MB = ("".join(f"{' '.join(random.Random(i).choice(['alpha', 'beta', 'gamma', 'delta', 'omega']) for _ in range(15))}\n" for i in range(200)) * 2000)[:10_000_000]
+def _prose(size: int) -> str:
+    """Lines of words (no tags, brackets or fences), ``size`` characters."""
+    rng = random.Random(3)
+    words = ["alpha", "beta", "gamma", "delta", "omega", "model", "reply", "token"]
+    lines = "".join(" ".join(rng.choice(words) for _ in range(rng.randint(8, 16))) + "\n" for _ in range(500))
+    return (lines * (size // len(lines) + 1))[:size]
+
+
+TEN_MB = _prose(10_000_000)
 
 
 @pytest.mark.parametrize("impl", ["agentmsg.parse", "python regex+json"])
