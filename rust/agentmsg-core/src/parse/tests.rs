@@ -380,3 +380,24 @@ fn many_calls_with_close_tags_in_strings_stay_linear() {
     assert_eq!(d.blocks.len(), 20_001);
     assert_eq!(d.issues.len(), 1);
 }
+
+/// Per-turn cost on a JSON list of texts named by `AGENTMSG_TURNS` (a profiling aid); run with
+/// `AGENTMSG_TURNS=turns.json cargo test --release -p agentmsg-core turns_profile -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn turns_profile() {
+    let Some(path) = std::env::var_os("AGENTMSG_TURNS") else { return };
+    let data = std::fs::read(path).unwrap_or_default();
+    let Ok(serde_json::Value::Array(items)) = serde_json::from_slice::<serde_json::Value>(&data) else { return };
+    let texts: Vec<String> = items.into_iter().filter_map(|v| v.as_str().map(String::from)).collect();
+    let rounds = 2000;
+    let start = std::time::Instant::now();
+    let mut blocks = 0;
+    for _ in 0..rounds {
+        for text in &texts {
+            blocks += parse(std::hint::black_box(text.as_bytes()), &Options::default()).blocks.len();
+        }
+    }
+    let per_turn = start.elapsed().as_secs_f64() / (rounds * texts.len()) as f64;
+    println!("{} turns, {blocks} blocks, {:.2} us per turn", texts.len(), per_turn * 1e6);
+}
