@@ -694,12 +694,15 @@ impl StreamMachine {
                         }
                         Some(k) => {
                             let j = i + k;
-                            self.mode = Mode::Tool(if data[j] == b'\\' {
-                                Payload::Json { in_string: true, escape: true }
+                            if data[j] == b'"' {
+                                self.mode = Mode::Tool(Payload::Json { in_string: false, escape: false });
+                                i = j + 1;
+                            } else if j + 1 < data.len() {
+                                i = j + 2; // the escaped byte is never special
                             } else {
-                                Payload::Json { in_string: false, escape: false }
-                            });
-                            i = j + 1;
+                                self.mode = Mode::Tool(Payload::Json { in_string: true, escape: true });
+                                i = j + 1;
+                            }
                         }
                     }
                 }
