@@ -10,6 +10,7 @@ One small module per format; every public converter is re-exported here and from
 from ._common import *  # noqa: F401,F403
 from .openai import *  # noqa: F401,F403
 from .anthropic import *  # noqa: F401,F403
-from . import _common, anthropic, openai
+from .bedrock import *  # noqa: F401,F403
+from . import _common, anthropic, bedrock, openai
 
-__all__ = [name for module in (_common, openai, anthropic) for name in module.__all__]
+__all__ = [name for module in (_common, openai, anthropic, bedrock) for name in module.__all__]

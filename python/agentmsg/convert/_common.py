@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, TypeVar
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, TypeVar, Union
 
 from ..blocks import ToolUseBlock
 from ..errors import ConversionError, MessageError, MessageTypeError, ToolPairError
@@ -13,6 +13,8 @@ from ..message import Message, Role
 __all__ = ["ConversionWarning"]
 
 T = TypeVar("T")
+CachePlace = Union[str, int]
+MAX_CACHE_POINTS = 4  # Anthropic and Bedrock allow at most four cache breakpoints per request
 
 
 class ConversionWarning(UserWarning):
@@ -237,3 +239,20 @@ def optional_str(data: Mapping[str, Any], key: str, where: str) -> Optional[str]
     if value is not None and not isinstance(value, str):
         raise MessageTypeError(f"{where}.{key} must be a str, not {type(value).__name__}")
     return value
+
+
+def check_cache_places(cache: Sequence[CachePlace], count: int) -> list:
+    """Validates a ``cache=`` argument: 'system', 'last' or message indices, at most four."""
+    if isinstance(cache, (str, int)):
+        cache = [cache]
+    places = list(cache)
+    if len(places) > MAX_CACHE_POINTS:
+        raise ConversionError(f"cache: at most {MAX_CACHE_POINTS} cache points, got {len(places)}")
+    for place in places:
+        if isinstance(place, bool) or not isinstance(place, (str, int)):
+            raise MessageTypeError(f"cache entries must be 'system', 'last' or an int, not {place!r}")
+        if isinstance(place, str) and place not in ("system", "last"):
+            raise ConversionError(f"cache: unknown place {place!r}; valid: 'system', 'last', an index")
+        if isinstance(place, int) and not -count <= place < count:
+            raise ConversionError(f"cache: message index {place} is out of range for {count} messages")
+    return places

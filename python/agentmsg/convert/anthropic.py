@@ -20,7 +20,7 @@ system prompt (with a warning). Ids, timestamps, metadata and finish state are n
 from __future__ import annotations
 
 import warnings
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..blocks import (
     Base64Source,
@@ -34,10 +34,12 @@ from ..blocks import (
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role
 from ._common import (
+    CachePlace,
     ConversionWarning,
     Losses,
     build,
     check_dicts,
+    check_cache_places,
     check_messages,
     require,
     require_dict,
@@ -49,9 +51,7 @@ __all__ = ["to_anthropic", "from_anthropic"]
 
 IMAGE_MEDIA_TYPES = frozenset(("image/jpeg", "image/png", "image/gif", "image/webp"))
 EPHEMERAL = {"type": "ephemeral"}
-MAX_CACHE_POINTS = 4  # the API allows at most four cache breakpoints per request
 
-CachePlace = Union[str, int]
 
 
 def to_anthropic(
@@ -69,7 +69,7 @@ def to_anthropic(
     ({'type': 'ephemeral'}, {'type': 'ephemeral'})
     """
     items = check_messages(messages)
-    places = _check_cache(cache, len(items))
+    places = check_cache_places(cache, len(items))
     losses = Losses("to_anthropic")
     call_names: Dict[str, str] = {}
     system: List[Dict[str, Any]] = []
@@ -110,22 +110,6 @@ def to_anthropic(
         losses.warn()
     _place_cache(places, system, turns, last_block_of, len(items))
     return system, turns
-
-
-def _check_cache(cache: Sequence[CachePlace], count: int) -> list:
-    if isinstance(cache, (str, int)):
-        cache = [cache]
-    places = list(cache)
-    if len(places) > MAX_CACHE_POINTS:
-        raise ConversionError(f"cache: at most {MAX_CACHE_POINTS} cache points, got {len(places)}")
-    for place in places:
-        if isinstance(place, bool) or not isinstance(place, (str, int)):
-            raise MessageTypeError(f"cache entries must be 'system', 'last' or an int, not {place!r}")
-        if isinstance(place, str) and place not in ("system", "last"):
-            raise ConversionError(f"cache: unknown place {place!r}; valid: 'system', 'last', an index")
-        if isinstance(place, int) and not -count <= place < count:
-            raise ConversionError(f"cache: message index {place} is out of range for {count} messages")
-    return places
 
 
 def _place_cache(places: list, system: list, turns: list, last_block_of: dict, count: int) -> None:
