@@ -11,6 +11,7 @@ from ._common import *  # noqa: F401,F403
 from .openai import *  # noqa: F401,F403
 from .anthropic import *  # noqa: F401,F403
 from .bedrock import *  # noqa: F401,F403
-from . import _common, anthropic, bedrock, openai
+from .dashscope import *  # noqa: F401,F403
+from . import _common, anthropic, bedrock, dashscope, openai
 
-__all__ = [name for module in (_common, openai, anthropic, bedrock) for name in module.__all__]
+__all__ = [name for module in (_common, openai, anthropic, bedrock, dashscope,) for name in module.__all__]
