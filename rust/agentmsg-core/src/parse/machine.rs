@@ -1,0 +1,650 @@
+//! The one incremental state machine behind both streaming and whole-text parsing.
+//!
+//! Linear by design: plain text is skipped with `memchr` to the next `<` or newline; a possible
+//! tag is matched byte by byte in a small buffer (never by looking back into the input); a
+//! possible bracket line is held once and, if it turns out not to be a thought, fed through the
+//! machine once more. JSON string and escape state survive chunk boundaries, so a payload is
+//! never rescanned. Each input byte is therefore examined a bounded number of times whatever
+//! the chunking.
+
+use memchr::{memchr, memchr2};
+
+use super::bracket::{is_space, BracketLine, Scan};
+use super::chars::CharClock;
+use super::output::Output;
+use super::payload::{self, Issue, IssueKind};
+use super::{Event, Options, StartThinking};
+
+const TOOL_OPEN: &[u8] = b"<tool>";
+const TOOL_CLOSE: &[u8] = b"</tool>";
+const THINK_OPEN: &[u8] = b"<think>";
+const THINKING_OPEN: &[u8] = b"<thinking>";
+const THINK_CLOSE: &[u8] = b"</think>";
+const THINKING_CLOSE: &[u8] = b"</thinking>";
+const CDATA_OPEN: &[u8] = b"<![CDATA[";
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
+const TEXT_TAGS: &[&[u8]] = &[TOOL_OPEN, THINK_OPEN, THINKING_OPEN, THINK_CLOSE, THINKING_CLOSE];
+const TEXT_TAGS_NO_THINKING: &[&[u8]] = &[TOOL_OPEN];
+const CLOSE_THINK: &[&[u8]] = &[THINK_CLOSE];
+const CLOSE_THINKING: &[&[u8]] = &[THINKING_CLOSE];
+const CLOSE_ANY_THINKING: &[&[u8]] = &[THINK_CLOSE, THINKING_CLOSE];
+const PAYLOAD_TAGS: &[&[u8]] = &[TOOL_CLOSE];
+const XML_PAYLOAD_TAGS: &[&[u8]] = &[TOOL_CLOSE, CDATA_OPEN];
+
+enum TagMatch {
+    Full(&'static [u8]),
+    Prefix,
+    No,
+}
+
+fn match_tag(buf: &[u8], candidates: &[&'static [u8]]) -> TagMatch {
+    let mut prefix = false;
+    for &tag in candidates {
+        if tag.starts_with(buf) {
+            if tag.len() == buf.len() {
+                return TagMatch::Full(tag);
+            }
+            prefix = true;
+        }
+    }
+    if prefix {
+        TagMatch::Prefix
+    } else {
+        TagMatch::No
+    }
+}
+
+/// Where the text mode is within the current line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Line {
+    /// Only blanks so far.
+    Start,
+    /// A run of `n` fence characters `ch` at the start of the line.
+    Run { ch: u8, n: usize },
+    /// A closing fence was seen; the line must end blank for it to close.
+    CloseRest,
+    Mid,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fence {
+    ch: u8,
+    len: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Payload {
+    /// Before the first non-blank byte.
+    Start,
+    Json { in_string: bool, escape: bool },
+    Xml { in_cdata: bool, close_brackets: u8 },
+    Raw,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Text,
+    Bracket,
+    Thinking { closers: &'static [&'static [u8]] },
+    Tool(Payload),
+}
+
+/// The streaming parser: [`feed`](Self::feed) chunks, then [`finish`](Self::finish).
+///
+/// ```
+/// use agentmsg_core::parse::{Event, Options, StreamMachine};
+/// let mut machine = StreamMachine::new(Options::default());
+/// let mut events = machine.feed(b"Hi <thi");
+/// assert_eq!(events, vec![Event::Text { block: 0, text: b"Hi".to_vec() }]);
+/// events = machine.feed(b"nk>hm</think>");
+/// assert_eq!(events[0], Event::Thinking { index: 0, text: b"hm".to_vec() });
+/// ```
+pub struct StreamMachine {
+    options: Options,
+    mode: Mode,
+    line: Line,
+    fence: Option<Fence>,
+    /// Bytes of a possible tag, from its `<`; empty when none is being matched.
+    partial: Vec<u8>,
+    partial_start: (usize, usize),
+    bracket: BracketLine,
+    /// Payload of the open tool call, and how much of it was already sent as deltas.
+    payload: Vec<u8>,
+    payload_sent: usize,
+    tool_start: (usize, usize),
+    tool_count: usize,
+    out: Output,
+    /// Stream (byte, char) offset of the next byte fed.
+    pos: usize,
+    chars: usize,
+    bom_matched: usize,
+    bom_done: bool,
+    /// Whether the first thinking tag seen in text was a closing one.
+    first_thinking_tag_closes: Option<bool>,
+}
+
+impl StreamMachine {
+    pub fn new(options: Options) -> Self {
+        let mut machine = Self {
+            options,
+            mode: Mode::Text,
+            line: Line::Start,
+            fence: None,
+            partial: Vec::new(),
+            partial_start: (0, 0),
+            bracket: BracketLine::default(),
+            payload: Vec::new(),
+            payload_sent: 0,
+            tool_start: (0, 0),
+            tool_count: 0,
+            out: Output::default(),
+            pos: 0,
+            chars: 0,
+            bom_matched: 0,
+            bom_done: false,
+            first_thinking_tag_closes: None,
+        };
+        if options.start_in_thinking == StartThinking::Yes {
+            machine.out.begin_thinking();
+            machine.mode = Mode::Thinking { closers: CLOSE_ANY_THINKING };
+        }
+        machine
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Whether the first thinking tag outside thinking was a closing tag with no opener (the
+    /// sign of a prompt that already opened the thinking block).
+    pub fn saw_stray_thinking_close(&self) -> bool {
+        self.first_thinking_tag_closes == Some(true)
+    }
+
+    /// Reads the next chunk and returns the events it completes.
+    pub fn feed(&mut self, chunk: &[u8]) -> Vec<Event> {
+        let data = self.skip_bom(chunk);
+        let mut clock = CharClock::new(self.pos, self.chars);
+        self.run(data, &mut clock);
+        let (pos, chars) = clock.at(data, data.len());
+        self.pos = pos;
+        self.chars = chars;
+        self.send_payload();
+        std::mem::take(&mut self.out.events)
+    }
+
+    /// Ends the stream: flushes what was held back and reports an unclosed call or thinking
+    /// block. The machine is then ready for a new stream with the same options.
+    pub fn finish(&mut self) -> Vec<Event> {
+        if !self.bom_done {
+            self.bom_done = true;
+            let held = &BOM[..self.bom_matched];
+            let mut clock = CharClock::new(0, 0);
+            self.run(held, &mut clock);
+            (self.pos, self.chars) = clock.at(held, held.len());
+        }
+        if self.mode == Mode::Bracket {
+            self.end_bracket_line();
+        }
+        let held = std::mem::take(&mut self.partial);
+        match self.mode {
+            Mode::Text | Mode::Bracket => self.out.text(&held),
+            Mode::Thinking { .. } => {
+                self.out.thinking(&held);
+                self.out.end_thinking(false);
+            }
+            Mode::Tool(_) => {
+                self.payload.extend_from_slice(&held);
+                self.send_payload();
+                let index = self.tool_count - 1;
+                let mut raw = TOOL_OPEN.to_vec();
+                raw.extend_from_slice(&self.payload);
+                let issue = Issue {
+                    kind: IssueKind::UnclosedTool,
+                    message: "unclosed <tool>: no </tool> before the end of the text".to_string(),
+                    span: (self.tool_start.0, self.pos),
+                    char_span: (self.tool_start.1, self.chars),
+                    raw,
+                };
+                self.out.push(Event::ToolEnd { index, result: Err(issue) });
+            }
+        }
+        self.out.end_text();
+        let events = std::mem::take(&mut self.out.events);
+        let stray = self.first_thinking_tag_closes;
+        *self = Self::new(self.options);
+        self.first_thinking_tag_closes = stray;
+        events
+    }
+
+    fn skip_bom<'a>(&mut self, chunk: &'a [u8]) -> &'a [u8] {
+        let mut data = chunk;
+        while !self.bom_done {
+            match data.first() {
+                None => break,
+                Some(&b) if b == BOM[self.bom_matched] => {
+                    self.bom_matched += 1;
+                    data = &data[1..];
+                    if self.bom_matched == BOM.len() {
+                        self.bom_done = true;
+                        self.pos = BOM.len();
+                        self.chars = 1;
+                    }
+                }
+                Some(_) => {
+                    self.bom_done = true;
+                    // A false start: what looked like a BOM is input after all.
+                    let held = &BOM[..self.bom_matched];
+                    let mut clock = CharClock::new(0, 0);
+                    self.run(held, &mut clock);
+                    (self.pos, self.chars) = clock.at(held, held.len());
+                }
+            }
+        }
+        data
+    }
+
+    fn run(&mut self, data: &[u8], clock: &mut CharClock) {
+        let mut i = 0;
+        while i < data.len() {
+            i = match self.mode {
+                Mode::Text => self.text(data, i, clock),
+                Mode::Bracket => self.bracket_line(data, i),
+                Mode::Thinking { closers } => self.thinking(data, i, closers),
+                Mode::Tool(_) => self.tool(data, i, clock),
+            };
+        }
+    }
+
+    fn text_tags(&self) -> &'static [&'static [u8]] {
+        if self.options.thinking.tags() {
+            TEXT_TAGS
+        } else {
+            TEXT_TAGS_NO_THINKING
+        }
+    }
+
+    /// Text mode from `data[i]`; returns where it stopped (the end, or after a mode change).
+    fn text(&mut self, data: &[u8], mut i: usize, clock: &mut CharClock) -> usize {
+        let mut run = i; // start of text not yet handed to the output
+        while i < data.len() {
+            if !self.partial.is_empty() {
+                self.partial.push(data[i]);
+                match match_tag(&self.partial, self.text_tags()) {
+                    TagMatch::Full(tag) => {
+                        self.partial.clear();
+                        self.open_tag(tag);
+                        return i + 1;
+                    }
+                    TagMatch::Prefix => {
+                        i += 1;
+                        run = i;
+                    }
+                    TagMatch::No => {
+                        // Not a tag: what was held is text; look at data[i] afresh.
+                        self.partial.pop();
+                        let held = std::mem::take(&mut self.partial);
+                        self.out.text(&held);
+                        self.partial = held;
+                        self.partial.clear();
+                        run = i;
+                    }
+                }
+                continue;
+            }
+            match self.line {
+                Line::Start => {
+                    let b = data[i];
+                    if b == b' ' || b == b'\t' {
+                        i += 1;
+                        continue;
+                    }
+                    match self.fence {
+                        None if b == b'[' && self.options.thinking.brackets() => {
+                            self.out.text(&data[run..i]);
+                            self.bracket.begin(clock.at(data, i));
+                            self.mode = Mode::Bracket;
+                            return i + 1;
+                        }
+                        None if self.options.code_fences && (b == b'`' || b == b'~') => {
+                            self.line = Line::Run { ch: b, n: 0 };
+                        }
+                        Some(fence) if b == fence.ch => self.line = Line::Run { ch: b, n: 0 },
+                        _ => self.line = Line::Mid,
+                    }
+                }
+                Line::Run { ch, n } => {
+                    if data[i] == ch {
+                        self.line = Line::Run { ch, n: n + 1 };
+                        i += 1;
+                        continue;
+                    }
+                    self.line = match self.fence {
+                        None => {
+                            if n >= 3 {
+                                self.fence = Some(Fence { ch, len: n });
+                            }
+                            Line::Mid
+                        }
+                        Some(fence) if n >= fence.len => Line::CloseRest,
+                        Some(_) => Line::Mid,
+                    };
+                }
+                Line::CloseRest => match data[i] {
+                    b' ' | b'\t' | b'\r' => i += 1,
+                    b'\n' => {
+                        self.fence = None;
+                        self.line = Line::Start;
+                        i += 1;
+                    }
+                    _ => self.line = Line::Mid,
+                },
+                Line::Mid => {
+                    if self.fence.is_some() {
+                        match memchr(b'\n', &data[i..]) {
+                            None => i = data.len(),
+                            Some(k) => {
+                                i += k + 1;
+                                self.line = Line::Start;
+                            }
+                        }
+                        continue;
+                    }
+                    match memchr2(b'<', b'\n', &data[i..]) {
+                        None => i = data.len(),
+                        Some(k) => {
+                            let j = i + k;
+                            if data[j] == b'\n' {
+                                i = j + 1;
+                                self.line = Line::Start;
+                            } else {
+                                self.out.text(&data[run..j]);
+                                self.partial.push(b'<');
+                                self.partial_start = clock.at(data, j);
+                                i = j + 1;
+                                run = i;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.out.text(&data[run..i]);
+        i
+    }
+
+    fn open_tag(&mut self, tag: &'static [u8]) {
+        self.line = Line::Mid;
+        match tag {
+            TOOL_OPEN => {
+                self.out.end_text();
+                let index = self.tool_count;
+                self.tool_count += 1;
+                self.out.push(Event::ToolStart { index });
+                self.payload.clear();
+                self.payload_sent = 0;
+                self.tool_start = self.partial_start;
+                self.mode = Mode::Tool(Payload::Start);
+            }
+            THINK_OPEN | THINKING_OPEN => {
+                self.first_thinking_tag_closes.get_or_insert(false);
+                self.out.begin_thinking();
+                let closers = if tag == THINK_OPEN { CLOSE_THINK } else { CLOSE_THINKING };
+                self.mode = Mode::Thinking { closers };
+            }
+            _ => {
+                // A closing thinking tag with nothing open is kept as text.
+                self.first_thinking_tag_closes.get_or_insert(true);
+                self.out.text(tag);
+            }
+        }
+    }
+
+    fn bracket_line(&mut self, data: &[u8], i: usize) -> usize {
+        match self.bracket.scan(data, i) {
+            Scan::More => data.len(),
+            Scan::Newline(j) => {
+                if let Some(thought) = self.bracket.thought() {
+                    let thought = thought.to_vec();
+                    self.out.thought(&thought);
+                    self.mode = Mode::Text;
+                    self.line = Line::Start;
+                    j + 1
+                } else {
+                    self.replay_bracket_line();
+                    j
+                }
+            }
+            Scan::NotThought(j) => {
+                self.replay_bracket_line();
+                j
+            }
+        }
+    }
+
+    /// At the end of the input: the held line is a thought or is replayed as text.
+    fn end_bracket_line(&mut self) {
+        if let Some(thought) = self.bracket.thought() {
+            let thought = thought.to_vec();
+            self.out.thought(&thought);
+            self.mode = Mode::Text;
+        } else {
+            self.replay_bracket_line();
+        }
+    }
+
+    /// The held line is not a thought: run it through the machine as mid-line text (its `[`
+    /// cannot start a thought again, since the replay starts mid-line and holds no newline).
+    fn replay_bracket_line(&mut self) {
+        let held = std::mem::take(&mut self.bracket.buf);
+        self.mode = Mode::Text;
+        self.line = Line::Mid;
+        let mut clock = CharClock::new(self.bracket.start.0, self.bracket.start.1);
+        self.run(&held, &mut clock);
+        self.bracket.buf = held;
+        self.bracket.buf.clear();
+    }
+
+    fn thinking(&mut self, data: &[u8], mut i: usize, closers: &'static [&'static [u8]]) -> usize {
+        let mut run = i;
+        while i < data.len() {
+            if !self.partial.is_empty() {
+                self.partial.push(data[i]);
+                match match_tag(&self.partial, closers) {
+                    TagMatch::Full(_) => {
+                        self.partial.clear();
+                        self.out.end_thinking(true);
+                        self.mode = Mode::Text;
+                        self.line = Line::Mid;
+                        return i + 1;
+                    }
+                    TagMatch::Prefix => {
+                        i += 1;
+                        run = i;
+                    }
+                    TagMatch::No => {
+                        self.partial.pop();
+                        let held = std::mem::take(&mut self.partial);
+                        self.out.thinking(&held);
+                        self.partial = held;
+                        self.partial.clear();
+                        run = i;
+                    }
+                }
+                continue;
+            }
+            match memchr(b'<', &data[i..]) {
+                None => i = data.len(),
+                Some(k) => {
+                    let j = i + k;
+                    self.out.thinking(&data[run..j]);
+                    self.partial.push(b'<');
+                    i = j + 1;
+                    run = i;
+                }
+            }
+        }
+        self.out.thinking(&data[run..i]);
+        i
+    }
+
+    fn tool(&mut self, data: &[u8], mut i: usize, clock: &mut CharClock) -> usize {
+        let mut run = i; // start of payload bytes not yet appended
+        while i < data.len() {
+            let Mode::Tool(state) = self.mode else { break };
+            if !self.partial.is_empty() {
+                self.partial.push(data[i]);
+                let tags = match state {
+                    Payload::Xml { in_cdata: false, .. } => XML_PAYLOAD_TAGS,
+                    _ => PAYLOAD_TAGS,
+                };
+                match match_tag(&self.partial, tags) {
+                    TagMatch::Full(TOOL_CLOSE) => {
+                        self.partial.clear();
+                        let end = clock.at(data, i + 1);
+                        self.close_tool(end);
+                        return i + 1;
+                    }
+                    TagMatch::Full(_) => {
+                        // CDATA opens: its content may hold anything, even </tool>.
+                        self.payload.extend_from_slice(&self.partial);
+                        self.partial.clear();
+                        self.mode = Mode::Tool(Payload::Xml { in_cdata: true, close_brackets: 0 });
+                        i += 1;
+                        run = i;
+                    }
+                    TagMatch::Prefix => {
+                        i += 1;
+                        run = i;
+                    }
+                    TagMatch::No => {
+                        self.partial.pop();
+                        self.payload.extend_from_slice(&self.partial);
+                        self.partial.clear();
+                        run = i;
+                    }
+                }
+                continue;
+            }
+            match state {
+                Payload::Start => match data[i..].iter().position(|b| !is_space(*b)) {
+                    None => i = data.len(),
+                    Some(k) => {
+                        i += k;
+                        self.mode = Mode::Tool(match data[i] {
+                            b'<' => Payload::Xml { in_cdata: false, close_brackets: 0 },
+                            b'{' | b'[' | b'"' => Payload::Json { in_string: false, escape: false },
+                            _ => Payload::Raw,
+                        });
+                    }
+                },
+                Payload::Json { in_string: true, escape } => {
+                    if escape {
+                        i += 1;
+                        self.mode = Mode::Tool(Payload::Json { in_string: true, escape: false });
+                        continue;
+                    }
+                    match memchr2(b'"', b'\\', &data[i..]) {
+                        None => i = data.len(),
+                        Some(k) => {
+                            let j = i + k;
+                            self.mode = Mode::Tool(if data[j] == b'\\' {
+                                Payload::Json { in_string: true, escape: true }
+                            } else {
+                                Payload::Json { in_string: false, escape: false }
+                            });
+                            i = j + 1;
+                        }
+                    }
+                }
+                Payload::Json { in_string: false, .. } => match memchr2(b'"', b'<', &data[i..]) {
+                    None => i = data.len(),
+                    Some(k) => {
+                        let j = i + k;
+                        if data[j] == b'"' {
+                            self.mode = Mode::Tool(Payload::Json { in_string: true, escape: false });
+                            i = j + 1;
+                        } else {
+                            i = self.start_payload_tag(data, run, j);
+                            run = i;
+                        }
+                    }
+                },
+                Payload::Xml { in_cdata: true, close_brackets } => {
+                    match memchr2(b']', b'>', &data[i..]) {
+                        None => {
+                            i = data.len();
+                            self.mode = Mode::Tool(Payload::Xml { in_cdata: true, close_brackets: 0 });
+                        }
+                        Some(k) => {
+                            let j = i + k;
+                            let before = if k == 0 { close_brackets } else { 0 };
+                            let next = if data[j] == b']' {
+                                Payload::Xml { in_cdata: true, close_brackets: (before + 1).min(2) }
+                            } else if before >= 2 {
+                                Payload::Xml { in_cdata: false, close_brackets: 0 }
+                            } else {
+                                Payload::Xml { in_cdata: true, close_brackets: 0 }
+                            };
+                            self.mode = Mode::Tool(next);
+                            i = j + 1;
+                        }
+                    }
+                }
+                Payload::Xml { in_cdata: false, .. } | Payload::Raw => {
+                    match memchr(b'<', &data[i..]) {
+                        None => i = data.len(),
+                        Some(k) => {
+                            i = self.start_payload_tag(data, run, i + k);
+                            run = i;
+                        }
+                    }
+                }
+            }
+        }
+        if matches!(self.mode, Mode::Tool(_)) {
+            self.payload.extend_from_slice(&data[run..i]);
+        }
+        i
+    }
+
+    /// A `<` at `data[j]` in a payload: keep the payload before it, start matching a tag.
+    fn start_payload_tag(&mut self, data: &[u8], run: usize, j: usize) -> usize {
+        self.payload.extend_from_slice(&data[run..j]);
+        self.partial.push(b'<');
+        j + 1
+    }
+
+    /// Sends the payload received since the last delta.
+    fn send_payload(&mut self) {
+        if matches!(self.mode, Mode::Tool(_)) && self.payload_sent < self.payload.len() {
+            let fragment = self.payload[self.payload_sent..].to_vec();
+            self.payload_sent = self.payload.len();
+            self.out.push(Event::ToolDelta { index: self.tool_count - 1, fragment });
+        }
+    }
+
+    fn close_tool(&mut self, end: (usize, usize)) {
+        self.send_payload();
+        let index = self.tool_count - 1;
+        let result = payload::decode(&self.payload, self.options.tool_format, index).map_err(
+            |(kind, message)| {
+                let mut raw = Vec::with_capacity(self.payload.len() + 13);
+                raw.extend_from_slice(TOOL_OPEN);
+                raw.extend_from_slice(&self.payload);
+                raw.extend_from_slice(TOOL_CLOSE);
+                Issue {
+                    kind,
+                    message,
+                    span: (self.tool_start.0, end.0),
+                    char_span: (self.tool_start.1, end.1),
+                    raw,
+                }
+            },
+        );
+        self.out.push(Event::ToolEnd { index, result });
+        self.mode = Mode::Text;
+        self.line = Line::Mid;
+    }
+}
