@@ -24,7 +24,7 @@ __all__ = ["to_arcaelas", "from_arcaelas"]
 
 def _timestamp(message: Message) -> str:
     # seed 001 shows JavaScript's toISOString(): milliseconds and a Z
-    return message.timestamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{message.timestamp.microsecond // 1000:03d}Z"
+    return message.timestamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def to_arcaelas(messages: Iterable[Message]) -> List[Dict[str, Any]]:
