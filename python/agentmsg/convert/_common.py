@@ -182,12 +182,15 @@ def _find_orphans(messages: List[Message]) -> List[tuple]:
                 problems.append((index, f"tool result {message.tool_id!r} has no earlier call with that id"))
             open_calls.pop(message.tool_id, None)
             continue
-        for call_id, at in open_calls.items():
-            problems.append((at, f"tool call {call_id!r} is never answered"))
-        open_calls.clear()
-        for call in message.tool_calls:
-            seen.add(call.id)
-            open_calls[call.id] = index
+        if open_calls:
+            for call_id, at in open_calls.items():
+                problems.append((at, f"tool call {call_id!r} is never answered"))
+            open_calls.clear()
+        if role is Role.ASSISTANT:
+            for block in message.content:
+                if type(block) is ToolUseBlock:
+                    seen.add(block.id)
+                    open_calls[block.id] = index
     return sorted(problems)
 
 

@@ -31,7 +31,7 @@ from ..blocks import (
     URLSource,
     VideoBlock,
 )
-from ..errors import ConversionError, MessageTypeError
+from ..errors import ConversionError, MessageError, MessageTypeError
 from ..message import Message, Role
 from ._common import (
     Losses,
@@ -52,6 +52,7 @@ _AUDIO_MEDIA_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg"}
 # Keys of an OpenAI message this module maps to Message fields; any other key is kept in
 # metadata["openai"] so nothing is dropped.
 _KNOWN_KEYS = frozenset(("role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content"))
+_ROLES = frozenset(("system", "user", "assistant", "tool"))
 
 
 def to_openai(messages: Iterable[Message]) -> List[Dict[str, Any]]:
@@ -192,44 +193,57 @@ def _plain(data: Any) -> Any:
 
 def message_from_openai(data: Any, where: str, **fields: Any) -> Message:
     """One OpenAI dict as a Message; ``fields`` are extra Message keyword arguments."""
-    data = require_dict(data, where)
+    if type(data) is not dict:
+        data = require_dict(data, where)
     role = require(data, "role", where)
-    if not isinstance(role, str):
-        raise MessageTypeError(f"{where}.role must be a str, not {type(role).__name__}")
-    extra = {k: v for k, v in data.items() if k not in _KNOWN_KEYS}
-    if role == "developer":
-        extra["role"] = "developer"
-        role = "system"
-    if role not in ("system", "user", "assistant", "tool"):
-        raise ConversionError(
-            f"{where}.role: unknown role {role!r}; valid: system, developer, user, assistant, tool"
-        )
-    metadata = dict(fields.pop("metadata", None) or {})
-    if extra:
-        metadata["openai"] = extra
-    name = data.get("name")
-    reasoning = data.get("reasoning_content")
+    if role not in _ROLES:
+        if role == "developer":
+            role = "system"
+        elif isinstance(role, str):
+            raise ConversionError(
+                f"{where}.role: unknown role {role!r}; valid: system, developer, user, assistant, tool"
+            )
+        else:
+            raise MessageTypeError(f"{where}.role must be a str, not {type(role).__name__}")
+    metadata = fields.pop("metadata", None)
+    if not _KNOWN_KEYS.issuperset(data):
+        metadata = dict(metadata or {})
+        metadata["openai"] = {k: v for k, v in data.items() if k not in _KNOWN_KEYS}
+        if data["role"] == "developer":
+            metadata["openai"]["role"] = "developer"
     content = data.get("content")
-    if role == "tool":
-        tool_id = data.get("tool_call_id")
-        if tool_id is None:
-            raise ConversionError(f"{where}: missing field 'tool_call_id'")
-        output = _content_blocks(content, where, role)
-        return build(where, lambda: Message.tool(
-            output, tool_id=tool_id, name=name, metadata=metadata, reasoning_content=reasoning,
-            **fields,
-        ))
     blocks = _content_blocks(content, where, role)
-    calls = data.get("tool_calls")
-    if calls:
-        if role != "assistant":
-            raise ConversionError(f"{where}.tool_calls: only assistant messages call tools, not {role}")
-        if not isinstance(calls, (list, tuple)):
-            raise MessageTypeError(f"{where}.tool_calls must be a list, not {type(calls).__name__}")
-        blocks.extend(_call_from_openai(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(calls))
-    return build(where, lambda: Message(
-        role, blocks, name=name, metadata=metadata, reasoning_content=reasoning, **fields
-    ))
+    try:
+        if role == "tool":
+            tool_id = data.get("tool_call_id")
+            if tool_id is None:
+                raise ConversionError("missing field 'tool_call_id'")
+            return Message(
+                "tool", [ToolResultBlock(tool_id, blocks)], tool_id=tool_id, name=data.get("name"),
+                metadata=metadata, reasoning_content=data.get("reasoning_content"), **fields,
+            )
+        calls = data.get("tool_calls")
+        if calls:
+            if role != "assistant":
+                raise ConversionError(f"tool_calls: only assistant messages call tools, not {role}")
+            if not isinstance(calls, (list, tuple)):
+                raise MessageTypeError(f"tool_calls must be a list, not {type(calls).__name__}")
+            blocks.extend(_call_from_openai(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(calls))
+        return Message(
+            role, blocks, name=data.get("name"), metadata=metadata,
+            reasoning_content=data.get("reasoning_content"), **fields,
+        )
+    except MessageTypeError as error:
+        raise MessageTypeError(_prefixed(where, error)) from None
+    except (MessageError, ConversionError) as error:
+        raise ConversionError(_prefixed(where, error)) from None
+
+
+def _prefixed(where: str, error: Exception) -> str:
+    text = str(error)
+    if text.startswith(where):
+        return text
+    return f"{where}.{text}" if text.startswith("tool_calls") else f"{where}: {text}"
 
 
 def _call_from_openai(data: Any, where: str) -> ToolUseBlock:
