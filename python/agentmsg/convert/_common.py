@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import warnings
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, TypeVar, Union
+from collections.abc import Mapping
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, TypeVar, Union
 
 from ..blocks import ToolUseBlock
 from ..errors import ConversionError, MessageError, MessageTypeError, ToolPairError

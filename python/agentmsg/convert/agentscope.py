@@ -18,7 +18,8 @@ the tool call's ``metadata["agentmsg_server_name"]`` and come back.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Mapping
+from collections.abc import Mapping
+from typing import Any, Dict, Iterable, List
 
 from ..blocks import (
     AudioBlock,

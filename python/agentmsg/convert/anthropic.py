@@ -230,6 +230,9 @@ def from_anthropic(
             raise MessageTypeError(f"{where}.content must be a str or a list of blocks, not {type(content).__name__}")
         pending: list = []
         for j, block in enumerate(content):
+            if type(block) is dict and block.get("type") == "text" and type(block.get("text")) is str:
+                pending.append(TextBlock(block["text"]))  # the common case, without the checks below
+                continue
             bwhere = f"{where}.content[{j}]"
             block = require_dict(block, bwhere)
             if block.get("type") == "tool_result":
@@ -270,6 +273,9 @@ def _tool_result(block: Dict[str, Any], where: str, call_names: Dict[str, str]) 
     elif isinstance(content, (list, tuple)):
         output = []
         for j, item in enumerate(content):
+            if type(item) is dict and item.get("type") == "text" and type(item.get("text")) is str:
+                output.append(TextBlock(item["text"]))
+                continue
             item = require_dict(item, f"{where}.content[{j}]")
             if item.get("type") not in ("text", "image"):
                 raise ConversionError(
@@ -279,8 +285,8 @@ def _tool_result(block: Dict[str, Any], where: str, call_names: Dict[str, str]) 
     else:
         raise MessageTypeError(f"{where}.content must be a str or a list, not {type(content).__name__}")
     is_error = block.get("is_error", False) or False
-    return build(where, lambda: Message.tool(
-        output, tool_id=tool_id, name=call_names.get(tool_id), is_error=is_error
+    return build(where, lambda: Message(
+        "tool", [ToolResultBlock(tool_id, output, is_error)], tool_id=tool_id, name=call_names.get(tool_id)
     ))
 
 

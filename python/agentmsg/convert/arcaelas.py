@@ -12,7 +12,8 @@ the format.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Mapping
+from collections.abc import Mapping
+from typing import Any, Dict, Iterable, List
 
 from ..blocks import TextBlock, ToolResultBlock
 from ..errors import ConversionError, MessageTypeError

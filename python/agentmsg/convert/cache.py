@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import warnings
-from typing import Any, Dict, Iterable, List, Mapping
+from collections.abc import Mapping
+from typing import Any, Dict, Iterable, List
 
 from ..blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from ..message import Message, Role

@@ -29,7 +29,8 @@ back as something else (a line ``[like this]`` reads as thinking). Each loss giv
 from __future__ import annotations
 
 import warnings
-from typing import Any, Dict, Iterable, List, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Dict, Iterable, List, Optional
 
 from ..blocks import TextBlock, ThinkingBlock, ToolUseBlock
 from ..errors import ConversionError, MessageTypeError, ToolCallError, ToolPairError

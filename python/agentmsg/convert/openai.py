@@ -18,7 +18,8 @@ media, and a tool call's ``server_name`` / ``metadata``. Message ids, timestamps
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Dict, Iterable, List, Optional
 
 from ..blocks import (
     AudioBlock,

@@ -22,7 +22,8 @@ OpenAI-style content cannot carry is listed in :mod:`agentmsg.convert.openai`.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, List, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Dict, Iterable, List, Optional
 
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role, _format_timestamp

@@ -22,8 +22,9 @@ same keys (and Wolo's own objects, read by attribute).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
+from typing import Any, Dict, Iterable, List, Optional, Union
 
 from ..blocks import TextBlock, ThinkingBlock, ToolUseBlock
 from ..errors import ConversionError, MessageTypeError
@@ -176,7 +177,7 @@ def from_wolo(messages: Iterable[Any]) -> List[Message]:
                 output = _get(part, "output", "") or ""
                 results.append(build(pwhere, lambda: Message.tool(
                     output, tool_id=part_id, name=name, is_error=status == "failed",
-                    timestamp=_get(part, "end_time") or _get(wolo, "timestamp") or None,
+                    timestamp=_get(part, "end_time") or _get(wolo, "timestamp"),
                 )))
         metadata = dict(_get(wolo, "metadata") or {})
         wolo_meta: Dict[str, Any] = {"text_part_ids": text_ids}
@@ -187,7 +188,7 @@ def from_wolo(messages: Iterable[Any]) -> List[Message]:
         if not blocks and reasoning is not None:
             blocks, reasoning = [ThinkingBlock(reasoning)], None
         out.append(build(where, lambda: Message(
-            role, blocks, id=_get(wolo, "id"), timestamp=_get(wolo, "timestamp") or None,
+            role, blocks, id=_get(wolo, "id"), timestamp=_get(wolo, "timestamp"),
             finished=_get(wolo, "finished"), finish_reason=_get(wolo, "finish_reason") or None,
             reasoning_content=reasoning, metadata=metadata,
         )))
