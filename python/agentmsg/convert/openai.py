@@ -87,6 +87,15 @@ def message_to_openai(message: Message, index: int, losses: Losses) -> Optional[
     role = message.role
     if role is Role.TOOL:
         return _tool_to_openai(message, index, losses)
+    content = message.content
+    if len(content) == 1 and type(content[0]) is TextBlock:
+        # the common case: one text block, nothing else to look at
+        data = {"role": role.value, "content": content[0].text}
+        if message.name is not None:
+            data["name"] = message.name
+        if message.reasoning_content is not None:
+            data["reasoning_content"] = message.reasoning_content
+        return data
     parts: List[Dict[str, Any]] = []
     calls: List[Dict[str, Any]] = []
     for block in message.content:
@@ -155,8 +164,12 @@ def _tool_to_openai(message: Message, index: int, losses: Losses) -> Dict[str, A
     result: ToolResultBlock = message.content[0]
     if result.is_error:
         losses.add("the is_error flag of tool results", index)
-    texts = [b.text for b in result.output if type(b) is TextBlock]
-    if len(texts) != len(result.output):
+    output = result.output
+    if len(output) == 1 and type(output[0]) is TextBlock:
+        texts = [output[0].text]
+    else:
+        texts = [b.text for b in output if type(b) is TextBlock]
+    if len(texts) != len(output):
         losses.add("media in tool results", index)
     content: Any = texts[0] if len(texts) == 1 else (
         [{"type": "text", "text": t} for t in texts] if texts else ""
