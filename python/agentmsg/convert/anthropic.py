@@ -174,8 +174,12 @@ def _blocks_to_anthropic(
         losses.add("name on non-tool messages", index)
     if message.reasoning_content is not None:
         losses.add("reasoning_content", index)
+    content = message.content
+    if len(content) == 1 and type(content[0]) is TextBlock:  # the common case
+        text = content[0].text
+        return role.value, [{"type": "text", "text": text}] if text else []
     blocks: List[Dict[str, Any]] = []
-    for block in message.content:
+    for block in content:
         kind = type(block)
         if kind is TextBlock:
             if block.text:
