@@ -201,3 +201,17 @@ def test_round_trip_keeps_what_anthropic_carries(messages):
     check_anthropic(system, turns)
     back = quiet(from_anthropic, system, turns, on_orphan="keep")
     assert carried(back) == carried(messages)
+
+
+def test_from_anthropic_reads_sdk_response_objects():
+    from anthropic.types import Message as AnthropicMessage
+
+    response = AnthropicMessage.model_validate({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude", "stop_reason": "tool_use",
+        "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 2},
+        "content": [{"type": "text", "text": "Checking."},
+                    {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}}],
+    })
+    [message] = from_anthropic(None, [response])
+    assert message.content == (TextBlock("Checking."), ToolUseBlock("toolu_1", "get_weather", {"city": "Paris"}))
+    assert message.metadata["anthropic"]["stop_reason"] == "tool_use"

@@ -51,6 +51,14 @@ def check_dicts(items: Any, what: str) -> List[Any]:
     return list(items)
 
 
+def plain_data(data: Any) -> Any:
+    """An SDK object (pydantic, anything with ``model_dump()``) as plain data; else ``data``."""
+    dump = getattr(data, "model_dump", None)
+    if dump is not None and not isinstance(data, Mapping):
+        return dump(exclude_none=True)
+    return data
+
+
 def require_dict(value: Any, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise MessageTypeError(f"{where} must be an object (dict), not {type(value).__name__}")

@@ -33,7 +33,7 @@ from ..blocks import (
     VideoBlock,
 )
 from ..errors import ConversionError, MessageTypeError
-from ..message import Message, Role, _format_timestamp
+from ..message import Message, _format_timestamp
 from ._common import build, check_dicts, check_messages, require, require_dict, settle_tool_pairs
 
 __all__ = ["to_agentscope", "from_agentscope"]

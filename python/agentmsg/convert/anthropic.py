@@ -41,6 +41,7 @@ from ._common import (
     check_dicts,
     check_cache_places,
     check_messages,
+    plain_data,
     require,
     require_dict,
     require_str,
@@ -206,7 +207,8 @@ def from_anthropic(
 ) -> List[Message]:
     """Reads ``(system, messages)`` in Anthropic's shape back into messages.
 
-    ``system`` is a string, a list of text blocks, or None. A user turn's ``tool_result`` blocks
+    ``system`` is a string, a list of text blocks, or None; turns may be dicts or the
+    ``anthropic`` SDK's objects (e.g. a response ``Message``). A user turn's ``tool_result`` blocks
     become tool messages (named after their call), its other blocks a user message. Keys the
     model has no field for are kept in ``metadata["anthropic"]``; ``cache_control`` is request
     decoration and is not kept. ``on_orphan``: ``"raise"``, ``"repair"`` or ``"keep"``.
@@ -220,7 +222,7 @@ def from_anthropic(
     call_names: Dict[str, str] = {}
     for index, turn in enumerate(check_dicts(messages, "messages")):
         where = f"messages[{index}]"
-        turn = require_dict(turn, where)
+        turn = require_dict(plain_data(turn), where)
         role = require(turn, "role", where)
         if role not in ("user", "assistant"):
             raise ConversionError(f"{where}.role: unknown role {role!r}; valid: user, assistant")

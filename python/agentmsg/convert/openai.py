@@ -18,7 +18,6 @@ media, and a tool call's ``server_name`` / ``metadata``. Message ids, timestamps
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional
 
 from ..blocks import (
@@ -41,6 +40,7 @@ from ._common import (
     check_messages,
     dump_arguments,
     load_arguments,
+    plain_data,
     require,
     require_dict,
     settle_tool_pairs,
@@ -194,15 +194,8 @@ def from_openai(messages: Iterable[Any], *, on_orphan: str = "raise") -> List[Me
     ['Hi']
     """
     items = check_dicts(messages, "messages")
-    out = [message_from_openai(_plain(d), f"messages[{i}]") for i, d in enumerate(items)]
+    out = [message_from_openai(plain_data(d), f"messages[{i}]") for i, d in enumerate(items)]
     return settle_tool_pairs(out, on_orphan, "from_openai")
-
-
-def _plain(data: Any) -> Any:
-    dump = getattr(data, "model_dump", None)
-    if dump is not None and not isinstance(data, Mapping):
-        return dump(exclude_none=True)
-    return data
 
 
 def message_from_openai(data: Any, where: str, **fields: Any) -> Message:
