@@ -215,3 +215,15 @@ def test_from_anthropic_reads_sdk_response_objects():
     [message] = from_anthropic(None, [response])
     assert message.content == (TextBlock("Checking."), ToolUseBlock("toolu_1", "get_weather", {"city": "Paris"}))
     assert message.metadata["anthropic"]["stop_reason"] == "tool_use"
+
+
+def test_redacted_thinking_is_kept_and_written_back():
+    turns = [{"role": "user", "content": [{"type": "text", "text": "q"}]},
+             {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "EncRypt3d"},
+                                               {"type": "text", "text": "a"}]}]
+    back = from_anthropic(None, turns)
+    assert back[1].metadata == {"anthropic": {"redacted_thinking": ["EncRypt3d"]}}
+    assert to_anthropic(back) == ([], turns)
+    only = [turns[0], {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "x"}]}]
+    assert to_anthropic(from_anthropic(None, only)) == ([], only)
+    check_anthropic(*to_anthropic(back))

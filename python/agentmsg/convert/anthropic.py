@@ -8,7 +8,9 @@ What the format cannot carry, left out with a :class:`ConversionWarning`: thinki
 signature and ``reasoning_content`` (the API rejects unsigned thinking), audio and video, images
 of a media type other than JPEG, PNG, GIF or WebP, ``name`` on non-tool messages (use
 :func:`format_multi_agent`), a tool result name that differs from its call's, and a tool call's
-``server_name`` / ``metadata``. A system message in the middle of the conversation moves to the
+``server_name`` / ``metadata``. Redacted thinking read by :func:`from_anthropic` is kept in
+``metadata["anthropic"]["redacted_thinking"]`` and written back first in its turn. A system
+message in the middle of the conversation moves to the
 system prompt (with a warning). Ids, timestamps, metadata and finish state are not sent.
 
     >>> import agentmsg
@@ -176,10 +178,11 @@ def _blocks_to_anthropic(
     if message.reasoning_content is not None:
         losses.add("reasoning_content", index)
     content = message.content
-    if len(content) == 1 and type(content[0]) is TextBlock:  # the common case
+    redacted = (message.metadata.get("anthropic") or {}).get("redacted_thinking") if message.metadata else None
+    if not redacted and len(content) == 1 and type(content[0]) is TextBlock:  # the common case
         text = content[0].text
         return role.value, [{"type": "text", "text": text}] if text else []
-    blocks: List[Dict[str, Any]] = []
+    blocks: List[Dict[str, Any]] = [{"type": "redacted_thinking", "data": d} for d in redacted or ()]
     for block in content:
         kind = type(block)
         if kind is TextBlock:
@@ -191,6 +194,8 @@ def _blocks_to_anthropic(
             call_names[block.id] = block.name
             blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
         elif kind is ThinkingBlock:
+            if block.signature is None and not block.thinking and redacted:
+                continue  # from_anthropic's stand-in for a turn of only redacted thinking
             if block.signature is None:
                 losses.add("thinking without a signature", index)
             else:
@@ -241,6 +246,14 @@ def from_anthropic(
                 continue
             bwhere = f"{where}.content[{j}]"
             block = require_dict(block, bwhere)
+            if block.get("type") == "redacted_thinking":
+                # no block of ours holds encrypted thinking: keep it aside, to_anthropic restores it
+                data = require(block, "data", bwhere)
+                metadata = {**metadata, "anthropic": {**metadata.get("anthropic", {}), "redacted_thinking":
+                            metadata.get("anthropic", {}).get("redacted_thinking", []) + [data]}}
+                if not pending:
+                    pending.append(ThinkingBlock(""))  # a turn of only redacted thinking still happened
+                continue
             if block.get("type") == "tool_result":
                 if role != "user":
                     raise ConversionError(f"{bwhere}: tool_result blocks belong in user turns")
