@@ -33,6 +33,7 @@ def count_tokens_grouped(
     texts: Sequence[str], sizes: Sequence[int], base: Sequence[int], encoding: str | None = "o200k_base"
 ) -> List[int]:
     """Group ``i`` is the next ``sizes[i]`` texts; its result is ``base[i]`` plus their counts."""
+
 # -- parsing (rust/agentmsg-py/src/parse.rs; public API and docs: agentmsg.parsing) -------------
 
 from typing import Any, Iterable, Optional, Union

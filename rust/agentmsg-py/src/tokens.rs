@@ -26,7 +26,8 @@ fn encoding_from_name(py: Python<'_>, name: Option<&Bound<'_, PyAny>>) -> PyResu
         ));
     };
     let name = name.to_cow()?;
-    Encoding::from_name(&name).map_err(|error| agentmsg_error(py, "EncodingError", error.to_string()))
+    Encoding::from_name(&name)
+        .map_err(|error| agentmsg_error(py, "EncodingError", error.to_string()))
 }
 
 fn type_name(value: &Bound<'_, PyAny>) -> String {
@@ -54,8 +55,13 @@ fn exact_text<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
     Ok(match data {
         PyStringData::Ucs1(bytes) if bytes.is_ascii() => Cow::Borrowed(text.to_str()?),
         PyStringData::Ucs1(bytes) => Cow::Owned(bytes.iter().map(|&b| char::from(b)).collect()),
-        PyStringData::Ucs2(units) => Cow::Owned(from_code_points(units.iter().map(|&u| u32::from(u)), units.len())),
-        PyStringData::Ucs4(points) => Cow::Owned(from_code_points(points.iter().copied(), points.len())),
+        PyStringData::Ucs2(units) => Cow::Owned(from_code_points(
+            units.iter().map(|&u| u32::from(u)),
+            units.len(),
+        )),
+        PyStringData::Ucs4(points) => {
+            Cow::Owned(from_code_points(points.iter().copied(), points.len()))
+        }
     })
 }
 
@@ -130,14 +136,22 @@ fn extract_texts<'py>(
 
 fn extract_text<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyString>> {
     text.cast::<PyString>().cloned().map_err(|_| {
-        agentmsg_error(py, "MessageTypeError", format!("text must be a str, not {}", type_name(text)))
+        agentmsg_error(
+            py,
+            "MessageTypeError",
+            format!("text must be a str, not {}", type_name(text)),
+        )
     })
 }
 
 /// Counts the tokens of one text.
 #[pyfunction]
 #[pyo3(signature = (text, encoding = None))]
-fn count_tokens(py: Python<'_>, text: &Bound<'_, PyAny>, encoding: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+fn count_tokens(
+    py: Python<'_>,
+    text: &Bound<'_, PyAny>,
+    encoding: Option<&Bound<'_, PyAny>>,
+) -> PyResult<usize> {
     count_tokens_up_to(py, text, usize::MAX, encoding)
 }
 
@@ -162,7 +176,11 @@ fn count_tokens_up_to(
     Ok(py.detach(|| tokens::count_tokens_up_to(&text, limit, encoding)))
 }
 
-fn count_all(py: Python<'_>, texts: &[Bound<'_, PyString>], encoding: Encoding) -> PyResult<Vec<usize>> {
+fn count_all(
+    py: Python<'_>,
+    texts: &[Bound<'_, PyString>],
+    encoding: Encoding,
+) -> PyResult<Vec<usize>> {
     if !encoding.is_exact() {
         // The estimate is a length and a substring search: cheaper than releasing the GIL.
         return texts.iter().map(estimate_text).collect();
@@ -174,7 +192,11 @@ fn count_all(py: Python<'_>, texts: &[Bound<'_, PyString>], encoding: Encoding) 
 /// Counts each text in one call, the GIL released and the work spread over the cores.
 #[pyfunction]
 #[pyo3(signature = (texts, encoding = None))]
-fn count_tokens_batch(py: Python<'_>, texts: &Bound<'_, PyAny>, encoding: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<usize>> {
+fn count_tokens_batch(
+    py: Python<'_>,
+    texts: &Bound<'_, PyAny>,
+    encoding: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<usize>> {
     let encoding = encoding_from_name(py, encoding)?;
     let texts = extract_texts(py, texts, "texts")?;
     count_all(py, &texts, encoding)

@@ -73,7 +73,9 @@ impl Encoding {
             "o200k_base" => Ok(Self::O200kBase),
             "cl100k_base" => Ok(Self::Cl100kBase),
             "estimate" => Ok(Self::Estimate),
-            _ => Err(UnknownEncoding { name: name.to_owned() }),
+            _ => Err(UnknownEncoding {
+                name: name.to_owned(),
+            }),
         }
     }
 
@@ -109,7 +111,10 @@ struct Bpe {
 
 impl Bpe {
     fn new(tokenizer: &'static Tokenizer) -> Self {
-        Self { tokenizer, whole_tokens: WholeTokens::new(&tokenizer.bpe) }
+        Self {
+            tokenizer,
+            whole_tokens: WholeTokens::new(&tokenizer.bpe),
+        }
     }
 
     /// The tokens of one pre-tokenized piece, as tiktoken counts them: 1 if the piece is a token,
@@ -128,7 +133,10 @@ impl Bpe {
     }
 
     fn count_serial(&self, text: &str) -> usize {
-        self.tokenizer.split(text).map(|piece| self.count_piece(piece)).sum()
+        self.tokenizer
+            .split(text)
+            .map(|piece| self.count_piece(piece))
+            .sum()
     }
 
     fn count(&self, text: &str) -> usize {
@@ -271,14 +279,21 @@ mod tests {
     #[test]
     fn estimate_is_seed_formula_without_role() {
         assert_eq!(count_tokens("Hello", Encoding::Estimate), 1);
-        assert_eq!(count_tokens("<tool>{}</tool>", Encoding::Estimate), 15 / 4 + 10);
+        assert_eq!(
+            count_tokens("<tool>{}</tool>", Encoding::Estimate),
+            15 / 4 + 10
+        );
         assert_eq!(count_tokens("日本語日", Encoding::Estimate), 3);
     }
 
     #[test]
     fn up_to_is_min_of_count_and_limit_plus_one() {
         let text = "The quick brown fox jumps over the lazy dog. ".repeat(20);
-        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase, Encoding::Estimate] {
+        for encoding in [
+            Encoding::O200kBase,
+            Encoding::Cl100kBase,
+            Encoding::Estimate,
+        ] {
             let full = count_tokens(&text, encoding);
             for limit in [0, 1, 5, full - 1, full, full + 1, usize::MAX] {
                 let expected = full.min(limit.saturating_add(1));
@@ -300,7 +315,9 @@ mod tests {
 
     #[test]
     fn batch_equals_serial() {
-        let texts: Vec<String> = (0..200).map(|i| format!("message {i}: {}", "xy ".repeat(i))).collect();
+        let texts: Vec<String> = (0..200)
+            .map(|i| format!("message {i}: {}", "xy ".repeat(i)))
+            .collect();
         for encoding in EXACT {
             let serial: Vec<usize> = texts.iter().map(|t| count_tokens(t, encoding)).collect();
             assert_eq!(count_tokens_batch(&texts, encoding), serial);

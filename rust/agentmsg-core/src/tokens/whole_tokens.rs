@@ -91,7 +91,11 @@ fn pack(bytes: &[u8]) -> u128 {
     };
     let (low, high) = if n >= 8 {
         // The last 8 bytes, shifted so that byte 8 lands at the bottom of `high`.
-        let high = if n == 8 { 0 } else { word(n - 8) >> (8 * (16 - n)) };
+        let high = if n == 8 {
+            0
+        } else {
+            word(n - 8) >> (8 * (16 - n))
+        };
         (word(0), high)
     } else if n >= 4 {
         // Two overlapping 4-byte loads; the overlap holds the same bytes at the same places.
@@ -103,73 +107,6 @@ fn pack(bytes: &[u8]) -> u128 {
         (0, 0)
     };
     u128::from(low) | (u128::from(high) << 64) | ((n as u128) << 120)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-    use std::sync::LazyLock;
-
-    static CL100K: LazyLock<WholeTokens> =
-        LazyLock::new(|| WholeTokens::new(&bpe_openai::cl100k_base().bpe));
-    static O200K: LazyLock<WholeTokens> =
-        LazyLock::new(|| WholeTokens::new(&bpe_openai::o200k_base().bpe));
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
-
-        /// The stack merge agrees with the bpe crate's encoder on any bytes, valid UTF-8 or not,
-        /// skewed towards bytes that merge (ASCII letters, spaces, UTF-8 lead and tail bytes).
-        #[test]
-        fn short_merge_is_the_bpe_count(
-            piece in proptest::collection::vec(
-                prop_oneof![any::<u8>(), b'a'..=b'z', Just(b' '), 0xe0u8..=0xef, 0x80u8..=0xbf],
-                0..=SHORT,
-            )
-        ) {
-            prop_assert_eq!(CL100K.count_short(&piece), Some(bpe_openai::cl100k_base().bpe.count(&piece)));
-            prop_assert_eq!(O200K.count_short(&piece), Some(bpe_openai::o200k_base().bpe.count(&piece)));
-        }
-    }
-
-    #[test]
-    fn pack_is_the_bytes_and_the_length() {
-        let source: Vec<u8> = (1..=15).collect();
-        for n in 0..=SHORT {
-            let bytes = &source[..n];
-            let mut expected = [0u8; 16];
-            expected[..n].copy_from_slice(bytes);
-            expected[15] = n as u8;
-            assert_eq!(pack(bytes), u128::from_le_bytes(expected), "length {n}");
-        }
-    }
-
-    #[test]
-    fn every_token_is_found_and_near_misses_are_not() {
-        let bpe = &bpe_openai::cl100k_base().bpe;
-        let tokens = WholeTokens::new(bpe);
-        for id in 0..bpe.num_tokens() as u32 {
-            assert!(tokens.contains(bpe.token_bytes(id)));
-        }
-        assert!(!tokens.contains(b" hello world"));
-        assert!(!tokens.contains(b""));
-    }
-
-    #[test]
-    fn short_merge_counts_as_the_bpe_crate() {
-        for bpe in [&bpe_openai::cl100k_base().bpe, &bpe_openai::o200k_base().bpe] {
-            let tokens = WholeTokens::new(bpe);
-            let samples: [&[u8]; 9] = [
-                b"ab", b"hello!!", b" tokenizer", b"\xe6\x97\xa5\xe6\x9c\xac", b"zzzzzzzzzzzzzzz",
-                b"\xef\xbf\xbd\xef\xbf\xbd?", b"a1b2c3", b"1234567890", b"\xff\xfe",
-            ];
-            for piece in samples {
-                assert_eq!(tokens.count_short(piece), Some(bpe.count(piece)), "{piece:?}");
-            }
-            assert_eq!(tokens.count_short(&[b'x'; 16]), None);
-        }
-    }
 }
 
 /// An open-addressing set of packed short tokens: one multiplicative hash, then compares of
@@ -247,7 +184,10 @@ impl WholeTokens {
                 long.insert(bytes);
             }
         }
-        Self { short: ShortTable::new(&short), long }
+        Self {
+            short: ShortTable::new(&short),
+            long,
+        }
     }
 
     /// Whether `piece` is exactly one token.
@@ -304,10 +244,95 @@ impl WholeTokens {
             bounds.copy_within(at + 2..=parts, at + 1);
             ranks.copy_within(at + 1..parts - 1, at);
             parts -= 1;
-            ranks[at] = if at + 1 < parts { rank_of(bounds[at], bounds[at + 2]) } else { u32::MAX };
+            ranks[at] = if at + 1 < parts {
+                rank_of(bounds[at], bounds[at + 2])
+            } else {
+                u32::MAX
+            };
             if at > 0 {
                 ranks[at - 1] = rank_of(bounds[at - 1], bounds[at + 1]);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::sync::LazyLock;
+
+    static CL100K: LazyLock<WholeTokens> =
+        LazyLock::new(|| WholeTokens::new(&bpe_openai::cl100k_base().bpe));
+    static O200K: LazyLock<WholeTokens> =
+        LazyLock::new(|| WholeTokens::new(&bpe_openai::o200k_base().bpe));
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The stack merge agrees with the bpe crate's encoder on any bytes, valid UTF-8 or not,
+        /// skewed towards bytes that merge (ASCII letters, spaces, UTF-8 lead and tail bytes).
+        #[test]
+        fn short_merge_is_the_bpe_count(
+            piece in proptest::collection::vec(
+                prop_oneof![any::<u8>(), b'a'..=b'z', Just(b' '), 0xe0u8..=0xef, 0x80u8..=0xbf],
+                0..=SHORT,
+            )
+        ) {
+            prop_assert_eq!(CL100K.count_short(&piece), Some(bpe_openai::cl100k_base().bpe.count(&piece)));
+            prop_assert_eq!(O200K.count_short(&piece), Some(bpe_openai::o200k_base().bpe.count(&piece)));
+        }
+    }
+
+    #[test]
+    fn pack_is_the_bytes_and_the_length() {
+        let source: Vec<u8> = (1..=15).collect();
+        for n in 0..=SHORT {
+            let bytes = &source[..n];
+            let mut expected = [0u8; 16];
+            expected[..n].copy_from_slice(bytes);
+            expected[15] = n as u8;
+            assert_eq!(pack(bytes), u128::from_le_bytes(expected), "length {n}");
+        }
+    }
+
+    #[test]
+    fn every_token_is_found_and_near_misses_are_not() {
+        let bpe = &bpe_openai::cl100k_base().bpe;
+        let tokens = WholeTokens::new(bpe);
+        for id in 0..bpe.num_tokens() as u32 {
+            assert!(tokens.contains(bpe.token_bytes(id)));
+        }
+        assert!(!tokens.contains(b" hello world"));
+        assert!(!tokens.contains(b""));
+    }
+
+    #[test]
+    fn short_merge_counts_as_the_bpe_crate() {
+        for bpe in [
+            &bpe_openai::cl100k_base().bpe,
+            &bpe_openai::o200k_base().bpe,
+        ] {
+            let tokens = WholeTokens::new(bpe);
+            let samples: [&[u8]; 9] = [
+                b"ab",
+                b"hello!!",
+                b" tokenizer",
+                b"\xe6\x97\xa5\xe6\x9c\xac",
+                b"zzzzzzzzzzzzzzz",
+                b"\xef\xbf\xbd\xef\xbf\xbd?",
+                b"a1b2c3",
+                b"1234567890",
+                b"\xff\xfe",
+            ];
+            for piece in samples {
+                assert_eq!(
+                    tokens.count_short(piece),
+                    Some(bpe.count(piece)),
+                    "{piece:?}"
+                );
+            }
+            assert_eq!(tokens.count_short(&[b'x'; 16]), None);
         }
     }
 }
