@@ -249,10 +249,19 @@ def test_counting_leaves_no_utf8_copy_on_the_string():
     # counters transcode into a temporary buffer instead, so counted histories do not double.
     import sys
 
-    for text in ["héllo wörld " * 100, "日本語 " * 100, "emoji 😀 " * 100, "lone \ud800 " * 100]:
+    for text in ["héllo wörld " * 100, "日本語 <tool>" * 100, "emoji 😀 " * 100, "lone \ud800 " * 100]:
         before = sys.getsizeof(text)
-        for name in EXACT:
+        for name in ALL:
             count_tokens(text, name)
             count_tokens_batch([text], name)
             count_tokens_up_to(text, 5, name)
         assert sys.getsizeof(text) == before
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts)
+def test_estimate_of_any_string_is_over_its_surrogatepass_bytes(text):
+    data = text.encode("utf-8", "surrogatepass")
+    expected = len(data) // 4 + (10 if b"<tool>" in data else 0)
+    assert count_tokens(text, "estimate") == expected
+    assert count_tokens_batch([text], "estimate") == [expected]

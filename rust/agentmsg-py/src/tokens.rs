@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use agentmsg_core::tokens::{self, Encoding};
 use pyo3::prelude::*;
 use pyo3::types::string::PyStringData;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::PyString;
 
 use crate::errors::agentmsg_error;
 
@@ -85,15 +85,43 @@ fn from_code_points(points: impl Iterator<Item = u32>, len: usize) -> String {
     out
 }
 
-/// The estimate of a text, over its `surrogatepass` bytes when it has lone surrogates, as
-/// `estimate_tokens` measures them.
+/// The estimate of a text: a quarter of its UTF-8 length (a lone surrogate counting 3 bytes,
+/// as `surrogatepass` encodes it and `estimate_tokens` measures it), plus the `<tool>` tag.
+/// Read from CPython's storage, so no UTF-8 copy gets cached on the string.
 fn estimate_text(text: &Bound<'_, PyString>) -> PyResult<usize> {
-    if let Ok(valid) = text.to_str() {
-        return Ok(tokens::estimate_text_bytes(valid.as_bytes()));
+    // SAFETY: as in `exact_text`.
+    let data = unsafe { text.data() }?;
+    let (utf8_len, has_tag) = match data {
+        PyStringData::Ucs1(bytes) => (
+            bytes.len() + bytes.iter().filter(|&&b| b >= 0x80).count(),
+            contains_tool_tag(bytes),
+        ),
+        PyStringData::Ucs2(units) => (
+            units.iter().map(|&u| utf8_width(u32::from(u))).sum(),
+            contains_tool_tag(units),
+        ),
+        PyStringData::Ucs4(points) => (
+            points.iter().map(|&p| utf8_width(p)).sum(),
+            contains_tool_tag(points),
+        ),
+    };
+    Ok(tokens::estimate_text_size(utf8_len, has_tag))
+}
+
+fn utf8_width(point: u32) -> usize {
+    match point {
+        0..=0x7F => 1,
+        0x80..=0x7FF => 2,
+        0x800..=0xFFFF => 3,
+        _ => 4,
     }
-    let encoded = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
-    let bytes = encoded.cast::<PyBytes>().map_err(PyErr::from)?;
-    Ok(tokens::estimate_text_bytes(bytes.as_bytes()))
+}
+
+fn contains_tool_tag<T: Copy + Into<u32>>(units: &[T]) -> bool {
+    const TAG: [u32; 6] = [b'<' as u32, b't' as u32, b'o' as u32, b'o' as u32, b'l' as u32, b'>' as u32];
+    units
+        .windows(TAG.len())
+        .any(|window| window.iter().zip(TAG).all(|(&unit, tag)| unit.into() == tag))
 }
 
 /// Reads a sequence of str, naming the first item that is not one.

@@ -24,7 +24,7 @@ const PARALLEL_MIN_BYTES: usize = 64 * 1024;
 /// The smallest chunk worth a rayon task.
 const MIN_CHUNK_BYTES: usize = 32 * 1024;
 
-use crate::estimate::{estimate_tokens_bytes, role_overhead};
+use crate::estimate::{estimate_tokens_bytes, role_overhead, TOOL_TAG_OVERHEAD};
 use crate::Role;
 
 /// A way of counting tokens: one of OpenAI's BPE encodings, or the seed-000 estimate.
@@ -165,6 +165,12 @@ pub fn estimate_text_bytes(bytes: &[u8]) -> usize {
     estimate_tokens_bytes(bytes, Role::User) - role_overhead(Role::User)
 }
 
+/// [`estimate_text_bytes`] from what it depends on: the UTF-8 length and whether the text
+/// contains `<tool>` (for callers that hold the text in another form).
+pub fn estimate_text_size(utf8_len: usize, has_tool_tag: bool) -> usize {
+    utf8_len / 4 + if has_tool_tag { TOOL_TAG_OVERHEAD } else { 0 }
+}
+
 /// Counts the tokens of `text`.
 ///
 /// ```
@@ -278,6 +284,10 @@ mod tests {
 
     #[test]
     fn estimate_is_seed_formula_without_role() {
+        for text in ["", "Hello", "<tool>{}</tool>", "日本語日", "<too l>"] {
+            let tag = text.contains("<tool>");
+            assert_eq!(estimate_text_size(text.len(), tag), estimate_text_bytes(text.as_bytes()));
+        }
         assert_eq!(count_tokens("Hello", Encoding::Estimate), 1);
         assert_eq!(
             count_tokens("<tool>{}</tool>", Encoding::Estimate),
