@@ -194,3 +194,16 @@ def test_async_counters_give_the_sync_results():
         129,
         101,
     ]
+
+
+def test_docs_examples_run():
+    import doctest
+    from pathlib import Path
+
+    import agentmsg
+
+    path = Path(__file__).resolve().parent.parent / "docs" / "tokens.md"
+    result = doctest.testfile(
+        str(path), module_relative=False, globs={"agentmsg": agentmsg}, optionflags=doctest.ELLIPSIS
+    )
+    assert result.attempted > 10 and result.failed == 0

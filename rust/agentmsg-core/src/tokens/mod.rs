@@ -199,6 +199,11 @@ pub fn count_tokens_up_to(text: &str, limit: usize, encoding: Encoding) -> usize
     let Some(bpe) = encoding.bpe() else {
         return estimate_text_bytes(text.as_bytes()).min(over);
     };
+    if limit >= text.len() {
+        // Every token is at least one byte, so the count cannot pass the limit: count it all,
+        // in parallel for a long text.
+        return bpe.count(text);
+    }
     let mut total = 0usize;
     for piece in bpe.tokenizer.split(text) {
         // Each piece is counted in full: the bpe crate's own early stop is not proven exact.
@@ -286,7 +291,10 @@ mod tests {
     fn estimate_is_seed_formula_without_role() {
         for text in ["", "Hello", "<tool>{}</tool>", "日本語日", "<too l>"] {
             let tag = text.contains("<tool>");
-            assert_eq!(estimate_text_size(text.len(), tag), estimate_text_bytes(text.as_bytes()));
+            assert_eq!(
+                estimate_text_size(text.len(), tag),
+                estimate_text_bytes(text.as_bytes())
+            );
         }
         assert_eq!(count_tokens("Hello", Encoding::Estimate), 1);
         assert_eq!(
