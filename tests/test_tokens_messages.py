@@ -173,6 +173,10 @@ def test_bad_messages_name_the_index_and_field():
         message_token_counts([{"role": "assistant", "tool_calls": [{"id": "x"}]}])
     with pytest.raises(MessageError, match=r"tools\[0\] must define a function"):
         count_message_tokens([], tools=[{"type": "function"}])
+    with pytest.raises(MessageError, match=r"tools\[0\]: parameters.properties must be a dict"):
+        count_message_tokens([], tools=[{"name": "f", "parameters": {"properties": ["x"]}}])
+    with pytest.raises(MessageTypeError, match="tools must be a list"):
+        count_message_tokens([], tools={"name": "f"})
 
 
 def test_async_counters_give_the_sync_results():

@@ -309,6 +309,8 @@ def _tool_definition_tokens(tools: Sequence[Mapping[str, Any]], encoding: str) -
         texts.append(function["name"] + ":" + _strip_period(description))
         parameters = function.get("parameters", function.get("input_schema")) or {}
         properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
+        if properties is not None and not isinstance(properties, Mapping):
+            raise MessageError(f"tools[{index}]: parameters.properties must be a dict")
         if properties:
             fixed += _PROPERTIES_START
             for key, schema in properties.items():
