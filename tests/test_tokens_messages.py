@@ -134,6 +134,23 @@ def test_transcripts_per_message_and_whole(name):
     assert sum(counts) + 3 == count_message_tokens(messages, encoding=name)
 
 
+@pytest.mark.parametrize("name", EXACT)
+def test_messages_count_as_their_openai_dicts(name):
+    import warnings
+
+    from agentmsg.convert import to_openai
+
+    messages = transcripts.all_messages()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dicts = to_openai(messages)
+    assert message_token_counts(messages, name) == message_token_counts(dicts, name)
+    kept = Message.assistant(tool_calls=[ToolUseBlock("c1", "f", {}, metadata={"raw_arguments": "{oops"})])
+    assert message_token_counts([kept], name) == message_token_counts(
+        [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{oops"}}]}], name
+    )
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.lists(any_message, max_size=5))
 def test_generated_messages_invariants(messages):

@@ -132,6 +132,11 @@ def _check_limit(limit: object) -> None:
 
 
 def _arguments_json(call: ToolUseBlock, where: str) -> str:
+    """The arguments string an OpenAI request carries for the call, as agentmsg.convert writes it:
+    the input as JSON, or the unparseable text a converter kept in ``metadata["raw_arguments"]``."""
+    raw = call.metadata.get("raw_arguments")
+    if isinstance(raw, str) and not call.input:
+        return raw
     try:
         return json.dumps(call.input, ensure_ascii=False)
     except (TypeError, ValueError) as error:
