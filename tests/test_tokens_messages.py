@@ -228,3 +228,32 @@ def test_docs_examples_run():
         str(path), module_relative=False, globs={"agentmsg": agentmsg}, optionflags=doctest.ELLIPSIS
     )
     assert result.attempted > 10 and result.failed == 0
+
+
+def test_async_counters_count_long_texts_in_a_worker_thread(monkeypatch):
+    import threading
+
+    import agentmsg.tokens as tokens_module
+
+    threads = []
+
+    def recording(function):
+        def wrapper(*args):
+            threads.append(threading.get_ident())
+            return function(*args)
+
+        return wrapper
+
+    monkeypatch.setattr(tokens_module, "count_tokens", recording(tokens_module.count_tokens))
+    monkeypatch.setattr(tokens_module, "count_message_tokens", recording(tokens_module.count_message_tokens))
+
+    async def main():
+        loop_thread = threading.get_ident()
+        await acount_tokens("short")
+        await acount_tokens("long text " * 1000)
+        await acount_message_tokens([Message.user("hi")])
+        return loop_thread
+
+    loop_thread = asyncio.run(main())
+    assert threads[0] == loop_thread  # a short text is counted in place
+    assert threads[1] != loop_thread and threads[2] != loop_thread
