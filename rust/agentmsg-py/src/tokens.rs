@@ -9,9 +9,9 @@ use pyo3::types::PyString;
 
 use crate::errors::agentmsg_error;
 
-/// Texts shorter than this are counted without releasing the GIL: releasing costs more than
+/// Texts of fewer characters than this are counted without releasing the GIL: releasing costs more than
 /// counting them.
-const DETACH_MIN_BYTES: usize = 4096;
+const DETACH_MIN_CHARS: usize = 4096;
 
 /// The encoding a Python argument names; `None` means o200k_base.
 fn encoding_from_name(py: Python<'_>, name: Option<&Bound<'_, PyAny>>) -> PyResult<Encoding> {
@@ -38,31 +38,60 @@ fn type_name(value: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "?".to_owned())
 }
 
-/// The text an exact count measures, as UTF-8.
-///
-/// An ASCII string (and any string whose UTF-8 form CPython already holds) is read in place.
-/// Any other string is transcoded from CPython's own storage into a buffer that lives only while
-/// counting: asking CPython for UTF-8 instead would leave a UTF-8 copy cached on the str object
-/// for as long as it lives (doubling the memory of every history message counted).
-///
-/// Lone surrogates are handled as tiktoken's `encode_ordinary` handles them: it retries the
-/// UTF-16 round trip of the text with `replace`, where a surrogate pair written as two code
-/// points joins into one character and any other surrogate becomes U+FFFD.
-fn exact_text<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
+/// A str's characters as CPython stores them: borrowed, and readable without the GIL (the str
+/// is immutable and the caller's reference keeps it alive).
+enum Storage<'a> {
+    Ascii(&'a str),
+    Latin1(&'a [u8]),
+    Ucs2(&'a [u16]),
+    Ucs4(&'a [u32]),
+}
+
+fn storage<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Storage<'a>> {
     // SAFETY: the str is immutable and `text` keeps it alive for 'a; PyO3 tests this reading of
     // the string's storage on x86_64 and aarch64.
     let data = unsafe { text.data() }?;
     Ok(match data {
-        PyStringData::Ucs1(bytes) if bytes.is_ascii() => Cow::Borrowed(text.to_str()?),
-        PyStringData::Ucs1(bytes) => Cow::Owned(bytes.iter().map(|&b| char::from(b)).collect()),
-        PyStringData::Ucs2(units) => Cow::Owned(from_code_points(
-            units.iter().map(|&u| u32::from(u)),
-            units.len(),
-        )),
-        PyStringData::Ucs4(points) => {
-            Cow::Owned(from_code_points(points.iter().copied(), points.len()))
-        }
+        // An ASCII str's UTF-8 form is its storage: CPython hands it out without a copy.
+        PyStringData::Ucs1(bytes) if bytes.is_ascii() => Storage::Ascii(text.to_str()?),
+        PyStringData::Ucs1(bytes) => Storage::Latin1(bytes),
+        PyStringData::Ucs2(units) => Storage::Ucs2(units),
+        PyStringData::Ucs4(points) => Storage::Ucs4(points),
     })
+}
+
+impl Storage<'_> {
+    /// The number of characters: a lower bound of the UTF-8 length.
+    fn chars(&self) -> usize {
+        match self {
+            Storage::Ascii(text) => text.len(),
+            Storage::Latin1(bytes) => bytes.len(),
+            Storage::Ucs2(units) => units.len(),
+            Storage::Ucs4(points) => points.len(),
+        }
+    }
+
+    /// The text an exact count measures, as UTF-8: an ASCII str in place, any other transcoded
+    /// into a buffer that lives only while counting. (Asking CPython for UTF-8 instead would
+    /// leave a UTF-8 copy cached on the str for as long as it lives, doubling the memory of
+    /// every history message counted.)
+    ///
+    /// Lone surrogates are handled as tiktoken's `encode_ordinary` handles them: it retries the
+    /// UTF-16 round trip of the text with `replace`, where a surrogate pair written as two code
+    /// points joins into one character and any other surrogate becomes U+FFFD.
+    fn utf8(&self) -> Cow<'_, str> {
+        match self {
+            Storage::Ascii(text) => Cow::Borrowed(text),
+            Storage::Latin1(bytes) => Cow::Owned(bytes.iter().map(|&b| char::from(b)).collect()),
+            Storage::Ucs2(units) => Cow::Owned(from_code_points(
+                units.iter().map(|&u| u32::from(u)),
+                units.len(),
+            )),
+            Storage::Ucs4(points) => {
+                Cow::Owned(from_code_points(points.iter().copied(), points.len()))
+            }
+        }
+    }
 }
 
 /// UTF-8 of a sequence of code points, joining surrogate pairs and replacing lone surrogates.
@@ -89,7 +118,7 @@ fn from_code_points(points: impl Iterator<Item = u32>, len: usize) -> String {
 /// as `surrogatepass` encodes it and `estimate_tokens` measures it), plus the `<tool>` tag.
 /// Read from CPython's storage, so no UTF-8 copy gets cached on the string.
 fn estimate_text(text: &Bound<'_, PyString>) -> PyResult<usize> {
-    // SAFETY: as in `exact_text`.
+    // SAFETY: as in `storage`.
     let data = unsafe { text.data() }?;
     let (utf8_len, has_tag) = match data {
         PyStringData::Ucs1(bytes) => (
@@ -118,10 +147,20 @@ fn utf8_width(point: u32) -> usize {
 }
 
 fn contains_tool_tag<T: Copy + Into<u32>>(units: &[T]) -> bool {
-    const TAG: [u32; 6] = [b'<' as u32, b't' as u32, b'o' as u32, b'o' as u32, b'l' as u32, b'>' as u32];
-    units
-        .windows(TAG.len())
-        .any(|window| window.iter().zip(TAG).all(|(&unit, tag)| unit.into() == tag))
+    const TAG: [u32; 6] = [
+        b'<' as u32,
+        b't' as u32,
+        b'o' as u32,
+        b'o' as u32,
+        b'l' as u32,
+        b'>' as u32,
+    ];
+    units.windows(TAG.len()).any(|window| {
+        window
+            .iter()
+            .zip(TAG)
+            .all(|(&unit, tag)| unit.into() == tag)
+    })
 }
 
 /// Reads a sequence of str, naming the first item that is not one.
@@ -197,11 +236,13 @@ fn count_tokens_up_to(
     if !encoding.is_exact() {
         return Ok(estimate_text(&text)?.min(limit.saturating_add(1)));
     }
-    let text = exact_text(&text)?;
-    if text.len() < DETACH_MIN_BYTES {
-        return Ok(tokens::count_tokens_up_to(&text, limit, encoding));
+    let storage = storage(&text)?;
+    let count = || tokens::count_tokens_up_to(&storage.utf8(), limit, encoding);
+    if storage.chars() < DETACH_MIN_CHARS {
+        return Ok(count());
     }
-    Ok(py.detach(|| tokens::count_tokens_up_to(&text, limit, encoding)))
+    // Transcoding and counting both run without the GIL.
+    Ok(py.detach(count))
 }
 
 fn count_all(
@@ -213,8 +254,11 @@ fn count_all(
         // The estimate is a length and a substring search: cheaper than releasing the GIL.
         return texts.iter().map(estimate_text).collect();
     }
-    let valid: Vec<Cow<'_, str>> = texts.iter().map(exact_text).collect::<PyResult<_>>()?;
-    Ok(py.detach(|| tokens::count_tokens_batch(&valid, encoding)))
+    let storages: Vec<Storage<'_>> = texts.iter().map(storage).collect::<PyResult<_>>()?;
+    Ok(py.detach(|| {
+        let valid: Vec<Cow<'_, str>> = storages.iter().map(Storage::utf8).collect();
+        tokens::count_tokens_batch(&valid, encoding)
+    }))
 }
 
 /// Counts each text in one call, the GIL released and the work spread over the cores.
