@@ -144,3 +144,8 @@ def test_arcaelas_round_trip_keeps_role_text_tool_id_and_millisecond_time(messag
     assert [(m.role, m.text, m.tool_id) for m in back] == [(m.role, m.text, m.tool_id) for m, _ in kept]
     assert [m.timestamp.replace(microsecond=m.timestamp.microsecond // 1000 * 1000) for m, _ in kept] == [
         m.timestamp for m in back]
+
+
+def test_agentscope_keeps_a_callers_own_agentmsg_metadata_key():
+    message = Message.user("x", metadata={"agentmsg": None, "k": 1}, finished=True)
+    assert from_agentscope(to_agentscope([message]))[0].to_dict() == message.to_dict()

@@ -84,8 +84,8 @@ def test_metadata_as_json_string_and_plain_string_content():
     ([{"type": "user", "content": 5}], MessageTypeError, "rows[0].content must be"),
     ([{"type": "user", "content": {"role": "assistant", "content": "x"}}], ConversionError,
      "rows[0].content.role: 'assistant' disagrees with the row type 'user'"),
-    ([{"type": "user", "content": "x", "metadata": {"compressed": True}}], ConversionError,
-     "rows[0].metadata.compressed_content"),
+    ([{"type": "user", "content": "x", "metadata": {"compressed": True, "compressed_content": 3}}], ConversionError,
+     "rows[0].metadata.compressed_content must be a str, not int"),
     ([{"type": "tool", "content": "x"}], ConversionError, "rows[0].content: missing field 'tool_call_id'"),
 ])
 def test_bad_rows_name_index_and_field(rows, error, text):

@@ -3,7 +3,7 @@
 A row has ``message_id``, ``thread_id``, ``type``, ``content`` (a JSON string of an OpenAI-style
 message, a plain string, or an object), ``is_llm_message``, ``metadata``, ``created_at``...
 :func:`from_db_rows` keeps only LLM messages, reads compressed rows from
-``metadata.compressed_content`` and takes a tool result's ``tool_call_id`` from the metadata
+``metadata.compressed_content`` (when the row has one) and takes a tool result's ``tool_call_id`` from the metadata
 when the content lacks it. :func:`to_db_rows` writes rows back with JSON-string content.
 
 The message keeps the row's ``metadata`` as its metadata; the row's other columns go to
@@ -87,10 +87,10 @@ def _row_to_message(row: Mapping[str, Any], kind: str, where: str) -> Message:
     metadata = _load_metadata(row.get("metadata"), where)
     extras = {k: v for k, v in row.items() if k not in _MAPPED}
     content = require(row, "content", where)
-    if metadata.get("compressed"):
-        compressed = metadata.get("compressed_content")
+    compressed = metadata.get("compressed_content") if metadata.get("compressed") else None
+    if compressed is not None:
         if not isinstance(compressed, str):
-            raise ConversionError(f"{where}.metadata.compressed_content: a compressed row needs a str")
+            raise ConversionError(f"{where}.metadata.compressed_content must be a str, not {type(compressed).__name__}")
         extras["content"] = content  # the stored content is kept, not dropped
         data: Dict[str, Any] = {"role": kind, "content": compressed}
     else:
@@ -156,7 +156,10 @@ def to_db_rows(messages: Iterable[Message], *, thread_id: Optional[str] = None) 
         if message.role is Role.TOOL:
             metadata["tool_call_id"] = message.tool_id
         stored = extras.pop("content", None)
-        content = stored if metadata.get("compressed") and stored is not None else json.dumps(data, ensure_ascii=False)
+        if metadata.get("compressed") and metadata.get("compressed_content") is not None and stored is not None:
+            content = stored
+        else:
+            content = json.dumps(data, ensure_ascii=False)
         row: Dict[str, Any] = {
             "message_id": message.id,
             "thread_id": thread_id if thread_id is not None else extras.pop("thread_id", None),
