@@ -194,7 +194,7 @@ def carried(messages):
     return system, turns
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(histories)
 def test_round_trip_keeps_what_anthropic_carries(messages):
     system, turns = quiet(to_anthropic, messages)
@@ -260,7 +260,7 @@ def full_stream(messages):
     return system, turns
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(histories)
 def test_nothing_is_dropped_without_a_warning(messages):
     with warnings.catch_warnings(record=True) as caught:

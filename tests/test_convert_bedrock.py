@@ -161,7 +161,7 @@ def carried(messages):
     return system, turns
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(histories)
 def test_round_trip_keeps_what_bedrock_carries(messages):
     system, turns = quiet(to_bedrock, messages)
@@ -170,7 +170,7 @@ def test_round_trip_keeps_what_bedrock_carries(messages):
     assert carried(back) == carried(messages)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(histories)
 def test_nothing_is_dropped_without_a_warning(messages):
     from test_convert_anthropic import full_stream

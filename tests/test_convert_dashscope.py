@@ -89,7 +89,7 @@ def carried(message):
     return (role, message.name, reasoning, blocks, calls)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(histories)
 def test_round_trip_keeps_what_dashscope_carries(messages):
     back = quiet(from_dashscope, quiet(to_dashscope, messages), on_orphan="keep")
@@ -112,7 +112,7 @@ def full_view(message):
     return (message.role.value, message.name, thinking, blocks, calls)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(histories)
 def test_nothing_is_dropped_without_a_warning(messages):
     with warnings.catch_warnings(record=True) as caught:

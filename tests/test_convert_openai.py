@@ -218,7 +218,7 @@ def carried(message: Message):
     return (role, message.name, message.reasoning_content, tuple(blocks), tuple(calls))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(histories)
 def test_round_trip_keeps_what_openai_carries(messages):
     out = quiet(to_openai, messages)
@@ -242,7 +242,7 @@ def full_view(message: Message):
     return (message.role.value, message.name, message.reasoning_content, tuple(blocks), tuple(calls))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(histories)
 def test_nothing_is_dropped_without_a_warning(messages):
     with warnings.catch_warnings(record=True) as caught:

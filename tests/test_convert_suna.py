@@ -101,7 +101,7 @@ def test_orphan_tool_row():
     assert from_db_rows([row], on_orphan="keep")[0].tool_id == "ghost"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(histories)
 def test_round_trip_keeps_ids_timestamps_metadata_and_what_openai_carries(messages):
     with warnings.catch_warnings():
