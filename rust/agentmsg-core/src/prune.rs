@@ -6,7 +6,7 @@
 //! group is its own index). Pruning keeps these rules:
 //!
 //! 1. system messages are kept (unless `keep_system` is off); if they alone exceed the budget,
-//!    only the newest one is kept and `system_over_budget` is set;
+//!    the oldest go first, the newest always stays, and `system_over_budget` is set;
 //! 2. a group is kept or removed whole, so no tool result loses its call and no call its results;
 //! 3. the kept non-system messages are a contiguous run ending at the newest one;
 //! 4. the newest non-system group is always kept; if it alone is over budget, `over_budget` is
@@ -61,7 +61,7 @@ pub struct Selection {
     pub total: u64,
     /// The kept messages exceed the budget (rule 1 or 4 forced it).
     pub over_budget: bool,
-    /// The system messages alone exceed the budget; only the newest is kept.
+    /// The system messages alone exceed the budget; only the newest that fit (at least one) are kept.
     pub system_over_budget: bool,
 }
 
@@ -95,14 +95,22 @@ pub fn select(
     }
     let is_system = |i: usize| keep_system && roles[i] == Role::System;
 
-    // Rule 1: the system messages' share of the budget.
+    // Rule 1: the system messages' share of the budget. When they alone exceed it, the newest
+    // ones that fit are kept (always at least the newest one).
     let system_total: u64 = (0..n).filter(|&i| is_system(i)).map(|i| counts[i]).sum();
-    let newest_system = (0..n).rev().find(|&i| is_system(i));
     let system_over_budget = system_total > max_tokens;
-    let system_used = match (system_over_budget, newest_system) {
-        (true, Some(i)) => counts[i],
-        _ => system_total,
-    };
+    let mut first_kept_system = 0;
+    let mut system_used = system_total;
+    if system_over_budget {
+        system_used = 0;
+        for i in (0..n).rev().filter(|&i| is_system(i)) {
+            if system_used > 0 && system_used.saturating_add(counts[i]) > max_tokens {
+                break;
+            }
+            system_used = system_used.saturating_add(counts[i]);
+            first_kept_system = i;
+        }
+    }
     let remaining = max_tokens.saturating_sub(system_used);
 
     let cut = choose_cut(counts, roles, groups, &is_system, remaining, start_on)
@@ -112,7 +120,7 @@ pub fn select(
     let mut total = 0u64;
     for i in 0..n {
         let keep = if is_system(i) {
-            !system_over_budget || Some(i) == newest_system
+            i >= first_kept_system
         } else {
             cut.is_some_and(|c| i >= c)
         };
@@ -243,8 +251,8 @@ impl RollingBudget {
         self.total() > self.max_tokens
     }
 
-    /// The system messages pushed since the last clear exceed the budget by themselves, so only
-    /// the newest is kept (what [`select`] reports for the same history).
+    /// The system messages pushed since the last clear exceed the budget by themselves, so the
+    /// oldest of them were removed (what [`select`] reports for the same history).
     pub fn system_over_budget(&self) -> bool {
         self.systems_pushed > self.max_tokens
     }
@@ -385,6 +393,9 @@ mod tests {
         let s = kept(&[6, 11, 1], &[S, S, U], &[0, 1, 2], 10);
         assert_eq!(s.kept, vec![1, 2]);
         assert!(s.system_over_budget && s.over_budget);
+        // The newest systems that fit stay: 6 + 3 + 3 > 10, so the 6 goes.
+        let s = kept(&[6, 3, 3], &[S, S, S], &[0, 1, 2], 10);
+        assert_eq!(s.kept, vec![1, 2]);
     }
 
     #[test]
