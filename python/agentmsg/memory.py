@@ -215,16 +215,17 @@ def trim(
 
 
 def _system_share(systems: List[int], counts: Dict[int, int], budget: int) -> int:
-    """Tokens the kept system messages take (rule 1: newest first, at least the newest)."""
+    """Tokens the kept system messages take (rule 1: newest first, at least the newest); may
+    exceed the budget, and then no run of other messages fits."""
     total = sum(counts.values())
     if total <= budget:
         return total
-    used = 0
-    for i in reversed(systems):
-        if used and used + counts[i] > budget:
+    used = counts[systems[-1]]
+    for i in reversed(systems[:-1]):
+        if used + counts[i] > budget:
             break
         used += counts[i]
-    return min(used, budget)
+    return used
 
 
 def _window_is_enough(

@@ -103,15 +103,18 @@ pub fn select(
     let mut system_used = system_total;
     if system_over_budget {
         system_used = 0;
+        let mut kept_one = false;
         for i in (0..n).rev().filter(|&i| is_system(i)) {
-            if system_used > 0 && system_used.saturating_add(counts[i]) > max_tokens {
+            if kept_one && system_used.saturating_add(counts[i]) > max_tokens {
                 break;
             }
+            kept_one = true;
             system_used = system_used.saturating_add(counts[i]);
             first_kept_system = i;
         }
     }
-    let remaining = max_tokens.saturating_sub(system_used);
+    // None when the kept systems alone are over: then no run fits and only the newest is kept.
+    let remaining = max_tokens.checked_sub(system_used);
 
     let cut = choose_cut(counts, roles, groups, &is_system, remaining, start_on)
         .or_else(|| start_on.and_then(|_| choose_cut(counts, roles, groups, &is_system, remaining, None)));
@@ -140,7 +143,7 @@ fn choose_cut(
     roles: &[Role],
     groups: &[usize],
     is_system: &dyn Fn(usize) -> bool,
-    remaining: u64,
+    remaining: Option<u64>,
     start_on: Option<Role>,
 ) -> Option<usize> {
     let mut suffix = 0u64;
@@ -155,13 +158,14 @@ fn choose_cut(
         }
         suffix = suffix.saturating_add(counts[j]);
         min_group = min_group.min(groups[j]);
-        if suffix > remaining && newest_valid.is_some() {
+        let fits = remaining.is_some_and(|r| suffix <= r);
+        if !fits && newest_valid.is_some() {
             break; // runs only grow from here
         }
         let valid = min_group >= j && start_on.is_none_or(|role| roles[j] == role);
         if valid {
             newest_valid.get_or_insert(j);
-            if suffix <= remaining {
+            if fits {
                 best_fitting = Some(j);
             }
         }
