@@ -342,14 +342,18 @@ class ConversationMemory:
         with self._lock:
             removed: List[Message] = []
             for message, count in zip(messages, counts):
-                self._push(message, count, removed)
-            if self._compactor is not None:
-                self._maybe_compact(removed)
+                if self._compactor is None:
+                    self._push(message, count, removed)
+                else:
+                    # Compaction comes before dropping: push, compact if past the trigger, prune.
+                    self._push(message, count, removed, prune=False)
+                    self._maybe_compact(removed)
+                    self._apply_prune(self._budget.prune(), removed)
             self._pruned = removed
         if removed and self._on_prune is not None:
             self._on_prune(list(removed))
 
-    def _push(self, message: Message, count: int, removed: List[Message]) -> None:
+    def _push(self, message: Message, count: int, removed: List[Message], prune: bool = True) -> None:
         budget = self._budget
         role = message.role
         group: Optional[int] = None
@@ -367,13 +371,17 @@ class ConversationMemory:
             self._open_turn = turn
             for call in turn:
                 self._calls_by_id.setdefault(call.id, []).append(call)
-        drop_systems, drop_messages = budget.push(count, ROLE_CODES[role], group)
+        dropped = budget.push(count, ROLE_CODES[role], group, prune)
         entry = (self._order, message, count)
         self._order += 1
         if role is _SYSTEM and self._keep_system:
             self._systems.append(entry)
         else:
             self._entries.append(entry)
+        self._apply_prune(dropped, removed)
+
+    def _apply_prune(self, dropped: Tuple[int, int], removed: List[Message]) -> None:
+        drop_systems, drop_messages = dropped
         for _ in range(drop_systems):
             removed.append(self._systems.popleft()[1])
         for _ in range(drop_messages):
@@ -419,7 +427,8 @@ class ConversationMemory:
         fresh_counts = dict(zip(map(id, fresh), self._count(fresh)))
         self._reset()
         for message in compacted:
-            self._push(message, known.get(id(message), fresh_counts.get(id(message), 0)), removed)
+            count = known.get(id(message), fresh_counts.get(id(message), 0))
+            self._push(message, count, removed, prune=False)
 
     # -- reading -------------------------------------------------------------------------------
 

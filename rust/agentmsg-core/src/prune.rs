@@ -274,11 +274,18 @@ impl RollingBudget {
     /// Adds a message and prunes; `group` is the sequence number of the first message of the
     /// tool group it joins (`None`: it starts its own group). System messages take no group.
     pub fn push(&mut self, count: u64, role: Role, group: Option<u64>) -> Result<Pruned, PruneError> {
+        self.push_unpruned(count, role, group)?;
+        Ok(self.prune())
+    }
+
+    /// [`push`](Self::push) without pruning, for a caller that may shrink the history some other
+    /// way first (compaction) and then calls [`prune`](Self::prune).
+    pub fn push_unpruned(&mut self, count: u64, role: Role, group: Option<u64>) -> Result<(), PruneError> {
         if self.keep_system && role == Role::System {
             self.systems.push_back(count);
             self.system_total += count;
             self.systems_pushed = self.systems_pushed.saturating_add(count);
-            return Ok(self.prune());
+            return Ok(());
         }
         let seq = self.next_seq();
         let group = match group {
@@ -300,10 +307,11 @@ impl RollingBudget {
         };
         self.entries.push_back(Entry { count, group, last: seq });
         self.total += count;
-        Ok(self.prune())
+        Ok(())
     }
 
-    fn prune(&mut self) -> Pruned {
+    /// Removes the oldest messages while over budget, by the module rules.
+    pub fn prune(&mut self) -> Pruned {
         let mut pruned = Pruned::default();
         // Rule 1: system messages alone over budget keep only the newest.
         while self.system_total > self.max_tokens && self.systems.len() > 1 {

@@ -59,12 +59,26 @@ impl RollingBudget {
         RollingBudget { inner: prune::RollingBudget::new(max_tokens, keep_system) }
     }
 
-    /// Adds a message; returns how many (system, non-system) messages to remove from the front.
-    #[pyo3(signature = (count, role, group = None))]
-    fn push(&mut self, py: Python<'_>, count: u64, role: u8, group: Option<u64>) -> PyResult<(usize, usize)> {
+    /// Adds a message; returns how many (system, non-system) messages to remove from the front
+    /// (none when `prune` is false: call `prune()` later).
+    #[pyo3(signature = (count, role, group = None, prune = true))]
+    fn push(
+        &mut self,
+        py: Python<'_>,
+        count: u64,
+        role: u8,
+        group: Option<u64>,
+        prune: bool,
+    ) -> PyResult<(usize, usize)> {
         let role = role_codes(py, &[role])?[0];
-        let pruned = self.inner.push(count, role, group).map_err(|error| prune_error(py, error))?;
-        Ok((pruned.systems, pruned.messages))
+        self.inner.push_unpruned(count, role, group).map_err(|error| prune_error(py, error))?;
+        Ok(if prune { self.prune() } else { (0, 0) })
+    }
+
+    /// Removes the oldest messages while over budget; returns (system, non-system) counts.
+    fn prune(&mut self) -> (usize, usize) {
+        let pruned = self.inner.prune();
+        (pruned.systems, pruned.messages)
     }
 
     fn clear(&mut self) {
