@@ -194,3 +194,18 @@ def test_rules_hold_without_keep_system(chat, max_tokens):
     r = trim(chat, max_tokens, counter=by_metadata, keep_system=False)
     check_rules(chat, r.messages, max_tokens, r.total_tokens, r.over_budget, r.system_over_budget,
                 keep_system=False)
+
+
+def test_real_transcript_keeps_pairs_and_counts_estimates():
+    from agentmsg import check_tool_pairs, estimate_tokens_many
+    from conversations import real_transcript
+
+    chat = real_transcript(3_000)
+    check_tool_pairs(chat)
+    r = trim(chat, 8_000)
+    check_tool_pairs(r.messages)
+    assert r.messages[0] is chat[0] and r.messages[-1] is chat[-1]
+    assert r.total_tokens == sum(estimate_tokens_many(r.messages)) <= 8_000
+    # The kept run is the longest that fits: one more group would not.
+    start = r.kept[1]
+    assert r.total_tokens + estimate_tokens_many([chat[start - 1]])[0] > 8_000 or chat[start - 1].role == "tool"

@@ -39,7 +39,8 @@ from typing import (
 
 from . import _core
 from .errors import EncodingError, MessageError, MessageTypeError
-from .estimate import ROLE_CODES, estimate_tokens_many
+from .blocks import ToolUseBlock
+from .estimate import ROLE_CODES, estimate_tokens_many, measured_text
 from .message import Message, Role, _to_role
 from .toolpairs import pair_tool_results
 
@@ -81,6 +82,16 @@ def token_counter(counter: Counter) -> Callable[[Sequence[Message]], List[int]]:
     raise MessageTypeError(
         f"counter must be 'estimate', an encoding name or a callable, not {type(counter).__name__}"
     )
+
+
+def _single_counter(counter: Counter, batch: Callable[[Sequence[Message]], List[int]]) -> Callable[[Message], int]:
+    """The one-message form of a counter, without the batch call's list round trip."""
+    if counter == "estimate":
+        estimate = _core.estimate_tokens
+        return lambda message: estimate(measured_text(message), message.role.value)
+    if callable(counter) and not isinstance(counter, str):
+        return lambda message: _checked_count(counter(message), 0)
+    return lambda message: batch((message,))[0]
 
 
 def _checked_count(value: object, index: int) -> int:
@@ -296,6 +307,7 @@ class ConversationMemory:
         self._max_tokens = _check_budget(max_tokens)
         self._counter = counter
         self._count = token_counter(counter)
+        self._count_one = _single_counter(counter, self._count)
         self._keep_system = bool(keep_system)
         self._compactor = compactor
         self._on_prune = on_prune
@@ -324,7 +336,7 @@ class ConversationMemory:
         """
         if not isinstance(message, Message):
             raise MessageTypeError(f"add() takes a Message, not {type(message).__name__}")
-        self._add_counted([message], self._count([message]))
+        self._add_counted((message,), (self._count_one(message),))
 
     def extend(self, messages: Iterable[Message]) -> None:
         """Adds messages in order (counted in one batch), pruning as each arrives.
@@ -338,7 +350,7 @@ class ConversationMemory:
         _roles(items)  # type-checks every item before anything is added
         self._add_counted(items, self._count(items))
 
-    def _add_counted(self, messages: List[Message], counts: List[int]) -> None:
+    def _add_counted(self, messages: Sequence[Message], counts: Sequence[int]) -> None:
         with self._lock:
             removed: List[Message] = []
             for message, count in zip(messages, counts):
@@ -357,6 +369,7 @@ class ConversationMemory:
         budget = self._budget
         role = message.role
         group: Optional[int] = None
+        turn: List[_Call] = []
         if role is _TOOL:
             call = self._answered_call(message)
             if call is not None:
@@ -365,9 +378,10 @@ class ConversationMemory:
                     removed.append(message)
                     return
                 group = call.group
-        elif role is _ASSISTANT and message.has_tool_calls:
+        elif role is _ASSISTANT:
             seq = budget.next_seq
-            turn = [_Call(seq, c.name, c.id) for c in message.tool_calls]
+            turn = [_Call(seq, b.name, b.id) for b in message.content if type(b) is ToolUseBlock]
+        if turn:
             self._open_turn = turn
             for call in turn:
                 self._calls_by_id.setdefault(call.id, []).append(call)
