@@ -16,6 +16,23 @@ def estimate_tokens(text: str, role: str = "user") -> int:
 def estimate_tokens_many(texts: Sequence[str], roles: Sequence[int]) -> List[int]:
     """:func:`estimate_tokens` of each text; ``roles`` holds codes 0 system, 1 user, 2 assistant, 3 tool."""
 
+# -- tokens (exact counting; issue 4) ---------------------------------------------------------------
+
+ENCODING_NAMES: List[str]
+
+def count_tokens(text: str, encoding: str | None = "o200k_base") -> int:
+    """``len(tiktoken.get_encoding(encoding).encode_ordinary(text))``; ``"estimate"`` gives seed 000's text formula."""
+
+def count_tokens_up_to(text: str, limit: int, encoding: str | None = "o200k_base") -> int:
+    """``min(count_tokens(text, encoding), limit + 1)``, stopping at the first piece past ``limit``."""
+
+def count_tokens_batch(texts: Sequence[str], encoding: str | None = "o200k_base") -> List[int]:
+    """:func:`count_tokens` of each text; the GIL is released and the texts spread over the cores."""
+
+def count_tokens_grouped(
+    texts: Sequence[str], sizes: Sequence[int], base: Sequence[int], encoding: str | None = "o200k_base"
+) -> List[int]:
+    """Group ``i`` is the next ``sizes[i]`` texts; its result is ``base[i]`` plus their counts."""
 # -- prune (budget pruning; agentmsg.memory) ------------------------------------------------------
 
 from typing import Optional, Tuple
