@@ -208,3 +208,20 @@ def test_rules_hold_after_every_add(case, max_tokens):
         # Results follow their calls and the system share never shrank: memory keeps exactly
         # what trim keeps for the whole history.
         assert mem.messages == trim(chat, max_tokens, counter=by_metadata).messages
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_encoding_counter_counts_each_message_once_exactly(encoding):
+    from agentmsg import message_token_counts
+
+    msgs = [Message.system("You are terse."), Message.user("What is the capital of France?"),
+            Message.assistant("Paris."), Message.user("And of Italy?")]
+    exact = message_token_counts(msgs, encoding)
+    mem = ConversationMemory(sum(exact) - 1, counter=encoding)
+    mem.extend(msgs)
+    assert mem.messages == [msgs[0]] + msgs[2:]
+    assert mem.total_tokens == exact[0] + exact[2] + exact[3]
+    one = ConversationMemory(1_000, counter=encoding)
+    for x in msgs:
+        one.add(x)
+    assert one.total_tokens == sum(exact)

@@ -209,3 +209,14 @@ def test_real_transcript_keeps_pairs_and_counts_estimates():
     # The kept run is the longest that fits: one more group would not.
     start = r.kept[1]
     assert r.total_tokens + estimate_tokens_many([chat[start - 1]])[0] > 8_000 or chat[start - 1].role == "tool"
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_encoding_counter(encoding):
+    from agentmsg import message_token_counts
+
+    msgs = [Message.system("You are terse."), Message.user("What is the capital of France?"),
+            Message.assistant("Paris."), Message.user("And of Italy?")]
+    exact = message_token_counts(msgs, encoding)
+    r = trim(msgs, exact[0] + exact[2] + exact[3], counter=encoding)
+    assert r.kept == (0, 2, 3) and r.total_tokens == exact[0] + exact[2] + exact[3]
