@@ -60,6 +60,15 @@ def plain_data(data: Any) -> Any:
     return data
 
 
+def own_namespace(metadata: Mapping[str, Any], key: str) -> Dict[str, Any]:
+    """``metadata[key]`` when it is a dict (a namespace a converter wrote), else ``{}``.
+
+    A caller's own non-dict value under the same key is left alone, never taken for ours.
+    """
+    value = metadata.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def require_dict(value: Any, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise MessageTypeError(f"{where} must be an object (dict), not {type(value).__name__}")

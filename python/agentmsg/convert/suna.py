@@ -27,7 +27,7 @@ from typing import Any, Dict, Iterable, List, Optional
 
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role, _format_timestamp
-from ._common import Losses, check_dicts, check_messages, require, require_dict, settle_tool_pairs
+from ._common import Losses, check_dicts, check_messages, own_namespace, require, require_dict, settle_tool_pairs
 from .openai import message_from_openai, message_to_openai
 
 __all__ = ["from_db_rows", "to_db_rows", "NON_LLM_ROW_TYPES"]
@@ -149,11 +149,13 @@ def to_db_rows(messages: Iterable[Message], *, thread_id: Optional[str] = None) 
         if data is None:
             continue
         metadata = dict(message.metadata)
-        extras = dict(metadata.pop("suna_row", None) or {})
-        extra_keys = metadata.pop("openai", None) or {}
-        if isinstance(extra_keys, Mapping):
-            data = {**{k: v for k, v in extra_keys.items() if k != "role"}, **data}
-        if message.role is Role.TOOL:
+        extras = dict(own_namespace(metadata, "suna_row"))
+        extra_keys = own_namespace(metadata, "openai")
+        for key in ("suna_row", "openai"):
+            if isinstance(metadata.get(key), dict):
+                del metadata[key]
+        data = {**{k: v for k, v in extra_keys.items() if k != "role"}, **data}
+        if message.role is Role.TOOL and "tool_call_id" not in metadata:
             metadata["tool_call_id"] = message.tool_id
         stored = extras.pop("content", None)
         if metadata.get("compressed") and metadata.get("compressed_content") is not None and stored is not None:
