@@ -170,7 +170,7 @@ def forge_histories(draw):
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(forge_histories())
 def test_round_trip_keeps_everything_but_call_ids(messages):
     with warnings.catch_warnings():

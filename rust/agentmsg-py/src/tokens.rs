@@ -1,6 +1,200 @@
-//! (being written)
-use pyo3::prelude::*;
+//! Binding of the exact token counters: strings in, counts out, the GIL released while counting.
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+use std::borrow::Cow;
+
+use agentmsg_core::tokens::{self, Encoding};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+
+use crate::errors::agentmsg_error;
+
+/// Texts shorter than this are counted without releasing the GIL: releasing costs more than
+/// counting them.
+const DETACH_MIN_BYTES: usize = 4096;
+
+/// The encoding a Python argument names; `None` means o200k_base.
+fn encoding_from_name(py: Python<'_>, name: Option<&Bound<'_, PyAny>>) -> PyResult<Encoding> {
+    let Some(name) = name else {
+        return Ok(Encoding::O200kBase);
+    };
+    let Ok(name) = name.cast::<PyString>() else {
+        return Err(agentmsg_error(
+            py,
+            "MessageTypeError",
+            format!("encoding must be a str, not {}", type_name(name)),
+        ));
+    };
+    let name = name.to_cow()?;
+    Encoding::from_name(&name).map_err(|error| agentmsg_error(py, "EncodingError", error.to_string()))
+}
+
+fn type_name(value: &Bound<'_, PyAny>) -> String {
+    value
+        .get_type()
+        .name()
+        .map(|name| name.to_string())
+        .unwrap_or_else(|_| "?".to_owned())
+}
+
+/// The text an exact count measures. A valid string is read in place. A string with lone
+/// surrogates is what tiktoken's `encode_ordinary` counts in that case: its UTF-16 round trip
+/// with `replace`, so an unpaired surrogate becomes U+FFFD (and a split pair joins up).
+fn exact_text<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
+    if let Ok(valid) = text.to_str() {
+        return Ok(Cow::Borrowed(valid));
+    }
+    let repaired = text
+        .call_method1("encode", ("utf-16", "surrogatepass"))?
+        .call_method1("decode", ("utf-16", "replace"))?;
+    let repaired = repaired.cast::<PyString>().map_err(PyErr::from)?;
+    Ok(Cow::Owned(repaired.to_str()?.to_owned()))
+}
+
+/// The estimate of a text, over its `surrogatepass` bytes when it has lone surrogates, as
+/// `estimate_tokens` measures them.
+fn estimate_text(text: &Bound<'_, PyString>) -> PyResult<usize> {
+    if let Ok(valid) = text.to_str() {
+        return Ok(tokens::estimate_text_bytes(valid.as_bytes()));
+    }
+    let encoded = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
+    let bytes = encoded.cast::<PyBytes>().map_err(PyErr::from)?;
+    Ok(tokens::estimate_text_bytes(bytes.as_bytes()))
+}
+
+/// Reads a sequence of str, naming the first item that is not one.
+fn extract_texts<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<Vec<Bound<'py, PyString>>> {
+    if texts.is_instance_of::<PyString>() {
+        return Err(agentmsg_error(
+            py,
+            "MessageTypeError",
+            format!("{what} must be a sequence of str, not a single str"),
+        ));
+    }
+    let mut out = Vec::with_capacity(texts.len().unwrap_or(0));
+    let items = texts.try_iter().map_err(|_| {
+        agentmsg_error(
+            py,
+            "MessageTypeError",
+            format!("{what} must be a sequence of str, not {}", type_name(texts)),
+        )
+    })?;
+    for (index, item) in items.enumerate() {
+        let item = item?;
+        match item.cast_into::<PyString>() {
+            Ok(text) => out.push(text),
+            Err(error) => {
+                let item = error.into_inner();
+                return Err(agentmsg_error(
+                    py,
+                    "MessageTypeError",
+                    format!("{what}[{index}] must be a str, not {}", type_name(&item)),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn extract_text<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyString>> {
+    text.cast::<PyString>().cloned().map_err(|_| {
+        agentmsg_error(py, "MessageTypeError", format!("text must be a str, not {}", type_name(text)))
+    })
+}
+
+/// Counts the tokens of one text.
+#[pyfunction]
+#[pyo3(signature = (text, encoding = None))]
+fn count_tokens(py: Python<'_>, text: &Bound<'_, PyAny>, encoding: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+    count_tokens_up_to(py, text, usize::MAX, encoding)
+}
+
+/// The exact count if at most `limit`, else `limit + 1`; stops early.
+#[pyfunction]
+#[pyo3(signature = (text, limit, encoding = None))]
+fn count_tokens_up_to(
+    py: Python<'_>,
+    text: &Bound<'_, PyAny>,
+    limit: usize,
+    encoding: Option<&Bound<'_, PyAny>>,
+) -> PyResult<usize> {
+    let encoding = encoding_from_name(py, encoding)?;
+    let text = extract_text(py, text)?;
+    if !encoding.is_exact() {
+        return Ok(estimate_text(&text)?.min(limit.saturating_add(1)));
+    }
+    let text = exact_text(&text)?;
+    if text.len() < DETACH_MIN_BYTES {
+        return Ok(tokens::count_tokens_up_to(&text, limit, encoding));
+    }
+    Ok(py.detach(|| tokens::count_tokens_up_to(&text, limit, encoding)))
+}
+
+fn count_all(py: Python<'_>, texts: &[Bound<'_, PyString>], encoding: Encoding) -> PyResult<Vec<usize>> {
+    if !encoding.is_exact() {
+        // The estimate is a length and a substring search: cheaper than releasing the GIL.
+        return texts.iter().map(estimate_text).collect();
+    }
+    let valid: Vec<Cow<'_, str>> = texts.iter().map(exact_text).collect::<PyResult<_>>()?;
+    Ok(py.detach(|| tokens::count_tokens_batch(&valid, encoding)))
+}
+
+/// Counts each text in one call, the GIL released and the work spread over the cores.
+#[pyfunction]
+#[pyo3(signature = (texts, encoding = None))]
+fn count_tokens_batch(py: Python<'_>, texts: &Bound<'_, PyAny>, encoding: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<usize>> {
+    let encoding = encoding_from_name(py, encoding)?;
+    let texts = extract_texts(py, texts, "texts")?;
+    count_all(py, &texts, encoding)
+}
+
+/// Sums the counts of `texts` in consecutive groups: group `i` holds `sizes[i]` texts and its
+/// result is `base[i]` plus their counts. One call for the parts of a whole conversation.
+#[pyfunction]
+#[pyo3(signature = (texts, sizes, base, encoding = None))]
+fn count_tokens_grouped(
+    py: Python<'_>,
+    texts: &Bound<'_, PyAny>,
+    sizes: Vec<usize>,
+    base: Vec<usize>,
+    encoding: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<usize>> {
+    let encoding = encoding_from_name(py, encoding)?;
+    let texts = extract_texts(py, texts, "texts")?;
+    let total: usize = sizes.iter().sum();
+    if total != texts.len() || sizes.len() != base.len() {
+        return Err(agentmsg_error(
+            py,
+            "AgentMsgError",
+            format!(
+                "group sizes sum to {total} for {} texts, with {} sizes and {} bases",
+                texts.len(),
+                sizes.len(),
+                base.len()
+            ),
+        ));
+    }
+    let counts = count_all(py, &texts, encoding)?;
+    let mut start = 0;
+    Ok(sizes
+        .iter()
+        .zip(base)
+        .map(|(&size, base)| {
+            let sum: usize = counts[start..start + size].iter().sum();
+            start += size;
+            base + sum
+        })
+        .collect())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(count_tokens_up_to, m)?)?;
+    m.add_function(wrap_pyfunction!(count_tokens_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(count_tokens_grouped, m)?)?;
+    m.add("ENCODING_NAMES", tokens::ENCODING_NAMES.to_vec())?;
     Ok(())
 }
