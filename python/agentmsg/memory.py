@@ -24,6 +24,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 from itertools import chain
+from operator import attrgetter
 from typing import (
     Callable,
     Deque,
@@ -112,9 +113,12 @@ def _check_budget(max_tokens: object) -> int:
     return max_tokens
 
 
+_role_of = attrgetter("role")
+
+
 def _roles(messages: Sequence[Message]) -> List[Role]:
     try:
-        return [m.role for m in messages]
+        return list(map(_role_of, messages))
     except AttributeError:
         for index, message in enumerate(messages):
             if not isinstance(message, Message):
@@ -186,7 +190,7 @@ def trim(
     items = messages if isinstance(messages, (list, tuple)) else list(messages)
     roles = _roles(items)
     n = len(items)
-    systems = [i for i, role in enumerate(roles) if role is _SYSTEM] if keep_system else []
+    systems = _indices_of(roles, _SYSTEM) if keep_system else []
     system_counts = dict(zip(systems, count([items[i] for i in systems])))
     remaining = budget - _system_share(systems, system_counts, budget)
     is_system = set(systems)
@@ -223,6 +227,18 @@ def trim(
     )
     kept = tuple(positions[p] for p in kept_positions)
     return TrimResult([items[i] for i in kept], kept, total, over, system_over, items)
+
+
+def _indices_of(roles: List[Role], role: Role) -> List[int]:
+    """Where ``role`` occurs, found by ``list.index`` (a C loop: the scan of a long history)."""
+    found: List[int] = []
+    index = -1
+    try:
+        while True:
+            index = roles.index(role, index + 1)
+            found.append(index)
+    except ValueError:
+        return found
 
 
 def _system_share(systems: List[int], counts: Dict[int, int], budget: int) -> int:
