@@ -100,16 +100,16 @@ def _checked_count(value: object, index: int) -> int:
         raise MessageTypeError(
             f"counter returned {type(value).__name__} for message {index}; it must return an int"
         )
-    if value < 0:
-        raise MessageError(f"counter returned {value} for message {index}; counts must be >= 0")
+    if not 0 <= value < 2**64:
+        raise MessageError(f"counter returned {value} for message {index}; counts must be in [0, 2**64)")
     return value
 
 
 def _check_budget(max_tokens: object) -> int:
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
         raise MessageTypeError(f"max_tokens must be an int, not {type(max_tokens).__name__}")
-    if max_tokens < 0:
-        raise MessageError(f"max_tokens must be >= 0, got {max_tokens}")
+    if not 0 <= max_tokens < 2**64:
+        raise MessageError(f"max_tokens must be >= 0 (and < 2**64), got {max_tokens}")
     return max_tokens
 
 
