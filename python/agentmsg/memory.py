@@ -328,6 +328,7 @@ class ConversationMemory:
         self._compactor = compactor
         self._on_prune = on_prune
         self._lock = threading.RLock()
+        self._version = 0  # bumped by every change, so an async compaction can tell it is stale
         self._reset()
         self._pruned: List[Message] = []
 
@@ -337,6 +338,7 @@ class ConversationMemory:
         self._systems: Deque[Tuple[int, Message, int]] = deque()
         self._entries: Deque[Tuple[int, Message, int]] = deque()
         self._order = 0
+        self._version += 1
         self._calls_by_id: Dict[str, List[_Call]] = {}
         self._open_turn: List[_Call] = []
 
@@ -404,6 +406,7 @@ class ConversationMemory:
         dropped = budget.push(count, ROLE_CODES[role], group, prune)
         entry = (self._order, message, count)
         self._order += 1
+        self._version += 1
         if role is _SYSTEM and self._keep_system:
             self._systems.append(entry)
         else:
@@ -438,6 +441,56 @@ class ConversationMemory:
                     del by_id[call.id]
         call.answered = True
         return call
+
+    async def aadd(self, message: Message) -> None:
+        """:meth:`add` for a memory whose compactor has async policies (an LLM summarizer):
+        the compaction is awaited outside the lock. If another add changed the history while it
+        ran, its result is discarded and the next add compacts again.
+
+        >>> import asyncio
+        >>> from functools import partial
+        >>> async def summarizer(old): return "summary of %d" % len(old)
+        >>> compactor = Compactor([partial(asummarize, summarizer=summarizer, keep_recent=1)])
+        >>> memory = ConversationMemory(20, compactor=compactor)
+        >>> for text in ["a" * 40, "b" * 40, "c"]:
+        ...     asyncio.run(memory.aadd(Message.user(text)))
+        >>> [m.text for m in memory]
+        ['summary of 1', 'c']
+        """
+        await self.aextend((message,))
+
+    async def aextend(self, messages: Iterable[Message]) -> None:
+        """:meth:`extend` with async compaction (see :meth:`aadd`).
+
+        >>> import asyncio
+        >>> memory = ConversationMemory(100)
+        >>> asyncio.run(memory.aextend([Message.user("a"), Message.user("b")]))
+        >>> len(memory)
+        2
+        """
+        items = list(messages)
+        _roles(items)
+        counts = self._count(items)
+        compactor = self._compactor
+        removed: List[Message] = []
+        for message, count in zip(items, counts):
+            with self._lock:
+                self._push(message, count, removed, prune=compactor is None)
+                due = compactor is not None and self._budget.total > compactor.trigger * self._max_tokens
+                snapshot = self._history() if due else []
+                version = self._version
+            if due:
+                compacted = await compactor.acompact(snapshot, self._max_tokens, counter=self._counter)
+                with self._lock:
+                    if self._version == version:
+                        self._replace(snapshot, compacted, removed)
+            if compactor is not None:
+                with self._lock:
+                    self._apply_prune(self._budget.prune(), removed)
+        with self._lock:
+            self._pruned = removed
+        if removed and self._on_prune is not None:
+            self._on_prune(list(removed))
 
     def _maybe_compact(self, removed: List[Message]) -> None:
         compactor = self._compactor
