@@ -101,8 +101,10 @@ SEED_000 = [(8_000, 10_000), (128_000, 2_000)]
 
 def run_memory(benchmark, make, messages, budget, n):
     benchmark.group = f"memory-{budget}-{n}"
+    small = n < 100_000
     memory = benchmark.pedantic(
-        lambda: add_all(make(budget), messages, n), rounds=1 if n >= 100_000 else 3, iterations=1
+        lambda: add_all(make(budget), messages, n), rounds=5 if small else 1, iterations=1,
+        warmup_rounds=1 if small else 0,
     )
     total = memory.total_tokens
     assert (total() if callable(total) else total) <= budget or getattr(memory, "over_budget", True)
