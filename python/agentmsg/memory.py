@@ -45,7 +45,7 @@ from .estimate import ROLE_CODES, estimate_tokens_many, measured_text
 from .message import Message, Role, _to_role
 from .toolpairs import pair_tool_results
 
-__all__ = ["Counter", "token_counter", "TrimResult", "trim", "ConversationMemory"]
+__all__ = ["token_counter", "TrimResult", "trim", "ConversationMemory"]
 
 #: What counts a message's tokens: ``"estimate"``, an encoding name, or ``Message -> int``.
 Counter = Union[str, Callable[[Message], int]]
