@@ -239,6 +239,8 @@ def test_memory_aadd_with_async_summarizer():
     assert [m.text for m in memory.pruned] == ["summary", "b" * 40]
     with pytest.raises(MessageTypeError, match="acompact"):
         memory.add(Message.user("d" * 40))
+    # The failed compaction still left the memory pruned to its budget.
+    assert memory.total_tokens <= 40 and memory.messages[-1].text == "d" * 40
 
 
 def test_memory_aadd_concurrent_adds_discard_stale_compaction():

@@ -377,8 +377,10 @@ class ConversationMemory:
                 else:
                     # Compaction comes before dropping: push, compact if past the trigger, prune.
                     self._push(message, count, removed, prune=False)
-                    self._maybe_compact(removed)
-                    self._apply_prune(self._budget.prune(), removed)
+                    try:
+                        self._maybe_compact(removed)
+                    finally:  # a failing policy must not leave the memory over budget
+                        self._apply_prune(self._budget.prune(), removed)
             self._pruned = removed
         if removed and self._on_prune is not None:
             self._on_prune(list(removed))
