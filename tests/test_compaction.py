@@ -258,3 +258,15 @@ def test_memory_aadd_concurrent_adds_discard_stale_compaction():
     kept = memory.messages
     assert memory.total_tokens <= 60 and kept[-1].text == "5" * 40
     assert len(kept) <= 4
+
+
+def test_memory_aadd_failing_summarizer_still_prunes():
+    async def model(old):
+        raise RuntimeError("model down")
+
+    compactor = Compactor([partial(asummarize, summarizer=model, keep_recent=1)], trigger=0.5)
+    memory = ConversationMemory(30, compactor=compactor)
+    asyncio.run(memory.aadd(Message.user("a" * 40)))
+    with pytest.raises(RuntimeError, match="model down"):
+        asyncio.run(memory.aadd(Message.user("b" * 40)))
+    assert [m.text for m in memory] == ["b" * 40] and memory.total_tokens == 14

@@ -481,14 +481,16 @@ class ConversationMemory:
                 due = compactor is not None and self._budget.total > compactor.trigger * self._max_tokens
                 snapshot = self._history() if due else []
                 version = self._version
-            if due:
-                compacted = await compactor.acompact(snapshot, self._max_tokens, counter=self._counter)
-                with self._lock:
-                    if self._version == version:
-                        self._replace(snapshot, compacted, removed)
-            if compactor is not None:
-                with self._lock:
-                    self._apply_prune(self._budget.prune(), removed)
+            try:
+                if due:
+                    compacted = await compactor.acompact(snapshot, self._max_tokens, counter=self._counter)
+                    with self._lock:
+                        if self._version == version:
+                            self._replace(snapshot, compacted, removed)
+            finally:  # a failing policy must not leave the memory over budget
+                if compactor is not None:
+                    with self._lock:
+                        self._apply_prune(self._budget.prune(), removed)
         with self._lock:
             self._pruned = removed
         if removed and self._on_prune is not None:
