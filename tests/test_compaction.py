@@ -265,7 +265,7 @@ def test_memory_aadd_failing_summarizer_still_prunes():
         raise RuntimeError("model down")
 
     compactor = Compactor([partial(asummarize, summarizer=model, keep_recent=1)], trigger=0.5)
-    memory = ConversationMemory(30, compactor=compactor)
+    memory = ConversationMemory(20, compactor=compactor)
     asyncio.run(memory.aadd(Message.user("a" * 40)))
     with pytest.raises(RuntimeError, match="model down"):
         asyncio.run(memory.aadd(Message.user("b" * 40)))
