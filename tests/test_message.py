@@ -288,3 +288,11 @@ def test_seed_001_optional_fields_for_seed_003():
     assert (message.finished, message.finish_reason, message.reasoning_content) == (
         True, "stop", "Looking at this code...",
     )
+
+
+def test_from_text_parses_only_what_the_assistant_wrote():
+    observation = "[File: reproduce.py (7 lines total)]\n<tool>not a call</tool>"
+    for role in ("user", "system"):
+        message = Message.from_text(role, observation)
+        assert (message.text, message.thinking, message.tool_calls) == (observation, "", ())
+    assert Message.from_text("assistant", "[File: x]\nok").thinking == "File: x"

@@ -71,3 +71,70 @@ class RollingBudget:
     def over_budget(self) -> bool: ...
     @property
     def system_over_budget(self) -> bool: ...
+
+# -- parsing (rust/agentmsg-py/src/parse.rs; public API and docs: agentmsg.parsing) -------------
+
+from typing import Any, Iterable, Optional, Union
+
+def parse(
+    text: str,
+    *,
+    thinking: str = "auto",
+    tool_format: str = "auto",
+    code_fences: bool = True,
+    start_in_thinking: Optional[bool] = None,
+) -> Any:
+    """Parses ``text``; returns an ``agentmsg.parsing.Parsed``."""
+
+def parse_many(
+    texts: Iterable[str],
+    *,
+    thinking: str = "auto",
+    tool_format: str = "auto",
+    code_fences: bool = True,
+    start_in_thinking: Optional[bool] = None,
+) -> List[Any]:
+    """Parses each text in parallel with the GIL released; a list of ``Parsed``."""
+
+class TextDelta:
+    text: str
+    def __init__(self, text: str) -> None: ...
+
+class ThinkingDelta:
+    index: int
+    text: str
+    def __init__(self, index: int, text: str) -> None: ...
+
+class ThinkingEnd:
+    index: int
+    complete: bool
+    def __init__(self, index: int, complete: bool) -> None: ...
+
+class ToolCallStart:
+    index: int
+    def __init__(self, index: int) -> None: ...
+
+class ToolCallDelta:
+    index: int
+    fragment: str
+    def __init__(self, index: int, fragment: str) -> None: ...
+
+class ToolCallEnd:
+    index: int
+    call: Optional[Any]  # agentmsg.ToolUseBlock
+    error: Optional[Any]  # agentmsg.ParseIssue
+    def __init__(self, index: int, call: Optional[Any], error: Optional[Any]) -> None: ...
+
+Event = Union[TextDelta, ThinkingDelta, ThinkingEnd, ToolCallStart, ToolCallDelta, ToolCallEnd]
+
+class StreamParser:
+    def __init__(
+        self,
+        *,
+        thinking: str = "auto",
+        tool_format: str = "auto",
+        code_fences: bool = True,
+        start_in_thinking: bool = False,
+    ) -> None: ...
+    def feed(self, chunk: str) -> List[Event]: ...
+    def finish(self) -> List[Event]: ...

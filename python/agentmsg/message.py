@@ -294,14 +294,22 @@ class Message:
     def from_text(cls, role: Union[Role, str], text: str, **kwargs: Any) -> "Message":
         """Builds a message from model text, parsing thinking and tool calls into blocks.
 
+        Only what a model wrote is parsed: for an assistant message the text goes through
+        :func:`agentmsg.parse`; for any other role it is kept as written (a user message or an
+        observation may well contain ``[File: x]`` lines or tags that are not thoughts).
+
         >>> m = Message.from_text("assistant", "[Let me check]\\nIt is 42.")
         >>> (m.thinking, m.text)
         ('Let me check', 'It is 42.')
+        >>> Message.from_text("user", "[File: a.py]").text
+        '[File: a.py]'
         """
         from .parsing import parse
 
         if not isinstance(text, str):
             raise MessageTypeError(f"text must be a str, not {type(text).__name__}")
+        if _to_role(role) is not Role.ASSISTANT:
+            return cls(role, text, **kwargs)
         blocks = parse(text).blocks
         return cls(role, blocks if blocks else text, **kwargs)
 

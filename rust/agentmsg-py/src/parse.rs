@@ -1,6 +1,544 @@
-//! (being written)
-use pyo3::prelude::*;
+//! Binding of the parsing core: `parse`, `parse_many`, `StreamParser` and its event classes.
+//!
+//! Results are built as the package's own Python classes (`TextBlock`, `ToolUseBlock`,
+//! `Parsed`, `ParseIssue`, all frozen slotted dataclasses). Their values come from the core and
+//! are valid by construction, so they are built the way `dataclasses` itself builds frozen
+//! instances (allocation as `object.__new__` does it, plus `object.__setattr__`), skipping the per-field checks of
+//! `__init__` that dominate the cost of small results.
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+use agentmsg_core::parse::{
+    self as core_parse, Block, Document, Event, Issue, Options, StartThinking, StreamMachine, ThinkingMode,
+    ToolCall, ToolFormat,
+};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyString, PyTuple, PyType};
+use pyo3::{ffi, intern, IntoPyObjectExt};
+use serde_json::Value;
+use std::borrow::Cow;
+
+use crate::errors::agentmsg_error;
+
+// -- Python classes the results are made of -------------------------------------------------
+
+static TEXT_BLOCK: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static THINKING_BLOCK: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static TOOL_USE_BLOCK: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static PARSED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static PARSE_ISSUE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+fn class<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyType>>,
+    module: &str,
+    name: &str,
+) -> PyResult<&'py Bound<'py, PyType>> {
+    cell.import(py, module, name)
+}
+
+/// An instance of the frozen dataclass `cls` with `fields` set, without running `__init__`.
+fn new_frozen<'py>(
+    py: Python<'py>,
+    cls: &Bound<'py, PyType>,
+    fields: &[(&Bound<'py, PyString>, Bound<'py, PyAny>)],
+) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: `cls` is a live type object; `tp_alloc` (what `object.__new__` calls for a plain
+    // Python class) returns a new reference or NULL with an exception set.
+    let obj = unsafe {
+        let tp = cls.as_type_ptr();
+        let alloc = (*tp).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
+        Bound::from_owned_ptr_or_err(py, alloc(tp, 0))?
+    };
+    for (name, value) in fields {
+        // SAFETY: all three pointers are live objects held by the Bound values above.
+        let status = unsafe { ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) };
+        if status != 0 {
+            return Err(PyErr::fetch(py));
+        }
+    }
+    Ok(obj)
+}
+
+// -- conversions ----------------------------------------------------------------------------
+
+/// A Python str from core bytes: UTF-8, or the `surrogatepass` encoding of lone surrogates.
+fn py_str<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
+    // SAFETY: the pointer and length describe `bytes`; the error handler name is a C string.
+    unsafe {
+        let ptr = ffi::PyUnicode_DecodeUTF8(
+            bytes.as_ptr().cast(),
+            bytes.len() as ffi::Py_ssize_t,
+            c"surrogatepass".as_ptr(),
+        );
+        Ok(Bound::from_owned_ptr_or_err(py, ptr)?.cast_into_unchecked())
+    }
+}
+
+/// The bytes the core reads for a Python str: its UTF-8 in place, or, if it holds lone
+/// surrogates, its `surrogatepass` encoding.
+fn text_bytes<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
+    match text.to_str() {
+        Ok(valid) => Ok(Cow::Borrowed(valid.as_bytes())),
+        Err(_) => {
+            let encoded = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
+            let bytes = encoded.cast::<PyBytes>().map_err(PyErr::from)?;
+            Ok(Cow::Owned(bytes.as_bytes().to_vec()))
+        }
+    }
+}
+
+fn as_text<'a, 'py>(py: Python<'py>, value: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound<'py, PyString>> {
+    value.cast::<PyString>().map_err(|_| {
+        agentmsg_error(
+            py,
+            "MessageTypeError",
+            format!("{what} must be a str, not {}", type_name(value)),
+        )
+    })
+}
+
+fn type_name(value: &Bound<'_, PyAny>) -> String {
+    value.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
+}
+
+fn json_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any()
+            } else {
+                PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any()
+            }
+        }
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(json_to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => map_to_py(py, map)?.into_any(),
+    })
+}
+
+fn map_to_py<'py>(py: Python<'py>, map: &serde_json::Map<String, Value>) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (key, value) in map {
+        dict.set_item(PyString::new(py, key), json_to_py(py, value)?)?;
+    }
+    Ok(dict)
+}
+
+fn tool_use_block<'py>(py: Python<'py>, call: &ToolCall) -> PyResult<Bound<'py, PyAny>> {
+    let cls = class(py, &TOOL_USE_BLOCK, "agentmsg.blocks", "ToolUseBlock")?;
+    new_frozen(
+        py,
+        cls,
+        &[
+            (intern!(py, "id"), PyString::new(py, &call.id).into_any()),
+            (intern!(py, "name"), PyString::new(py, &call.name).into_any()),
+            (intern!(py, "input"), map_to_py(py, &call.input)?.into_any()),
+            (intern!(py, "server_name"), PyString::new(py, &call.server_name).into_any()),
+            (intern!(py, "metadata"), map_to_py(py, &call.metadata)?.into_any()),
+        ],
+    )
+}
+
+fn parse_issue<'py>(py: Python<'py>, issue: &Issue) -> PyResult<Bound<'py, PyAny>> {
+    let cls = class(py, &PARSE_ISSUE, "agentmsg.parsing", "ParseIssue")?;
+    let span = PyTuple::new(py, [issue.char_span.0, issue.char_span.1])?;
+    new_frozen(
+        py,
+        cls,
+        &[
+            (intern!(py, "kind"), PyString::new(py, issue.kind.name()).into_any()),
+            (intern!(py, "message"), PyString::new(py, &issue.message).into_any()),
+            (intern!(py, "span"), span.into_any()),
+            (intern!(py, "raw"), py_str(py, &issue.raw)?.into_any()),
+        ],
+    )
+}
+
+fn text_block<'py>(py: Python<'py>, text: Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+    let cls = class(py, &TEXT_BLOCK, "agentmsg.blocks", "TextBlock")?;
+    new_frozen(py, cls, &[(intern!(py, "text"), text.into_any())])
+}
+
+fn thinking_block<'py>(py: Python<'py>, thinking: Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+    let cls = class(py, &THINKING_BLOCK, "agentmsg.blocks", "ThinkingBlock")?;
+    new_frozen(
+        py,
+        cls,
+        &[(intern!(py, "thinking"), thinking.into_any()), (intern!(py, "signature"), py.None().into_bound(py))],
+    )
+}
+
+/// A `Parsed` from a core document.
+fn parsed<'py>(py: Python<'py>, doc: &Document) -> PyResult<Bound<'py, PyAny>> {
+    let blocks = PyList::empty(py);
+    let thinking = PyList::empty(py);
+    let tool_calls = PyList::empty(py);
+    let text_runs = doc.blocks.iter().filter(|b| matches!(b, Block::Text(_))).count();
+    // With one text run (the usual case) the visible text is that run's str, made once.
+    let mut text: Option<Bound<'py, PyString>> = None;
+    for block in &doc.blocks {
+        match block {
+            Block::Text(bytes) => {
+                let s = py_str(py, bytes)?;
+                if text_runs == 1 {
+                    text = Some(s.clone());
+                }
+                blocks.append(text_block(py, s)?)?;
+            }
+            Block::Thinking(bytes) => {
+                let s = py_str(py, bytes)?;
+                thinking.append(&s)?;
+                blocks.append(thinking_block(py, s)?)?;
+            }
+            Block::ToolCall(call) => {
+                let b = tool_use_block(py, call)?;
+                tool_calls.append(&b)?;
+                blocks.append(b)?;
+            }
+        }
+    }
+    let text = match text {
+        Some(text) => text,
+        None if text_runs == 0 => intern!(py, "").clone(),
+        None => py_str(py, &doc.text())?,
+    };
+    let errors = PyList::empty(py);
+    for issue in &doc.issues {
+        errors.append(parse_issue(py, issue)?)?;
+    }
+    let cls = class(py, &PARSED, "agentmsg.parsing", "Parsed")?;
+    new_frozen(
+        py,
+        cls,
+        &[
+            (intern!(py, "text"), text.into_any()),
+            (intern!(py, "thinking"), thinking.into_any()),
+            (intern!(py, "tool_calls"), tool_calls.into_any()),
+            (intern!(py, "errors"), errors.into_any()),
+            (intern!(py, "blocks"), blocks.into_any()),
+            (intern!(py, "incomplete_thinking"), PyBool::new(py, doc.incomplete_thinking).to_owned().into_any()),
+        ],
+    )
+}
+
+fn options(
+    py: Python<'_>,
+    thinking: &str,
+    tool_format: &str,
+    code_fences: bool,
+    start_in_thinking: Option<bool>,
+) -> PyResult<Options> {
+    let thinking = ThinkingMode::from_name(thinking).ok_or_else(|| {
+        agentmsg_error(
+            py,
+            "MessageError",
+            format!("unknown thinking mode '{thinking}'; valid: auto, tags, brackets, none"),
+        )
+    })?;
+    let tool_format = ToolFormat::from_name(tool_format).ok_or_else(|| {
+        agentmsg_error(
+            py,
+            "MessageError",
+            format!("unknown tool_format '{tool_format}'; valid: auto, json, xml"),
+        )
+    })?;
+    let start_in_thinking = match start_in_thinking {
+        None => StartThinking::Detect,
+        Some(true) => StartThinking::Yes,
+        Some(false) => StartThinking::No,
+    };
+    Ok(Options { thinking, tool_format, code_fences, start_in_thinking })
+}
+
+// -- whole text -----------------------------------------------------------------------------
+
+/// Parses one text into a `Parsed` (see `agentmsg.parse` for the rules).
+#[pyfunction(name = "parse")]
+#[pyo3(signature = (text, *, thinking = "auto", tool_format = "auto", code_fences = true, start_in_thinking = None))]
+fn parse_text<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyAny>,
+    thinking: &str,
+    tool_format: &str,
+    code_fences: bool,
+    start_in_thinking: Option<bool>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let options = options(py, thinking, tool_format, code_fences, start_in_thinking)?;
+    let text = as_text(py, text, "text")?;
+    let bytes = text_bytes(text)?;
+    let doc = if bytes.len() > 1 << 20 {
+        py.detach(|| core_parse::parse(&bytes, &options))
+    } else {
+        core_parse::parse(&bytes, &options)
+    };
+    parsed(py, &doc)
+}
+
+/// Parses many texts in parallel with the GIL released; a list of `Parsed` in input order.
+#[pyfunction]
+#[pyo3(signature = (texts, *, thinking = "auto", tool_format = "auto", code_fences = true, start_in_thinking = None))]
+fn parse_many<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyAny>,
+    thinking: &str,
+    tool_format: &str,
+    code_fences: bool,
+    start_in_thinking: Option<bool>,
+) -> PyResult<Bound<'py, PyList>> {
+    let options = options(py, thinking, tool_format, code_fences, start_in_thinking)?;
+    if texts.is_instance_of::<PyString>() {
+        return Err(agentmsg_error(py, "MessageTypeError", "texts must be an iterable of str, not a str"));
+    }
+    let items: Vec<Bound<'py, PyAny>> = texts
+        .try_iter()
+        .map_err(|_| {
+            agentmsg_error(py, "MessageTypeError", format!("texts must be an iterable of str, not {}", type_name(texts)))
+        })?
+        .collect::<PyResult<_>>()?;
+    let mut strings = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        match item.cast::<PyString>() {
+            Ok(text) => strings.push(text),
+            Err(_) => {
+                let message = format!("texts[{index}] must be a str, not {}", type_name(item));
+                return Err(agentmsg_error(py, "MessageTypeError", message));
+            }
+        }
+    }
+    let bytes = strings.iter().map(|s| text_bytes(s)).collect::<PyResult<Vec<_>>>()?;
+    let docs = py.detach(|| core_parse::parse_many(&bytes, &options));
+    let out = PyList::empty(py);
+    for doc in &docs {
+        out.append(parsed(py, doc)?)?;
+    }
+    Ok(out)
+}
+
+// -- streaming ------------------------------------------------------------------------------
+
+/// Visible text as it arrives. Joined, the ``text`` of all ``TextDelta`` events equals
+/// ``parse(whole).text`` (a new text run after an element starts with ``"\n"``).
+///
+/// >>> TextDelta("Hi").text
+/// 'Hi'
+#[pyclass(frozen, get_all, module = "agentmsg")]
+pub struct TextDelta {
+    text: Py<PyString>,
+}
+
+/// Thinking text as it arrives; ``index`` numbers the thinking blocks from 0.
+///
+/// >>> ThinkingDelta(0, "hmm")
+/// ThinkingDelta(index=0, text='hmm')
+#[pyclass(frozen, get_all, module = "agentmsg")]
+pub struct ThinkingDelta {
+    index: usize,
+    text: Py<PyString>,
+}
+
+/// A thinking block ended; ``complete`` is False when the text ended before its closing tag.
+///
+/// >>> ThinkingEnd(0, True).complete
+/// True
+#[pyclass(frozen, get_all, module = "agentmsg")]
+pub struct ThinkingEnd {
+    index: usize,
+    complete: bool,
+}
+
+/// A ``<tool>`` tag opened call number ``index`` (bad calls are numbered too).
+///
+/// >>> ToolCallStart(0)
+/// ToolCallStart(index=0)
+#[pyclass(frozen, get_all, module = "agentmsg")]
+pub struct ToolCallStart {
+    index: usize,
+}
+
+/// Raw payload text of call ``index`` as it arrives (tags excluded).
+///
+/// >>> ToolCallDelta(0, '{"tool_name"').fragment
+/// '{"tool_name"'
+#[pyclass(frozen, get_all, module = "agentmsg")]
+pub struct ToolCallDelta {
+    index: usize,
+    fragment: Py<PyString>,
+}
+
+/// Call ``index`` ended: ``call`` is its ``ToolUseBlock``, or ``error`` its ``ParseIssue``.
+///
+/// >>> ToolCallEnd(0, None, None).call is None
+/// True
+#[pyclass(frozen, get_all, module = "agentmsg")]
+pub struct ToolCallEnd {
+    index: usize,
+    call: Py<PyAny>,
+    error: Py<PyAny>,
+}
+
+/// Implements `__new__`, `__repr__`, `__eq__` and `__match_args__` for an event class from
+/// its field list.
+macro_rules! event_methods {
+    ($cls:ident, $($field:ident: $ty:ty),+) => {
+        #[pymethods]
+        impl $cls {
+            #[new]
+            fn new($($field: $ty),+) -> Self {
+                Self { $($field),+ }
+            }
+
+            #[classattr]
+            fn __match_args__() -> Vec<&'static str> {
+                vec![$(stringify!($field)),+]
+            }
+
+            fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+                let parts: Vec<String> = vec![$(
+                    format!("{}={}", stringify!($field), (&self.$field).into_bound_py_any(py)?.repr()?)
+                ),+];
+                Ok(format!("{}({})", stringify!($cls), parts.join(", ")))
+            }
+
+            fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+                let Ok(other) = other.cast::<$cls>() else { return Ok(false) };
+                let other = other.get();
+                $(
+                    if !(&self.$field).into_bound_py_any(py)?.eq((&other.$field).into_bound_py_any(py)?)? {
+                        return Ok(false);
+                    }
+                )+
+                Ok(true)
+            }
+        }
+    };
+}
+
+event_methods!(TextDelta, text: Py<PyString>);
+event_methods!(ThinkingDelta, index: usize, text: Py<PyString>);
+event_methods!(ThinkingEnd, index: usize, complete: bool);
+event_methods!(ToolCallStart, index: usize);
+event_methods!(ToolCallDelta, index: usize, fragment: Py<PyString>);
+event_methods!(ToolCallEnd, index: usize, call: Py<PyAny>, error: Py<PyAny>);
+
+/// Incremental parser of streamed model text; same rules and options as ``parse``, except
+/// ``start_in_thinking`` is explicit (default False: a stream cannot look ahead).
+///
+/// ``feed(chunk)`` returns the events the chunk completes; ``finish()`` flushes what was held
+/// back (a possible partial tag, an undecided bracket line) and reports an unclosed call or
+/// thinking block. After ``finish()`` the parser is ready for a new stream.
+///
+/// >>> p = StreamParser()
+/// >>> p.feed("Hi <thi") + p.feed("nk>hmm</think>")
+/// [TextDelta(text='Hi'), ThinkingDelta(index=0, text='hmm'), ThinkingEnd(index=0, complete=True)]
+/// >>> p.finish()
+/// []
+#[pyclass(module = "agentmsg")]
+pub struct StreamParser {
+    machine: StreamMachine,
+    /// The text run the last text delta belonged to.
+    text_block: Option<usize>,
+    /// Event buffer reused across `feed` calls.
+    buffer: Vec<Event>,
+}
+
+#[pymethods]
+impl StreamParser {
+    #[new]
+    #[pyo3(signature = (*, thinking = "auto", tool_format = "auto", code_fences = true, start_in_thinking = false))]
+    fn new(
+        py: Python<'_>,
+        thinking: &str,
+        tool_format: &str,
+        code_fences: bool,
+        start_in_thinking: bool,
+    ) -> PyResult<Self> {
+        let options = options(py, thinking, tool_format, code_fences, Some(start_in_thinking))?;
+        Ok(Self { machine: StreamMachine::new(options), text_block: None, buffer: Vec::new() })
+    }
+
+    /// Reads the next chunk; returns the events it completes.
+    fn feed<'py>(&mut self, py: Python<'py>, chunk: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let chunk = as_text(py, chunk, "chunk")?;
+        let bytes = text_bytes(chunk)?;
+        let mut events = std::mem::take(&mut self.buffer);
+        self.machine.feed_into(&bytes, &mut events);
+        let list = self.events(py, &mut events);
+        self.buffer = events;
+        list
+    }
+
+    /// Ends the stream; returns the last events.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut events = self.machine.finish();
+        let list = self.events(py, &mut events);
+        self.text_block = None;
+        list
+    }
+}
+
+impl StreamParser {
+    /// The Python events for `events`, which is left empty (its allocation is reused).
+    fn events<'py>(&mut self, py: Python<'py>, events: &mut Vec<Event>) -> PyResult<Bound<'py, PyList>> {
+        let mut objects = Vec::with_capacity(events.len());
+        for event in events.drain(..) {
+            let obj: Bound<'py, PyAny> = match event {
+                Event::Text { block, text } => {
+                    let text = if block > 0 && self.text_block != Some(block) {
+                        let mut joined = Vec::with_capacity(text.len() + 1);
+                        joined.push(b'\n');
+                        joined.extend_from_slice(&text);
+                        py_str(py, &joined)?
+                    } else {
+                        py_str(py, &text)?
+                    };
+                    self.text_block = Some(block);
+                    Bound::new(py, TextDelta { text: text.unbind() })?.into_any()
+                }
+                Event::Thinking { index, text } => {
+                    Bound::new(py, ThinkingDelta { index, text: py_str(py, &text)?.unbind() })?.into_any()
+                }
+                Event::ThinkingEnd { index, complete } => {
+                    Bound::new(py, ThinkingEnd { index, complete })?.into_any()
+                }
+                Event::ToolStart { index } => Bound::new(py, ToolCallStart { index })?.into_any(),
+                // Only a whole-text machine reports spans; a stream never does.
+                Event::TextSpan { .. } | Event::ThinkingSpan { .. } => continue,
+                Event::ToolDelta { index, fragment } => {
+                    Bound::new(py, ToolCallDelta { index, fragment: py_str(py, &fragment)?.unbind() })?.into_any()
+                }
+                Event::ToolEnd { index, result } => {
+                    let (call, error) = match result {
+                        Ok(call) => (tool_use_block(py, &call)?.unbind(), py.None()),
+                        Err(issue) => (py.None(), parse_issue(py, &issue)?.unbind()),
+                    };
+                    Bound::new(py, ToolCallEnd { index, call, error })?.into_any()
+                }
+            };
+            objects.push(obj);
+        }
+        PyList::new(py, objects)
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(parse_text, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_many, m)?)?;
+    m.add_class::<StreamParser>()?;
+    m.add_class::<TextDelta>()?;
+    m.add_class::<ThinkingDelta>()?;
+    m.add_class::<ThinkingEnd>()?;
+    m.add_class::<ToolCallStart>()?;
+    m.add_class::<ToolCallDelta>()?;
+    m.add_class::<ToolCallEnd>()?;
     Ok(())
 }

@@ -1,0 +1,270 @@
+"""Helpers every converter shares: input checks, error wording, loss warnings, tool-pair checks."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Mapping
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, TypeVar, Union
+
+from ..blocks import ToolUseBlock
+from ..errors import ConversionError, MessageError, MessageTypeError, ToolPairError
+from ..message import Message, Role
+
+__all__ = ["ConversionWarning"]
+
+T = TypeVar("T")
+CachePlace = Union[str, int]
+MAX_CACHE_POINTS = 4  # Anthropic and Bedrock allow at most four cache breakpoints per request
+
+
+class ConversionWarning(UserWarning):
+    """A converter dropped something its target format cannot carry, or kept malformed input aside.
+
+    Filter it like any warning, e.g. ``warnings.simplefilter("error", ConversionWarning)`` to
+    make every loss an exception.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = agentmsg.to_openai([agentmsg.assistant("42", thinking="add")])
+    >>> print(caught[0].message)
+    to_openai cannot carry thinking blocks (message 0); they were left out
+    """
+
+
+def check_messages(messages: Iterable[Message], what: str = "messages") -> List[Message]:
+    """The messages as a list; a non-Message item is a MessageTypeError naming its index."""
+    if isinstance(messages, (str, bytes, Mapping)) or isinstance(messages, Message):
+        raise MessageTypeError(f"{what} must be a list of Message, not {type(messages).__name__}")
+    items = list(messages)
+    for index, message in enumerate(items):
+        if type(message) is not Message and not isinstance(message, Message):
+            raise MessageTypeError(f"{what}[{index}] must be a Message, not {type(message).__name__}")
+    return items
+
+
+def check_dicts(items: Any, what: str) -> List[Any]:
+    """A list of provider dicts; a str, dict or other non-list is a MessageTypeError."""
+    if isinstance(items, (str, bytes, Mapping)) or not hasattr(items, "__iter__"):
+        raise MessageTypeError(f"{what} must be a list of dicts, not {type(items).__name__}")
+    return list(items)
+
+
+def plain_data(data: Any) -> Any:
+    """An SDK object (pydantic, anything with ``model_dump()``) as plain data; else ``data``."""
+    dump = getattr(data, "model_dump", None)
+    if dump is not None and not isinstance(data, Mapping):
+        return dump(exclude_none=True)
+    return data
+
+
+def require_dict(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise MessageTypeError(f"{where} must be an object (dict), not {type(value).__name__}")
+    return value
+
+
+def require(data: Mapping[str, Any], key: str, where: str) -> Any:
+    """``data[key]``; a missing key is a ConversionError naming ``where`` and the field."""
+    try:
+        return data[key]
+    except KeyError:
+        raise ConversionError(f"{where}: missing field {key!r}") from None
+
+
+def require_str(data: Mapping[str, Any], key: str, where: str) -> str:
+    value = require(data, key, where)
+    if not isinstance(value, str):
+        raise MessageTypeError(f"{where}.{key} must be a str, not {type(value).__name__}")
+    return value
+
+
+def build(where: str, factory: Callable[[], T]) -> T:
+    """Runs ``factory`` and prefixes ``where`` to any model error, keeping its class."""
+    try:
+        return factory()
+    except MessageTypeError as error:
+        raise MessageTypeError(f"{where}: {error}") from None
+    except (MessageError, ConversionError) as error:
+        raise ConversionError(f"{where}: {error}") from None
+
+
+def dump_arguments(call: ToolUseBlock) -> str:
+    """A call's input as the JSON string OpenAI-style APIs want (never a dict, seed 002)."""
+    raw = call.metadata.get("raw_arguments")
+    if isinstance(raw, str) and not call.input:
+        return raw  # malformed arguments read earlier go back unchanged
+    return json.dumps(call.input, ensure_ascii=False)
+
+
+def load_arguments(raw: Any, where: str) -> tuple:
+    """``(input, metadata)`` from an ``arguments`` JSON string.
+
+    Text that is not a JSON object is kept verbatim in ``metadata["raw_arguments"]`` (and
+    written back by the ``to_*`` converters) with a :class:`ConversionWarning`, never dropped.
+    """
+    if raw is None or raw == "":
+        return {}, {}
+    if not isinstance(raw, str):
+        raise MessageTypeError(
+            f"{where} must be a JSON string, not {type(raw).__name__} (seed 002: never a dict)"
+        )
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        return value, {}
+    warnings.warn(
+        f"{where} is not a JSON object; kept as metadata['raw_arguments']",
+        ConversionWarning,
+        stacklevel=4,
+    )
+    return {}, {"raw_arguments": raw}
+
+
+class Losses:
+    """Collects what a conversion could not carry, then warns once per kind of loss."""
+
+    __slots__ = ("converter", "found")
+
+    def __init__(self, converter: str) -> None:
+        self.converter = converter
+        self.found: Dict[str, List[int]] = {}
+
+    def add(self, what: str, index: int) -> None:
+        where = self.found.setdefault(what, [])
+        if not where or where[-1] != index:
+            where.append(index)
+
+    def warn(self, stacklevel: int = 3) -> None:
+        for what, where in self.found.items():
+            shown = ", ".join(map(str, where[:10])) + (", ..." if len(where) > 10 else "")
+            noun = "message" if len(where) == 1 else "messages"
+            warnings.warn(
+                f"{self.converter} cannot carry {what} ({noun} {shown}); they were left out",
+                ConversionWarning,
+                stacklevel=stacklevel,
+            )
+
+
+ORPHAN_POLICIES = ("raise", "repair", "keep")
+UNANSWERED_TEXT = "(no result: the tool call was not answered)"
+
+
+def settle_tool_pairs(messages: List[Message], on_orphan: str, converter: str) -> List[Message]:
+    """Applies the caller's orphan policy to a freshly read history.
+
+    TEMPORARY: a minimal id-matching check until ``agentmsg.toolpairs`` lands; then this should
+    call ``check_tool_pairs`` / ``repair_tool_pairs``. A result is an orphan when no earlier call
+    has its id; a call is an orphan when the conversation moves on (a non-tool message follows)
+    before it is answered. Calls at the very end are pending, not orphans.
+    """
+    if on_orphan not in ORPHAN_POLICIES:
+        raise ConversionError(f"on_orphan must be one of {', '.join(ORPHAN_POLICIES)}, not {on_orphan!r}")
+    if on_orphan == "keep":
+        return messages
+    problems = _find_orphans(messages)
+    if not problems:
+        return messages
+    if on_orphan == "raise":
+        index, text = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ToolPairError(
+            f"{converter}: messages[{index}]: {text}{more}; pass on_orphan='repair' to fix or "
+            "'keep' to accept"
+        )
+    return _repair(messages, converter)
+
+
+def _find_orphans(messages: List[Message]) -> List[tuple]:
+    problems = []
+    seen: set = set()
+    open_calls: Dict[str, int] = {}
+    for index, message in enumerate(messages):
+        role = message.role
+        if role is Role.TOOL:
+            if message.tool_id is None:
+                continue
+            if message.tool_id not in seen:
+                problems.append((index, f"tool result {message.tool_id!r} has no earlier call with that id"))
+            open_calls.pop(message.tool_id, None)
+            continue
+        if open_calls:
+            for call_id, at in open_calls.items():
+                problems.append((at, f"tool call {call_id!r} is never answered"))
+            open_calls.clear()
+        if role is Role.ASSISTANT:
+            for block in message.content:
+                if type(block) is ToolUseBlock:
+                    seen.add(block.id)
+                    open_calls[block.id] = index
+    return sorted(problems)
+
+
+def _repair(messages: List[Message], converter: str) -> List[Message]:
+    out: List[Message] = []
+    seen: set = set()
+    open_calls: Dict[str, ToolUseBlock] = {}
+    dropped: List[int] = []
+    added = 0
+
+    def close_open() -> None:
+        nonlocal added
+        for call in open_calls.values():
+            out.append(Message.tool(UNANSWERED_TEXT, tool_id=call.id, name=call.name, is_error=True))
+            added += 1
+        open_calls.clear()
+
+    for index, message in enumerate(messages):
+        if message.role is Role.TOOL:
+            if message.tool_id is not None and message.tool_id not in seen:
+                dropped.append(index)
+                continue
+            open_calls.pop(message.tool_id, None)
+            out.append(message)
+            continue
+        close_open()
+        for call in message.tool_calls:
+            seen.add(call.id)
+            open_calls[call.id] = call
+        out.append(message)
+    if dropped:
+        warnings.warn(
+            f"{converter}: dropped tool results with no matching call (messages "
+            f"{', '.join(map(str, dropped))})",
+            ConversionWarning,
+            stacklevel=4,
+        )
+    if added:
+        warnings.warn(
+            f"{converter}: added {added} error result(s) for tool calls that were never answered",
+            ConversionWarning,
+            stacklevel=4,
+        )
+    return out
+
+
+def optional_str(data: Mapping[str, Any], key: str, where: str) -> Optional[str]:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise MessageTypeError(f"{where}.{key} must be a str, not {type(value).__name__}")
+    return value
+
+
+def check_cache_places(cache: Sequence[CachePlace], count: int) -> list:
+    """Validates a ``cache=`` argument: 'system', 'last' or message indices, at most four."""
+    if isinstance(cache, (str, int)):
+        cache = [cache]
+    places = list(cache)
+    if len(places) > MAX_CACHE_POINTS:
+        raise ConversionError(f"cache: at most {MAX_CACHE_POINTS} cache points, got {len(places)}")
+    for place in places:
+        if isinstance(place, bool) or not isinstance(place, (str, int)):
+            raise MessageTypeError(f"cache entries must be 'system', 'last' or an int, not {place!r}")
+        if isinstance(place, str) and place not in ("system", "last"):
+            raise ConversionError(f"cache: unknown place {place!r}; valid: 'system', 'last', an index")
+        if isinstance(place, int) and not -count <= place < count:
+            raise ConversionError(f"cache: message index {place} is out of range for {count} messages")
+    return places

@@ -1,0 +1,185 @@
+"""AgentScope ``Msg`` JSON (seed 004), both ways.
+
+``{"name", "role": "USER"|"ASSISTANT"|"SYSTEM"|"TOOL", "content": [blocks], "metadata", "id",
+"timestamp"}`` with AgentScope's block shapes: ``text``, ``image`` / ``audio`` / ``video``
+(``source`` of type ``url`` or ``base64`` with ``media_type``), ``thinking`` (a signature lives
+in its ``metadata.thoughtSignature``), ``tool_use`` (``id``, ``name``, ``input``, ``metadata``)
+and ``tool_result`` (``id``, ``name``, ``output``; ``state: "ERROR"`` for errors).
+
+Lossless: fields ``Msg`` has no slot for (``finished``, ``finish_reason``,
+``reasoning_content``, a tool call's ``server_name``) travel in ``metadata["agentmsg"]`` /
+the tool call's ``metadata["agentmsg_server_name"]`` and come back.
+
+    >>> import agentmsg
+    >>> msg = agentmsg.to_agentscope([agentmsg.user("Hi", name="user", id="msg_001", timestamp="2024-01-15T10:30:00Z")])[0]
+    >>> msg["role"], msg["content"]
+    ('USER', [{'type': 'text', 'text': 'Hi'}])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Dict, Iterable, List
+
+from ..blocks import (
+    AudioBlock,
+    Base64Source,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    URLSource,
+    VideoBlock,
+)
+from ..errors import ConversionError, MessageTypeError
+from ..message import Message, _format_timestamp
+from ._common import build, check_dicts, check_messages, require, require_dict, settle_tool_pairs
+
+__all__ = ["to_agentscope", "from_agentscope"]
+
+_EXTRA_FIELDS = ("finished", "finish_reason", "reasoning_content")
+_SIGNATURE_KEY = "thoughtSignature"
+_SERVER_KEY = "agentmsg_server_name"
+_MEDIA = {"image": ImageBlock, "audio": AudioBlock, "video": VideoBlock}
+
+
+def to_agentscope(messages: Iterable[Message]) -> List[Dict[str, Any]]:
+    """Converts messages to AgentScope ``Msg`` JSON objects.
+
+    >>> to_agentscope([Message.tool("Beijing: Sunny", tool_id="call_001", name="get_weather")])[0]["content"]
+    [{'type': 'tool_result', 'id': 'call_001', 'name': 'get_weather', 'output': [{'type': 'text', 'text': 'Beijing: Sunny'}]}]
+    """
+    out = []
+    for message in check_messages(messages):
+        metadata = dict(message.metadata)
+        extra = {k: getattr(message, k) for k in _EXTRA_FIELDS if getattr(message, k) is not None}
+        if extra:
+            metadata["agentmsg"] = extra
+        out.append({
+            "name": message.name,
+            "role": message.role.value.upper(),
+            "content": [_block_to_agentscope(b, message) for b in message.content],
+            "metadata": metadata,
+            "id": message.id,
+            "timestamp": _format_timestamp(message.timestamp),
+        })
+    return out
+
+
+def _source(source: Any) -> Dict[str, Any]:
+    if type(source) is URLSource:
+        return {"type": "url", "url": source.url}
+    return {"type": "base64", "media_type": source.media_type, "data": source.data}
+
+
+def _block_to_agentscope(block: Any, message: Message) -> Dict[str, Any]:
+    kind = type(block)
+    if kind is TextBlock:
+        return {"type": "text", "text": block.text}
+    if kind is ThinkingBlock:
+        data: Dict[str, Any] = {"type": "thinking", "thinking": block.thinking}
+        if block.signature is not None:
+            data["metadata"] = {_SIGNATURE_KEY: block.signature}
+        return data
+    if kind is ToolUseBlock:
+        data = {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+        metadata = dict(block.metadata)
+        if block.server_name != "local":
+            metadata[_SERVER_KEY] = block.server_name
+        if metadata:
+            data["metadata"] = metadata
+        return data
+    if kind is ToolResultBlock:
+        data = {
+            "type": "tool_result",
+            "id": block.tool_use_id,
+            "name": message.name,
+            "output": [_block_to_agentscope(b, message) for b in block.output],
+        }
+        if block.is_error:
+            data["state"] = "ERROR"
+        return data
+    return {"type": block.type, "source": _source(block.source)}
+
+
+def from_agentscope(messages: Iterable[Mapping[str, Any]], *, on_orphan: str = "raise") -> List[Message]:
+    """Reads AgentScope ``Msg`` JSON objects (role in any case). ``on_orphan``: raise, repair or keep.
+
+    >>> m = from_agentscope([{"name": "AgentA", "role": "ASSISTANT", "content": [{"type": "text", "text": "View A"}]}])[0]
+    >>> (m.role.value, m.name, m.text)
+    ('assistant', 'AgentA', 'View A')
+    """
+    out = []
+    for index, data in enumerate(check_dicts(messages, "messages")):
+        where = f"messages[{index}]"
+        data = require_dict(data, where)
+        role = require(data, "role", where)
+        if not isinstance(role, str) or role.lower() not in ("system", "user", "assistant", "tool"):
+            raise ConversionError(f"{where}.role: unknown role {role!r}; valid: SYSTEM, USER, ASSISTANT, TOOL")
+        role = role.lower()
+        content = require(data, "content", where)
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, (list, tuple)):
+            raise MessageTypeError(f"{where}.content must be a list of blocks, not {type(content).__name__}")
+        blocks = [_block_from_agentscope(b, f"{where}.content[{j}]") for j, b in enumerate(content)]
+        metadata = dict(require_dict(data.get("metadata") or {}, f"{where}.metadata"))
+        extra = metadata.pop("agentmsg", None) or {}
+        fields = {k: extra[k] for k in _EXTRA_FIELDS if k in extra}
+        for key in ("id", "timestamp"):
+            if data.get(key) is not None:
+                fields[key] = data[key]
+        name = data.get("name")
+        if role == "tool" and name is None:
+            name = next((b[1] for b in blocks if isinstance(b, tuple)), None)
+        blocks = [b[0] if isinstance(b, tuple) else b for b in blocks]
+        out.append(build(where, lambda: Message(role, blocks, name=name, metadata=metadata, **fields)))
+    return settle_tool_pairs(out, on_orphan, "from_agentscope")
+
+
+def _block_from_agentscope(data: Any, where: str) -> Any:
+    data = require_dict(data, where)
+    kind = data.get("type")
+    if kind == "text":
+        text = require(data, "text", where)
+        return build(where, lambda: TextBlock(text))
+    if kind == "thinking":
+        thinking = data.get("thinking") or ""
+        signature = (data.get("metadata") or {}).get(_SIGNATURE_KEY)
+        return build(where, lambda: ThinkingBlock(thinking, signature))
+    if kind == "tool_use":
+        metadata = dict(data.get("metadata") or {})
+        server = metadata.pop(_SERVER_KEY, "local")
+        call_id, name = require(data, "id", where), require(data, "name", where)
+        arguments = data.get("input") or {}
+        return build(where, lambda: ToolUseBlock(call_id, name, arguments, server, metadata))
+    if kind == "tool_result":
+        tool_id = data.get("id", data.get("toolUseId", data.get("tool_use_id")))
+        if tool_id is None:
+            raise ConversionError(f"{where}: missing field 'id'")
+        output = data.get("output") or []
+        if isinstance(output, str):
+            output = [{"type": "text", "text": output}]
+        if not isinstance(output, (list, tuple)):
+            raise MessageTypeError(f"{where}.output must be a list of blocks, not {type(output).__name__}")
+        blocks = [_block_from_agentscope(b, f"{where}.output[{j}]") for j, b in enumerate(output)]
+        is_error = data.get("state") == "ERROR"
+        block = build(where, lambda: ToolResultBlock(tool_id, blocks, is_error))
+        return (block, data.get("name"))  # the tool's name, for the message when Msg.name is unset
+    if kind in _MEDIA:
+        source = require_dict(require(data, "source", where), f"{where}.source")
+        stype = source.get("type")
+        if stype == "url":
+            url = require(source, "url", f"{where}.source")
+            return build(where, lambda: _MEDIA[kind](URLSource(url)))
+        if stype == "base64":
+            media_type = source.get("media_type", source.get("mediaType"))
+            if media_type is None:
+                raise ConversionError(f"{where}.source: missing field 'media_type'")
+            payload = require(source, "data", f"{where}.source")
+            return build(where, lambda: _MEDIA[kind](Base64Source(media_type, payload)))
+        raise ConversionError(f"{where}.source.type: unknown source type {stype!r}; valid: url, base64")
+    raise ConversionError(
+        f"{where}.type: unknown block type {kind!r}; valid: text, image, audio, video, thinking, tool_use, tool_result"
+    )

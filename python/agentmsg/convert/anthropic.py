@@ -1,0 +1,336 @@
+"""Anthropic Messages API: ``(system, messages)`` both ways, with cache-control placement.
+
+System text goes in the separate ``system`` argument; tool results become ``tool_result`` blocks
+in a user turn; consecutive turns of the same role are merged (the API wants them alternating);
+thinking blocks keep their signature; images go as base64 or URL sources.
+
+What the format cannot carry, left out with a :class:`ConversionWarning`: thinking without a
+signature and ``reasoning_content`` (the API rejects unsigned thinking), audio and video, images
+of a media type other than JPEG, PNG, GIF or WebP, ``name`` on non-tool messages (use
+:func:`format_multi_agent`), a tool result name that differs from its call's, and a tool call's
+``server_name`` / ``metadata``. Redacted thinking read by :func:`from_anthropic` is kept in
+``metadata["anthropic"]["redacted_thinking"]`` and written back first in its turn. A system
+message in the middle of the conversation moves to the
+system prompt (with a warning). Ids, timestamps, metadata and finish state are not sent.
+
+    >>> import agentmsg
+    >>> system, messages = agentmsg.to_anthropic([agentmsg.system("Be brief"), agentmsg.user("Hi")])
+    >>> system, messages
+    ([{'type': 'text', 'text': 'Be brief'}], [{'role': 'user', 'content': [{'type': 'text', 'text': 'Hi'}]}])
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from ..blocks import (
+    Base64Source,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    URLSource,
+)
+from ..errors import ConversionError, MessageTypeError
+from ..message import Message, Role
+from ._common import (
+    CachePlace,
+    ConversionWarning,
+    Losses,
+    build,
+    check_dicts,
+    check_cache_places,
+    check_messages,
+    plain_data,
+    require,
+    require_dict,
+    require_str,
+    settle_tool_pairs,
+)
+
+__all__ = ["to_anthropic", "from_anthropic"]
+
+IMAGE_MEDIA_TYPES = frozenset(("image/jpeg", "image/png", "image/gif", "image/webp"))
+EPHEMERAL = {"type": "ephemeral"}
+
+
+
+def to_anthropic(
+    messages: Iterable[Message], *, cache: Sequence[CachePlace] = ()
+) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
+    """Converts messages to ``(system, messages)`` for ``client.messages.create``.
+
+    ``cache`` lists where to put ``cache_control: {"type": "ephemeral"}``: ``"system"`` (the last
+    system block), ``"last"`` (the last block of the last turn), or an index into ``messages``
+    (the last block made from that message; negative counts from the end). At most four.
+    ``system`` is an empty list when there is no system message: omit the argument then.
+
+    >>> s, m = to_anthropic([Message.system("Be brief"), Message.user("Hi")], cache=["system", "last"])
+    >>> s[-1]["cache_control"], m[-1]["content"][-1]["cache_control"]
+    ({'type': 'ephemeral'}, {'type': 'ephemeral'})
+    """
+    items = check_messages(messages)
+    places = check_cache_places(cache, len(items))
+    losses = Losses("to_anthropic")
+    call_names: Dict[str, str] = {}
+    system: List[Dict[str, Any]] = []
+    turns: List[Dict[str, Any]] = []
+    last_block_of: Dict[int, Tuple[str, int, int]] = {}  # message index -> (where, turn, block)
+    moved: List[int] = []
+    for index, message in enumerate(items):
+        if message.role is Role.SYSTEM:
+            if turns:
+                moved.append(index)
+            for block in message.content:
+                if type(block) is TextBlock:
+                    if block.text:
+                        system.append({"type": "text", "text": block.text})
+                else:
+                    losses.add(f"{block.type} blocks in system messages", index)
+            if message.name is not None:
+                losses.add("name on non-tool messages", index)
+            if system:
+                last_block_of[index] = ("system", 0, len(system) - 1)
+            continue
+        role, blocks = _blocks_to_anthropic(message, index, losses, call_names)
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+        last_block_of[index] = ("turn", len(turns) - 1, len(turns[-1]["content"]) - 1)
+    if moved:
+        warnings.warn(
+            f"to_anthropic moved system messages {', '.join(map(str, moved))} from the middle of "
+            "the conversation to the system prompt",
+            ConversionWarning,
+            stacklevel=2,
+        )
+    if losses.found:
+        losses.warn()
+    _place_cache(places, system, turns, last_block_of, len(items))
+    return system, turns
+
+
+def _place_cache(places: list, system: list, turns: list, last_block_of: dict, count: int) -> None:
+    for place in places:
+        if place == "system":
+            target = system[-1] if system else None
+        elif place == "last":
+            target = turns[-1]["content"][-1] if turns else None
+        else:
+            spot = last_block_of.get(place % count)
+            if spot is None:
+                target = None
+            elif spot[0] == "system":
+                target = system[spot[2]]
+            else:
+                target = turns[spot[1]]["content"][spot[2]]
+        if target is None:
+            raise ConversionError(f"cache: {place!r} names no block (nothing was converted there)")
+        target["cache_control"] = dict(EPHEMERAL)
+
+
+def _image(block: ImageBlock) -> Optional[Dict[str, Any]]:
+    source = block.source
+    if type(source) is URLSource:
+        return {"type": "image", "source": {"type": "url", "url": source.url}}
+    if source.media_type not in IMAGE_MEDIA_TYPES:
+        return None
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": source.media_type, "data": source.data},
+    }
+
+
+def _blocks_to_anthropic(
+    message: Message, index: int, losses: Losses, call_names: Dict[str, str]
+) -> Tuple[str, List[Dict[str, Any]]]:
+    role = message.role
+    if role is Role.TOOL:
+        result: ToolResultBlock = message.content[0]
+        if not message.tool_id:
+            raise ConversionError(
+                f"messages[{index}].tool_id: Anthropic needs the id of the call a tool message answers"
+            )
+        if message.name is not None and call_names.get(message.tool_id) != message.name:
+            losses.add("a tool result name that differs from its call's", index)
+        output = []
+        for block in result.output:
+            if type(block) is TextBlock:
+                if block.text:
+                    output.append({"type": "text", "text": block.text})
+            elif type(block) is ImageBlock and _image(block) is not None:
+                output.append(_image(block))
+            else:
+                losses.add(f"{block.type} blocks in tool results", index)
+        data: Dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_id, "content": output}
+        if result.is_error:
+            data["is_error"] = True
+        if message.reasoning_content is not None:
+            losses.add("reasoning_content", index)
+        return "user", [data]
+    if message.name is not None:
+        losses.add("name on non-tool messages", index)
+    if message.reasoning_content is not None:
+        losses.add("reasoning_content", index)
+    content = message.content
+    redacted = (message.metadata.get("anthropic") or {}).get("redacted_thinking") if message.metadata else None
+    if not redacted and len(content) == 1 and type(content[0]) is TextBlock:  # the common case
+        text = content[0].text
+        return role.value, [{"type": "text", "text": text}] if text else []
+    blocks: List[Dict[str, Any]] = [{"type": "redacted_thinking", "data": d} for d in redacted or ()]
+    for block in content:
+        kind = type(block)
+        if kind is TextBlock:
+            if block.text:
+                blocks.append({"type": "text", "text": block.text})
+        elif kind is ToolUseBlock:
+            if block.server_name != "local" or block.metadata:
+                losses.add("a tool call's server_name or metadata", index)
+            call_names[block.id] = block.name
+            blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
+        elif kind is ThinkingBlock:
+            if block.signature is None and not block.thinking and redacted:
+                continue  # from_anthropic's stand-in for a turn of only redacted thinking
+            if block.signature is None:
+                losses.add("thinking without a signature", index)
+            else:
+                blocks.append({"type": "thinking", "thinking": block.thinking, "signature": block.signature})
+        elif kind is ImageBlock and _image(block) is not None:
+            blocks.append(_image(block))
+        else:
+            losses.add(f"{block.type} blocks" if kind is not ImageBlock else "images of that media type", index)
+    return role.value, blocks
+
+
+def from_anthropic(
+    system: Any, messages: Iterable[Any], *, on_orphan: str = "raise"
+) -> List[Message]:
+    """Reads ``(system, messages)`` in Anthropic's shape back into messages.
+
+    ``system`` is a string, a list of text blocks, or None; turns may be dicts or the
+    ``anthropic`` SDK's objects (e.g. a response ``Message``). A user turn's ``tool_result`` blocks
+    become tool messages (named after their call), its other blocks a user message. Keys the
+    model has no field for are kept in ``metadata["anthropic"]``; ``cache_control`` is request
+    decoration and is not kept. ``on_orphan``: ``"raise"``, ``"repair"`` or ``"keep"``.
+
+    >>> [m.role.value for m in from_anthropic("Be brief", [{"role": "user", "content": "Hi"}])]
+    ['system', 'user']
+    """
+    out: List[Message] = []
+    if system is not None and system != [] and system != "":
+        out.append(_system_from_anthropic(system))
+    call_names: Dict[str, str] = {}
+    for index, turn in enumerate(check_dicts(messages, "messages")):
+        where = f"messages[{index}]"
+        turn = require_dict(plain_data(turn), where)
+        role = require(turn, "role", where)
+        if role not in ("user", "assistant"):
+            raise ConversionError(f"{where}.role: unknown role {role!r}; valid: user, assistant")
+        extra = {k: v for k, v in turn.items() if k not in ("role", "content")}
+        metadata = {"anthropic": extra} if extra else {}
+        content = require(turn, "content", where)
+        if isinstance(content, str):
+            out.append(build(where, lambda: Message(role, content, metadata=metadata)))
+            continue
+        if not isinstance(content, (list, tuple)):
+            raise MessageTypeError(f"{where}.content must be a str or a list of blocks, not {type(content).__name__}")
+        pending: list = []
+        for j, block in enumerate(content):
+            if type(block) is dict and block.get("type") == "text" and type(block.get("text")) is str:
+                pending.append(TextBlock(block["text"]))  # the common case, without the checks below
+                continue
+            bwhere = f"{where}.content[{j}]"
+            block = require_dict(block, bwhere)
+            if block.get("type") == "redacted_thinking":
+                # no block of ours holds encrypted thinking: keep it aside, to_anthropic restores it
+                data = require(block, "data", bwhere)
+                metadata = {**metadata, "anthropic": {**metadata.get("anthropic", {}), "redacted_thinking":
+                            metadata.get("anthropic", {}).get("redacted_thinking", []) + [data]}}
+                if not pending:
+                    pending.append(ThinkingBlock(""))  # a turn of only redacted thinking still happened
+                continue
+            if block.get("type") == "tool_result":
+                if role != "user":
+                    raise ConversionError(f"{bwhere}: tool_result blocks belong in user turns")
+                if pending:
+                    out.append(build(where, lambda: Message(role, pending, metadata=metadata)))
+                    pending = []
+                out.append(_tool_result(block, bwhere, call_names))
+            else:
+                parsed = _block_from_anthropic(block, bwhere)
+                if type(parsed) is ToolUseBlock:
+                    call_names[parsed.id] = parsed.name
+                pending.append(parsed)
+        if pending:
+            out.append(build(where, lambda: Message(role, pending, metadata=metadata)))
+    return settle_tool_pairs(out, on_orphan, "from_anthropic")
+
+
+def _system_from_anthropic(system: Any) -> Message:
+    if isinstance(system, str):
+        return Message.system(system)
+    blocks = []
+    for j, block in enumerate(check_dicts(system, "system")):
+        block = require_dict(block, f"system[{j}]")
+        if block.get("type") != "text":
+            raise ConversionError(f"system[{j}].type: system blocks must be text, not {block.get('type')!r}")
+        text = require_str(block, "text", f"system[{j}]")
+        blocks.append(TextBlock(text))
+    return build("system", lambda: Message.system(blocks))
+
+
+def _tool_result(block: Dict[str, Any], where: str, call_names: Dict[str, str]) -> Message:
+    tool_id = require_str(block, "tool_use_id", where)
+    content = block.get("content", [])
+    if isinstance(content, str):
+        output: list = [TextBlock(content)] if content else []
+    elif isinstance(content, (list, tuple)):
+        output = []
+        for j, item in enumerate(content):
+            if type(item) is dict and item.get("type") == "text" and type(item.get("text")) is str:
+                output.append(TextBlock(item["text"]))
+                continue
+            item = require_dict(item, f"{where}.content[{j}]")
+            if item.get("type") not in ("text", "image"):
+                raise ConversionError(
+                    f"{where}.content[{j}].type: unknown tool result block {item.get('type')!r}; valid: text, image"
+                )
+            output.append(_block_from_anthropic(item, f"{where}.content[{j}]"))
+    else:
+        raise MessageTypeError(f"{where}.content must be a str or a list, not {type(content).__name__}")
+    is_error = block.get("is_error", False) or False
+    return build(where, lambda: Message(
+        "tool", [ToolResultBlock(tool_id, output, is_error)], tool_id=tool_id, name=call_names.get(tool_id)
+    ))
+
+
+def _block_from_anthropic(block: Dict[str, Any], where: str) -> Any:
+    kind = block.get("type")
+    if kind == "text":
+        text = require(block, "text", where)
+        return build(where, lambda: TextBlock(text))
+    if kind == "thinking":
+        thinking = require(block, "thinking", where)
+        signature = block.get("signature")
+        return build(where, lambda: ThinkingBlock(thinking, signature))
+    if kind == "tool_use":
+        call_id, name, arguments = (require(block, k, where) for k in ("id", "name", "input"))
+        return build(where, lambda: ToolUseBlock(call_id, name, arguments))
+    if kind == "image":
+        source = require_dict(require(block, "source", where), f"{where}.source")
+        stype = source.get("type")
+        if stype == "base64":
+            media_type, data = require(source, "media_type", f"{where}.source"), require(source, "data", f"{where}.source")
+            return build(where, lambda: ImageBlock(Base64Source(media_type, data)))
+        if stype == "url":
+            url = require(source, "url", f"{where}.source")
+            return build(where, lambda: ImageBlock(URLSource(url)))
+        raise ConversionError(f"{where}.source.type: unknown image source {stype!r}; valid: base64, url")
+    raise ConversionError(
+        f"{where}.type: unknown block type {kind!r}; valid: text, image, thinking, tool_use, tool_result"
+    )

@@ -1,0 +1,333 @@
+"""Amazon Bedrock Converse API: ``(system, messages)`` both ways.
+
+Blocks: ``text``, ``image`` / ``video`` / ``audio`` (raw ``bytes``, as boto3 wants them),
+``toolUse``, ``toolResult`` (with ``status``), ``reasoningContent`` (text and signature) and
+``cachePoint`` markers placed where the caller asks. Tool results go in user turns and
+consecutive same-role turns are merged, as the API requires.
+
+What the format cannot carry, left out with a :class:`ConversionWarning`: media given by URL
+(Converse takes bytes or S3 locations), media types Converse has no format for,
+``reasoning_content``, ``name`` on non-tool messages, and a tool call's ``server_name`` /
+``metadata``. A mid-conversation system message moves to the system prompt (with a warning).
+Reading back, ``json`` tool-result items become text and redacted reasoning is kept in
+``metadata["bedrock"]`` (and written back by :func:`to_bedrock`).
+
+    >>> import agentmsg
+    >>> agentmsg.to_bedrock([agentmsg.system("Be brief"), agentmsg.user("Hi")])
+    ([{'text': 'Be brief'}], [{'role': 'user', 'content': [{'text': 'Hi'}]}])
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import warnings
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from ..blocks import (
+    AudioBlock,
+    Base64Source,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    VideoBlock,
+)
+from ..errors import ConversionError, MessageTypeError
+from ..message import Message, Role
+from ._common import (
+    CachePlace,
+    ConversionWarning,
+    Losses,
+    build,
+    check_cache_places,
+    check_dicts,
+    check_messages,
+    require,
+    require_dict,
+    require_str,
+    settle_tool_pairs,
+)
+
+__all__ = ["to_bedrock", "from_bedrock"]
+
+# media type <-> Converse format, one canonical media type per format so round trips are exact
+_FORMATS = {
+    "image": {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif", "image/webp": "webp"},
+    "video": {"video/mp4": "mp4", "video/webm": "webm", "video/quicktime": "mov",
+              "video/x-matroska": "mkv", "video/x-flv": "flv", "video/mpeg": "mpeg",
+              "video/x-ms-wmv": "wmv", "video/3gpp": "three_gp"},
+    "audio": {"audio/mpeg": "mp3", "audio/wav": "wav", "audio/ogg": "ogg", "audio/flac": "flac",
+              "audio/aac": "aac", "audio/opus": "opus", "audio/webm": "webm", "audio/mp4": "m4a"},
+}
+_MEDIA_TYPES = {kind: {fmt: mt for mt, fmt in table.items()} for kind, table in _FORMATS.items()}
+_MEDIA_CLASSES = {"image": ImageBlock, "video": VideoBlock, "audio": AudioBlock}
+CACHE_POINT = {"cachePoint": {"type": "default"}}
+
+
+def to_bedrock(
+    messages: Iterable[Message], *, cache: Sequence[CachePlace] = ()
+) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
+    """Converts messages to ``(system, messages)`` for ``bedrock_runtime.converse``.
+
+    ``cache`` places ``{"cachePoint": {"type": "default"}}`` markers: ``"system"`` (after the
+    system blocks), ``"last"`` (after the last block), or a message index (after the blocks made
+    from that message). ``system`` is an empty list when there is no system message.
+
+    >>> s, m = to_bedrock([Message.system("Be brief"), Message.user("Hi")], cache=["system"])
+    >>> s
+    [{'text': 'Be brief'}, {'cachePoint': {'type': 'default'}}]
+    """
+    items = check_messages(messages)
+    places = check_cache_places(cache, len(items))
+    losses = Losses("to_bedrock")
+    system: List[Dict[str, Any]] = []
+    turns: List[Dict[str, Any]] = []
+    ends: Dict[int, Tuple[int, int]] = {}  # message index -> (turn, blocks so far); turn -1: system
+    moved: List[int] = []
+    for index, message in enumerate(items):
+        if message.role is Role.SYSTEM:
+            if turns:
+                moved.append(index)
+            for block in message.content:
+                if type(block) is TextBlock:
+                    if block.text:
+                        system.append({"text": block.text})
+                else:
+                    losses.add(f"{block.type} blocks in system messages", index)
+            if message.name is not None:
+                losses.add("name on non-tool messages", index)
+            if system:
+                ends[index] = (-1, len(system))
+            continue
+        role, blocks = _blocks_to_bedrock(message, index, losses)
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+        ends[index] = (len(turns) - 1, len(turns[-1]["content"]))
+    if moved:
+        warnings.warn(
+            f"to_bedrock moved system messages {', '.join(map(str, moved))} from the middle of "
+            "the conversation to the system prompt",
+            ConversionWarning,
+            stacklevel=2,
+        )
+    if losses.found:
+        losses.warn()
+    _place_cache_points(places, system, turns, ends, len(items))
+    return system, turns
+
+
+def _place_cache_points(places: list, system: list, turns: list, ends: dict, count: int) -> None:
+    spots = set()
+    for place in places:
+        if place == "system":
+            spot = (-1, len(system)) if system else None
+        elif place == "last":
+            spot = (len(turns) - 1, len(turns[-1]["content"])) if turns else None
+        else:
+            spot = ends.get(place % count)
+        if spot is None:
+            raise ConversionError(f"cache: {place!r} names no block (nothing was converted there)")
+        spots.add(spot)
+    # insert from the back so earlier positions stay valid
+    for turn, position in sorted(spots, reverse=True):
+        target = system if turn == -1 else turns[turn]["content"]
+        target.insert(position, dict(CACHE_POINT, cachePoint=dict(CACHE_POINT["cachePoint"])))
+
+
+def _media(block: Any, index: int, losses: Losses) -> Optional[Dict[str, Any]]:
+    kind = block.type
+    source = block.source
+    if type(source) is not Base64Source:
+        losses.add(f"{kind} given by URL", index)
+        return None
+    fmt = _FORMATS[kind].get(source.media_type)
+    if fmt is None:
+        losses.add(f"{kind} of media types Converse has no format for", index)
+        return None
+    try:
+        data = base64.b64decode(source.data, validate=True)
+    except (binascii.Error, ValueError):
+        raise ConversionError(f"messages[{index}]: {kind} data is not valid base64") from None
+    return {kind: {"format": fmt, "source": {"bytes": data}}}
+
+
+def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[str, List[Dict[str, Any]]]:
+    role = message.role
+    if message.reasoning_content is not None:
+        losses.add("reasoning_content", index)
+    if role is Role.TOOL:
+        result: ToolResultBlock = message.content[0]
+        if not message.tool_id:
+            raise ConversionError(
+                f"messages[{index}].tool_id: Bedrock needs the id of the call a tool message answers"
+            )
+        output = []
+        for block in result.output:
+            if type(block) is TextBlock:
+                output.append({"text": block.text})
+            elif type(block) in (ImageBlock, VideoBlock):
+                media = _media(block, index, losses)
+                if media is not None:
+                    output.append(media)
+            else:
+                losses.add(f"{block.type} blocks in tool results", index)
+        return "user", [{"toolResult": {
+            "toolUseId": message.tool_id,
+            "content": output,
+            "status": "error" if result.is_error else "success",
+        }}]
+    if message.name is not None:
+        losses.add("name on non-tool messages", index)
+    blocks: List[Dict[str, Any]] = []
+    redacted = (message.metadata.get("bedrock") or {}).get("redacted_reasoning") or ()
+    for data in redacted:  # kept by from_bedrock; goes back first, where reasoning belongs
+        blocks.append({"reasoningContent": {"redactedContent": base64.b64decode(data)}})
+    for block in message.content:
+        kind = type(block)
+        if kind is TextBlock:
+            if block.text:
+                blocks.append({"text": block.text})
+        elif kind is ThinkingBlock and not block.thinking and block.signature is None:
+            continue  # empty: nothing to carry (from_bedrock's stand-in for redacted-only turns)
+        elif kind is ToolUseBlock:
+            if block.server_name != "local" or block.metadata:
+                losses.add("a tool call's server_name or metadata", index)
+            blocks.append({"toolUse": {"toolUseId": block.id, "name": block.name, "input": block.input}})
+        elif kind is ThinkingBlock:
+            reasoning: Dict[str, Any] = {"text": block.thinking}
+            if block.signature is not None:
+                reasoning["signature"] = block.signature
+            blocks.append({"reasoningContent": {"reasoningText": reasoning}})
+        else:
+            media = _media(block, index, losses)
+            if media is not None:
+                blocks.append(media)
+    return role.value, blocks
+
+
+def from_bedrock(system: Any, messages: Iterable[Any], *, on_orphan: str = "raise") -> List[Message]:
+    """Reads Converse ``(system, messages)`` (e.g. a request, or history plus ``output.message``).
+
+    ``cachePoint`` markers are request decoration and are skipped. ``on_orphan``: ``"raise"``,
+    ``"repair"`` or ``"keep"``.
+
+    >>> [m.text for m in from_bedrock([{"text": "Be brief"}], [{"role": "user", "content": [{"text": "Hi"}]}])]
+    ['Be brief', 'Hi']
+    """
+    out: List[Message] = []
+    texts = []
+    for j, block in enumerate(check_dicts(system or [], "system")):
+        block = require_dict(block, f"system[{j}]")
+        if "text" in block:
+            texts.append(TextBlock(require_str(block, "text", f"system[{j}]")))
+        elif "cachePoint" not in block:
+            raise ConversionError(f"system[{j}]: unknown system block {sorted(block)}; valid: text, cachePoint")
+    if texts:
+        out.append(Message.system(texts))
+    call_names: Dict[str, str] = {}
+    for index, turn in enumerate(check_dicts(messages, "messages")):
+        where = f"messages[{index}]"
+        turn = require_dict(turn, where)
+        role = require(turn, "role", where)
+        if role not in ("user", "assistant"):
+            raise ConversionError(f"{where}.role: unknown role {role!r}; valid: user, assistant")
+        content = require(turn, "content", where)
+        if not isinstance(content, (list, tuple)):
+            raise MessageTypeError(f"{where}.content must be a list of blocks, not {type(content).__name__}")
+        pending: list = []
+        redacted: list = []
+        for j, block in enumerate(content):
+            bwhere = f"{where}.content[{j}]"
+            block = require_dict(block, bwhere)
+            if "toolResult" in block:
+                if pending:
+                    out.append(_turn_message(role, pending, redacted, where))
+                    pending, redacted = [], []
+                out.append(_tool_result(block["toolResult"], f"{bwhere}.toolResult", call_names))
+            elif "cachePoint" in block:
+                continue
+            elif "reasoningContent" in block and "redactedContent" in (block["reasoningContent"] or {}):
+                data = block["reasoningContent"]["redactedContent"]
+                redacted.append(base64.b64encode(data).decode("ascii") if isinstance(data, bytes) else data)
+            else:
+                parsed = _block_from_bedrock(block, bwhere)
+                if type(parsed) is ToolUseBlock:
+                    call_names[parsed.id] = parsed.name
+                pending.append(parsed)
+        if pending or redacted:
+            out.append(_turn_message(role, pending, redacted, where))
+    return settle_tool_pairs(out, on_orphan, "from_bedrock")
+
+
+def _turn_message(role: str, blocks: list, redacted: list, where: str) -> Message:
+    metadata = {"bedrock": {"redacted_reasoning": redacted}} if redacted else {}
+    if not blocks:
+        blocks = [ThinkingBlock("")]  # a turn of only redacted reasoning still happened
+    return build(where, lambda: Message(role, blocks, metadata=metadata))
+
+
+def _tool_result(data: Any, where: str, call_names: Dict[str, str]) -> Message:
+    data = require_dict(data, where)
+    tool_id = require_str(data, "toolUseId", where)
+    content = data.get("content", [])
+    if not isinstance(content, (list, tuple)):
+        raise MessageTypeError(f"{where}.content must be a list, not {type(content).__name__}")
+    output = []
+    for j, item in enumerate(content):
+        iwhere = f"{where}.content[{j}]"
+        item = require_dict(item, iwhere)
+        if "json" in item:
+            output.append(TextBlock(json.dumps(item["json"], ensure_ascii=False)))
+        else:
+            output.append(_block_from_bedrock(item, iwhere, allowed=("text", "image", "video")))
+    status = data.get("status", "success")
+    if status not in ("success", "error"):
+        raise ConversionError(f"{where}.status: unknown status {status!r}; valid: success, error")
+    return build(where, lambda: Message.tool(
+        output, tool_id=tool_id, name=call_names.get(tool_id), is_error=status == "error"
+    ))
+
+
+_BLOCK_KINDS = ("text", "image", "video", "audio", "toolUse", "reasoningContent")
+
+
+def _block_from_bedrock(block: Dict[str, Any], where: str, allowed: Sequence[str] = _BLOCK_KINDS) -> Any:
+    kind = next((k for k in allowed if k in block), None)
+    if kind is None:
+        valid = ", ".join(allowed + (("toolResult", "cachePoint") if allowed is _BLOCK_KINDS else ("json",)))
+        raise ConversionError(f"{where}: unknown block {sorted(block)}; valid: {valid}")
+    if kind == "text":
+        text = block["text"]
+        return build(where, lambda: TextBlock(text))
+    if kind == "toolUse":
+        use = require_dict(block["toolUse"], f"{where}.toolUse")
+        call_id, name, arguments = (require(use, k, f"{where}.toolUse") for k in ("toolUseId", "name", "input"))
+        return build(where, lambda: ToolUseBlock(call_id, name, arguments))
+    if kind == "reasoningContent":
+        reasoning = require_dict(block["reasoningContent"], f"{where}.reasoningContent")
+        text_part = require_dict(require(reasoning, "reasoningText", f"{where}.reasoningContent"),
+                                 f"{where}.reasoningContent.reasoningText")
+        text = require(text_part, "text", f"{where}.reasoningContent.reasoningText")
+        signature = text_part.get("signature")
+        return build(where, lambda: ThinkingBlock(text, signature))
+    media = require_dict(block[kind], f"{where}.{kind}")
+    fmt = require(media, "format", f"{where}.{kind}")
+    media_type = _MEDIA_TYPES[kind].get(fmt)
+    if media_type is None:
+        raise ConversionError(f"{where}.{kind}.format: unknown format {fmt!r}")
+    source = require_dict(require(media, "source", f"{where}.{kind}"), f"{where}.{kind}.source")
+    if "bytes" not in source:
+        raise ConversionError(f"{where}.{kind}.source: only 'bytes' sources can be read (not S3 locations)")
+    data = source["bytes"]
+    if isinstance(data, (bytes, bytearray)):
+        data = base64.b64encode(data).decode("ascii")
+    elif not isinstance(data, str):  # a str is taken to be base64 already, as in JSON dumps
+        raise MessageTypeError(f"{where}.{kind}.source.bytes must be bytes, not {type(data).__name__}")
+    return build(where, lambda: _MEDIA_CLASSES[kind](Base64Source(media_type, data)))

@@ -1,0 +1,129 @@
+"""Seed 002's cached blocks and the Bedrock filter that must leave them alone.
+
+A cached block is one user message whose single text block holds a whole stretch of
+conversation (``User: ...\\n\\nAssistant: ...\\n\\nTool: ...``) marked with ``cache_control``.
+Because that text contains ``Tool: {`` patterns, a filter that drops embedded tool results
+without a matching call must recognize cached blocks first (:func:`is_cached_block`).
+
+    >>> import agentmsg
+    >>> block = agentmsg.format_conversation_for_cache([agentmsg.user("Hello"), agentmsg.assistant("Hi!")])
+    >>> block["content"][0]["text"], agentmsg.is_cached_block(block)
+    ('User: Hello\\n\\nAssistant: Hi!', True)
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Mapping
+from typing import Any, Dict, Iterable, List
+
+from ..blocks import TextBlock, ToolResultBlock, ToolUseBlock
+from ..message import Message, Role
+from ._common import ConversionWarning, check_dicts, check_messages, require_dict
+
+__all__ = ["format_conversation_for_cache", "is_cached_block", "filter_for_bedrock"]
+
+_LABELS = {Role.SYSTEM: "System", Role.USER: "User", Role.ASSISTANT: "Assistant", Role.TOOL: "Tool"}
+EMBEDDED_RESULT_PREFIX = "Tool: "
+
+
+def _entry(message: Message) -> str:
+    parts = []
+    for block in message.content:
+        if type(block) is TextBlock:
+            if block.text:
+                parts.append(block.text)
+        elif type(block) is ToolResultBlock:
+            parts.append(block.text)
+        elif type(block) is ToolUseBlock:
+            parts.append(f"[tool call {block.name} {json.dumps(block.input, ensure_ascii=False)}]")
+        elif block.type in ("image", "audio", "video"):
+            parts.append(f"[{block.type}]")
+        # thinking is the model's private reasoning and is not replayed in a cache summary
+    return f"{_LABELS[message.role]}: " + "\n".join(parts)
+
+
+def format_conversation_for_cache(messages: Iterable[Message]) -> Dict[str, Any]:
+    """Folds messages into one cached user message (seed 002's ``format_conversation_for_cache``).
+
+    Each message becomes ``Label: text`` (labels ``System``, ``User``, ``Assistant``, ``Tool``),
+    separated by blank lines. Tool calls appear as ``[tool call name {arguments}]`` and media
+    as ``[image]`` / ``[audio]`` / ``[video]`` placeholders; thinking is left out.
+
+    >>> format_conversation_for_cache([Message.tool('{"answer": 42}', tool_id="t1")])
+    {'role': 'user', 'content': [{'type': 'text', 'text': 'Tool: {"answer": 42}', 'cache_control': {'type': 'ephemeral'}}]}
+    """
+    text = "\n\n".join(_entry(m) for m in check_messages(messages))
+    return {
+        "role": "user",
+        "content": [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}],
+    }
+
+
+def is_cached_block(message: Mapping[str, Any]) -> bool:
+    """Whether a provider message dict is a cached block: list content with a ``cache_control`` block.
+
+    >>> is_cached_block({"role": "user", "content": "Tool: {...}"})
+    False
+    """
+    content = message.get("content", "") if isinstance(message, Mapping) else None
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, Mapping) and block.get("cache_control"):
+                return True
+    return False
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, Mapping))
+    return ""
+
+
+def filter_for_bedrock(messages: Iterable[Mapping[str, Any]]) -> List[Mapping[str, Any]]:
+    """Drops tool results that no earlier tool call asked for, keeping cached blocks (seed 002).
+
+    Works on OpenAI-style dicts. Dropped: a ``tool`` message whose ``tool_call_id`` matches no
+    earlier assistant ``tool_calls`` id, and a user message that is an embedded tool result
+    (its text starts with ``Tool: ``) and is not a cached block. Each drop is reported with a
+    :class:`ConversionWarning` naming the indices.
+
+    >>> cached = {"role": "user", "content": [{"type": "text", "text": "Tool: {...}", "cache_control": {"type": "ephemeral"}}]}
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     kept = filter_for_bedrock([cached, {"role": "user", "content": "Tool: {...}"}])
+    >>> kept == [cached]
+    True
+    """
+    items = check_dicts(messages, "messages")
+    call_ids = set()
+    kept: List[Mapping[str, Any]] = []
+    dropped: List[int] = []
+    for index, message in enumerate(items):
+        message = require_dict(message, f"messages[{index}]")
+        role = message.get("role")
+        if role == "assistant":
+            for call in message.get("tool_calls") or ():
+                if isinstance(call, Mapping) and "id" in call:
+                    call_ids.add(call["id"])
+        elif role == "tool":
+            if message.get("tool_call_id") not in call_ids:
+                dropped.append(index)
+                continue
+        elif role == "user" and not is_cached_block(message):
+            if _text(message.get("content")).startswith(EMBEDDED_RESULT_PREFIX):
+                dropped.append(index)
+                continue
+        kept.append(message)
+    if dropped:
+        warnings.warn(
+            f"filter_for_bedrock dropped tool results with no matching call (messages "
+            f"{', '.join(map(str, dropped))})",
+            ConversionWarning,
+            stacklevel=2,
+        )
+    return kept

@@ -1,0 +1,240 @@
+"""Forge's text format (seed 000), both ways: everything lives in ``{"role", "content"}`` text.
+
+An assistant turn is thinking in ``[brackets]``, text, and tool calls as ``<tool>`` JSON blocks,
+separated by blank lines; a tool result is ``Tool: name\\nresult`` (``Error: ...`` for errors).
+Parsing uses :func:`agentmsg.parse`, so ``from_forge(to_forge(x))`` reads back what was written.
+
+What the format cannot carry: tool-call ids (the text has none; :func:`from_forge` gives calls
+the parser's deterministic ids and pairs each result with the earliest unanswered call of its
+tool name), media, names on non-tool messages, thinking signatures, and text that would read
+back as something else (a line ``[like this]`` reads as thinking). Each loss gives a
+:class:`ConversionWarning`; ``reasoning_content`` is written as thinking.
+
+    >>> import agentmsg
+    >>> call = agentmsg.ToolUseBlock("c1", "calculator", {"a": 5})
+    >>> print(agentmsg.to_forge([agentmsg.assistant(tool_calls=[call], thinking="I'll use the calculator")])[0]["content"])
+    [I'll use the calculator]
+    <BLANKLINE>
+    <tool>
+    {
+      "server_name": "local",
+      "tool_name": "calculator",
+      "arguments": {
+        "a": 5
+      }
+    }
+    </tool>
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any, Dict, Iterable, List, Optional
+
+from ..blocks import TextBlock, ThinkingBlock, ToolUseBlock
+from ..errors import ConversionError, MessageTypeError, ToolCallError, ToolPairError
+from ..message import Message, Role
+from ..parsing import format_tool_call, format_tool_result, parse, parse_tool_result
+from ._common import (
+    ORPHAN_POLICIES,
+    ConversionWarning,
+    Losses,
+    build,
+    check_dicts,
+    check_messages,
+    require,
+    require_dict,
+    settle_tool_pairs,
+)
+
+__all__ = ["to_forge", "from_forge"]
+
+_SEPARATOR = "\n\n"
+
+
+def _thinking_text(thinking: str) -> Optional[str]:
+    """``[thinking]`` when that reads back exactly, else ``<think>`` tags when those do."""
+    for candidate in (f"[{thinking}]", f"<think>{thinking}</think>"):
+        if "\n" in thinking and candidate[0] == "[":
+            continue
+        parsed = parse(candidate)
+        if parsed.thinking == [thinking] and not parsed.text and not parsed.tool_calls:
+            return candidate
+    return None
+
+
+def _same_blocks(expected: List[Any], actual: List[Any]) -> bool:
+    if len(expected) != len(actual):
+        return False
+    for want, got in zip(expected, actual):
+        if type(want) is not type(got):
+            return False
+        if type(want) is ToolUseBlock:
+            if (want.name, want.input, want.server_name) != (got.name, got.input, got.server_name):
+                return False
+        elif want != got:
+            return False
+    return True
+
+
+def to_forge(messages: Iterable[Message]) -> List[Dict[str, str]]:
+    """Renders messages as Forge ``{"role", "content"}`` dicts (seed 000's text format).
+
+    A tool result is written with its message's ``name``, else the name of the call it answers.
+
+    >>> to_forge([Message.tool("Result: 8", name="calculator"), Message.tool("division by zero", name="calculator", is_error=True)])
+    [{'role': 'tool', 'content': 'Tool: calculator\\nResult: 8'}, {'role': 'tool', 'content': 'Tool: calculator\\nError: division by zero'}]
+    """
+    items = check_messages(messages)
+    losses = Losses("to_forge")
+    call_names: Dict[str, str] = {}
+    out: List[Dict[str, str]] = []
+    for index, message in enumerate(items):
+        role = message.role
+        if role is Role.TOOL:
+            result = message.content[0]
+            name = message.name or call_names.get(message.tool_id or "")
+            if not name:
+                raise ConversionError(
+                    f"messages[{index}].name: Forge writes 'Tool: <name>', but the message has no name "
+                    "and no earlier call with its tool_id"
+                )
+            if any(type(b) is not TextBlock for b in result.output):
+                losses.add("media in tool results", index)
+            try:
+                content = format_tool_result(name, result.text, result.is_error)
+            except ToolCallError as error:
+                raise ConversionError(f"messages[{index}].name: {error}") from None
+            out.append({"role": "tool", "content": content})
+            continue
+        if message.name is not None:
+            losses.add("names on non-tool messages", index)
+        pieces: List[str] = []
+        expected: List[Any] = []
+        if message.reasoning_content and not any(type(b) is ThinkingBlock for b in message.content):
+            blocks: tuple = (ThinkingBlock(message.reasoning_content),) + message.content
+        else:
+            blocks = message.content
+        for block in blocks:
+            kind = type(block)
+            if kind is TextBlock:
+                if block.text:
+                    pieces.append(block.text)
+                    if expected and type(expected[-1]) is TextBlock:
+                        expected[-1] = TextBlock(expected[-1].text + _SEPARATOR + block.text)
+                    else:
+                        expected.append(block)
+            elif kind is ThinkingBlock and role is Role.ASSISTANT:
+                if block.signature is not None:
+                    losses.add("thinking signatures", index)
+                rendered = _thinking_text(block.thinking)
+                if rendered is None:
+                    losses.add("thinking the text format cannot delimit", index)
+                    rendered = f"<think>{block.thinking}</think>"
+                pieces.append(rendered)
+                expected.append(ThinkingBlock(block.thinking))
+            elif kind is ToolUseBlock:
+                call_names[block.id] = block.name
+                pieces.append(format_tool_call(block))
+                expected.append(block)
+            else:
+                losses.add(f"{block.type} blocks in {role.value} messages", index)
+        content = _SEPARATOR.join(pieces)
+        if role is Role.ASSISTANT and not _same_blocks(expected, parse(content).blocks):
+            losses.add("text that reads back as thinking or tool calls", index)
+        out.append({"role": role.value, "content": content})
+    if losses.found:
+        losses.warn()
+    return out
+
+
+def _assistant_blocks(text: str, where: str) -> List[Any]:
+    """Parsed blocks; a malformed tool call stays in place as text (never dropped)."""
+    parsed = parse(text)
+    if not parsed.errors:
+        return parsed.blocks
+    warnings.warn(
+        f"{where}.content: {len(parsed.errors)} malformed tool call(s) kept as text "
+        f"({parsed.errors[0].message})",
+        ConversionWarning,
+        stacklevel=4,
+    )
+    blocks: List[Any] = []
+    start = 0
+    for issue in parsed.errors:
+        begin, end = issue.span
+        blocks.extend(parse(text[start:begin]).blocks)
+        blocks.append(TextBlock(issue.raw))
+        start = end
+    blocks.extend(parse(text[start:]).blocks)
+    return blocks
+
+
+def from_forge(messages: Iterable[Mapping[str, Any]], *, on_orphan: str = "raise") -> List[Message]:
+    """Parses Forge ``{"role", "content"}`` dicts back into messages.
+
+    Assistant text is parsed into thinking, text and tool calls; a tool message
+    ``Tool: name\\nresult`` is paired with the earliest unanswered call of that tool and gets
+    its id. A result no call asked for is an orphan: ``on_orphan="raise"`` (ToolPairError),
+    ``"repair"`` (dropped, with a warning) or ``"keep"`` (kept, linked by name only).
+
+    >>> msgs = from_forge([{"role": "assistant", "content": '<tool>{"tool_name": "calc", "arguments": {}}</tool>'},
+    ...                    {"role": "tool", "content": "Tool: calc\\nResult: 8"}])
+    >>> msgs[1].tool_id == msgs[0].tool_calls[0].id, msgs[1].text
+    (True, 'Result: 8')
+    """
+    if on_orphan not in ORPHAN_POLICIES:
+        raise ConversionError(f"on_orphan must be one of {', '.join(ORPHAN_POLICIES)}, not {on_orphan!r}")
+    out: List[Message] = []
+    waiting: Dict[str, List[str]] = {}  # tool name -> ids of unanswered calls, oldest first
+    used_ids: set = set()
+    dropped: List[int] = []
+    for index, data in enumerate(check_dicts(messages, "messages")):
+        where = f"messages[{index}]"
+        data = require_dict(data, where)
+        role = require(data, "role", where)
+        content = require(data, "content", where)
+        if not isinstance(content, str):
+            raise MessageTypeError(f"{where}.content must be a str, not {type(content).__name__}")
+        if role == "tool":
+            try:
+                name, result, is_error = parse_tool_result(content)
+            except ToolCallError:
+                if not data.get("name"):
+                    raise ConversionError(
+                        f"{where}.content: a Forge tool result reads 'Tool: <name>\\n<result>'"
+                    ) from None
+                name, result, is_error = data["name"], content, False
+            queue = waiting.get(name)
+            tool_id = queue.pop(0) if queue else None
+            if tool_id is None:
+                if on_orphan == "raise":
+                    raise ToolPairError(
+                        f"from_forge: {where}: tool result for {name!r} has no unanswered call of that tool; "
+                        "pass on_orphan='repair' to drop it or 'keep' to accept"
+                    )
+                if on_orphan == "repair":
+                    dropped.append(index)
+                    continue
+            out.append(build(where, lambda: Message.tool(result, tool_id=tool_id, name=name, is_error=is_error)))
+            continue
+        if role != "assistant":
+            out.append(build(where, lambda: Message(role, content)))
+            continue
+        blocks = []
+        for block in _assistant_blocks(content, where):
+            if type(block) is ToolUseBlock:
+                call_id = block.id if block.id not in used_ids else f"{block.id}-{index}"
+                used_ids.add(call_id)
+                block = ToolUseBlock(call_id, block.name, block.input, block.server_name, block.metadata)
+                waiting.setdefault(block.name, []).append(call_id)
+            blocks.append(block)
+        out.append(build(where, lambda: Message(role, blocks if blocks else content)))
+    if dropped:
+        warnings.warn(
+            f"from_forge: dropped tool results with no matching call (messages {', '.join(map(str, dropped))})",
+            ConversionWarning,
+            stacklevel=2,
+        )
+    return settle_tool_pairs(out, on_orphan, "from_forge")

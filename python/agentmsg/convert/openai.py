@@ -1,0 +1,314 @@
+"""OpenAI Chat Completions messages, both ways (seeds 002 and 003).
+
+Tool calls carry ``id``, ``type: "function"`` and ``arguments`` as a JSON *string*; tool results
+are ``role: "tool"`` messages with ``tool_call_id`` (and ``name``). Content is a string, or a
+list of parts when a message has several text blocks, images or audio.
+
+What the format cannot carry, and so is left out with a :class:`ConversionWarning`: thinking
+blocks (``reasoning_content`` *is* passed through, seed 003), video, images and audio outside
+user messages, audio that is not base64 WAV or MP3, a tool result's ``is_error`` flag and its
+media, and a tool call's ``server_name`` / ``metadata``. Message ids, timestamps, metadata,
+``finished`` and ``finish_reason`` are local bookkeeping and are not sent.
+
+    >>> import agentmsg
+    >>> call = agentmsg.ToolUseBlock("call_1", "calculator", {"a": 5})
+    >>> agentmsg.to_openai([agentmsg.assistant(tool_calls=[call])])[0]["tool_calls"]
+    [{'id': 'call_1', 'type': 'function', 'function': {'name': 'calculator', 'arguments': '{"a": 5}'}}]
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Optional
+
+from ..blocks import (
+    AudioBlock,
+    Base64Source,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    URLSource,
+    VideoBlock,
+)
+from ..errors import ConversionError, MessageError, MessageTypeError
+from ..message import Message, Role
+from ._common import (
+    Losses,
+    build,
+    check_dicts,
+    check_messages,
+    dump_arguments,
+    load_arguments,
+    plain_data,
+    require,
+    require_dict,
+    settle_tool_pairs,
+)
+
+__all__ = ["to_openai", "from_openai"]
+
+_AUDIO_FORMATS = {"audio/wav": "wav", "audio/mpeg": "mp3"}
+_AUDIO_MEDIA_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg"}
+# Keys of an OpenAI message this module maps to Message fields; any other key is kept in
+# metadata["openai"] so nothing is dropped.
+_KNOWN_KEYS = frozenset(("role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content"))
+_ROLES = frozenset(("system", "user", "assistant", "tool"))
+
+
+def to_openai(messages: Iterable[Message]) -> List[Dict[str, Any]]:
+    """Converts messages to OpenAI Chat Completions message dicts.
+
+    >>> to_openai([Message.system("Be brief"), Message.user("Hi", name="alice")])
+    [{'role': 'system', 'content': 'Be brief'}, {'role': 'user', 'content': 'Hi', 'name': 'alice'}]
+    """
+    items = check_messages(messages)
+    losses = Losses("to_openai")
+    out = []
+    for index, message in enumerate(items):
+        data = message_to_openai(message, index, losses)
+        if data is not None:
+            out.append(data)
+    if losses.found:
+        losses.warn()
+    return out
+
+
+def data_url(source: Base64Source) -> str:
+    return f"data:{source.media_type};base64,{source.data}"
+
+
+def message_to_openai(message: Message, index: int, losses: Losses) -> Optional[Dict[str, Any]]:
+    """One message as one OpenAI dict (OpenAI has a message per tool result, so it is 1:1).
+
+    None when nothing of the message can be carried (e.g. a user message made only of video);
+    ``losses`` then says what was left out.
+    """
+    role = message.role
+    if role is Role.TOOL:
+        return _tool_to_openai(message, index, losses)
+    content = message.content
+    if len(content) == 1 and type(content[0]) is TextBlock:
+        # the common case: one text block, nothing else to look at
+        data = {"role": role.value, "content": content[0].text}
+        if message.name is not None:
+            data["name"] = message.name
+        if message.reasoning_content is not None:
+            data["reasoning_content"] = message.reasoning_content
+        return data
+    parts: List[Dict[str, Any]] = []
+    calls: List[Dict[str, Any]] = []
+    for block in message.content:
+        kind = type(block)
+        if kind is TextBlock:
+            parts.append({"type": "text", "text": block.text})
+        elif kind is ToolUseBlock:
+            calls.append(_call_to_openai(block, index, losses))
+        elif kind is ThinkingBlock:
+            losses.add("thinking blocks", index)
+        elif kind is ImageBlock and role is Role.USER:
+            source = block.source
+            url = source.url if type(source) is URLSource else data_url(source)
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        elif kind is AudioBlock and role is Role.USER and _audio_format(block) is not None:
+            parts.append({
+                "type": "input_audio",
+                "input_audio": {"data": block.source.data, "format": _audio_format(block)},
+            })
+        elif kind is VideoBlock:
+            losses.add("video", index)
+        else:
+            losses.add(f"{kind.type} blocks in {role.value} messages", index)
+    data: Dict[str, Any] = {"role": role.value}
+    if len(parts) == 1 and parts[0]["type"] == "text":
+        data["content"] = parts[0]["text"]
+    elif parts:
+        data["content"] = parts
+    elif calls:
+        data["content"] = None
+    else:
+        losses.add("messages with nothing else it can carry", index)
+        return None
+    if calls:
+        data["tool_calls"] = calls
+    if message.name is not None:
+        data["name"] = message.name
+    if message.reasoning_content is not None:
+        data["reasoning_content"] = message.reasoning_content
+    return data
+
+
+def _audio_format(block: AudioBlock) -> Optional[str]:
+    source = block.source
+    if type(source) is not Base64Source:
+        return None
+    return _AUDIO_FORMATS.get(source.media_type)
+
+
+def _call_to_openai(call: ToolUseBlock, index: int, losses: Losses) -> Dict[str, Any]:
+    if call.server_name != "local" or any(k != "raw_arguments" for k in call.metadata):
+        losses.add("a tool call's server_name or metadata", index)
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": dump_arguments(call)},
+    }
+
+
+def _tool_to_openai(message: Message, index: int, losses: Losses) -> Dict[str, Any]:
+    if not message.tool_id:
+        raise ConversionError(
+            f"messages[{index}].tool_id: OpenAI needs the id of the call a tool message answers "
+            "(read seed 000 histories with from_forge, which gives calls ids)"
+        )
+    result: ToolResultBlock = message.content[0]
+    if result.is_error:
+        losses.add("the is_error flag of tool results", index)
+    output = result.output
+    if len(output) == 1 and type(output[0]) is TextBlock:
+        texts = [output[0].text]
+    else:
+        texts = [b.text for b in output if type(b) is TextBlock]
+    if len(texts) != len(output):
+        losses.add("media in tool results", index)
+    content: Any = texts[0] if len(texts) == 1 else (
+        [{"type": "text", "text": t} for t in texts] if texts else ""
+    )
+    data: Dict[str, Any] = {"role": "tool", "tool_call_id": message.tool_id, "content": content}
+    if message.name is not None:
+        data["name"] = message.name
+    if message.reasoning_content is not None:
+        data["reasoning_content"] = message.reasoning_content
+    return data
+
+
+def from_openai(messages: Iterable[Any], *, on_orphan: str = "raise") -> List[Message]:
+    """Reads OpenAI Chat Completions messages: dicts, or the ``openai`` SDK's objects.
+
+    ``developer`` messages become system messages (the role is kept in ``metadata["openai"]``);
+    keys this model has no field for are kept in ``metadata["openai"]``. ``on_orphan`` decides
+    what a tool result without its call (or a call never answered) does: ``"raise"`` a
+    ToolPairError, ``"repair"`` the history, or ``"keep"`` it as is.
+
+    >>> [m.text for m in from_openai([{"role": "user", "content": "Hi"}])]
+    ['Hi']
+    """
+    items = check_dicts(messages, "messages")
+    out = [message_from_openai(plain_data(d), f"messages[{i}]") for i, d in enumerate(items)]
+    return settle_tool_pairs(out, on_orphan, "from_openai")
+
+
+def message_from_openai(data: Any, where: str, **fields: Any) -> Message:
+    """One OpenAI dict as a Message; ``fields`` are extra Message keyword arguments."""
+    if type(data) is not dict:
+        data = require_dict(data, where)
+    role = require(data, "role", where)
+    if role not in _ROLES:
+        if role == "developer":
+            role = "system"
+        elif isinstance(role, str):
+            raise ConversionError(
+                f"{where}.role: unknown role {role!r}; valid: system, developer, user, assistant, tool"
+            )
+        else:
+            raise MessageTypeError(f"{where}.role must be a str, not {type(role).__name__}")
+    metadata = fields.pop("metadata", None)
+    if not _KNOWN_KEYS.issuperset(data):
+        metadata = dict(metadata or {})
+        metadata["openai"] = {k: v for k, v in data.items() if k not in _KNOWN_KEYS}
+        if data["role"] == "developer":
+            metadata["openai"]["role"] = "developer"
+    content = data.get("content")
+    blocks = _content_blocks(content, where, role)
+    try:
+        if role == "tool":
+            tool_id = data.get("tool_call_id")
+            if tool_id is None:
+                raise ConversionError("missing field 'tool_call_id'")
+            return Message(
+                "tool", [ToolResultBlock(tool_id, blocks)], tool_id=tool_id, name=data.get("name"),
+                metadata=metadata, reasoning_content=data.get("reasoning_content"), **fields,
+            )
+        calls = data.get("tool_calls")
+        if calls:
+            if role != "assistant":
+                raise ConversionError(f"tool_calls: only assistant messages call tools, not {role}")
+            if not isinstance(calls, (list, tuple)):
+                raise MessageTypeError(f"tool_calls must be a list, not {type(calls).__name__}")
+            blocks.extend(_call_from_openai(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(calls))
+        return Message(
+            role, blocks, name=data.get("name"), metadata=metadata,
+            reasoning_content=data.get("reasoning_content"), **fields,
+        )
+    except MessageTypeError as error:
+        raise MessageTypeError(_prefixed(where, error)) from None
+    except (MessageError, ConversionError) as error:
+        raise ConversionError(_prefixed(where, error)) from None
+
+
+def _prefixed(where: str, error: Exception) -> str:
+    text = str(error)
+    if text.startswith(where):
+        return text
+    return f"{where}.{text}" if text.startswith("tool_calls") else f"{where}: {text}"
+
+
+def _call_from_openai(data: Any, where: str) -> ToolUseBlock:
+    data = require_dict(data, where)
+    kind = data.get("type", "function")
+    if kind != "function":
+        raise ConversionError(f"{where}.type: unknown tool call type {kind!r}; valid: 'function'")
+    function = require_dict(require(data, "function", where), f"{where}.function")
+    call_id = require(data, "id", where)
+    name = require(function, "name", f"{where}.function")
+    arguments, metadata = load_arguments(function.get("arguments"), f"{where}.function.arguments")
+    return build(where, lambda: ToolUseBlock(call_id, name, arguments, metadata=metadata))
+
+
+def _content_blocks(content: Any, where: str, role: str) -> list:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [TextBlock(content)] if content or role != "assistant" else []
+    if not isinstance(content, (list, tuple)):
+        raise MessageTypeError(
+            f"{where}.content must be a str, a list of parts or null, not {type(content).__name__}"
+        )
+    return [_part_from_openai(p, f"{where}.content[{j}]") for j, p in enumerate(content)]
+
+
+def _part_from_openai(part: Any, where: str) -> Any:
+    part = require_dict(part, where)
+    kind = part.get("type")
+    if kind == "text":
+        text = require(part, "text", where)
+        return build(where, lambda: TextBlock(text))
+    if kind == "image_url":
+        image = require_dict(require(part, "image_url", where), f"{where}.image_url")
+        url = require(image, "url", f"{where}.image_url")
+        return build(where, lambda: ImageBlock(source_from_url(url, f"{where}.image_url.url")))
+    if kind == "input_audio":
+        audio = require_dict(require(part, "input_audio", where), f"{where}.input_audio")
+        fmt = require(audio, "format", f"{where}.input_audio")
+        if fmt not in _AUDIO_MEDIA_TYPES:
+            raise ConversionError(f"{where}.input_audio.format: unknown format {fmt!r}; valid: wav, mp3")
+        data = require(audio, "data", f"{where}.input_audio")
+        return build(where, lambda: AudioBlock(Base64Source(_AUDIO_MEDIA_TYPES[fmt], data)))
+    if kind == "refusal":
+        refusal = require(part, "refusal", where)
+        return build(where, lambda: TextBlock(refusal))
+    raise ConversionError(
+        f"{where}.type: unknown content part type {kind!r}; valid: text, image_url, input_audio, refusal"
+    )
+
+
+def source_from_url(url: Any, where: str) -> Any:
+    """A ``data:<type>;base64,<data>`` URL as a Base64Source, any other URL as a URLSource."""
+    if not isinstance(url, str):
+        raise MessageTypeError(f"{where} must be a str, not {type(url).__name__}")
+    if url.startswith("data:"):
+        header, sep, payload = url[5:].partition(",")
+        if not sep or not header.endswith(";base64"):
+            raise ConversionError(f"{where}: a data URL must look like data:<media type>;base64,<data>")
+        return build(where, lambda: Base64Source(header[: -len(";base64")], payload))
+    return build(where, lambda: URLSource(url))

@@ -1,0 +1,174 @@
+"""Suna's ``messages`` table rows (seed 002), both ways.
+
+A row has ``message_id``, ``thread_id``, ``type``, ``content`` (a JSON string of an OpenAI-style
+message, a plain string, or an object), ``is_llm_message``, ``metadata``, ``created_at``...
+:func:`from_db_rows` keeps only LLM messages, reads compressed rows from
+``metadata.compressed_content`` and takes a tool result's ``tool_call_id`` from the metadata
+when the content lacks it. :func:`to_db_rows` writes rows back with JSON-string content.
+
+The message keeps the row's ``metadata`` as its metadata; the row's other columns go to
+``metadata["suna_row"]`` (and back into the row), so a row survives the round trip. What the
+OpenAI-style content cannot carry is listed in :mod:`agentmsg.convert.openai`.
+
+    >>> import agentmsg
+    >>> rows = [{"message_id": "m1", "type": "user", "is_llm_message": True,
+    ...          "content": '{"role": "user", "content": "Hello"}', "created_at": "2025-01-01T00:00:00Z"},
+    ...         {"message_id": "m2", "type": "status", "is_llm_message": False,
+    ...          "content": {"status_type": "thread_run_start"}}]
+    >>> [(m.id, m.text) for m in agentmsg.from_db_rows(rows)]
+    [('m1', 'Hello')]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Dict, Iterable, List, Optional
+
+from ..errors import ConversionError, MessageTypeError
+from ..message import Message, Role, _format_timestamp
+from ._common import Losses, check_dicts, check_messages, require, require_dict, settle_tool_pairs
+from .openai import message_from_openai, message_to_openai
+
+__all__ = ["from_db_rows", "to_db_rows", "NON_LLM_ROW_TYPES"]
+
+NON_LLM_ROW_TYPES = frozenset(("status", "llm_response_end"))
+"""Row types that are bookkeeping, never sent to the model (seed 002).
+
+>>> "status" in NON_LLM_ROW_TYPES
+True
+"""
+_ROLES = ("system", "user", "assistant", "tool")
+# Columns mapped to Message fields; every other column goes to metadata["suna_row"].
+_MAPPED = frozenset(("message_id", "type", "content", "is_llm_message", "metadata", "created_at"))
+
+
+def from_db_rows(rows: Iterable[Mapping[str, Any]], *, on_orphan: str = "raise") -> List[Message]:
+    """Reads Suna ``messages`` rows into messages, skipping rows that are not LLM messages.
+
+    A row is skipped when ``is_llm_message`` is false or its ``type`` is ``status`` or
+    ``llm_response_end``. Another unknown ``type`` is a ConversionError. ``on_orphan``: raise,
+    repair or keep (seed 002: a result must match an earlier call's id).
+
+    >>> row = {"type": "tool", "content": {"role": "tool", "content": "42", "name": "calc"},
+    ...        "metadata": {"tool_call_id": "t1"}, "is_llm_message": True}
+    >>> m = from_db_rows([row], on_orphan="keep")[0]
+    >>> (m.tool_id, m.name, m.text)
+    ('t1', 'calc', '42')
+    """
+    out: List[Message] = []
+    for index, row in enumerate(check_dicts(rows, "rows")):
+        where = f"rows[{index}]"
+        row = require_dict(row, where)
+        kind = require(row, "type", where)
+        if row.get("is_llm_message") is False or kind in NON_LLM_ROW_TYPES:
+            continue
+        if kind not in _ROLES:
+            raise ConversionError(
+                f"{where}.type: unknown message type {kind!r}; valid: {', '.join(_ROLES)}, "
+                "or mark the row is_llm_message=false"
+            )
+        out.append(_row_to_message(row, kind, where))
+    return settle_tool_pairs(out, on_orphan, "from_db_rows")
+
+
+def _load_metadata(value: Any, where: str) -> Dict[str, Any]:
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ConversionError(f"{where}.metadata: not valid JSON") from None
+    return dict(require_dict(value, f"{where}.metadata"))
+
+
+def _row_to_message(row: Mapping[str, Any], kind: str, where: str) -> Message:
+    metadata = _load_metadata(row.get("metadata"), where)
+    extras = {k: v for k, v in row.items() if k not in _MAPPED}
+    content = require(row, "content", where)
+    if metadata.get("compressed"):
+        compressed = metadata.get("compressed_content")
+        if not isinstance(compressed, str):
+            raise ConversionError(f"{where}.metadata.compressed_content: a compressed row needs a str")
+        extras["content"] = content  # the stored content is kept, not dropped
+        data: Dict[str, Any] = {"role": kind, "content": compressed}
+    else:
+        data = _content_dict(content, kind, where)
+    if kind == "tool" and "tool_call_id" not in data and "tool_call_id" in metadata:
+        data = {**data, "tool_call_id": metadata["tool_call_id"]}
+    if kind == "tool" and metadata.get("tool_call_id") == data.get("tool_call_id"):
+        metadata.pop("tool_call_id", None)  # written back by to_db_rows
+    if extras:
+        metadata["suna_row"] = extras
+    fields: Dict[str, Any] = {"metadata": metadata}
+    if row.get("message_id") is not None:
+        fields["id"] = row["message_id"]
+    if row.get("created_at") is not None:
+        fields["timestamp"] = row["created_at"]
+    return message_from_openai(data, f"{where}.content", **fields)
+
+
+def _content_dict(content: Any, kind: str, where: str) -> Dict[str, Any]:
+    if isinstance(content, str):
+        try:
+            parsed = json.loads(content)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and ("content" in parsed or "tool_calls" in parsed):
+            content = parsed
+        else:
+            return {"role": kind, "content": content}  # a plain string (seed 002)
+    if isinstance(content, list):
+        return {"role": kind, "content": content}
+    if not isinstance(content, Mapping):
+        raise MessageTypeError(
+            f"{where}.content must be a JSON string, a string, an object or a list, not {type(content).__name__}"
+        )
+    data = dict(content)
+    data.setdefault("role", kind)
+    if data["role"] != kind:
+        raise ConversionError(f"{where}.content.role: {data['role']!r} disagrees with the row type {kind!r}")
+    return data
+
+
+def to_db_rows(messages: Iterable[Message], *, thread_id: Optional[str] = None) -> List[Dict[str, Any]]:
+    """Writes messages as Suna rows: ``content`` a JSON string of the OpenAI-style message.
+
+    ``thread_id`` (if given) overrides the one kept from :func:`from_db_rows`.
+
+    >>> row = to_db_rows([Message.user("Hello", id="m1", timestamp="2025-01-01T00:00:00Z")], thread_id="t")[0]
+    >>> (row["type"], row["content"], row["thread_id"], row["created_at"])
+    ('user', '{"role": "user", "content": "Hello"}', 't', '2025-01-01T00:00:00.000000Z')
+    """
+    items = check_messages(messages)
+    losses = Losses("to_db_rows")
+    rows = []
+    for index, message in enumerate(items):
+        data = message_to_openai(message, index, losses)
+        if data is None:
+            continue
+        metadata = dict(message.metadata)
+        extras = dict(metadata.pop("suna_row", None) or {})
+        extra_keys = metadata.pop("openai", None) or {}
+        if isinstance(extra_keys, Mapping):
+            data = {**{k: v for k, v in extra_keys.items() if k != "role"}, **data}
+        if message.role is Role.TOOL:
+            metadata["tool_call_id"] = message.tool_id
+        stored = extras.pop("content", None)
+        content = stored if metadata.get("compressed") and stored is not None else json.dumps(data, ensure_ascii=False)
+        row: Dict[str, Any] = {
+            "message_id": message.id,
+            "thread_id": thread_id if thread_id is not None else extras.pop("thread_id", None),
+            "type": message.role.value,
+            "content": content,
+            "is_llm_message": True,
+            "metadata": metadata,
+            "created_at": _format_timestamp(message.timestamp),
+        }
+        extras.pop("thread_id", None)
+        row.update(extras)
+        rows.append(row)
+    if losses.found:
+        losses.warn()
+    return rows

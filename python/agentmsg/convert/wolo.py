@@ -1,0 +1,355 @@
+"""Wolo's part-based messages (seed 003): ``from_wolo``, ``to_wolo`` and ``to_llm_messages``.
+
+A Wolo message holds ``TextPart`` and ``ToolPart`` parts; a tool part carries its call *and*
+its outcome (``output``, ``status``, timings). In agentmsg a call and its result are separate
+messages, so :func:`from_wolo` splits each finished tool part into a tool message after its
+assistant message, and :func:`to_wolo` folds them back. Part ids, statuses and timings are kept
+in ``metadata["wolo"]`` so a Wolo history survives the round trip.
+
+The classes below mirror seed 003's dataclasses; the functions also accept plain dicts with the
+same keys (and Wolo's own objects, read by attribute).
+
+    >>> import agentmsg
+    >>> from agentmsg import WoloMessage, WoloTextPart, WoloToolPart
+    >>> wolo = [WoloMessage("msg_002", "assistant", [
+    ...     WoloTextPart("text_002", "I'll create hello.py."),
+    ...     WoloToolPart("tool_001", "write", {"path": "hello.py"}, output="File written successfully",
+    ...                  status="completed")], timestamp=1704067200.0, finished=True, finish_reason="stop")]
+    >>> [(m.role.value, m.text) for m in agentmsg.from_wolo(wolo)]
+    [('assistant', "I'll create hello.py."), ('tool', 'File written successfully')]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Union
+
+from ..blocks import TextBlock, ThinkingBlock, ToolUseBlock
+from ..errors import ConversionError, MessageTypeError
+from ..message import Message, Role
+from ._common import Losses, build, check_dicts, check_messages, dump_arguments
+
+__all__ = [
+    "WoloTextPart",
+    "WoloToolPart",
+    "WoloMessage",
+    "from_wolo",
+    "to_wolo",
+    "to_llm_messages",
+    "WOLO_SYSTEM_PROMPT",
+    "WOLO_SENT_STATUSES",
+]
+
+WOLO_SYSTEM_PROMPT = "You are Wolo, an AI coding agent that helps users with software engineering tasks."
+"""The system prompt :func:`to_llm_messages` injects when a history has none (seed 003).
+
+>>> WOLO_SYSTEM_PROMPT.startswith("You are Wolo")
+True
+"""
+
+WOLO_SENT_STATUSES = frozenset(("pending", "running", "completed", "failed"))
+"""Tool part statuses :func:`to_llm_messages` sends; a part in any other state is left out.
+
+>>> "cancelled" in WOLO_SENT_STATUSES
+False
+"""
+
+
+@dataclass
+class WoloTextPart:
+    """Seed 003's ``TextPart``.
+
+    >>> WoloTextPart("text_001", "Hello").type
+    'text'
+    """
+
+    id: str
+    text: str = ""
+    type: str = "text"
+
+
+@dataclass
+class WoloToolPart:
+    """Seed 003's ``ToolPart``: a call with its output, status and timings.
+
+    >>> WoloToolPart("tool_001", "read", {"path": "a.py"}).status
+    'pending'
+    """
+
+    id: str
+    tool: str
+    input: Dict[str, Any] = field(default_factory=dict)
+    output: str = ""
+    status: str = "pending"
+    start_time: float = 0.0
+    end_time: float = 0.0
+    type: str = "tool"
+
+
+WoloPart = Union[WoloTextPart, WoloToolPart]
+
+
+@dataclass
+class WoloMessage:
+    """Seed 003's internal ``Message``.
+
+    >>> WoloMessage("msg_001", "user", [WoloTextPart("t1", "Hi")], timestamp=1704067200.0).finished
+    False
+    """
+
+    id: str
+    role: str
+    parts: List[WoloPart]
+    timestamp: float = 0.0
+    finished: bool = False
+    finish_reason: str = ""
+    reasoning_content: str = ""
+    metadata: Dict[str, Any] = field(default_factory=dict)
+
+
+def _get(obj: Any, key: str, default: Any = None) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
+
+
+def _required(obj: Any, key: str, where: str) -> Any:
+    value = _get(obj, key, _MISSING)
+    if value is _MISSING:
+        raise ConversionError(f"{where}: missing field {key!r}")
+    return value
+
+
+_MISSING = object()
+
+
+def _part_kind(part: Any, where: str) -> str:
+    kind = _get(part, "type")
+    if kind is None:
+        kind = "tool" if _get(part, "tool") is not None else "text"
+    if kind not in ("text", "tool"):
+        raise ConversionError(f"{where}.type: unknown part type {kind!r}; valid: text, tool")
+    return kind
+
+
+def from_wolo(messages: Iterable[Any]) -> List[Message]:
+    """Reads Wolo messages (seed 003) into agentmsg messages.
+
+    Each tool part becomes a ToolUseBlock (id = part id); a ``completed`` or ``failed`` part
+    also becomes a tool message (``is_error`` when failed) right after its assistant message.
+    Part ids, statuses and timings go to ``metadata["wolo"]``. Pending and running calls have
+    no result yet, which is their state, not an orphan.
+
+    >>> msgs = from_wolo([{"id": "m1", "role": "user", "parts": [{"id": "t1", "type": "text", "text": "Hi"}],
+    ...                    "timestamp": 1704067200.0}])
+    >>> (msgs[0].id, msgs[0].text, msgs[0].metadata)
+    ('m1', 'Hi', {'wolo': {'text_part_ids': ['t1']}})
+    """
+    out: List[Message] = []
+    for index, wolo in enumerate(check_dicts(messages, "messages")):
+        where = f"messages[{index}]"
+        role = _required(wolo, "role", where)
+        parts = _required(wolo, "parts", where)
+        if not isinstance(parts, (list, tuple)):
+            raise MessageTypeError(f"{where}.parts must be a list, not {type(parts).__name__}")
+        blocks: list = []
+        text_ids: List[str] = []
+        tools: Dict[str, Dict[str, Any]] = {}
+        results: List[Message] = []
+        for j, part in enumerate(parts):
+            pwhere = f"{where}.parts[{j}]"
+            part_id = _required(part, "id", pwhere)
+            if _part_kind(part, pwhere) == "text":
+                text = _get(part, "text", "")
+                blocks.append(build(pwhere, lambda: TextBlock(text)))
+                text_ids.append(part_id)
+                continue
+            if role != "assistant":
+                raise ConversionError(f"{pwhere}: tool parts belong in assistant messages, not {role!r}")
+            name, arguments = _required(part, "tool", pwhere), _get(part, "input") or {}
+            blocks.append(build(pwhere, lambda: ToolUseBlock(part_id, name, arguments)))
+            status = _get(part, "status", "pending")
+            tools[part_id] = {"status": status, "start_time": _get(part, "start_time", 0.0),
+                              "end_time": _get(part, "end_time", 0.0)}
+            if status in ("completed", "failed"):
+                output = _get(part, "output", "") or ""
+                results.append(build(pwhere, lambda: Message.tool(
+                    output, tool_id=part_id, name=name, is_error=status == "failed",
+                    timestamp=_get(part, "end_time") or _get(wolo, "timestamp"),
+                )))
+        metadata = dict(_get(wolo, "metadata") or {})
+        wolo_meta: Dict[str, Any] = {"text_part_ids": text_ids}
+        if tools:
+            wolo_meta["tools"] = tools
+        metadata["wolo"] = wolo_meta
+        reasoning = _get(wolo, "reasoning_content") or None
+        if not blocks and reasoning is not None:
+            blocks, reasoning = [ThinkingBlock(reasoning)], None
+        out.append(build(where, lambda: Message(
+            role, blocks, id=_get(wolo, "id"), timestamp=_get(wolo, "timestamp"),
+            finished=_get(wolo, "finished"), finish_reason=_get(wolo, "finish_reason") or None,
+            reasoning_content=reasoning, metadata=metadata,
+        )))
+        out.extend(results)
+    return out
+
+
+def to_wolo(messages: Iterable[Message]) -> List[WoloMessage]:
+    """Folds agentmsg messages into Wolo messages: tool results go back into their call's part.
+
+    A call answered by a later tool message becomes a ``completed`` part (``failed`` when the
+    result is an error) with the result text as ``output``; an unanswered call keeps the status
+    stored by :func:`from_wolo`, else ``pending``. Thinking goes to ``reasoning_content``.
+    Wolo has no media and no standalone tool results: media is left out with a
+    :class:`ConversionWarning`, and a tool result whose call is not in the history is a
+    ConversionError.
+
+    >>> call = ToolUseBlock("call_1", "read", {"path": "a.py"})
+    >>> [w] = to_wolo([Message.assistant("Reading.", tool_calls=[call]), Message.tool("print(1)", tool_id="call_1")])
+    >>> (w.parts[1].status, w.parts[1].output)
+    ('completed', 'print(1)')
+    """
+    items = check_messages(messages)
+    losses = Losses("to_wolo")
+    out: List[WoloMessage] = []
+    part_of_call: Dict[str, WoloToolPart] = {}
+    for index, message in enumerate(items):
+        if message.role is Role.TOOL:
+            part = part_of_call.get(message.tool_id or "")
+            if part is None:
+                raise ConversionError(
+                    f"messages[{index}].tool_id: Wolo keeps a tool result inside its call's part, "
+                    f"but no earlier call has id {message.tool_id!r}"
+                )
+            part.output = message.text
+            part.status = "failed" if message.is_error else "completed"
+            if len(message.content[0].output) != sum(1 for b in message.content[0].output if type(b) is TextBlock):
+                losses.add("media in tool results", index)
+            continue
+        metadata = dict(message.metadata)
+        wolo_meta = metadata.pop("wolo", None) or {}
+        text_ids = list(wolo_meta.get("text_part_ids") or ())
+        tools = wolo_meta.get("tools") or {}
+        parts: List[WoloPart] = []
+        thinking: List[str] = []
+        texts = 0
+        for block in message.content:
+            kind = type(block)
+            if kind is TextBlock:
+                part_id = text_ids[texts] if texts < len(text_ids) else f"{message.id}_text_{texts}"
+                parts.append(WoloTextPart(part_id, block.text))
+                texts += 1
+            elif kind is ToolUseBlock:
+                stored = tools.get(block.id) or {}
+                part = WoloToolPart(
+                    block.id, block.name, dict(block.input), status=stored.get("status", "pending"),
+                    start_time=stored.get("start_time", 0.0), end_time=stored.get("end_time", 0.0),
+                )
+                part_of_call[block.id] = part
+                parts.append(part)
+            elif kind is ThinkingBlock:
+                thinking.append(block.thinking)
+                if block.signature is not None:
+                    losses.add("thinking signatures", index)
+            else:
+                losses.add(f"{block.type} blocks", index)
+        if message.name is not None:
+            losses.add("names", index)
+        reasoning = message.reasoning_content
+        if reasoning is None:
+            reasoning = "\n".join(thinking)
+        elif thinking:
+            losses.add("thinking blocks besides reasoning_content", index)
+        out.append(WoloMessage(
+            id=message.id, role=message.role.value, parts=parts,
+            timestamp=message.timestamp.timestamp(), finished=bool(message.finished),
+            finish_reason=message.finish_reason or "", reasoning_content=reasoning, metadata=metadata,
+        ))
+    if losses.found:
+        losses.warn()
+    return out
+
+
+def _replace_name(prompt: str, display_name: Optional[str]) -> str:
+    if not display_name:
+        return prompt
+    return re.sub(r"\bWolo\b", lambda _: display_name, prompt)
+
+
+def to_llm_messages(
+    messages: Iterable[Any],
+    *,
+    system_prompt: str = WOLO_SYSTEM_PROMPT,
+    agent_display_name: Optional[str] = None,
+) -> List[Dict[str, Any]]:
+    """Seed 003's ``to_llm_messages``: Wolo messages to OpenAI-style dicts, by its rules.
+
+    1. system and user messages send their text (text parts joined with newlines);
+    2. an assistant message sends its text, ``reasoning_content`` when set, and a call for each
+       tool part whose status is pending, running, completed or failed (others are left out);
+    3. it is sent only if it has text or calls;
+    4. each completed part becomes a ``tool`` message with its output, and a failed part one
+       with its error (its output) as the result;
+    5. ``system_prompt`` is injected first when there is no system message, with
+       ``agent_display_name`` (if given) replacing the name ``Wolo`` in it.
+
+    ``messages`` may also be agentmsg messages; they go through :func:`to_wolo` first.
+
+    >>> llm = to_llm_messages([Message.user("Hi")], agent_display_name="CodeHelper")
+    >>> llm[0]["content"], llm[1]
+    ('You are CodeHelper, an AI coding agent that helps users with software engineering tasks.', {'role': 'user', 'content': 'Hi'})
+    """
+    items = list(messages) if not isinstance(messages, (str, bytes, Mapping)) else None
+    if items is None:
+        raise MessageTypeError(f"messages must be a list, not {type(messages).__name__}")
+    if items and all(isinstance(m, Message) for m in items):
+        items = to_wolo(items)
+    out: List[Dict[str, Any]] = []
+    for index, wolo in enumerate(items):
+        where = f"messages[{index}]"
+        role = _required(wolo, "role", where)
+        parts = _required(wolo, "parts", where)
+        if role not in ("system", "user", "assistant"):
+            raise ConversionError(f"{where}.role: unknown role {role!r}; valid: system, user, assistant")
+        texts = []
+        calls = []
+        results = []
+        for j, part in enumerate(parts):
+            pwhere = f"{where}.parts[{j}]"
+            if _part_kind(part, pwhere) == "text":
+                text = _get(part, "text", "")
+                if text:
+                    texts.append(text)
+                continue
+            status = _get(part, "status", "pending")
+            if status not in WOLO_SENT_STATUSES:
+                continue
+            part_id, name = _required(part, "id", pwhere), _required(part, "tool", pwhere)
+            arguments = _get(part, "input") or {}
+            call = build(pwhere, lambda: ToolUseBlock(part_id, name, arguments))
+            calls.append({"id": part_id, "type": "function",
+                          "function": {"name": name, "arguments": dump_arguments(call)}})
+            if status == "completed":
+                results.append({"role": "tool", "tool_call_id": part_id, "content": _get(part, "output", "") or ""})
+            elif status == "failed":
+                error = _get(part, "output", "") or "Error: the tool failed"
+                results.append({"role": "tool", "tool_call_id": part_id, "content": error})
+        text = "\n".join(texts)
+        if role != "assistant":
+            out.append({"role": role, "content": text})
+            continue
+        if not text and not calls:
+            continue
+        data: Dict[str, Any] = {"role": "assistant", "content": text or None}
+        if calls:
+            data["tool_calls"] = calls
+        reasoning = _get(wolo, "reasoning_content")
+        if reasoning:
+            data["reasoning_content"] = reasoning
+        out.append(data)
+        out.extend(results)
+    if not any(m["role"] == "system" for m in out):
+        out.insert(0, {"role": "system", "content": _replace_name(system_prompt, agent_display_name)})
+    return out

@@ -1,0 +1,149 @@
+//! Turns classified bytes into events: strips text and thinking runs at both ends (holding back
+//! trailing whitespace until something else follows) and merges adjacent pieces.
+//!
+//! Two ways to report a piece: a copy of its bytes (streaming), or, when the whole input is at
+//! hand (whole-text parsing), its byte range in the input. A stripped run is one contiguous
+//! stretch of the input (nothing between its pieces is left out), so a range per run suffices.
+
+use super::bracket::is_space;
+use super::Event;
+
+/// A run of text or tag thinking that is stripped at both ends as it streams.
+#[derive(Clone, Debug, Default)]
+struct Run {
+    /// Something other than whitespace has been emitted in this run.
+    started: bool,
+    /// Whitespace seen after the last emitted byte, emitted only if more content follows
+    /// (copy mode only; ranges cover it by extending to the next piece).
+    pending_space: Vec<u8>,
+}
+
+impl Run {
+    /// The range of `bytes` to emit now (after any pending whitespace), or `None` when `bytes`
+    /// holds only whitespace (pending, or dropped at the start of a run).
+    fn piece(&mut self, bytes: &[u8], keep_space: bool) -> Option<(usize, usize)> {
+        let start = if self.started { 0 } else { bytes.iter().position(|b| !is_space(*b))? };
+        match bytes[start..].iter().rposition(|b| !is_space(*b)) {
+            None => {
+                if keep_space {
+                    self.pending_space.extend_from_slice(&bytes[start..]);
+                }
+                None
+            }
+            Some(last) => Some((start, start + last + 1)),
+        }
+    }
+
+    /// Appends the pending whitespace and `bytes[start..end]` to `out`; what follows becomes
+    /// pending.
+    fn emit(&mut self, bytes: &[u8], (start, end): (usize, usize), out: &mut Vec<u8>) {
+        out.append(&mut self.pending_space);
+        out.extend_from_slice(&bytes[start..end]);
+        self.pending_space.extend_from_slice(&bytes[end..]);
+    }
+
+    fn end(&mut self) {
+        self.started = false;
+        self.pending_space.clear();
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Output {
+    pub events: Vec<Event>,
+    /// Report input ranges instead of copies.
+    spans: bool,
+    text: Run,
+    text_blocks: usize,
+    thinking: Run,
+    thinking_index: usize,
+    thinking_count: usize,
+}
+
+impl Output {
+    pub fn new(spans: bool) -> Self {
+        Self { spans, ..Self::default() }
+    }
+
+    pub fn spans(&self) -> bool {
+        self.spans
+    }
+
+    /// Visible text: `bytes` sits at stream offset `at`.
+    pub fn text(&mut self, bytes: &[u8], at: usize) {
+        let Some(piece) = self.text.piece(bytes, !self.spans) else { return };
+        if !self.text.started {
+            self.text.started = true;
+            self.text_blocks += 1;
+        }
+        let block = self.text_blocks - 1;
+        if self.spans {
+            let (start, end) = (at + piece.0, at + piece.1);
+            match self.events.last_mut() {
+                Some(Event::TextSpan { block: b, end: e, .. }) if *b == block => *e = end,
+                _ => self.events.push(Event::TextSpan { block, start, end }),
+            }
+            return;
+        }
+        let continues = matches!(self.events.last(), Some(Event::Text { block: b, .. }) if *b == block);
+        if !continues {
+            let capacity = self.text.pending_space.len() + piece.1 - piece.0;
+            self.events.push(Event::Text { block, text: Vec::with_capacity(capacity) });
+        }
+        if let Some(Event::Text { text, .. }) = self.events.last_mut() {
+            self.text.emit(bytes, piece, text);
+        }
+    }
+
+    /// Ends the current text run: an element (thinking, tool call) follows.
+    pub fn end_text(&mut self) {
+        self.text.end();
+    }
+
+    /// Opens a thinking block and returns its index.
+    pub fn begin_thinking(&mut self) -> usize {
+        self.end_text();
+        self.thinking.end();
+        self.thinking_index = self.thinking_count;
+        self.thinking_count += 1;
+        self.thinking_index
+    }
+
+    /// Content of the open thinking block: `bytes` sits at stream offset `at`.
+    pub fn thinking(&mut self, bytes: &[u8], at: usize) {
+        let Some(piece) = self.thinking.piece(bytes, !self.spans) else { return };
+        self.thinking.started = true;
+        let index = self.thinking_index;
+        if self.spans {
+            let (start, end) = (at + piece.0, at + piece.1);
+            match self.events.last_mut() {
+                Some(Event::ThinkingSpan { index: i, end: e, .. }) if *i == index => *e = end,
+                _ => self.events.push(Event::ThinkingSpan { index, start, end }),
+            }
+            return;
+        }
+        let continues = matches!(self.events.last(), Some(Event::Thinking { index: i, .. }) if *i == index);
+        if !continues {
+            self.events.push(Event::Thinking { index, text: Vec::new() });
+        }
+        if let Some(Event::Thinking { text, .. }) = self.events.last_mut() {
+            self.thinking.emit(bytes, piece, text);
+        }
+    }
+
+    pub fn end_thinking(&mut self, complete: bool) {
+        self.thinking.end();
+        self.events.push(Event::ThinkingEnd { index: self.thinking_index, complete });
+    }
+
+    /// A whole bracket thought (already stripped, never empty) at stream offset `at`.
+    pub fn thought(&mut self, text: &[u8], at: usize) {
+        self.begin_thinking();
+        self.thinking(text, at);
+        self.end_thinking(true);
+    }
+
+    pub fn push(&mut self, event: Event) {
+        self.events.push(event);
+    }
+}

@@ -1,0 +1,403 @@
+//! Unit tests of the parsing rules; each rule of the module docs has one here.
+
+use super::*;
+
+fn doc(text: &str) -> Document<'static> {
+    parse(text.as_bytes(), &Options::default()).into_owned()
+}
+
+fn s(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+/// The blocks as short strings: `T:text`, `K:thinking`, `C:name`.
+fn shape(doc: &Document) -> Vec<String> {
+    doc.blocks
+        .iter()
+        .map(|b| match b {
+            Block::Text(t) => format!("T:{}", s(t)),
+            Block::Thinking(t) => format!("K:{}", s(t)),
+            Block::ToolCall(c) => format!("C:{}", c.name),
+        })
+        .collect()
+}
+
+const CALL: &str = "<tool>\n{\n  \"server_name\": \"local\",\n  \"tool_name\": \"calculator\",\n  \"arguments\": {\"a\": 5, \"b\": 3}\n}\n</tool>";
+
+#[test]
+fn seed_tool_call_with_thinking() {
+    let d = doc(&format!("[I'll use the calculator for this]\n\n{CALL}"));
+    assert_eq!(shape(&d), ["K:I'll use the calculator for this", "C:calculator"]);
+    let Block::ToolCall(call) = &d.blocks[1] else { panic!() };
+    assert_eq!(call.server_name, "local");
+    assert_eq!(serde_json::Value::Object(call.input.clone()), serde_json::json!({"a": 5, "b": 3}));
+    assert!(call.id.starts_with("call_") && call.id.len() == 21);
+    assert!(d.issues.is_empty());
+}
+
+#[test]
+fn text_around_calls_is_kept_in_order_and_stripped() {
+    let d = doc(&format!("  Before.\n{CALL}\n\nBetween.  \n{CALL}after\n"));
+    assert_eq!(shape(&d), ["T:Before.", "C:calculator", "T:Between.", "C:calculator", "T:after"]);
+    assert_eq!(s(&d.text()), "Before.\nBetween.\nafter");
+}
+
+#[test]
+fn close_tag_inside_json_string_is_payload() {
+    let d = doc(r#"<tool>{"tool_name": "echo", "arguments": {"s": "a </tool> \" <tool> b"}}</tool> done"#);
+    assert_eq!(shape(&d), ["C:echo", "T:done"]);
+    let Block::ToolCall(call) = &d.blocks[0] else { panic!() };
+    assert_eq!(call.input["s"], "a </tool> \" <tool> b");
+}
+
+#[test]
+fn arguments_as_json_string_and_extra_keys() {
+    let d = doc(r#"<tool>{"tool_name": "t", "arguments": "{\"x\": 1}", "server_name": "srv", "reason": "why"}</tool>"#);
+    let Block::ToolCall(call) = &d.blocks[0] else { panic!() };
+    assert_eq!(call.input["x"], 1);
+    assert_eq!(call.server_name, "srv");
+    assert_eq!(call.metadata["reason"], "why");
+}
+
+#[test]
+fn bad_calls_give_issues_with_raw_text_and_the_rest_parses() {
+    let text = "a <tool>{\"tool_name\": \"t\",}</tool> b <tool>{\"arguments\": {}}</tool> c <tool>[1]</tool> d <tool>{\"tool_name\": 3, \"arguments\": {}}</tool> e <tool>{\"tool_name\": \"t\", \"arguments\": 3}</tool> f <tool>{\"tool_name\": \"t\"";
+    let d = doc(text);
+    assert_eq!(shape(&d), ["T:a", "T:b", "T:c", "T:d", "T:e", "T:f"]);
+    let kinds: Vec<_> = d.issues.iter().map(|i| i.kind.name()).collect();
+    assert_eq!(
+        kinds,
+        ["invalid_json", "missing_field", "not_an_object", "invalid_field", "invalid_field", "unclosed_tool"]
+    );
+    assert_eq!(d.issues[0].message, "invalid JSON: trailing comma at line 1 column 19");
+    assert_eq!(d.issues[1].message, "missing tool_name");
+    for issue in &d.issues {
+        assert_eq!(&text.as_bytes()[issue.span.0..issue.span.1], &issue.raw[..]);
+    }
+    assert_eq!(s(&d.issues[5].raw), "<tool>{\"tool_name\": \"t\"");
+}
+
+#[test]
+fn missing_arguments_message() {
+    let d = doc("<tool>{\"tool_name\": \"t\"}</tool>");
+    assert_eq!(d.issues[0].message, "missing arguments");
+}
+
+#[test]
+fn xml_payload_and_format_option() {
+    let text = "<tool><server_name>local</server_name><tool_name>read</tool_name><arguments><path>a.go</path></arguments></tool>";
+    let d = doc(text);
+    let Block::ToolCall(call) = &d.blocks[0] else { panic!() };
+    assert_eq!((call.name.as_str(), &call.input["path"]), ("read", &serde_json::json!("a.go")));
+    let json_only = parse(text.as_bytes(), &Options { tool_format: ToolFormat::Json, ..Options::default() });
+    assert_eq!(json_only.issues[0].kind, IssueKind::WrongFormat);
+    let xml_only = parse(CALL.as_bytes(), &Options { tool_format: ToolFormat::Xml, ..Options::default() });
+    assert_eq!(xml_only.issues[0].kind, IssueKind::WrongFormat);
+    let cdata = doc("<tool><tool_name>w</tool_name><arguments><c><![CDATA[</tool>]]]></c></arguments></tool>x");
+    let Block::ToolCall(call) = &cdata.blocks[0] else { panic!() };
+    assert_eq!(call.input["c"], "</tool>]");
+    assert_eq!(shape(&cdata), ["C:w", "T:x"]);
+}
+
+#[test]
+fn ids_are_deterministic_and_positional() {
+    let d1 = doc(&format!("{CALL}{CALL}"));
+    let d2 = doc(&format!("{CALL}{CALL}"));
+    assert_eq!(d1, d2);
+    let ids: Vec<_> = d1.blocks.iter().map(|b| match b { Block::ToolCall(c) => c.id.clone(), _ => String::new() }).collect();
+    assert_ne!(ids[0], ids[1]);
+    assert_eq!(payload::call_id(0, b""), "call_af63bd4c8601b7df");
+}
+
+#[test]
+fn bracket_thoughts_and_exclusions() {
+    let text = "[First thought]\n  [nested [ok] thought]  \r\n[x](y)\n[ref]: http://u\n[ ]\n[x]\n[1]\n[2, 3]\n[\"a\", 1]\n[a] and [b]\n- [ ] task\n[]\n[unclosed\nmid [not] line";
+    let d = doc(text);
+    assert_eq!(
+        shape(&d),
+        [
+            "K:First thought",
+            "K:nested [ok] thought",
+            "T:[x](y)\n[ref]: http://u\n[ ]\n[x]\n[1]\n[2, 3]\n[\"a\", 1]\n[a] and [b]\n- [ ] task\n[]\n[unclosed\nmid [not] line"
+        ]
+    );
+}
+
+#[test]
+fn seed_multi_step_reasoning_lines_are_separate_thoughts() {
+    let d = doc("[First]\n[Second]\n[Third]\n\nAnswer.");
+    assert_eq!(shape(&d), ["K:First", "K:Second", "K:Third", "T:Answer."]);
+}
+
+#[test]
+fn tags_and_code_fences() {
+    let d = doc("<think>\nplan\n</think>\n\nAnswer <thinking>more</thinking> end");
+    assert_eq!(shape(&d), ["K:plan", "T:Answer", "K:more", "T:end"]);
+    let fenced = "```xml\n<tool>{}</tool>\n[not a thought]\n```\n[thought]";
+    assert_eq!(shape(&doc(fenced)), ["T:```xml\n<tool>{}</tool>\n[not a thought]\n```", "K:thought"]);
+    let tildes = "~~~~\n```\n<think>x</think>\n~~~~\nok";
+    assert_eq!(shape(&doc(tildes)), ["T:~~~~\n```\n<think>x</think>\n~~~~\nok"]);
+    let off = Options { code_fences: false, ..Options::default() };
+    assert_eq!(shape(&parse(fenced.as_bytes(), &off)).len(), 4);
+}
+
+#[test]
+fn thinking_modes() {
+    let text = "[b]\n<think>t</think>x";
+    let shape_of = |mode| shape(&parse(text.as_bytes(), &Options { thinking: mode, ..Options::default() }));
+    assert_eq!(shape_of(ThinkingMode::Auto), ["K:b", "K:t", "T:x"]);
+    assert_eq!(shape_of(ThinkingMode::Tags), ["T:[b]", "K:t", "T:x"]);
+    assert_eq!(shape_of(ThinkingMode::Brackets), ["K:b", "T:<think>t</think>x"]);
+    assert_eq!(shape_of(ThinkingMode::None), ["T:[b]\n<think>t</think>x"]);
+}
+
+#[test]
+fn unclosed_thinking_is_incomplete_and_start_in_thinking() {
+    let d = doc("a <think>still going");
+    assert_eq!(shape(&d), ["T:a", "K:still going"]);
+    assert!(d.incomplete_thinking);
+    let d = doc("reasoning here</think>The answer.");
+    assert_eq!(shape(&d), ["K:reasoning here", "T:The answer."]);
+    assert!(!d.incomplete_thinking);
+    let no = Options { start_in_thinking: StartThinking::No, ..Options::default() };
+    assert_eq!(shape(&parse(b"r</think>A", &no)), ["T:r</think>A"]);
+    // An opener before the closer: no detection.
+    assert_eq!(shape(&doc("<think>a</think></think>b")), ["K:a", "T:</think>b"]);
+    assert_eq!(shape(&doc("<think></think>x")), ["K:", "T:x"]);
+}
+
+#[test]
+fn bom_crlf_nul() {
+    let d = doc("\u{feff}[thought]\r\nline\0two\r\n");
+    assert_eq!(shape(&d), ["K:thought", "T:line\0two"]);
+}
+
+#[test]
+fn streaming_equals_whole_for_every_split() {
+    let text = format!("\u{feff}Intro <thi\nx [y]\n[thought]\n<think>a <b</think>```\n<tool>no</tool>\n```\n{CALL} tail <tool><tool_name>x</tool_name><arguments><c><![CDATA[</tool>]]></c></arguments></tool>\n<tool>{{\"a\": \"</tool>\"");
+    let options = Options { start_in_thinking: StartThinking::No, ..Options::default() };
+    let whole = parse(text.as_bytes(), &options);
+    let bytes = text.as_bytes();
+    for split in 0..=bytes.len() {
+        let mut m = StreamMachine::new(options);
+        let mut events = m.feed(&bytes[..split]);
+        events.extend(m.feed(&bytes[split..]));
+        events.extend(m.finish());
+        assert_eq!(Document::from_events(events), whole, "split at {split}");
+    }
+    let mut m = StreamMachine::new(options);
+    let mut events = Vec::new();
+    for b in bytes {
+        events.extend(m.feed(std::slice::from_ref(b)));
+    }
+    events.extend(m.finish());
+    assert_eq!(Document::from_events(events), whole);
+}
+
+#[test]
+fn char_spans_count_code_points() {
+    let text = "日本 <tool>{\"x\": \"é\"}</tool> z";
+    let d = doc(text);
+    let issue = &d.issues[0];
+    assert_eq!(issue.char_span, (3, 3 + "<tool>{\"x\": \"é\"}</tool>".chars().count()));
+    assert_eq!(&text.as_bytes()[issue.span.0..issue.span.1], &issue.raw[..]);
+}
+
+#[test]
+fn deep_nesting_and_big_payloads_do_not_panic() {
+    let deep_brackets = "[".repeat(100_000);
+    assert_eq!(s(&doc(&deep_brackets).text()), deep_brackets);
+    let balanced = "[".repeat(100_000) + &"]".repeat(100_000);
+    assert_eq!(doc(&balanced).blocks.len(), 1);
+    let deep_json = format!("<tool>{}</tool>", "{".repeat(100_000));
+    assert_eq!(doc(&deep_json).issues[0].kind, IssueKind::InvalidJson);
+    let nested = format!("<tool>{{\"tool_name\": \"t\", \"arguments\": {{\"a\": {}1{}}}}}</tool>", "[".repeat(100_000), "]".repeat(100_000));
+    assert_eq!(doc(&nested).issues[0].kind, IssueKind::InvalidJson);
+    let big = "x".repeat(3_000_000);
+    let call = format!("<tool>{{\"tool_name\": \"t\", \"arguments\": {{\"data\": \"{big}\"}}}}</tool>");
+    let d = doc(&call);
+    let Block::ToolCall(c) = &d.blocks[0] else { panic!() };
+    assert_eq!(c.input["data"].as_str().map(str::len), Some(3_000_000));
+}
+
+#[test]
+fn one_byte_chunks_of_long_lines_and_payloads() {
+    // Long held lines and payloads fed a byte at a time: each byte is looked at a bounded number
+    // of times, so this finishes at once (a rescanning parser would do ~10^10 steps here).
+    let text = format!(
+        "[{}]\n[{}\n<tool>{{\"tool_name\": \"t\", \"arguments\": {{\"d\": \"{}\"}}}}</tool>   ",
+        "a".repeat(100_000),
+        "b".repeat(100_000),
+        "c".repeat(100_000)
+    );
+    let mut m = StreamMachine::new(Options::default());
+    let mut events = Vec::new();
+    for b in text.as_bytes() {
+        events.extend(m.feed(std::slice::from_ref(b)));
+    }
+    events.extend(m.finish());
+    let d = Document::from_events(events);
+    assert_eq!(d, parse(text.as_bytes(), &Options::default()));
+    assert_eq!(shape(&d).len(), 3);
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn pieces() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just("<tool>".to_string()),
+            Just("</tool>".to_string()),
+            Just("<think>".to_string()),
+            Just("</think>".to_string()),
+            Just("<thinking>".to_string()),
+            Just("</thinking>".to_string()),
+            Just("<![CDATA[".to_string()),
+            Just("]]>".to_string()),
+            Just("```".to_string()),
+            Just("\n".to_string()),
+            Just("[".to_string()),
+            Just("]".to_string()),
+            Just("\"".to_string()),
+            Just("\\".to_string()),
+            Just("{\"tool_name\": \"t\", \"arguments\": {}}".to_string()),
+            Just("<tool_name>t</tool_name><arguments/>".to_string()),
+            "[ a-z<>/{}\\[\\]\"\\\\\n\r\t]{0,6}",
+            any::<String>().prop_map(|s| s.chars().take(4).collect()),
+        ];
+        prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(400)))]
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300), cut in 0usize..300) {
+            let doc = parse(&bytes, &Options::default());
+            for issue in &doc.issues {
+                prop_assert_eq!(&bytes[issue.span.0..issue.span.1], &issue.raw[..]);
+            }
+            let mut m = StreamMachine::new(Options::default());
+            let cut = cut.min(bytes.len());
+            m.feed(&bytes[..cut]);
+            m.feed(&bytes[cut..]);
+            m.finish();
+        }
+
+        #[test]
+        fn streaming_invariant(text in pieces(), cuts in prop::collection::vec(0usize..200, 0..8), mode in 0u8..4, fences: bool, start: bool) {
+            let options = Options {
+                thinking: [ThinkingMode::Auto, ThinkingMode::Tags, ThinkingMode::Brackets, ThinkingMode::None][mode as usize],
+                tool_format: ToolFormat::Auto,
+                code_fences: fences,
+                start_in_thinking: if start { StartThinking::Yes } else { StartThinking::No },
+            };
+            let bytes = text.as_bytes();
+            let whole = parse(bytes, &options);
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+            cuts.sort_unstable();
+            let mut m = StreamMachine::new(options);
+            let mut events = Vec::new();
+            let mut last = 0;
+            for c in cuts.into_iter().chain([bytes.len()]) {
+                events.extend(m.feed(&bytes[last..c]));
+                last = c;
+            }
+            events.extend(m.finish());
+            prop_assert_eq!(Document::from_events(events), whole.clone());
+            // Issues point at their raw text; text blocks are stripped and non-empty.
+            for issue in &whole.issues {
+                prop_assert_eq!(&bytes[issue.span.0..issue.span.1], &issue.raw[..]);
+                prop_assert_eq!(issue.char_span.0, chars::count_chars(&bytes[..issue.span.0]));
+            }
+            for block in &whole.blocks {
+                if let Block::Text(t) = block {
+                    prop_assert!(!t.is_empty());
+                    prop_assert_eq!(bracket::trim(t), &t[..]);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn many_plain_special_line_starts_stay_linear() {
+    // Every line starts with a backtick or (with brackets off) a bracket, and no `<` follows:
+    // the scan must not search the rest of the text again at every such line.
+    let text = "`x` word\n[y] z\n".repeat(100_000);
+    let off = Options { thinking: ThinkingMode::Tags, ..Options::default() };
+    assert_eq!(s(&parse(text.as_bytes(), &off).text()), text.trim_end());
+    assert_eq!(parse(text.as_bytes(), &Options::default()).blocks.len(), 1);
+}
+
+/// Throughput of the core on 10 MB of prose without tags; run with
+/// `cargo test --release -p agentmsg-core core_throughput -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn core_throughput() {
+    let line = "alpha beta gamma delta omega alpha beta gamma delta omega alpha beta gamma delta\n";
+    let text: String = line.repeat(10_000_000 / line.len() + 1).chars().take(10_000_000).collect();
+    let mut times = Vec::new();
+    for _ in 0..20 {
+        let start = std::time::Instant::now();
+        let doc = parse(std::hint::black_box(text.as_bytes()), &Options::default());
+        times.push(start.elapsed().as_secs_f64());
+        assert_eq!(doc.blocks.len(), 1);
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    println!("10 MB without tags: {:.2} ms, {:.2} GB/s", median * 1e3, 1e7 / median / 1e9);
+}
+
+#[test]
+fn unterminated_json_string_ends_the_call_at_its_first_close_tag() {
+    let text = "a <tool>{\"tool_name\": \"t\", \"arguments\": {\"s\": \"oops}</tool> b [c] d\n[thought]\n<tool>{\"tool_name\": \"u\", \"arguments\": {}}</tool> e";
+    let d = doc(text);
+    assert_eq!(shape(&d), ["T:a", "T:b [c] d", "K:thought", "C:u", "T:e"]);
+    assert_eq!(d.issues.len(), 1);
+    assert_eq!(d.issues[0].kind, IssueKind::InvalidJson);
+    assert_eq!(s(&d.issues[0].raw), "<tool>{\"tool_name\": \"t\", \"arguments\": {\"s\": \"oops}</tool>");
+    assert_eq!(&text.as_bytes()[d.issues[0].span.0..d.issues[0].span.1], &d.issues[0].raw[..]);
+    // A string that does close keeps its `</tool>` as payload.
+    let closed = doc("<tool>{\"tool_name\": \"t\", \"arguments\": {\"s\": \"x</tool>y\"}}</tool> z");
+    assert_eq!(shape(&closed), ["C:t", "T:z"]);
+    // Streamed byte by byte, the same.
+    let mut m = StreamMachine::new(Options { start_in_thinking: StartThinking::No, ..Options::default() });
+    let mut events = Vec::new();
+    for b in text.as_bytes() {
+        events.extend(m.feed(std::slice::from_ref(b)));
+    }
+    events.extend(m.finish());
+    assert_eq!(Document::from_events(events), d);
+}
+
+#[test]
+fn many_calls_with_close_tags_in_strings_stay_linear() {
+    let call = "<tool>{\"tool_name\": \"t\", \"arguments\": {\"s\": \"</tool>\"}}</tool>\n";
+    let text = call.repeat(20_000) + "<tool>{\"s\": \"</tool>" + &"tail ".repeat(100_000);
+    let d = doc(&text);
+    assert_eq!(d.blocks.len(), 20_001);
+    assert_eq!(d.issues.len(), 1);
+}
+
+/// Per-turn cost on a JSON list of texts named by `AGENTMSG_TURNS` (a profiling aid); run with
+/// `AGENTMSG_TURNS=turns.json cargo test --release -p agentmsg-core turns_profile -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn turns_profile() {
+    let Some(path) = std::env::var_os("AGENTMSG_TURNS") else { return };
+    let data = std::fs::read(path).unwrap_or_default();
+    let Ok(serde_json::Value::Array(items)) = serde_json::from_slice::<serde_json::Value>(&data) else { return };
+    let texts: Vec<String> = items.into_iter().filter_map(|v| v.as_str().map(String::from)).collect();
+    let rounds = 2000;
+    let start = std::time::Instant::now();
+    let mut blocks = 0;
+    for _ in 0..rounds {
+        for text in &texts {
+            blocks += parse(std::hint::black_box(text.as_bytes()), &Options::default()).blocks.len();
+        }
+    }
+    let per_turn = start.elapsed().as_secs_f64() / (rounds * texts.len()) as f64;
+    println!("{} turns, {blocks} blocks, {:.2} us per turn", texts.len(), per_turn * 1e6);
+}

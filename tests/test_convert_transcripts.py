@@ -1,0 +1,50 @@
+"""The converters on real SWE-agent transcripts (../shared/data): valid for every SDK, and back."""
+
+import pytest
+
+import transcripts
+from agentmsg import (
+    from_anthropic,
+    from_bedrock,
+    from_openai,
+    to_anthropic,
+    to_bedrock,
+    to_dashscope,
+    to_forge,
+    to_openai,
+)
+from convert_checks import check_anthropic, check_bedrock, check_openai
+
+pytestmark = pytest.mark.skipif(
+    not transcripts.TRAJECTORY_DIR.is_dir(), reason=f"shared data not found at {transcripts.TRAJECTORY_DIR}"
+)
+
+
+@pytest.fixture(scope="module", params=[p.name for p in sorted(transcripts.TRAJECTORY_DIR.glob("*.traj"))] or ["none"])
+def history(request):
+    return transcripts.load_history(transcripts.TRAJECTORY_DIR / request.param)
+
+
+def test_openai_round_trip_is_exact_on_real_histories(history, recwarn):
+    out = to_openai(history)
+    check_openai(out)
+    back = from_openai(out)
+    assert [(m.role, m.content, m.tool_id, m.name) for m in back] == [
+        (m.role, m.content, m.tool_id, m.name) for m in history]
+    assert not recwarn.list  # nothing in these histories is lost
+
+
+def test_anthropic_and_bedrock_accept_real_histories(history):
+    system, turns = to_anthropic(history, cache=["system", "last"])
+    check_anthropic(system, turns)
+    assert sum(1 for m in from_anthropic(system, turns) if m.role.value == "tool") == sum(
+        1 for m in history if m.role.value == "tool")
+    system, turns = to_bedrock(history, cache=["system", "last"])
+    check_bedrock(system, turns)
+    assert [m.text for m in from_bedrock(system, turns) if m.role.value == "tool"] == [
+        m.text for m in history if m.role.value == "tool"]
+
+
+def test_dashscope_and_forge_render_every_real_message(history):
+    assert len(to_dashscope(history)) == len(history)
+    assert len(to_forge(history)) == len(history)
