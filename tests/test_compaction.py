@@ -216,3 +216,57 @@ def test_memory_with_compactor_still_drops_when_compaction_is_not_enough():
     memory = ConversationMemory(10, compactor=compactor)
     memory.extend([Message.user("x" * 200), Message.user("hi")])
     assert [m.text for m in memory] == ["hi"]
+
+
+def test_memory_aadd_with_async_summarizer():
+    seen = []
+
+    async def model(old):
+        await asyncio.sleep(0)
+        seen.append([m.text for m in old])
+        return "summary"
+
+    compactor = Compactor([partial(asummarize, summarizer=model, keep_recent=1)], trigger=0.5)
+    memory = ConversationMemory(40, compactor=compactor)
+
+    async def run():
+        for text in ["a" * 40, "b" * 40, "c" * 40]:
+            await memory.aadd(Message.user(text))
+
+    asyncio.run(run())
+    assert seen == [["a" * 40], ["summary", "b" * 40]]
+    assert [m.text for m in memory] == ["summary", "c" * 40]
+    assert [m.text for m in memory.pruned] == ["summary", "b" * 40]
+    with pytest.raises(MessageTypeError, match="acompact"):
+        memory.add(Message.user("d" * 40))
+    # The failed compaction still left the memory pruned to its budget.
+    assert memory.total_tokens <= 40 and memory.messages[-1].text == "d" * 40
+
+
+def test_memory_aadd_concurrent_adds_discard_stale_compaction():
+    async def model(old):
+        await asyncio.sleep(0.01)
+        return "summary"
+
+    compactor = Compactor([partial(asummarize, summarizer=model, keep_recent=1)], trigger=0.5)
+    memory = ConversationMemory(60, compactor=compactor)
+
+    async def run():
+        await asyncio.gather(*(memory.aadd(Message.user(str(i) * 40)) for i in range(6)))
+
+    asyncio.run(run())
+    kept = memory.messages
+    assert memory.total_tokens <= 60 and kept[-1].text == "5" * 40
+    assert len(kept) <= 4
+
+
+def test_memory_aadd_failing_summarizer_still_prunes():
+    async def model(old):
+        raise RuntimeError("model down")
+
+    compactor = Compactor([partial(asummarize, summarizer=model, keep_recent=1)], trigger=0.5)
+    memory = ConversationMemory(20, compactor=compactor)
+    asyncio.run(memory.aadd(Message.user("a" * 40)))
+    with pytest.raises(RuntimeError, match="model down"):
+        asyncio.run(memory.aadd(Message.user("b" * 40)))
+    assert [m.text for m in memory] == ["b" * 40] and memory.total_tokens == 14

@@ -129,6 +129,10 @@ def test_bad_input():
         trim([Message.user("a")], 5, counter=lambda _: "3")
     with pytest.raises(MessageError, match="counter returned -1 for message 0"):
         trim([Message.user("a")], 5, counter=lambda _: -1)
+    with pytest.raises(MessageError, match="counter returned 18446744073709551616 for message 0"):
+        trim([Message.user("a")], 5, counter=lambda _: 2**64)
+    with pytest.raises(MessageError, match="max_tokens must be"):
+        trim([], 2**64)
     with pytest.raises(MessageTypeError, match="counter must be"):
         trim([], 5, counter=3)
     with pytest.raises(MessageError, match="unknown role"):

@@ -24,6 +24,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 from itertools import chain
+from operator import attrgetter
 from typing import (
     Callable,
     Deque,
@@ -44,7 +45,7 @@ from .estimate import ROLE_CODES, estimate_tokens_many, measured_text
 from .message import Message, Role, _to_role
 from .toolpairs import pair_tool_results
 
-__all__ = ["Counter", "token_counter", "TrimResult", "trim", "ConversationMemory"]
+__all__ = ["token_counter", "TrimResult", "trim", "ConversationMemory"]
 
 #: What counts a message's tokens: ``"estimate"``, an encoding name, or ``Message -> int``.
 Counter = Union[str, Callable[[Message], int]]
@@ -99,22 +100,25 @@ def _checked_count(value: object, index: int) -> int:
         raise MessageTypeError(
             f"counter returned {type(value).__name__} for message {index}; it must return an int"
         )
-    if value < 0:
-        raise MessageError(f"counter returned {value} for message {index}; counts must be >= 0")
+    if not 0 <= value < 2**64:
+        raise MessageError(f"counter returned {value} for message {index}; counts must be in [0, 2**64)")
     return value
 
 
 def _check_budget(max_tokens: object) -> int:
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
         raise MessageTypeError(f"max_tokens must be an int, not {type(max_tokens).__name__}")
-    if max_tokens < 0:
-        raise MessageError(f"max_tokens must be >= 0, got {max_tokens}")
+    if not 0 <= max_tokens < 2**64:
+        raise MessageError(f"max_tokens must be >= 0 (and < 2**64), got {max_tokens}")
     return max_tokens
+
+
+_role_of = attrgetter("role")
 
 
 def _roles(messages: Sequence[Message]) -> List[Role]:
     try:
-        return [m.role for m in messages]
+        return list(map(_role_of, messages))
     except AttributeError:
         for index, message in enumerate(messages):
             if not isinstance(message, Message):
@@ -186,7 +190,7 @@ def trim(
     items = messages if isinstance(messages, (list, tuple)) else list(messages)
     roles = _roles(items)
     n = len(items)
-    systems = [i for i, role in enumerate(roles) if role is _SYSTEM] if keep_system else []
+    systems = _indices_of(roles, _SYSTEM) if keep_system else []
     system_counts = dict(zip(systems, count([items[i] for i in systems])))
     remaining = budget - _system_share(systems, system_counts, budget)
     is_system = set(systems)
@@ -223,6 +227,18 @@ def trim(
     )
     kept = tuple(positions[p] for p in kept_positions)
     return TrimResult([items[i] for i in kept], kept, total, over, system_over, items)
+
+
+def _indices_of(roles: List[Role], role: Role) -> List[int]:
+    """Where ``role`` occurs, found by ``list.index`` (a C loop: the scan of a long history)."""
+    found: List[int] = []
+    index = -1
+    try:
+        while True:
+            index = roles.index(role, index + 1)
+            found.append(index)
+    except ValueError:
+        return found
 
 
 def _system_share(systems: List[int], counts: Dict[int, int], budget: int) -> int:
@@ -312,6 +328,7 @@ class ConversationMemory:
         self._compactor = compactor
         self._on_prune = on_prune
         self._lock = threading.RLock()
+        self._version = 0  # bumped by every change, so an async compaction can tell it is stale
         self._reset()
         self._pruned: List[Message] = []
 
@@ -321,6 +338,7 @@ class ConversationMemory:
         self._systems: Deque[Tuple[int, Message, int]] = deque()
         self._entries: Deque[Tuple[int, Message, int]] = deque()
         self._order = 0
+        self._version += 1
         self._calls_by_id: Dict[str, List[_Call]] = {}
         self._open_turn: List[_Call] = []
 
@@ -359,8 +377,10 @@ class ConversationMemory:
                 else:
                     # Compaction comes before dropping: push, compact if past the trigger, prune.
                     self._push(message, count, removed, prune=False)
-                    self._maybe_compact(removed)
-                    self._apply_prune(self._budget.prune(), removed)
+                    try:
+                        self._maybe_compact(removed)
+                    finally:  # a failing policy must not leave the memory over budget
+                        self._apply_prune(self._budget.prune(), removed)
             self._pruned = removed
         if removed and self._on_prune is not None:
             self._on_prune(list(removed))
@@ -388,6 +408,7 @@ class ConversationMemory:
         dropped = budget.push(count, ROLE_CODES[role], group, prune)
         entry = (self._order, message, count)
         self._order += 1
+        self._version += 1
         if role is _SYSTEM and self._keep_system:
             self._systems.append(entry)
         else:
@@ -422,6 +443,58 @@ class ConversationMemory:
                     del by_id[call.id]
         call.answered = True
         return call
+
+    async def aadd(self, message: Message) -> None:
+        """:meth:`add` for a memory whose compactor has async policies (an LLM summarizer):
+        the compaction is awaited outside the lock. If another add changed the history while it
+        ran, its result is discarded and the next add compacts again.
+
+        >>> import asyncio
+        >>> from functools import partial
+        >>> async def summarizer(old): return "summary of %d" % len(old)
+        >>> compactor = Compactor([partial(asummarize, summarizer=summarizer, keep_recent=1)])
+        >>> memory = ConversationMemory(20, compactor=compactor)
+        >>> for text in ["a" * 40, "b" * 40, "c"]:
+        ...     asyncio.run(memory.aadd(Message.user(text)))
+        >>> [m.text for m in memory]
+        ['summary of 1', 'c']
+        """
+        await self.aextend((message,))
+
+    async def aextend(self, messages: Iterable[Message]) -> None:
+        """:meth:`extend` with async compaction (see :meth:`aadd`).
+
+        >>> import asyncio
+        >>> memory = ConversationMemory(100)
+        >>> asyncio.run(memory.aextend([Message.user("a"), Message.user("b")]))
+        >>> len(memory)
+        2
+        """
+        items = list(messages)
+        _roles(items)
+        counts = self._count(items)
+        compactor = self._compactor
+        removed: List[Message] = []
+        for message, count in zip(items, counts):
+            with self._lock:
+                self._push(message, count, removed, prune=compactor is None)
+                due = compactor is not None and self._budget.total > compactor.trigger * self._max_tokens
+                snapshot = self._history() if due else []
+                version = self._version
+            try:
+                if due:
+                    compacted = await compactor.acompact(snapshot, self._max_tokens, counter=self._counter)
+                    with self._lock:
+                        if self._version == version:
+                            self._replace(snapshot, compacted, removed)
+            finally:  # a failing policy must not leave the memory over budget
+                if compactor is not None:
+                    with self._lock:
+                        self._apply_prune(self._budget.prune(), removed)
+        with self._lock:
+            self._pruned = removed
+        if removed and self._on_prune is not None:
+            self._on_prune(list(removed))
 
     def _maybe_compact(self, removed: List[Message]) -> None:
         compactor = self._compactor

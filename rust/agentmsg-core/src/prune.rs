@@ -94,34 +94,36 @@ pub fn select(
         return Err(PruneError::GroupAfterMessage { index, group: groups[index] });
     }
     let is_system = |i: usize| keep_system && roles[i] == Role::System;
+    // Sums are u128: no sum of u64 counts can overflow it.
+    let budget = u128::from(max_tokens);
 
     // Rule 1: the system messages' share of the budget. When they alone exceed it, the newest
     // ones that fit are kept (always at least the newest one).
-    let system_total: u64 = (0..n).filter(|&i| is_system(i)).map(|i| counts[i]).sum();
-    let system_over_budget = system_total > max_tokens;
+    let system_total: u128 = (0..n).filter(|&i| is_system(i)).map(|i| u128::from(counts[i])).sum();
+    let system_over_budget = system_total > budget;
     let mut first_kept_system = 0;
     let mut system_used = system_total;
     if system_over_budget {
         system_used = 0;
         let mut kept_one = false;
         for i in (0..n).rev().filter(|&i| is_system(i)) {
-            if kept_one && system_used.saturating_add(counts[i]) > max_tokens {
+            if kept_one && system_used + u128::from(counts[i]) > budget {
                 break;
             }
             kept_one = true;
-            system_used = system_used.saturating_add(counts[i]);
+            system_used += u128::from(counts[i]);
             first_kept_system = i;
         }
     }
     // None when the kept systems alone are over: then no run fits and only the newest is kept.
-    let remaining = max_tokens.checked_sub(system_used);
+    let remaining = budget.checked_sub(system_used);
 
     let cut = choose_cut(counts, roles, groups, &is_system, remaining, start_on)
         .or_else(|| start_on.and_then(|_| choose_cut(counts, roles, groups, &is_system, remaining, None)));
 
     let mut kept = Vec::new();
-    let mut total = 0u64;
-    for i in 0..n {
+    let mut total = 0u128;
+    for (i, &count) in counts.iter().enumerate() {
         let keep = if is_system(i) {
             i >= first_kept_system
         } else {
@@ -129,10 +131,15 @@ pub fn select(
         };
         if keep {
             kept.push(i);
-            total += counts[i];
+            total += u128::from(count);
         }
     }
-    Ok(Selection { kept, total, over_budget: total > max_tokens, system_over_budget })
+    Ok(Selection { kept, total: saturate(total), over_budget: total > budget, system_over_budget })
+}
+
+/// A u128 sum as u64, saturating (only sums past 2^64 tokens differ).
+fn saturate(sum: u128) -> u64 {
+    u64::try_from(sum).unwrap_or(u64::MAX)
 }
 
 /// The first kept candidate index: the smallest valid cut whose run fits in `remaining`, else
@@ -143,10 +150,10 @@ fn choose_cut(
     roles: &[Role],
     groups: &[usize],
     is_system: &dyn Fn(usize) -> bool,
-    remaining: Option<u64>,
+    remaining: Option<u128>,
     start_on: Option<Role>,
 ) -> Option<usize> {
-    let mut suffix = 0u64;
+    let mut suffix = 0u128;
     // The smallest group start among the candidates at or after the current index: a cut at j
     // splits no group exactly when it is j itself.
     let mut min_group = usize::MAX;
@@ -156,7 +163,7 @@ fn choose_cut(
         if is_system(j) {
             continue;
         }
-        suffix = suffix.saturating_add(counts[j]);
+        suffix += u128::from(counts[j]);
         min_group = min_group.min(groups[j]);
         let fits = remaining.is_some_and(|r| suffix <= r);
         if !fits && newest_valid.is_some() {
@@ -207,12 +214,12 @@ pub struct RollingBudget {
     max_tokens: u64,
     keep_system: bool,
     systems: VecDeque<u64>,
-    system_total: u64,
+    system_total: u128,
     /// Sum of every system message pushed since the last clear, kept or not.
-    systems_pushed: u64,
+    systems_pushed: u128,
     entries: VecDeque<Entry>,
     front_seq: u64,
-    total: u64,
+    total: u128,
 }
 
 impl RollingBudget {
@@ -247,18 +254,22 @@ impl RollingBudget {
 
     /// Sum of the kept messages' counts.
     pub fn total(&self) -> u64 {
+        saturate(self.sum())
+    }
+
+    fn sum(&self) -> u128 {
         self.system_total + self.total
     }
 
     /// The kept messages exceed the budget.
     pub fn over_budget(&self) -> bool {
-        self.total() > self.max_tokens
+        self.sum() > u128::from(self.max_tokens)
     }
 
     /// The system messages pushed since the last clear exceed the budget by themselves, so the
     /// oldest of them were removed (what [`select`] reports for the same history).
     pub fn system_over_budget(&self) -> bool {
-        self.systems_pushed > self.max_tokens
+        self.systems_pushed > u128::from(self.max_tokens)
     }
 
     /// Forgets everything (sequence numbers keep counting up).
@@ -283,8 +294,8 @@ impl RollingBudget {
     pub fn push_unpruned(&mut self, count: u64, role: Role, group: Option<u64>) -> Result<(), PruneError> {
         if self.keep_system && role == Role::System {
             self.systems.push_back(count);
-            self.system_total += count;
-            self.systems_pushed = self.systems_pushed.saturating_add(count);
+            self.system_total += u128::from(count);
+            self.systems_pushed += u128::from(count);
             return Ok(());
         }
         let seq = self.next_seq();
@@ -306,23 +317,24 @@ impl RollingBudget {
             }
         };
         self.entries.push_back(Entry { count, group, last: seq });
-        self.total += count;
+        self.total += u128::from(count);
         Ok(())
     }
 
     /// Removes the oldest messages while over budget, by the module rules.
     pub fn prune(&mut self) -> Pruned {
         let mut pruned = Pruned::default();
-        // Rule 1: system messages alone over budget keep only the newest.
-        while self.system_total > self.max_tokens && self.systems.len() > 1 {
-            self.system_total -= self.systems.pop_front().unwrap_or(0);
+        // Rule 1: while the systems alone are over, the oldest go (the newest always stays).
+        while self.system_total > u128::from(self.max_tokens) && self.systems.len() > 1 {
+            let count = self.systems.pop_front().unwrap_or(0);
+            self.system_total -= u128::from(count);
             pruned.systems += 1;
         }
-        while self.total() > self.max_tokens {
+        while self.over_budget() {
             let Some(end) = self.front_group_end() else { break };
             for _ in self.front_seq..end {
                 if let Some(entry) = self.entries.pop_front() {
-                    self.total -= entry.count;
+                    self.total -= u128::from(entry.count);
                 }
             }
             pruned.messages += (end - self.front_seq) as usize;
@@ -446,6 +458,17 @@ mod tests {
             Err(PruneError::GroupAfterMessage { index: 1, group: 5 })
         );
         assert_eq!(select(&[], &[], &[], 0, true, None).unwrap().kept, Vec::<usize>::new());
+    }
+
+    #[test]
+    fn huge_counts_saturate_instead_of_overflowing() {
+        let s = select(&[u64::MAX, u64::MAX], &[S, U], &[0, 1], 10, true, None).unwrap();
+        assert_eq!(s.kept, vec![0, 1]);
+        assert!(s.over_budget && s.system_over_budget && s.total == u64::MAX);
+        let mut b = RollingBudget::new(10, true);
+        b.push(u64::MAX, U, None).unwrap();
+        assert_eq!(b.push(u64::MAX, U, None).unwrap(), Pruned { systems: 0, messages: 1 });
+        assert_eq!(b.total(), u64::MAX);
     }
 
     #[test]
