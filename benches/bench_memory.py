@@ -21,7 +21,7 @@ import pytest
 
 from agentmsg import ConversationMemory, Role, trim
 from baseline_memory import ListMemory, Seed000Memory, list_trim
-from conversations import real_transcript
+from transcripts import build_transcript
 
 TRIM_BUDGET = 8_000
 TRIM_SIZES = [1_000, 10_000, 100_000]
@@ -29,7 +29,7 @@ TRIM_SIZES = [1_000, 10_000, 100_000]
 
 @pytest.fixture(scope="module")
 def transcript_100k():
-    return real_transcript(100_000)
+    return build_transcript(100_000)
 
 
 def to_langchain(messages):

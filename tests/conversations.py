@@ -96,19 +96,3 @@ def check_rules(source, kept, max_tokens, total, over_budget, system_over_budget
         if call >= 0:
             assert (result in kept_set) == (call in kept_set), (result, call)
     return kept_others, others
-
-
-def real_transcript(n):
-    """``transcripts.build_transcript(n)``; in a git worktree the shared data sits further up
-    than the loader looks, so the nearest ``shared/data`` above the repo is used."""
-    from pathlib import Path
-
-    import transcripts
-
-    if not transcripts.TRAJECTORY_DIR.is_dir():
-        for parent in Path(transcripts.REPO).parents:
-            candidate = parent / "shared" / "data" / "swe-agent-trajectories"
-            if candidate.is_dir():
-                transcripts.TRAJECTORY_DIR = candidate
-                break
-    return transcripts.build_transcript(n)

@@ -202,9 +202,9 @@ def test_rules_hold_without_keep_system(chat, max_tokens):
 
 def test_real_transcript_keeps_pairs_and_counts_estimates():
     from agentmsg import check_tool_pairs, estimate_tokens_many
-    from conversations import real_transcript
+    from transcripts import build_transcript
 
-    chat = real_transcript(3_000)
+    chat = build_transcript(3_000)
     check_tool_pairs(chat)
     r = trim(chat, 8_000)
     check_tool_pairs(r.messages)
