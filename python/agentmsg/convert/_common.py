@@ -137,14 +137,16 @@ def load_arguments(raw: Any, where: str) -> tuple:
 class Losses:
     """Collects what a conversion could not carry, then warns once per kind of loss."""
 
-    __slots__ = ("converter", "found")
+    __slots__ = ("converter", "found", "consequences")
 
     def __init__(self, converter: str) -> None:
         self.converter = converter
         self.found: Dict[str, List[int]] = {}
+        self.consequences: Dict[str, str] = {}
 
-    def add(self, what: str, index: int) -> None:
+    def add(self, what: str, index: int, consequence: str = "they were left out") -> None:
         where = self.found.setdefault(what, [])
+        self.consequences[what] = consequence
         if not where or where[-1] != index:
             where.append(index)
 
@@ -153,7 +155,7 @@ class Losses:
             shown = ", ".join(map(str, where[:10])) + (", ..." if len(where) > 10 else "")
             noun = "message" if len(where) == 1 else "messages"
             warnings.warn(
-                f"{self.converter} cannot carry {what} ({noun} {shown}); they were left out",
+                f"{self.converter} cannot carry {what} ({noun} {shown}); {self.consequences[what]}",
                 ConversionWarning,
                 stacklevel=stacklevel,
             )
