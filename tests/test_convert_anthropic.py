@@ -194,7 +194,7 @@ def carried(messages):
     return system, turns
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(histories)
 def test_round_trip_keeps_what_anthropic_carries(messages):
     system, turns = quiet(to_anthropic, messages)
@@ -227,3 +227,44 @@ def test_redacted_thinking_is_kept_and_written_back():
     only = [turns[0], {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "x"}]}]
     assert to_anthropic(from_anthropic(None, only)) == ([], only)
     check_anthropic(*to_anthropic(back))
+
+
+def full_stream(messages):
+    """Everything the messages say, as the role-merged stream Anthropic sees."""
+    system, turns = [], []
+    for message in messages:
+        role = message.role.value
+        extras = [("name", message.name)] if message.name is not None and role != "tool" else []
+        if message.reasoning_content is not None:
+            extras.append(("reasoning", message.reasoning_content))
+        if role == "system":
+            system.extend(b if not isinstance(b, TextBlock) else b.text for b in message.content
+                          if not (isinstance(b, TextBlock) and not b.text))
+            system.extend(extras)
+            continue
+        if role == "tool":
+            result = message.content[0]
+            output = tuple(b for b in result.output if not (isinstance(b, TextBlock) and not b.text))
+            items = [("result", message.tool_id, result.is_error, output)]
+            role = "user"
+        else:
+            items = [(b.id, b.name, b.input, b.server_name, b.metadata) if isinstance(b, ToolUseBlock) else b
+                     for b in message.content if not (isinstance(b, TextBlock) and not b.text)]
+        items += extras
+        if not items:
+            continue
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(items)
+        else:
+            turns.append((role, items))
+    return system, turns
+
+
+@settings(max_examples=150, deadline=None)
+@given(histories)
+def test_nothing_is_dropped_without_a_warning(messages):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        system, turns = to_anthropic(messages)
+    if not caught:
+        assert full_stream(from_anthropic(system, turns, on_orphan="keep")) == full_stream(messages)

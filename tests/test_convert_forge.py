@@ -67,7 +67,9 @@ def test_seed_conversation_flow_parses_and_pairs():
     assert (messages[3].tool_id, messages[3].name, messages[3].text) == (call.id, "calculator", "Result: 42")
     assert (messages[4].thinking, messages[4].text) == ("Great, the calculator confirmed the result", "15 + 27 = 42")
     # and straight on to a provider
-    assert to_openai(messages)[3] == {"role": "tool", "tool_call_id": call.id, "content": "Result: 42", "name": "calculator"}
+    with pytest.warns(ConversionWarning, match="to_openai cannot carry thinking blocks"):
+        openai_messages = to_openai(messages)
+    assert openai_messages[3] == {"role": "tool", "tool_call_id": call.id, "content": "Result: 42", "name": "calculator"}
 
 
 def test_to_forge_writes_seed_shapes():
@@ -83,8 +85,9 @@ def test_to_forge_writes_seed_shapes():
 
 def test_error_results_and_results_named_by_their_call():
     call = ToolUseBlock("c1", "calculator", {"operation": "divide", "a": 10, "b": 0})
-    out = to_forge([Message.assistant("[I'll use the calculator]", tool_calls=[call]),
-                    Message.tool("division by zero", tool_id="c1", is_error=True)])
+    with pytest.warns(ConversionWarning, match=r"text that reads back as thinking .*\(message 0\)"):
+        out = to_forge([Message.assistant("[I'll use the calculator]", tool_calls=[call]),
+                        Message.tool("division by zero", tool_id="c1", is_error=True)])
     assert out[1] == {"role": "tool", "content": "Tool: calculator\nError: division by zero"}
     assert from_forge(out)[1].is_error
 
@@ -144,7 +147,7 @@ def test_losses_warn():
                   Message.assistant("[not thinking, just text]")])
     assert [str(w.message) for w in caught] == [
         "to_forge cannot carry image blocks in user messages (message 0); they were left out",
-        "to_forge cannot carry text that reads back as thinking or tool calls (message 1); they were left out",
+        "to_forge cannot carry text that reads back as thinking or tool calls (message 1); it is written as is and parses differently when read back",
     ]
     with pytest.raises(ConversionError, match=r"messages\[0\].name: Forge writes 'Tool: <name>'"):
         to_forge([Message.tool("8", tool_id="unknown")])
@@ -170,7 +173,7 @@ def forge_histories(draw):
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(forge_histories())
 def test_round_trip_keeps_everything_but_call_ids(messages):
     with warnings.catch_warnings():

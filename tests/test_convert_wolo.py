@@ -146,7 +146,7 @@ def wolo_friendly_histories(draw):
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(wolo_friendly_histories())
 def test_round_trip_through_wolo(messages):
     with warnings.catch_warnings():

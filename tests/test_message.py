@@ -296,3 +296,22 @@ def test_from_text_parses_only_what_the_assistant_wrote():
         message = Message.from_text(role, observation)
         assert (message.text, message.thinking, message.tool_calls) == (observation, "", ())
     assert Message.from_text("assistant", "[File: x]\nok").thinking == "File: x"
+
+
+def test_generated_ids_are_unique_across_threads_and_forked_processes():
+    import concurrent.futures
+    import multiprocessing
+    import os
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        ids = [m.id for batch in pool.map(lambda _: [Message.user("x") for _ in range(500)], range(8)) for m in batch]
+    assert len(set(ids)) == len(ids) == 4000
+    assert all(i.startswith("msg_") and len(i) == 36 for i in ids)
+    if hasattr(os, "fork"):
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            child_ids = pool.map(_one_id, range(4))
+        assert len(set(child_ids) | set(ids)) == 4004
+
+
+def _one_id(_):
+    return Message.user("x").id

@@ -447,3 +447,10 @@ def test_docs_examples():
     path = Path(__file__).resolve().parent.parent / "docs" / "parsing.md"
     result = doctest.testfile(str(path), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_floats_in_arguments_read_back_exactly():
+    values = [2.5e-308, 0.1, 1e308, -0.0, 123456789.123456789, 5e-324]
+    call = ToolUseBlock("c1", "t", {f"v{i}": v for i, v in enumerate(values)})
+    (parsed,) = parse(format_tool_call(call)).tool_calls
+    assert list(parsed.input.values()) == values

@@ -16,24 +16,6 @@ def estimate_tokens(text: str, role: str = "user") -> int:
 def estimate_tokens_many(texts: Sequence[str], roles: Sequence[int]) -> List[int]:
     """:func:`estimate_tokens` of each text; ``roles`` holds codes 0 system, 1 user, 2 assistant, 3 tool."""
 
-# -- tokens (exact counting; issue 4) ---------------------------------------------------------------
-
-ENCODING_NAMES: List[str]
-
-def count_tokens(text: str, encoding: str | None = "o200k_base") -> int:
-    """``len(tiktoken.get_encoding(encoding).encode_ordinary(text))``; ``"estimate"`` gives seed 000's text formula."""
-
-def count_tokens_up_to(text: str, limit: int, encoding: str | None = "o200k_base") -> int:
-    """``min(count_tokens(text, encoding), limit + 1)``, stopping at the first piece past ``limit``."""
-
-def count_tokens_batch(texts: Sequence[str], encoding: str | None = "o200k_base") -> List[int]:
-    """:func:`count_tokens` of each text; the GIL is released and the texts spread over the cores."""
-
-def count_tokens_grouped(
-    texts: Sequence[str], sizes: Sequence[int], base: Sequence[int], encoding: str | None = "o200k_base"
-) -> List[int]:
-    """Group ``i`` is the next ``sizes[i]`` texts; its result is ``base[i]`` plus their counts."""
-
 # -- parsing (rust/agentmsg-py/src/parse.rs; public API and docs: agentmsg.parsing) -------------
 
 from typing import Any, Iterable, Optional, Union
@@ -100,3 +82,60 @@ class StreamParser:
     ) -> None: ...
     def feed(self, chunk: str) -> List[Event]: ...
     def finish(self) -> List[Event]: ...
+
+# -- tokens (exact counting; issue 4) ---------------------------------------------------------------
+
+ENCODING_NAMES: List[str]
+
+def count_tokens(text: str, encoding: str | None = "o200k_base") -> int:
+    """``len(tiktoken.get_encoding(encoding).encode_ordinary(text))``; ``"estimate"`` gives seed 000's text formula."""
+
+def count_tokens_up_to(text: str, limit: int, encoding: str | None = "o200k_base") -> int:
+    """``min(count_tokens(text, encoding), limit + 1)``, stopping at the first piece past ``limit``."""
+
+def count_tokens_batch(texts: Sequence[str], encoding: str | None = "o200k_base") -> List[int]:
+    """:func:`count_tokens` of each text; the GIL is released and the texts spread over the cores."""
+
+def count_tokens_grouped(
+    texts: Sequence[str], sizes: Sequence[int], base: Sequence[int], encoding: str | None = "o200k_base"
+) -> List[int]:
+    """Group ``i`` is the next ``sizes[i]`` texts; its result is ``base[i]`` plus their counts."""
+
+# -- prune (budget pruning; agentmsg.memory) ------------------------------------------------------
+
+from typing import Optional, Tuple
+
+def select_kept(
+    counts: Sequence[int],
+    roles: Sequence[int],
+    groups: Sequence[int],
+    max_tokens: int,
+    keep_system: bool = True,
+    start_on: Optional[int] = None,
+) -> Tuple[List[int], int, bool, bool]:
+    """Indices kept within ``max_tokens`` by the four pruning rules, and (total, over_budget,
+    system_over_budget). ``groups[i]`` is the index of the first message of message i's tool
+    group (its own index when it is alone); roles and ``start_on`` are role codes."""
+
+class RollingBudget:
+    """Running totals of a history that grows at the end and is pruned at the front."""
+
+    def __init__(self, max_tokens: int, keep_system: bool = True) -> None: ...
+    def push(self, count: int, role: int, group: Optional[int] = None, prune: bool = True) -> Tuple[int, int]:
+        """Adds a message (joining the group that starts at sequence number ``group``); returns
+        how many (system, non-system) messages to remove from the front."""
+    def prune(self) -> Tuple[int, int]:
+        """Removes the oldest messages while over budget; returns (system, non-system) counts."""
+    def clear(self) -> None: ...
+    @property
+    def max_tokens(self) -> int: ...
+    @property
+    def total(self) -> int: ...
+    @property
+    def next_seq(self) -> int: ...
+    @property
+    def front_seq(self) -> int: ...
+    @property
+    def over_budget(self) -> bool: ...
+    @property
+    def system_over_budget(self) -> bool: ...

@@ -7,8 +7,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
-import uuid
+import os
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from enum import Enum
@@ -97,12 +98,35 @@ def _format_timestamp(ts: datetime) -> str:
     return ts.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
+# Ids are a random per-process prefix plus a counter: unique across processes like a uuid4, but
+# without a system call per message (message construction is a hot path of every converter).
+_ID_PREFIX = "msg_" + os.urandom(8).hex()
+_id_counter = itertools.count()
+
+
+def _new_id_prefix() -> None:
+    global _ID_PREFIX, _id_counter  # a forked child must not repeat its parent's ids
+    _ID_PREFIX = "msg_" + os.urandom(8).hex()
+    _id_counter = itertools.count()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_id_prefix)
+
+
 def _new_id() -> str:
-    return "msg_" + uuid.uuid4().hex
+    return f"{_ID_PREFIX}{next(_id_counter):016x}"
 
 
-def _check_content(role: Role, content: Tuple[Block, ...], tool_id: Optional[str]) -> None:
+def _check_content(role: Role, content: Tuple[Block, ...]) -> None:
+    # One pass: block placement, and whether anything but empty text is there.
+    empty = True
     for index, block in enumerate(content):
+        if isinstance(block, TextBlock):
+            if block.text:
+                empty = False
+            continue
+        empty = False  # a tool call alone, an image alone... is content
         if isinstance(block, ToolUseBlock) and role is not Role.ASSISTANT:
             raise MessageError(
                 f"content[{index}]: a tool_use block belongs in an assistant message, not {role.value}"
@@ -111,11 +135,8 @@ def _check_content(role: Role, content: Tuple[Block, ...], tool_id: Optional[str
             raise MessageError(
                 f"content[{index}]: a tool_result block belongs in a tool message, not {role.value}"
             )
-    if role is Role.TOOL:
-        return  # an empty tool result is a real result (a command with no output)
-    if any(isinstance(b, ToolUseBlock) for b in content):
-        return  # an assistant turn made only of tool calls is not empty
-    if all(isinstance(b, TextBlock) and not b.text for b in content):
+    # An empty tool result is a real result (a command with no output).
+    if empty and role is not Role.TOOL:
         raise MessageError(f"content is empty: a {role.value} message needs text or other content")
 
 
@@ -181,20 +202,21 @@ class Message:
         finish_reason: Optional[str] = None,
         reasoning_content: Optional[str] = None,
     ) -> None:
-        role = _to_role(role)
-        blocks = _coerce_blocks(content, "content")
-        _optional_str(name, "name")
-        _optional_str(id, "id")
-        _optional_str(tool_id, "tool_id")
-        _optional_str(finish_reason, "finish_reason")
-        _optional_str(reasoning_content, "reasoning_content")
+        role = role if role.__class__ is Role else _to_role(role)
+        blocks = (TextBlock(content),) if content.__class__ is str else _coerce_blocks(content, "content")
+        if not (name is id is tool_id is finish_reason is reasoning_content is None):
+            _optional_str(name, "name")
+            _optional_str(id, "id")
+            _optional_str(tool_id, "tool_id")
+            _optional_str(finish_reason, "finish_reason")
+            _optional_str(reasoning_content, "reasoning_content")
         if finished is not None and not isinstance(finished, bool):
             raise MessageTypeError(f"finished must be a bool or None, not {type(finished).__name__}")
         if metadata is None:
             metadata = {}
-        elif not isinstance(metadata, Mapping):
+        elif metadata.__class__ is not dict and not isinstance(metadata, Mapping):
             raise MessageTypeError(f"metadata must be a dict, not {type(metadata).__name__}")
-        _check_content(role, blocks, tool_id)
+        _check_content(role, blocks)
         if role is Role.TOOL:
             blocks, tool_id = _tool_result(blocks, tool_id, False)
             if not tool_id and not name:

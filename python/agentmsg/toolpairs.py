@@ -1,3 +1,193 @@
-"""(being written)"""
+"""Tool calls and their results: which answers which, checking a history, repairing it (seed 002).
 
-__all__: list = []
+A tool result pairs with a call in one of two ways:
+
+* by id (OpenAI style): ``tool_id`` matches the ``id`` of a preceding call; when an id is
+  reused, the result answers the latest unanswered call with that id;
+* by name (seed 000's text format, results carry only the tool's name): the result answers the
+  first unanswered call of that name in the latest assistant message that made tool calls.
+
+    >>> import agentmsg
+    >>> call = agentmsg.ToolUseBlock("call_1", "calc", {"a": 1})
+    >>> chat = [agentmsg.Message.assistant(tool_calls=[call]), agentmsg.Message.tool("2", tool_id="call_1")]
+    >>> agentmsg.check_tool_pairs(chat)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from .blocks import ToolUseBlock
+from .errors import MessageTypeError, ToolPairError
+from .message import Message, Role
+
+__all__ = ["ToolPairing", "pair_tool_results", "check_tool_pairs", "repair_tool_pairs"]
+
+#: The text of the placeholder result that :func:`repair_tool_pairs` gives an unanswered call.
+INTERRUPTED = "[tool call interrupted: no result was recorded]"
+
+
+class _Call:
+    __slots__ = ("index", "block", "answered")
+
+    def __init__(self, index: int, block: ToolUseBlock) -> None:
+        self.index = index
+        self.block = block
+        self.answered = False
+
+
+@dataclass(frozen=True)
+class ToolPairing:
+    """How the tool messages of a history pair with calls, as :func:`pair_tool_results` finds.
+
+    ``call_of[i]`` is, for a tool message ``i``, the index of the assistant message whose call
+    it answers (``-1`` for an orphan); for any other message it is ``-1``. ``orphans`` lists the
+    tool messages with no call; ``unanswered`` the ``(index, call)`` of calls with no result.
+
+    >>> pair_tool_results([Message.tool("x", tool_id="c9")]).orphans
+    (0,)
+    """
+
+    call_of: Tuple[int, ...]
+    orphans: Tuple[int, ...]
+    unanswered: Tuple[Tuple[int, ToolUseBlock], ...]
+
+    @property
+    def groups(self) -> List[int]:
+        """For each message, the index of the first message of its tool group (a result's group
+        is its call's message; every other message is its own group).
+
+        >>> calc = ToolUseBlock("c1", "calc", {})
+        >>> pair_tool_results([Message.assistant(tool_calls=[calc]), Message.tool("2", tool_id="c1")]).groups
+        [0, 0]
+        """
+        return [call if call >= 0 else index for index, call in enumerate(self.call_of)]
+
+
+def _check_messages(messages: Sequence[Message]) -> None:
+    for index, message in enumerate(messages):
+        if not isinstance(message, Message):
+            raise MessageTypeError(f"messages[{index}] must be a Message, not {type(message).__name__}")
+
+
+def pair_tool_results(messages: Sequence[Message]) -> ToolPairing:
+    """Pairs every tool result with the call it answers (see the module rules), in one pass.
+
+    >>> calc = ToolUseBlock("c1", "calc", {})
+    >>> p = pair_tool_results([Message.assistant(tool_calls=[calc]), Message.tool("2", name="calc")])
+    >>> p.call_of, p.unanswered
+    ((-1, 0), ())
+    """
+    _check_messages(messages)
+    call_of = [-1] * len(messages)
+    orphans: List[int] = []
+    calls: List[_Call] = []
+    by_id: Dict[str, List[_Call]] = {}
+    open_turn: List[_Call] = []
+    for index, message in enumerate(messages):
+        role = message.role
+        if role is Role.ASSISTANT:
+            turn = [_Call(index, block) for block in message.tool_calls]
+            if turn:
+                open_turn = turn
+                calls.extend(turn)
+                for call in turn:
+                    by_id.setdefault(call.block.id, []).append(call)
+        elif role is Role.TOOL:
+            call = _answer(by_id, open_turn, message)
+            if call is None:
+                orphans.append(index)
+            else:
+                call_of[index] = call.index
+    unanswered = tuple((c.index, c.block) for c in calls if not c.answered)
+    return ToolPairing(tuple(call_of), tuple(orphans), unanswered)
+
+
+def _answer(by_id: Dict[str, List[_Call]], open_turn: List[_Call], message: Message) -> Optional[_Call]:
+    """Marks and returns the call ``message`` answers, or None for an orphan."""
+    if message.tool_id:
+        pending = by_id.get(message.tool_id)
+        if not pending:
+            return None
+        call = pending.pop()  # the latest unanswered call with this id
+        if not pending:
+            del by_id[message.tool_id]
+    else:
+        call = next((c for c in open_turn if not c.answered and c.block.name == message.name), None)
+        if call is None:
+            return None
+        pending = by_id.get(call.block.id)
+        if pending and call in pending:
+            pending.remove(call)
+            if not pending:
+                del by_id[call.block.id]
+    call.answered = True
+    return call
+
+
+def _describe_result(message: Message) -> str:
+    return f"call id {message.tool_id!r}" if message.tool_id else f"tool name {message.name!r}"
+
+
+def check_tool_pairs(messages: Sequence[Message]) -> None:
+    """Raises :class:`ToolPairError` at the first tool result without a matching call before it,
+    or the first call without a result, naming its index; returns None for a valid history.
+
+    >>> check_tool_pairs([Message.user("hi"), Message.tool("42", tool_id="call_9")])
+    Traceback (most recent call last):
+    ...
+    agentmsg.errors.ToolPairError: messages[1]: tool result for call id 'call_9' has no matching tool call before it
+    """
+    pairing = pair_tool_results(messages)
+    problems = []
+    if pairing.orphans:
+        index = pairing.orphans[0]
+        problems.append((index, f"messages[{index}]: tool result for {_describe_result(messages[index])} "
+                                "has no matching tool call before it"))
+    if pairing.unanswered:
+        index, call = pairing.unanswered[0]
+        problems.append((index, f"messages[{index}]: tool call {call.id!r} ({call.name}) has no result"))
+    if problems:
+        raise ToolPairError(min(problems)[1])
+
+
+def _placeholder(call: ToolUseBlock) -> Message:
+    return Message.tool(
+        INTERRUPTED,
+        tool_id=call.id or None,
+        name=call.name,
+        is_error=True,
+        metadata={"repaired": "interrupted"},
+    )
+
+
+def repair_tool_pairs(messages: Sequence[Message]) -> List[Message]:
+    """A valid copy of ``messages``: results without a call are dropped, and each call without a
+    result gets a placeholder result (an error saying the call was interrupted) right after its
+    turn's results. A valid history comes back unchanged.
+
+    >>> calc = ToolUseBlock("c1", "calc", {})
+    >>> fixed = repair_tool_pairs([Message.assistant(tool_calls=[calc]), Message.tool("?", tool_id="zz")])
+    >>> [(m.role.value, m.tool_id, m.text) for m in fixed]
+    [('assistant', None, ''), ('tool', 'c1', '[tool call interrupted: no result was recorded]')]
+    """
+    pairing = pair_tool_results(messages)
+    orphans = set(pairing.orphans)
+    missing: Dict[int, List[ToolUseBlock]] = {}
+    for index, call in pairing.unanswered:
+        missing.setdefault(index, []).append(call)
+    repaired: List[Message] = []
+    pending: List[ToolUseBlock] = []  # placeholders owed by the current tool turn
+    for index, message in enumerate(messages):
+        if pending and message.role is not Role.TOOL:
+            repaired.extend(_placeholder(call) for call in pending)
+            pending = []
+        if index in orphans:
+            continue
+        repaired.append(message)
+        if index in missing:
+            repaired.extend(_placeholder(call) for call in pending)
+            pending = missing[index]
+    repaired.extend(_placeholder(call) for call in pending)
+    return repaired

@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Type
 from ..blocks import ToolUseBlock
 from ..errors import ConversionError, MessageError, MessageTypeError, ToolPairError
 from ..message import Message, Role
+from ..toolpairs import pair_tool_results, repair_tool_pairs
 
 __all__ = ["ConversionWarning"]
 
@@ -57,6 +58,15 @@ def plain_data(data: Any) -> Any:
     if dump is not None and not isinstance(data, Mapping):
         return dump(exclude_none=True)
     return data
+
+
+def own_namespace(metadata: Mapping[str, Any], key: str) -> Dict[str, Any]:
+    """``metadata[key]`` when it is a dict (a namespace a converter wrote), else ``{}``.
+
+    A caller's own non-dict value under the same key is left alone, never taken for ours.
+    """
+    value = metadata.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def require_dict(value: Any, where: str) -> Mapping[str, Any]:
@@ -127,14 +137,16 @@ def load_arguments(raw: Any, where: str) -> tuple:
 class Losses:
     """Collects what a conversion could not carry, then warns once per kind of loss."""
 
-    __slots__ = ("converter", "found")
+    __slots__ = ("converter", "found", "consequences")
 
     def __init__(self, converter: str) -> None:
         self.converter = converter
         self.found: Dict[str, List[int]] = {}
+        self.consequences: Dict[str, str] = {}
 
-    def add(self, what: str, index: int) -> None:
+    def add(self, what: str, index: int, consequence: str = "they were left out") -> None:
         where = self.found.setdefault(what, [])
+        self.consequences[what] = consequence
         if not where or where[-1] != index:
             where.append(index)
 
@@ -143,107 +155,67 @@ class Losses:
             shown = ", ".join(map(str, where[:10])) + (", ..." if len(where) > 10 else "")
             noun = "message" if len(where) == 1 else "messages"
             warnings.warn(
-                f"{self.converter} cannot carry {what} ({noun} {shown}); they were left out",
+                f"{self.converter} cannot carry {what} ({noun} {shown}); {self.consequences[what]}",
                 ConversionWarning,
                 stacklevel=stacklevel,
             )
 
 
 ORPHAN_POLICIES = ("raise", "repair", "keep")
-UNANSWERED_TEXT = "(no result: the tool call was not answered)"
 
 
 def settle_tool_pairs(messages: List[Message], on_orphan: str, converter: str) -> List[Message]:
-    """Applies the caller's orphan policy to a freshly read history.
+    """Applies the caller's orphan policy to a freshly read history, with :mod:`agentmsg.toolpairs`.
 
-    TEMPORARY: a minimal id-matching check until ``agentmsg.toolpairs`` lands; then this should
-    call ``check_tool_pairs`` / ``repair_tool_pairs``. A result is an orphan when no earlier call
-    has its id; a call is an orphan when the conversation moves on (a non-tool message follows)
-    before it is answered. Calls at the very end are pending, not orphans.
+    A result is an orphan when no earlier call answers to it; a call is an orphan when the
+    conversation moves on (a non-tool message follows) before it is answered. Calls of the last
+    turn are pending (the model just asked for them), not orphans.
     """
     if on_orphan not in ORPHAN_POLICIES:
         raise ConversionError(f"on_orphan must be one of {', '.join(ORPHAN_POLICIES)}, not {on_orphan!r}")
     if on_orphan == "keep":
         return messages
-    problems = _find_orphans(messages)
-    if not problems:
+    pairing = pair_tool_results(messages)
+    last = len(messages) - 1
+    while last >= 0 and messages[last].role is Role.TOOL:
+        last -= 1
+    pending = {call.id for index, call in pairing.unanswered if index == last}
+    unanswered = [(index, call) for index, call in pairing.unanswered if index != last]
+    if not pairing.orphans and not unanswered:
         return messages
     if on_orphan == "raise":
-        index, text = problems[0]
+        problems = [(i, f"tool result {_result_link(messages[i])} has no earlier call") for i in pairing.orphans]
+        problems += [(i, f"tool call {call.id!r} is never answered") for i, call in unanswered]
+        index, text = min(problems)
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise ToolPairError(
             f"{converter}: messages[{index}]: {text}{more}; pass on_orphan='repair' to fix or "
             "'keep' to accept"
         )
-    return _repair(messages, converter)
-
-
-def _find_orphans(messages: List[Message]) -> List[tuple]:
-    problems = []
-    seen: set = set()
-    open_calls: Dict[str, int] = {}
-    for index, message in enumerate(messages):
-        role = message.role
-        if role is Role.TOOL:
-            if message.tool_id is None:
-                continue
-            if message.tool_id not in seen:
-                problems.append((index, f"tool result {message.tool_id!r} has no earlier call with that id"))
-            open_calls.pop(message.tool_id, None)
-            continue
-        if open_calls:
-            for call_id, at in open_calls.items():
-                problems.append((at, f"tool call {call_id!r} is never answered"))
-            open_calls.clear()
-        if role is Role.ASSISTANT:
-            for block in message.content:
-                if type(block) is ToolUseBlock:
-                    seen.add(block.id)
-                    open_calls[block.id] = index
-    return sorted(problems)
-
-
-def _repair(messages: List[Message], converter: str) -> List[Message]:
-    out: List[Message] = []
-    seen: set = set()
-    open_calls: Dict[str, ToolUseBlock] = {}
-    dropped: List[int] = []
-    added = 0
-
-    def close_open() -> None:
-        nonlocal added
-        for call in open_calls.values():
-            out.append(Message.tool(UNANSWERED_TEXT, tool_id=call.id, name=call.name, is_error=True))
-            added += 1
-        open_calls.clear()
-
-    for index, message in enumerate(messages):
-        if message.role is Role.TOOL:
-            if message.tool_id is not None and message.tool_id not in seen:
-                dropped.append(index)
-                continue
-            open_calls.pop(message.tool_id, None)
-            out.append(message)
-            continue
-        close_open()
-        for call in message.tool_calls:
-            seen.add(call.id)
-            open_calls[call.id] = call
-        out.append(message)
-    if dropped:
+    repaired = repair_tool_pairs(messages)
+    while pending and repaired and repaired[-1].metadata.get("repaired") == "interrupted" \
+            and repaired[-1].tool_id in pending:
+        repaired.pop()  # pending calls of the last turn keep waiting for their results
+    if pairing.orphans:
         warnings.warn(
             f"{converter}: dropped tool results with no matching call (messages "
-            f"{', '.join(map(str, dropped))})",
+            f"{', '.join(map(str, pairing.orphans))})",
             ConversionWarning,
-            stacklevel=4,
+            stacklevel=3,
         )
-    if added:
+    if unanswered:
         warnings.warn(
-            f"{converter}: added {added} error result(s) for tool calls that were never answered",
+            f"{converter}: added {len(unanswered)} error result(s) for tool calls that were never answered",
             ConversionWarning,
-            stacklevel=4,
+            stacklevel=3,
         )
-    return out
+    return repaired
+
+
+def _result_link(message: Message) -> str:
+    if message.tool_id:
+        return f"{message.tool_id!r}"
+    return f"for tool name {message.name!r}"
 
 
 def optional_str(data: Mapping[str, Any], key: str, where: str) -> Optional[str]:

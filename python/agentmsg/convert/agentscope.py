@@ -54,6 +54,8 @@ def to_agentscope(messages: Iterable[Message]) -> List[Dict[str, Any]]:
     for message in check_messages(messages):
         metadata = dict(message.metadata)
         extra = {k: getattr(message, k) for k in _EXTRA_FIELDS if getattr(message, k) is not None}
+        if "agentmsg" in metadata:  # the caller's own key of that name travels inside ours
+            extra["metadata"] = metadata["agentmsg"]
         if extra:
             metadata["agentmsg"] = extra
         out.append({
@@ -125,8 +127,14 @@ def from_agentscope(messages: Iterable[Mapping[str, Any]], *, on_orphan: str = "
             raise MessageTypeError(f"{where}.content must be a list of blocks, not {type(content).__name__}")
         blocks = [_block_from_agentscope(b, f"{where}.content[{j}]") for j, b in enumerate(content)]
         metadata = dict(require_dict(data.get("metadata") or {}, f"{where}.metadata"))
-        extra = metadata.pop("agentmsg", None) or {}
+        extra = metadata.pop("agentmsg", None)
+        if not isinstance(extra, dict):
+            if extra is not None:
+                metadata["agentmsg"] = extra  # not ours: someone else's data, kept as is
+            extra = {}
         fields = {k: extra[k] for k in _EXTRA_FIELDS if k in extra}
+        if "metadata" in extra:
+            metadata["agentmsg"] = extra["metadata"]
         for key in ("id", "timestamp"):
             if data.get(key) is not None:
                 fields[key] = data[key]

@@ -43,6 +43,7 @@ from ._common import (
     check_dicts,
     check_cache_places,
     check_messages,
+    own_namespace,
     plain_data,
     require,
     require_dict,
@@ -178,7 +179,9 @@ def _blocks_to_anthropic(
     if message.reasoning_content is not None:
         losses.add("reasoning_content", index)
     content = message.content
-    redacted = (message.metadata.get("anthropic") or {}).get("redacted_thinking") if message.metadata else None
+    redacted = own_namespace(message.metadata, "anthropic").get("redacted_thinking") if message.metadata else None
+    if not isinstance(redacted, list):
+        redacted = None
     if not redacted and len(content) == 1 and type(content[0]) is TextBlock:  # the common case
         text = content[0].text
         return role.value, [{"type": "text", "text": text}] if text else []

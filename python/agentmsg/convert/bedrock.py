@@ -45,6 +45,7 @@ from ._common import (
     check_cache_places,
     check_dicts,
     check_messages,
+    own_namespace,
     require,
     require_dict,
     require_str,
@@ -186,7 +187,9 @@ def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[st
     if message.name is not None:
         losses.add("name on non-tool messages", index)
     blocks: List[Dict[str, Any]] = []
-    redacted = (message.metadata.get("bedrock") or {}).get("redacted_reasoning") or ()
+    redacted = own_namespace(message.metadata, "bedrock").get("redacted_reasoning")
+    if not isinstance(redacted, list):
+        redacted = ()
     for data in redacted:  # kept by from_bedrock; goes back first, where reasoning belongs
         blocks.append({"reasoningContent": {"redactedContent": base64.b64decode(data)}})
     for block in message.content:

@@ -9,7 +9,8 @@ goes in ``reasoning_content``.
 What the format cannot carry, left out with a :class:`ConversionWarning`: thinking signatures,
 thinking blocks when ``reasoning_content`` is also set, a tool result's ``is_error`` flag and
 media, and a tool call's ``server_name`` / ``metadata``. Several thinking blocks come back as
-one ``reasoning_content`` (joined with newlines). Ids, timestamps and metadata are not sent.
+one ``reasoning_content``, and a tool result's text blocks come back as one (both joined with
+newlines). Ids, timestamps and metadata are not sent.
 
     >>> import agentmsg
     >>> agentmsg.to_dashscope([agentmsg.assistant("42", thinking="add them")])

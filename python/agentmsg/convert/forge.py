@@ -142,7 +142,10 @@ def to_forge(messages: Iterable[Message]) -> List[Dict[str, str]]:
                 losses.add(f"{block.type} blocks in {role.value} messages", index)
         content = _SEPARATOR.join(pieces)
         if role is Role.ASSISTANT and not _same_blocks(expected, parse(content).blocks):
-            losses.add("text that reads back as thinking or tool calls", index)
+            losses.add(
+                "text that reads back as thinking or tool calls", index,
+                "it is written as is and parses differently when read back",
+            )
         out.append({"role": role.value, "content": content})
     if losses.found:
         losses.warn()

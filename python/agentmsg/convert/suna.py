@@ -3,7 +3,7 @@
 A row has ``message_id``, ``thread_id``, ``type``, ``content`` (a JSON string of an OpenAI-style
 message, a plain string, or an object), ``is_llm_message``, ``metadata``, ``created_at``...
 :func:`from_db_rows` keeps only LLM messages, reads compressed rows from
-``metadata.compressed_content`` and takes a tool result's ``tool_call_id`` from the metadata
+``metadata.compressed_content`` (when the row has one) and takes a tool result's ``tool_call_id`` from the metadata
 when the content lacks it. :func:`to_db_rows` writes rows back with JSON-string content.
 
 The message keeps the row's ``metadata`` as its metadata; the row's other columns go to
@@ -27,7 +27,7 @@ from typing import Any, Dict, Iterable, List, Optional
 
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role, _format_timestamp
-from ._common import Losses, check_dicts, check_messages, require, require_dict, settle_tool_pairs
+from ._common import Losses, check_dicts, check_messages, own_namespace, require, require_dict, settle_tool_pairs
 from .openai import message_from_openai, message_to_openai
 
 __all__ = ["from_db_rows", "to_db_rows", "NON_LLM_ROW_TYPES"]
@@ -87,10 +87,10 @@ def _row_to_message(row: Mapping[str, Any], kind: str, where: str) -> Message:
     metadata = _load_metadata(row.get("metadata"), where)
     extras = {k: v for k, v in row.items() if k not in _MAPPED}
     content = require(row, "content", where)
-    if metadata.get("compressed"):
-        compressed = metadata.get("compressed_content")
+    compressed = metadata.get("compressed_content") if metadata.get("compressed") else None
+    if compressed is not None:
         if not isinstance(compressed, str):
-            raise ConversionError(f"{where}.metadata.compressed_content: a compressed row needs a str")
+            raise ConversionError(f"{where}.metadata.compressed_content must be a str, not {type(compressed).__name__}")
         extras["content"] = content  # the stored content is kept, not dropped
         data: Dict[str, Any] = {"role": kind, "content": compressed}
     else:
@@ -149,14 +149,19 @@ def to_db_rows(messages: Iterable[Message], *, thread_id: Optional[str] = None) 
         if data is None:
             continue
         metadata = dict(message.metadata)
-        extras = dict(metadata.pop("suna_row", None) or {})
-        extra_keys = metadata.pop("openai", None) or {}
-        if isinstance(extra_keys, Mapping):
-            data = {**{k: v for k, v in extra_keys.items() if k != "role"}, **data}
-        if message.role is Role.TOOL:
+        extras = dict(own_namespace(metadata, "suna_row"))
+        extra_keys = own_namespace(metadata, "openai")
+        for key in ("suna_row", "openai"):
+            if isinstance(metadata.get(key), dict):
+                del metadata[key]
+        data = {**{k: v for k, v in extra_keys.items() if k != "role"}, **data}
+        if message.role is Role.TOOL and "tool_call_id" not in metadata:
             metadata["tool_call_id"] = message.tool_id
         stored = extras.pop("content", None)
-        content = stored if metadata.get("compressed") and stored is not None else json.dumps(data, ensure_ascii=False)
+        if metadata.get("compressed") and metadata.get("compressed_content") is not None and stored is not None:
+            content = stored
+        else:
+            content = json.dumps(data, ensure_ascii=False)
         row: Dict[str, Any] = {
             "message_id": message.id,
             "thread_id": thread_id if thread_id is not None else extras.pop("thread_id", None),

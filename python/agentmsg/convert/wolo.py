@@ -29,7 +29,7 @@ from typing import Any, Dict, Iterable, List, Optional, Union
 from ..blocks import TextBlock, ThinkingBlock, ToolUseBlock
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role
-from ._common import Losses, build, check_dicts, check_messages, dump_arguments
+from ._common import Losses, build, check_dicts, check_messages, dump_arguments, own_namespace
 
 __all__ = [
     "WoloTextPart",
@@ -229,7 +229,9 @@ def to_wolo(messages: Iterable[Message]) -> List[WoloMessage]:
                 losses.add("media in tool results", index)
             continue
         metadata = dict(message.metadata)
-        wolo_meta = metadata.pop("wolo", None) or {}
+        wolo_meta = own_namespace(metadata, "wolo")
+        if wolo_meta:
+            del metadata["wolo"]
         text_ids = list(wolo_meta.get("text_part_ids") or ())
         tools = wolo_meta.get("tools") or {}
         parts: List[WoloPart] = []

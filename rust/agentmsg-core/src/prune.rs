@@ -1,1 +1,553 @@
-//! (being written)
+//! Budget pruning over plain arrays: which messages of a history fit in a token budget.
+//!
+//! Every message arrives as three numbers: its token count, its role and its *group*, the index
+//! of the first message of the tool group it belongs to (an assistant message with tool calls
+//! and the results answering them form one group; any other message is its own group, so its
+//! group is its own index). Pruning keeps these rules:
+//!
+//! 1. system messages are kept (unless `keep_system` is off); if they alone exceed the budget,
+//!    the oldest go first, the newest always stays, and `system_over_budget` is set;
+//! 2. a group is kept or removed whole, so no tool result loses its call and no call its results;
+//! 3. the kept non-system messages are a contiguous run ending at the newest one;
+//! 4. the newest non-system group is always kept; if it alone is over budget, `over_budget` is
+//!    set instead of returning nothing.
+//!
+//! [`select`] does this for a whole history in one backward pass that stops as soon as the
+//! budget is spent; [`RollingBudget`] keeps running totals for a history that grows one message
+//! at a time, so each push costs amortized O(1).
+
+use std::collections::VecDeque;
+use std::fmt;
+
+use crate::Role;
+
+/// Input arrays that do not describe a history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PruneError {
+    /// The arrays have different lengths.
+    LengthMismatch { counts: usize, roles: usize, groups: usize },
+    /// A message names a group that starts after it (groups start at their first message).
+    GroupAfterMessage { index: usize, group: usize },
+    /// A pushed message names a group that is not in the window (already pruned or never pushed).
+    UnknownGroup { group: u64 },
+}
+
+impl fmt::Display for PruneError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PruneError::LengthMismatch { counts, roles, groups } => write!(
+                f,
+                "{counts} counts, {roles} roles and {groups} groups: the arrays must have one entry per message"
+            ),
+            PruneError::GroupAfterMessage { index, group } => write!(
+                f,
+                "message {index} names group {group}, which starts after it (a group is the index of its first message)"
+            ),
+            PruneError::UnknownGroup { group } => {
+                write!(f, "group {group} is not in the window (already pruned or never pushed)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for PruneError {}
+
+/// What [`select`] keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// Indices of the kept messages, ascending.
+    pub kept: Vec<usize>,
+    /// Sum of the kept messages' counts.
+    pub total: u64,
+    /// The kept messages exceed the budget (rule 1 or 4 forced it).
+    pub over_budget: bool,
+    /// The system messages alone exceed the budget; only the newest that fit (at least one) are kept.
+    pub system_over_budget: bool,
+}
+
+/// Selects the messages to keep within `max_tokens` (see the module rules).
+///
+/// `start_on` makes the kept run begin at a message of that role; when no run within budget
+/// does, the shortest run that does is kept (and `over_budget` set); when no run can begin
+/// there at all, `start_on` is ignored.
+///
+/// ```
+/// use agentmsg_core::{prune::select, Role};
+/// let roles = [Role::System, Role::User, Role::Assistant, Role::Tool, Role::User];
+/// // The assistant (2) called a tool answered by 3: both are group 2.
+/// let s = select(&[5, 10, 10, 10, 10], &roles, &[0, 1, 2, 2, 4], 26, true, None).unwrap();
+/// assert_eq!(s.kept, vec![0, 4]); // 2 and 3 leave together
+/// ```
+pub fn select(
+    counts: &[u64],
+    roles: &[Role],
+    groups: &[usize],
+    max_tokens: u64,
+    keep_system: bool,
+    start_on: Option<Role>,
+) -> Result<Selection, PruneError> {
+    let n = counts.len();
+    if roles.len() != n || groups.len() != n {
+        return Err(PruneError::LengthMismatch { counts: n, roles: roles.len(), groups: groups.len() });
+    }
+    if let Some(index) = (0..n).find(|&i| groups[i] > i) {
+        return Err(PruneError::GroupAfterMessage { index, group: groups[index] });
+    }
+    let is_system = |i: usize| keep_system && roles[i] == Role::System;
+    // Sums are u128: no sum of u64 counts can overflow it.
+    let budget = u128::from(max_tokens);
+
+    // Rule 1: the system messages' share of the budget. When they alone exceed it, the newest
+    // ones that fit are kept (always at least the newest one).
+    let system_total: u128 = (0..n).filter(|&i| is_system(i)).map(|i| u128::from(counts[i])).sum();
+    let system_over_budget = system_total > budget;
+    let mut first_kept_system = 0;
+    let mut system_used = system_total;
+    if system_over_budget {
+        system_used = 0;
+        let mut kept_one = false;
+        for i in (0..n).rev().filter(|&i| is_system(i)) {
+            if kept_one && system_used + u128::from(counts[i]) > budget {
+                break;
+            }
+            kept_one = true;
+            system_used += u128::from(counts[i]);
+            first_kept_system = i;
+        }
+    }
+    // None when the kept systems alone are over: then no run fits and only the newest is kept.
+    let remaining = budget.checked_sub(system_used);
+
+    let cut = choose_cut(counts, roles, groups, &is_system, remaining, start_on)
+        .or_else(|| start_on.and_then(|_| choose_cut(counts, roles, groups, &is_system, remaining, None)));
+
+    let mut kept = Vec::new();
+    let mut total = 0u128;
+    for (i, &count) in counts.iter().enumerate() {
+        let keep = if is_system(i) {
+            i >= first_kept_system
+        } else {
+            cut.is_some_and(|c| i >= c)
+        };
+        if keep {
+            kept.push(i);
+            total += u128::from(count);
+        }
+    }
+    Ok(Selection { kept, total: saturate(total), over_budget: total > budget, system_over_budget })
+}
+
+/// A u128 sum as u64, saturating (only sums past 2^64 tokens differ).
+fn saturate(sum: u128) -> u64 {
+    u64::try_from(sum).unwrap_or(u64::MAX)
+}
+
+/// The first kept candidate index: the smallest valid cut whose run fits in `remaining`, else
+/// the largest valid cut (the newest group alone, rule 4). `None` if there is no candidate or,
+/// with `start_on`, no valid cut begins at that role.
+fn choose_cut(
+    counts: &[u64],
+    roles: &[Role],
+    groups: &[usize],
+    is_system: &dyn Fn(usize) -> bool,
+    remaining: Option<u128>,
+    start_on: Option<Role>,
+) -> Option<usize> {
+    let mut suffix = 0u128;
+    // The smallest group start among the candidates at or after the current index: a cut at j
+    // splits no group exactly when it is j itself.
+    let mut min_group = usize::MAX;
+    let mut newest_valid = None;
+    let mut best_fitting = None;
+    for j in (0..counts.len()).rev() {
+        if is_system(j) {
+            continue;
+        }
+        suffix += u128::from(counts[j]);
+        min_group = min_group.min(groups[j]);
+        let fits = remaining.is_some_and(|r| suffix <= r);
+        if !fits && newest_valid.is_some() {
+            break; // runs only grow from here
+        }
+        let valid = min_group >= j && start_on.is_none_or(|role| roles[j] == role);
+        if valid {
+            newest_valid.get_or_insert(j);
+            if fits {
+                best_fitting = Some(j);
+            }
+        }
+    }
+    // A group whose start is not a candidate (a malformed group pointing at a system message)
+    // cannot be cut; keeping every candidate is then the only valid run.
+    best_fitting.or(newest_valid).or_else(|| {
+        let first = (0..counts.len()).find(|&j| !is_system(j))?;
+        start_on.is_none_or(|role| roles[first] == role).then_some(first)
+    })
+}
+
+/// What one [`RollingBudget::push`] removed, oldest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pruned {
+    /// How many of the oldest kept system messages to remove.
+    pub systems: usize,
+    /// How many of the oldest kept non-system messages to remove.
+    pub messages: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    count: u64,
+    /// Sequence number of the first message of this message's group.
+    group: u64,
+    /// For a group's first message: the sequence number of the group's newest member.
+    last: u64,
+}
+
+/// Running totals of a history that grows at the end and is pruned at the front.
+///
+/// Non-system messages get sequence numbers 0, 1, 2, ... in push order; a message joins a group
+/// by naming the sequence number of the group's first message. Each push returns how many
+/// messages to remove from the front; every message is pushed and removed once, so a push is
+/// amortized O(1).
+#[derive(Debug, Clone)]
+pub struct RollingBudget {
+    max_tokens: u64,
+    keep_system: bool,
+    systems: VecDeque<u64>,
+    system_total: u128,
+    /// Sum of every system message pushed since the last clear, kept or not.
+    systems_pushed: u128,
+    entries: VecDeque<Entry>,
+    front_seq: u64,
+    total: u128,
+}
+
+impl RollingBudget {
+    /// An empty history with a budget of `max_tokens`.
+    pub fn new(max_tokens: u64, keep_system: bool) -> Self {
+        RollingBudget {
+            max_tokens,
+            keep_system,
+            systems: VecDeque::new(),
+            system_total: 0,
+            systems_pushed: 0,
+            entries: VecDeque::new(),
+            front_seq: 0,
+            total: 0,
+        }
+    }
+
+    /// The budget.
+    pub fn max_tokens(&self) -> u64 {
+        self.max_tokens
+    }
+
+    /// Sequence number the next non-system message will get.
+    pub fn next_seq(&self) -> u64 {
+        self.front_seq + self.entries.len() as u64
+    }
+
+    /// Sequence number of the oldest kept non-system message (== `next_seq` when none).
+    pub fn front_seq(&self) -> u64 {
+        self.front_seq
+    }
+
+    /// Sum of the kept messages' counts.
+    pub fn total(&self) -> u64 {
+        saturate(self.sum())
+    }
+
+    fn sum(&self) -> u128 {
+        self.system_total + self.total
+    }
+
+    /// The kept messages exceed the budget.
+    pub fn over_budget(&self) -> bool {
+        self.sum() > u128::from(self.max_tokens)
+    }
+
+    /// The system messages pushed since the last clear exceed the budget by themselves, so the
+    /// oldest of them were removed (what [`select`] reports for the same history).
+    pub fn system_over_budget(&self) -> bool {
+        self.systems_pushed > u128::from(self.max_tokens)
+    }
+
+    /// Forgets everything (sequence numbers keep counting up).
+    pub fn clear(&mut self) {
+        self.front_seq = self.next_seq();
+        self.entries.clear();
+        self.systems.clear();
+        self.system_total = 0;
+        self.systems_pushed = 0;
+        self.total = 0;
+    }
+
+    /// Adds a message and prunes; `group` is the sequence number of the first message of the
+    /// tool group it joins (`None`: it starts its own group). System messages take no group.
+    pub fn push(&mut self, count: u64, role: Role, group: Option<u64>) -> Result<Pruned, PruneError> {
+        self.push_unpruned(count, role, group)?;
+        Ok(self.prune())
+    }
+
+    /// [`push`](Self::push) without pruning, for a caller that may shrink the history some other
+    /// way first (compaction) and then calls [`prune`](Self::prune).
+    pub fn push_unpruned(&mut self, count: u64, role: Role, group: Option<u64>) -> Result<(), PruneError> {
+        if self.keep_system && role == Role::System {
+            self.systems.push_back(count);
+            self.system_total += u128::from(count);
+            self.systems_pushed += u128::from(count);
+            return Ok(());
+        }
+        let seq = self.next_seq();
+        let group = match group {
+            None => seq,
+            Some(g) if g == seq => seq,
+            Some(g) => {
+                let head = g
+                    .checked_sub(self.front_seq)
+                    .filter(|&offset| offset < self.entries.len() as u64)
+                    .ok_or(PruneError::UnknownGroup { group: g })?;
+                // Only a group's first message leads it; joining a member would chain groups.
+                let head_entry = &mut self.entries[head as usize];
+                if head_entry.group != g {
+                    return Err(PruneError::UnknownGroup { group: g });
+                }
+                head_entry.last = seq;
+                g
+            }
+        };
+        self.entries.push_back(Entry { count, group, last: seq });
+        self.total += u128::from(count);
+        Ok(())
+    }
+
+    /// Removes the oldest messages while over budget, by the module rules.
+    pub fn prune(&mut self) -> Pruned {
+        let mut pruned = Pruned::default();
+        // Rule 1: while the systems alone are over, the oldest go (the newest always stays).
+        while self.system_total > u128::from(self.max_tokens) && self.systems.len() > 1 {
+            let count = self.systems.pop_front().unwrap_or(0);
+            self.system_total -= u128::from(count);
+            pruned.systems += 1;
+        }
+        while self.over_budget() {
+            let Some(end) = self.front_group_end() else { break };
+            for _ in self.front_seq..end {
+                if let Some(entry) = self.entries.pop_front() {
+                    self.total -= u128::from(entry.count);
+                }
+            }
+            pruned.messages += (end - self.front_seq) as usize;
+            self.front_seq = end;
+        }
+        pruned
+    }
+
+    /// The sequence number just past the front group (and every group interleaved with it), or
+    /// `None` when that would remove the newest message (rule 4).
+    fn front_group_end(&self) -> Option<u64> {
+        let newest = self.next_seq().checked_sub(1)?;
+        if self.entries.is_empty() {
+            return None;
+        }
+        let mut end = self.front_seq; // last seq to remove, inclusive
+        let mut seq = self.front_seq;
+        while seq <= end {
+            let entry = &self.entries[(seq - self.front_seq) as usize];
+            let head = &self.entries[(entry.group - self.front_seq) as usize];
+            end = end.max(head.last);
+            seq += 1;
+        }
+        (end < newest).then_some(end + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Role::{Assistant as A, System as S, Tool as T, User as U};
+
+    fn kept(counts: &[u64], roles: &[Role], groups: &[usize], max: u64) -> Selection {
+        select(counts, roles, groups, max, true, None).unwrap()
+    }
+
+    #[test]
+    fn everything_fits() {
+        let s = kept(&[1, 1, 1], &[S, U, A], &[0, 1, 2], 10);
+        assert_eq!(s.kept, vec![0, 1, 2]);
+        assert_eq!(s.total, 3);
+        assert!(!s.over_budget);
+    }
+
+    #[test]
+    fn oldest_non_system_go_first() {
+        let s = kept(&[2, 3, 3, 3], &[S, U, A, U], &[0, 1, 2, 3], 8);
+        assert_eq!(s.kept, vec![0, 2, 3]);
+        assert_eq!(s.total, 8);
+    }
+
+    #[test]
+    fn tool_group_leaves_whole() {
+        // U, A(call), T, T, U: the budget fits only the last two, but 3 needs 1 and 2.
+        let s = kept(&[1, 5, 5, 5, 5], &[U, A, T, T, U], &[0, 1, 1, 1, 4], 10);
+        assert_eq!(s.kept, vec![4]);
+    }
+
+    #[test]
+    fn interleaved_group_keeps_span() {
+        // A(call) at 0, a user at 1, its result at 2: a cut at 1 or 2 would split the group.
+        let s = kept(&[5, 1, 1], &[A, U, T], &[0, 1, 0], 3);
+        assert_eq!(s.kept, vec![0, 1, 2]);
+        assert!(s.over_budget);
+    }
+
+    #[test]
+    fn newest_kept_when_alone_over_budget() {
+        let s = kept(&[1, 1, 50], &[S, U, U], &[0, 1, 2], 10);
+        assert_eq!(s.kept, vec![0, 2]);
+        assert!(s.over_budget);
+        assert!(!s.system_over_budget);
+    }
+
+    #[test]
+    fn systems_over_budget_keep_newest_system() {
+        let s = kept(&[6, 6, 1], &[S, S, U], &[0, 1, 2], 10);
+        assert_eq!(s.kept, vec![1, 2]);
+        assert!(s.system_over_budget && !s.over_budget);
+        let s = kept(&[6, 11, 1], &[S, S, U], &[0, 1, 2], 10);
+        assert_eq!(s.kept, vec![1, 2]);
+        assert!(s.system_over_budget && s.over_budget);
+        // The newest systems that fit stay: 6 + 3 + 3 > 10, so the 6 goes.
+        let s = kept(&[6, 3, 3], &[S, S, S], &[0, 1, 2], 10);
+        assert_eq!(s.kept, vec![1, 2]);
+    }
+
+    #[test]
+    fn keep_system_off_prunes_systems() {
+        let s = select(&[6, 1, 1], &[S, U, A], &[0, 1, 2], 3, false, None).unwrap();
+        assert_eq!(s.kept, vec![1, 2]);
+    }
+
+    #[test]
+    fn start_on_user() {
+        let roles = [S, U, A, T, A, U, A];
+        let groups = [0, 1, 2, 2, 4, 5, 6];
+        let counts = [1, 1, 1, 1, 1, 1, 1];
+        let s = select(&counts, &roles, &groups, 5, true, Some(U)).unwrap();
+        assert_eq!(s.kept, vec![0, 5, 6]);
+        // Budget for 2 non-system messages starting at a user: [5, 6].
+        let s = select(&counts, &roles, &groups, 3, true, Some(U)).unwrap();
+        assert_eq!(s.kept, vec![0, 5, 6]);
+        // Only one fits; the shortest run starting at a user is kept, over budget.
+        let s = select(&counts, &roles, &groups, 2, true, Some(U)).unwrap();
+        assert_eq!(s.kept, vec![0, 5, 6]);
+        assert!(s.over_budget);
+        // No user at all: start_on is ignored.
+        let s = select(&[1, 1], &[A, A], &[0, 1], 1, true, Some(U)).unwrap();
+        assert_eq!(s.kept, vec![1]);
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        assert!(matches!(
+            select(&[1], &[U, U], &[0], 1, true, None),
+            Err(PruneError::LengthMismatch { .. })
+        ));
+        assert_eq!(
+            select(&[1, 1], &[U, U], &[0, 5], 1, true, None),
+            Err(PruneError::GroupAfterMessage { index: 1, group: 5 })
+        );
+        assert_eq!(select(&[], &[], &[], 0, true, None).unwrap().kept, Vec::<usize>::new());
+    }
+
+    #[test]
+    fn huge_counts_saturate_instead_of_overflowing() {
+        let s = select(&[u64::MAX, u64::MAX], &[S, U], &[0, 1], 10, true, None).unwrap();
+        assert_eq!(s.kept, vec![0, 1]);
+        assert!(s.over_budget && s.system_over_budget && s.total == u64::MAX);
+        let mut b = RollingBudget::new(10, true);
+        b.push(u64::MAX, U, None).unwrap();
+        assert_eq!(b.push(u64::MAX, U, None).unwrap(), Pruned { systems: 0, messages: 1 });
+        assert_eq!(b.total(), u64::MAX);
+    }
+
+    #[test]
+    fn rolling_prunes_groups_and_keeps_newest() {
+        let mut b = RollingBudget::new(10, true);
+        assert_eq!(b.push(2, S, None).unwrap(), Pruned::default());
+        b.push(3, U, None).unwrap(); // seq 0
+        b.push(3, A, None).unwrap(); // seq 1, a call
+        assert_eq!(b.push(3, T, Some(1)).unwrap(), Pruned { systems: 0, messages: 1 });
+        assert_eq!(b.front_seq(), 1);
+        // A 4-token user: the group 1..=2 must leave whole.
+        assert_eq!(b.push(4, U, None).unwrap(), Pruned { systems: 0, messages: 2 });
+        assert_eq!(b.total(), 6);
+        // Newest alone over budget: kept, reported.
+        assert_eq!(b.push(50, U, None).unwrap(), Pruned { systems: 0, messages: 1 });
+        assert!(b.over_budget());
+        assert_eq!(b.push(1, T, Some(0)), Err(PruneError::UnknownGroup { group: 0 }));
+    }
+
+    #[test]
+    fn rolling_systems_over_budget() {
+        let mut b = RollingBudget::new(10, true);
+        b.push(8, S, None).unwrap();
+        assert_eq!(b.push(8, S, None).unwrap(), Pruned { systems: 1, messages: 0 });
+        assert!(b.system_over_budget() && !b.over_budget() && b.total() == 8);
+        b.clear();
+        assert!(!b.system_over_budget());
+    }
+
+    /// The rolling budget's totals are right after every push, and it ends keeping exactly what
+    /// `select` keeps on the whole history when no system message had to go.
+    #[test]
+    fn rolling_matches_select() {
+        use proptest::prelude::*;
+        let history = prop::collection::vec((0u64..20, 0u8..4, any::<bool>()), 0..40);
+        proptest!(|(raw in history, max in 0u64..60)| {
+            let mut roles = Vec::new();
+            let mut groups = Vec::new();
+            let mut open: Option<usize> = None;
+            for (i, &(_, code, joins)) in raw.iter().enumerate() {
+                let role = Role::from_code(code).unwrap();
+                let group = match (role, open) {
+                    (Role::Tool, Some(g)) if joins => g,
+                    _ => i,
+                };
+                // Results follow their call; a result that does not join closes the group.
+                open = match role {
+                    Role::Assistant => Some(i),
+                    Role::Tool if joins => open,
+                    _ => None,
+                };
+                roles.push(role);
+                groups.push(group);
+            }
+            let counts: Vec<u64> = raw.iter().map(|r| r.0).collect();
+            let mut budget = RollingBudget::new(max, true);
+            let mut seq_of = vec![0u64; raw.len()];
+            let mut kept_systems: VecDeque<usize> = VecDeque::new();
+            let mut kept: VecDeque<usize> = VecDeque::new();
+            for i in 0..raw.len() {
+                let group = (groups[i] != i).then(|| seq_of[groups[i]]);
+                if roles[i] != Role::System { seq_of[i] = budget.next_seq(); }
+                // A group whose head was pruned is closed: the result starts its own group.
+                let group = group.filter(|&g| g >= budget.front_seq());
+                let pruned = budget.push(counts[i], roles[i], group).unwrap();
+                if roles[i] == Role::System { kept_systems.push_back(i) } else { kept.push_back(i) }
+                for _ in 0..pruned.systems { kept_systems.pop_front(); }
+                for _ in 0..pruned.messages { kept.pop_front(); }
+                let total: u64 = kept.iter().chain(kept_systems.iter()).map(|&k| counts[k]).sum();
+                prop_assert_eq!(total, budget.total());
+                prop_assert!(budget.total() <= max || budget.over_budget());
+            }
+            if kept_systems.len() == raw.iter().filter(|r| r.1 == 0).count() {
+                let mut merged: Vec<usize> = kept.iter().chain(kept_systems.iter()).copied().collect();
+                merged.sort_unstable();
+                let selection = select(&counts, &roles, &groups, max, true, None).unwrap();
+                prop_assert_eq!(merged, selection.kept);
+                prop_assert_eq!(budget.over_budget(), selection.over_budget);
+            }
+        });
+    }
+}
