@@ -29,12 +29,19 @@ pub fn estimate_tokens(text: &str, role: Role) -> usize {
 /// [`estimate_tokens`] over encoded bytes, for text that is not valid UTF-8 (Python strings
 /// with lone surrogates arrive as their `surrogatepass` encoding).
 pub fn estimate_tokens_bytes(bytes: &[u8], role: Role) -> usize {
-    let tag = if memmem::find(bytes, b"<tool>").is_some() {
-        TOOL_TAG_OVERHEAD
-    } else {
-        0
-    };
-    bytes.len() / 4 + role_overhead(role) + tag
+    estimate_text_bytes(bytes) + role_overhead(role)
+}
+
+/// The estimate of a text on its own: the formula without the role overhead. Takes bytes so
+/// that text which is not valid UTF-8 can be estimated too.
+pub fn estimate_text_bytes(bytes: &[u8]) -> usize {
+    estimate_text_size(bytes.len(), memmem::find(bytes, b"<tool>").is_some())
+}
+
+/// [`estimate_text_bytes`] from what it depends on: the UTF-8 length and whether the text
+/// contains `<tool>` (for callers that hold the text in another form).
+pub fn estimate_text_size(utf8_len: usize, has_tool_tag: bool) -> usize {
+    utf8_len / 4 + if has_tool_tag { TOOL_TAG_OVERHEAD } else { 0 }
 }
 
 #[cfg(test)]

@@ -3,9 +3,10 @@
 use agentmsg_core::estimate;
 use agentmsg_core::Role;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::PyString;
 
 use crate::errors::agentmsg_error;
+use crate::pystr::estimate_text;
 
 fn role_from_name(py: Python<'_>, name: &str) -> PyResult<Role> {
     Role::from_name(name).ok_or_else(|| {
@@ -17,18 +18,10 @@ fn role_from_name(py: Python<'_>, name: &str) -> PyResult<Role> {
     })
 }
 
-/// The estimate of one Python string. Valid UTF-8 is read in place; a string with lone
-/// surrogates is measured through its `surrogatepass` encoding (3 bytes each), as Python's
-/// `len(text.encode("utf-8", "surrogatepass"))` would.
+/// The estimate of one Python string, read in place (a lone surrogate counts the 3 bytes of its
+/// `surrogatepass` encoding).
 fn estimate_str(text: &Bound<'_, PyString>, role: Role) -> PyResult<usize> {
-    match text.to_str() {
-        Ok(valid) => Ok(estimate::estimate_tokens(valid, role)),
-        Err(_) => {
-            let encoded = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
-            let bytes = encoded.cast::<PyBytes>().map_err(PyErr::from)?;
-            Ok(estimate::estimate_tokens_bytes(bytes.as_bytes(), role))
-        }
-    }
+    Ok(estimate_text(text)? + estimate::role_overhead(role))
 }
 
 /// Estimates the tokens of `text` written by `role` (seed 000's heuristic).

@@ -8,6 +8,7 @@ mod errors;
 mod estimate;
 mod parse;
 mod prune;
+mod pystr;
 mod tokens;
 
 #[pymodule]

@@ -24,8 +24,7 @@ const PARALLEL_MIN_BYTES: usize = 64 * 1024;
 /// The smallest chunk worth a rayon task.
 const MIN_CHUNK_BYTES: usize = 32 * 1024;
 
-use crate::estimate::{estimate_tokens_bytes, role_overhead, TOOL_TAG_OVERHEAD};
-use crate::Role;
+pub use crate::estimate::{estimate_text_bytes, estimate_text_size};
 
 /// A way of counting tokens: one of OpenAI's BPE encodings, or the seed-000 estimate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -158,18 +157,6 @@ impl Bpe {
 
 static O200K_BASE: LazyLock<Bpe> = LazyLock::new(|| Bpe::new(bpe_openai::o200k_base()));
 static CL100K_BASE: LazyLock<Bpe> = LazyLock::new(|| Bpe::new(bpe_openai::cl100k_base()));
-
-/// The estimate of a text on its own: seed 000's formula without the role overhead. Takes bytes
-/// so that text which is not valid UTF-8 can be estimated too.
-pub fn estimate_text_bytes(bytes: &[u8]) -> usize {
-    estimate_tokens_bytes(bytes, Role::User) - role_overhead(Role::User)
-}
-
-/// [`estimate_text_bytes`] from what it depends on: the UTF-8 length and whether the text
-/// contains `<tool>` (for callers that hold the text in another form).
-pub fn estimate_text_size(utf8_len: usize, has_tool_tag: bool) -> usize {
-    utf8_len / 4 + if has_tool_tag { TOOL_TAG_OVERHEAD } else { 0 }
-}
 
 /// Counts the tokens of `text`.
 ///

@@ -1,0 +1,137 @@
+//! Reading Python strings without leaving a UTF-8 copy on them.
+//!
+//! `PyUnicode_AsUTF8` caches the UTF-8 form on the str object for as long as it lives; for the
+//! counters, which see every message of every history, that would double the memory of the
+//! history. So non-ASCII text is read from CPython's own storage (Latin-1, UCS-2 or UCS-4).
+
+use std::borrow::Cow;
+
+use agentmsg_core::estimate;
+use pyo3::prelude::*;
+use pyo3::types::string::PyStringData;
+use pyo3::types::PyString;
+
+/// A str's characters as CPython stores them: borrowed, and readable without the GIL (the str
+/// is immutable and the caller's reference keeps it alive).
+pub enum Storage<'a> {
+    Ascii(&'a str),
+    Latin1(&'a [u8]),
+    Ucs2(&'a [u16]),
+    Ucs4(&'a [u32]),
+}
+
+pub fn storage<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Storage<'a>> {
+    // SAFETY: the str is immutable and `text` keeps it alive for 'a; PyO3 tests this reading of
+    // the string's storage on x86_64 and aarch64.
+    let data = unsafe { text.data() }?;
+    Ok(match data {
+        // An ASCII str's UTF-8 form is its storage: CPython hands it out without a copy.
+        PyStringData::Ucs1(bytes) if bytes.is_ascii() => Storage::Ascii(text.to_str()?),
+        PyStringData::Ucs1(bytes) => Storage::Latin1(bytes),
+        PyStringData::Ucs2(units) => Storage::Ucs2(units),
+        PyStringData::Ucs4(points) => Storage::Ucs4(points),
+    })
+}
+
+impl Storage<'_> {
+    /// The number of characters: a lower bound of the UTF-8 length.
+    pub fn chars(&self) -> usize {
+        match self {
+            Storage::Ascii(text) => text.len(),
+            Storage::Latin1(bytes) => bytes.len(),
+            Storage::Ucs2(units) => units.len(),
+            Storage::Ucs4(points) => points.len(),
+        }
+    }
+
+    /// The text an exact count measures, as UTF-8: an ASCII str in place, any other transcoded
+    /// into a buffer that lives only while counting. (Asking CPython for UTF-8 instead would
+    /// leave a UTF-8 copy cached on the str for as long as it lives, doubling the memory of
+    /// every history message counted.)
+    ///
+    /// Lone surrogates are handled as tiktoken's `encode_ordinary` handles them: it retries the
+    /// UTF-16 round trip of the text with `replace`, where a surrogate pair written as two code
+    /// points joins into one character and any other surrogate becomes U+FFFD.
+    pub fn utf8(&self) -> Cow<'_, str> {
+        match self {
+            Storage::Ascii(text) => Cow::Borrowed(text),
+            Storage::Latin1(bytes) => Cow::Owned(bytes.iter().map(|&b| char::from(b)).collect()),
+            Storage::Ucs2(units) => Cow::Owned(from_code_points(
+                units.iter().map(|&u| u32::from(u)),
+                units.len(),
+            )),
+            Storage::Ucs4(points) => {
+                Cow::Owned(from_code_points(points.iter().copied(), points.len()))
+            }
+        }
+    }
+}
+
+/// UTF-8 of a sequence of code points, joining surrogate pairs and replacing lone surrogates.
+fn from_code_points(points: impl Iterator<Item = u32>, len: usize) -> String {
+    let mut out = String::with_capacity(len + len / 2);
+    let mut points = points.peekable();
+    while let Some(point) = points.next() {
+        let ch = match point {
+            0xD800..=0xDBFF => match points.peek() {
+                Some(&low @ 0xDC00..=0xDFFF) => {
+                    points.next();
+                    char::from_u32(0x10000 + ((point - 0xD800) << 10) + (low - 0xDC00))
+                }
+                _ => None,
+            },
+            _ => char::from_u32(point),
+        };
+        out.push(ch.unwrap_or(char::REPLACEMENT_CHARACTER));
+    }
+    out
+}
+
+/// The estimate of a text: a quarter of its UTF-8 length (a lone surrogate counting 3 bytes,
+/// as `surrogatepass` encodes it and `estimate_tokens` measures it), plus the `<tool>` tag.
+/// Read from CPython's storage, so no UTF-8 copy gets cached on the string.
+pub fn estimate_text(text: &Bound<'_, PyString>) -> PyResult<usize> {
+    // SAFETY: as in `storage`.
+    let data = unsafe { text.data() }?;
+    let (utf8_len, has_tag) = match data {
+        PyStringData::Ucs1(bytes) => (
+            bytes.len() + bytes.iter().filter(|&&b| b >= 0x80).count(),
+            contains_tool_tag(bytes),
+        ),
+        PyStringData::Ucs2(units) => (
+            units.iter().map(|&u| utf8_width(u32::from(u))).sum(),
+            contains_tool_tag(units),
+        ),
+        PyStringData::Ucs4(points) => (
+            points.iter().map(|&p| utf8_width(p)).sum(),
+            contains_tool_tag(points),
+        ),
+    };
+    Ok(estimate::estimate_text_size(utf8_len, has_tag))
+}
+
+fn utf8_width(point: u32) -> usize {
+    match point {
+        0..=0x7F => 1,
+        0x80..=0x7FF => 2,
+        0x800..=0xFFFF => 3,
+        _ => 4,
+    }
+}
+
+fn contains_tool_tag<T: Copy + Into<u32>>(units: &[T]) -> bool {
+    const TAG: [u32; 6] = [
+        b'<' as u32,
+        b't' as u32,
+        b'o' as u32,
+        b'o' as u32,
+        b'l' as u32,
+        b'>' as u32,
+    ];
+    units.windows(TAG.len()).any(|window| {
+        window
+            .iter()
+            .zip(TAG)
+            .all(|(&unit, tag)| unit.into() == tag)
+    })
+}
