@@ -151,7 +151,7 @@ def test_malformed_arguments_are_kept_and_written_back():
     ([{"role": "assistant", "content": None, "tool_calls": [{"id": "c", "function": {}}]}],
      ConversionError, "messages[0].tool_calls[0].function: missing field 'name'"),
     ([{"role": "user", "content": ""}], ConversionError, "messages[0]: content is empty"),
-    ("hello", MessageTypeError, "messages must be a list of dicts, not str"),
+    ("hello", MessageTypeError, "messages must be a list of dicts, not a single str"),
     ([["role", "user"]], MessageTypeError, "messages[0] must be an object (dict), not list"),
 ])
 def test_bad_input_names_index_and_field(data, error, text):

@@ -188,8 +188,10 @@ def test_streaming_invariant_fixed_size_chunks(text, size):
 def test_call_payload_deltas_cover_the_raw_payload(text, cuts):
     """Deltas carry what was read as payload; a call cut short by recovery (an unterminated
     string) has a raw text that is a prefix of it."""
+    text = '<tool>{"tool_name": "no_arguments"}</tool>\n' + text  # at least one bad call to check
     events = run(text, chunked(text, cuts))
     _, _, _, errors, _, payloads = fold(events)
+    assert errors
     for error in errors:
         payload = payloads[next(e.index for e in events if isinstance(e, ToolCallEnd) and e.error is error)]
         assert ("<tool>" + payload + "</tool>").startswith(error.raw)

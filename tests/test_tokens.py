@@ -157,12 +157,21 @@ def test_ten_megabytes_of_random_bytes_decoded_leniently():
 
 
 @settings(max_examples=200, deadline=None)
-@given(texts, st.integers(min_value=-3, max_value=80))
+@given(texts, st.integers(min_value=0, max_value=80))
 def test_up_to_is_count_capped_at_limit_plus_one(text, limit):
     for name in ALL:
         full = count_tokens(text, name)
         assert count_tokens_up_to(text, limit, name) == min(full, limit + 1)
         assert fits(text, limit, name) == (full <= limit)
+
+
+def test_limits_are_checked_and_huge_ones_mean_no_limit():
+    with pytest.raises(agentmsg.MessageError, match="limit must be at least 0, not -1"):
+        count_tokens_up_to("abc", -1)
+    with pytest.raises(agentmsg.MessageTypeError, match="limit must be an int, not float"):
+        fits("abc", 2.5)
+    assert count_tokens_up_to("Hello, world!", 2**70) == 4
+    assert fits("Hello, world!", 2**70)
 
 
 def test_up_to_on_a_huge_text_with_a_small_limit():

@@ -4,7 +4,7 @@ These functions are the Rust hot paths; the public, documented API is the ``agen
 which wraps them.
 """
 
-from typing import List, Sequence
+from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 
 __version__: str
 
@@ -18,14 +18,15 @@ def estimate_tokens_many(texts: Sequence[str], roles: Sequence[int]) -> List[int
 
 # -- parsing (rust/agentmsg-py/src/parse.rs; public API and docs: agentmsg.parsing) -------------
 
-from typing import Any, Iterable, Optional, Union
+# Options given as None take their defaults: thinking "auto", tool_format "auto", code_fences True,
+# start_in_thinking detected (whole text) or False (stream).
 
 def parse(
     text: str,
     *,
-    thinking: str = "auto",
-    tool_format: str = "auto",
-    code_fences: bool = True,
+    thinking: Optional[str] = None,
+    tool_format: Optional[str] = None,
+    code_fences: Optional[bool] = None,
     start_in_thinking: Optional[bool] = None,
 ) -> Any:
     """Parses ``text``; returns an ``agentmsg.parsing.Parsed``."""
@@ -33,9 +34,9 @@ def parse(
 def parse_many(
     texts: Iterable[str],
     *,
-    thinking: str = "auto",
-    tool_format: str = "auto",
-    code_fences: bool = True,
+    thinking: Optional[str] = None,
+    tool_format: Optional[str] = None,
+    code_fences: Optional[bool] = None,
     start_in_thinking: Optional[bool] = None,
 ) -> List[Any]:
     """Parses each text in parallel with the GIL released; a list of ``Parsed``."""
@@ -75,10 +76,10 @@ class StreamParser:
     def __init__(
         self,
         *,
-        thinking: str = "auto",
-        tool_format: str = "auto",
-        code_fences: bool = True,
-        start_in_thinking: bool = False,
+        thinking: Optional[str] = None,
+        tool_format: Optional[str] = None,
+        code_fences: Optional[bool] = None,
+        start_in_thinking: Optional[bool] = None,
     ) -> None: ...
     def feed(self, chunk: str) -> List[Event]: ...
     def finish(self) -> List[Event]: ...
@@ -86,24 +87,24 @@ class StreamParser:
 # -- tokens (exact counting; issue 4) ---------------------------------------------------------------
 
 ENCODING_NAMES: List[str]
+# encoding=None means "o200k_base".
 
-def count_tokens(text: str, encoding: str | None = "o200k_base") -> int:
+def count_tokens(text: str, encoding: Optional[str] = None) -> int:
     """``len(tiktoken.get_encoding(encoding).encode_ordinary(text))``; ``"estimate"`` gives seed 000's text formula."""
 
-def count_tokens_up_to(text: str, limit: int, encoding: str | None = "o200k_base") -> int:
+def count_tokens_up_to(text: str, limit: int, encoding: Optional[str] = None) -> int:
     """``min(count_tokens(text, encoding), limit + 1)``, stopping at the first piece past ``limit``."""
 
-def count_tokens_batch(texts: Sequence[str], encoding: str | None = "o200k_base") -> List[int]:
+def count_tokens_batch(texts: Sequence[str], encoding: Optional[str] = None) -> List[int]:
     """:func:`count_tokens` of each text; the GIL is released and the texts spread over the cores."""
 
 def count_tokens_grouped(
-    texts: Sequence[str], sizes: Sequence[int], base: Sequence[int], encoding: str | None = "o200k_base"
+    texts: Sequence[str], sizes: Sequence[int], base: Sequence[int], encoding: Optional[str] = None
 ) -> List[int]:
     """Group ``i`` is the next ``sizes[i]`` texts; its result is ``base[i]`` plus their counts."""
 
 # -- prune (budget pruning; agentmsg.memory) ------------------------------------------------------
 
-from typing import Optional, Tuple
 
 def select_kept(
     counts: Sequence[int],

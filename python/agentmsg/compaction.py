@@ -21,7 +21,7 @@ from typing import Any, Awaitable, Callable, List, Sequence, Union
 
 from .blocks import TextBlock, ToolResultBlock
 from .errors import MessageError, MessageTypeError
-from .message import Message, Role
+from .message import Message, Role, _check_messages
 from .toolpairs import pair_tool_results
 
 __all__ = [
@@ -38,14 +38,6 @@ TOOL_OUTPUT_PLACEHOLDER = "[tool output pruned: {chars} characters removed]"
 
 Policy = Callable[[List[Message]], Union[List[Message], Awaitable[List[Message]]]]
 Summarizer = Callable[[List[Message]], Union[str, Message, Awaitable[Union[str, Message]]]]
-
-
-def _messages(messages: Sequence[Message]) -> List[Message]:
-    items = list(messages)
-    for index, message in enumerate(items):
-        if not isinstance(message, Message):
-            raise MessageTypeError(f"messages[{index}] must be a Message, not {type(message).__name__}")
-    return items
 
 
 def _count_arg(value: object, what: str) -> int:
@@ -75,7 +67,7 @@ def prune_tool_outputs(
     >>> [m.text for m in prune_tool_outputs(chat, keep_recent=1)]
     ['[tool output pruned: 300 characters removed]', 'fresh']
     """
-    items = _messages(messages)
+    items = _check_messages(messages)
     keep = _count_arg(keep_recent, "keep_recent")
     if not isinstance(placeholder, str):
         raise MessageTypeError(f"placeholder must be a str, not {type(placeholder).__name__}")
@@ -123,7 +115,7 @@ def compress(messages: Sequence[Message], max_chars: int = 2000, keep_recent: in
     message_id "m1"
     Use expand-message tool to see full content
     """
-    items = _messages(messages)
+    items = _check_messages(messages)
     limit = _count_arg(max_chars, "max_chars")
     keep = _count_arg(keep_recent, "keep_recent")
     for index in range(max(0, len(items) - keep)):
@@ -206,7 +198,9 @@ def summarize(messages: Sequence[Message], summarizer: Summarizer, keep_recent: 
     >>> [(m.role.value, m.text) for m in out]
     [('system', 'Be brief'), ('user', '2 earlier messages'), ('user', 'c')]
     """
-    items = _messages(messages)
+    items = _check_messages(messages)
+    if not callable(summarizer):
+        raise MessageTypeError(f"summarizer must be callable, not {type(summarizer).__name__}")
     span_at = _summary_span(items, _count_arg(keep_recent, "keep_recent"))
     if not span_at:
         return items
@@ -230,7 +224,9 @@ async def asummarize(
     >>> [m.text for m in asyncio.run(asummarize(chat, model, keep_recent=1))]
     ['earlier: a, b', 'c']
     """
-    items = _messages(messages)
+    items = _check_messages(messages)
+    if not callable(summarizer):
+        raise MessageTypeError(f"summarizer must be callable, not {type(summarizer).__name__}")
     span_at = _summary_span(items, _count_arg(keep_recent, "keep_recent"))
     if not span_at:
         return items
@@ -264,7 +260,9 @@ class Compactor:
         for index, policy in enumerate(self.policies):
             if not callable(policy):
                 raise MessageTypeError(f"policies[{index}] must be callable, not {type(policy).__name__}")
-        if isinstance(trigger, bool) or not isinstance(trigger, (int, float)) or not 0 < trigger <= 1:
+        if isinstance(trigger, bool) or not isinstance(trigger, (int, float)):
+            raise MessageTypeError(f"trigger must be a number, not {type(trigger).__name__}")
+        if not 0 < trigger <= 1:
             raise MessageError(f"trigger must be a fraction in (0, 1], got {trigger!r}")
         self.trigger = float(trigger)
 
@@ -280,7 +278,7 @@ class Compactor:
         from .memory import token_counter
 
         count = _CachedCounter(token_counter(counter))
-        items = _messages(messages)
+        items = _check_messages(messages)
         target = self._target(max_tokens)
         for policy in self.policies:
             if count.total(items) <= target:
@@ -290,7 +288,7 @@ class Compactor:
                 if hasattr(result, "close"):
                     result.close()
                 raise MessageTypeError("a policy is async: use `await compactor.acompact(...)`")
-            items = _messages(result)
+            items = _check_messages(result)
         return items
 
     async def acompact(
@@ -305,7 +303,7 @@ class Compactor:
         from .memory import token_counter
 
         count = _CachedCounter(token_counter(counter))
-        items = _messages(messages)
+        items = _check_messages(messages)
         target = self._target(max_tokens)
         for policy in self.policies:
             if count.total(items) <= target:
@@ -313,7 +311,7 @@ class Compactor:
             result = policy(items)
             if inspect.isawaitable(result):
                 result = await result
-            items = _messages(result)
+            items = _check_messages(result)
         return items
 
     def __repr__(self) -> str:

@@ -13,19 +13,9 @@ from typing import Dict, Iterable, List, Optional, Sequence, Union
 
 from .errors import MessageTypeError
 from .estimate import estimate_tokens_many
-from .message import Message, Role, _to_role
+from .message import Message, Role, _check_messages, _to_role
 
 __all__ = ["filter_by_role", "count_by_role", "ConversationStats", "conversation_stats"]
-
-
-def _messages(messages: Iterable[Message]) -> List[Message]:
-    result = list(messages)
-    for index, message in enumerate(result):
-        if not isinstance(message, Message):
-            raise MessageTypeError(
-                f"messages[{index}] must be a Message, not {type(message).__name__}"
-            )
-    return result
 
 
 def filter_by_role(messages: Iterable[Message], role: Union[Role, str]) -> List[Message]:
@@ -35,7 +25,7 @@ def filter_by_role(messages: Iterable[Message], role: Union[Role, str]) -> List[
     ['a']
     """
     wanted = _to_role(role)
-    return [m for m in _messages(messages) if m.role is wanted]
+    return [m for m in _check_messages(messages) if m.role is wanted]
 
 
 def count_by_role(messages: Iterable[Message]) -> Dict[str, int]:
@@ -45,7 +35,7 @@ def count_by_role(messages: Iterable[Message]) -> Dict[str, int]:
     2
     """
     counts = {role.value: 0 for role in Role}
-    for message in _messages(messages):
+    for message in _check_messages(messages):
         counts[message.role.value] += 1
     return counts
 
@@ -80,7 +70,7 @@ def conversation_stats(messages: Sequence[Message]) -> ConversationStats:
     >>> (s.total_messages, s.total_chars, s.by_role["assistant"])
     (2, 8, 1)
     """
-    items = _messages(messages)
+    items = _check_messages(messages)
     by_role = {role.value: 0 for role in Role}
     chars = {role.value: 0 for role in Role}
     tokens = {role.value: 0 for role in Role}

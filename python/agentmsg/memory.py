@@ -42,7 +42,7 @@ from . import _core
 from .errors import EncodingError, MessageError, MessageTypeError
 from .blocks import ToolUseBlock
 from .estimate import ROLE_CODES, estimate_tokens_many, measured_text
-from .message import Message, Role, _to_role
+from .message import Message, Role, _as_list, _to_role
 from .toolpairs import pair_tool_results
 
 __all__ = ["token_counter", "TrimResult", "trim", "ConversationMemory"]
@@ -187,7 +187,7 @@ def trim(
     budget = _check_budget(max_tokens)
     count = token_counter(counter)
     start_role = None if start_on is None else _to_role(start_on)
-    items = messages if isinstance(messages, (list, tuple)) else list(messages)
+    items = messages if isinstance(messages, (list, tuple)) else _as_list(messages, "messages", "a sequence of Message")
     roles = _roles(items)
     n = len(items)
     systems = _indices_of(roles, _SYSTEM) if keep_system else []
@@ -364,7 +364,7 @@ class ConversationMemory:
         >>> len(memory)
         2
         """
-        items = list(messages)
+        items = _as_list(messages, "messages", "a sequence of Message")
         _roles(items)  # type-checks every item before anything is added
         self._add_counted(items, self._count(items))
 
@@ -470,7 +470,7 @@ class ConversationMemory:
         >>> len(memory)
         2
         """
-        items = list(messages)
+        items = _as_list(messages, "messages", "a sequence of Message")
         _roles(items)
         counts = self._count(items)
         compactor = self._compactor

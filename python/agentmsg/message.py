@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .blocks import (
     Block,
@@ -67,6 +67,27 @@ def _to_role(value: object) -> Role:
     return role
 
 
+def _as_list(value: object, what: str, expected: str) -> list:
+    """``value`` as a new list; a non-iterable, or a str/dict/Message given for a sequence, is a
+    MessageTypeError naming ``what``."""
+    if isinstance(value, (str, bytes, Mapping, Message)):
+        raise MessageTypeError(f"{what} must be {expected}, not a single {type(value).__name__}")
+    try:
+        iterator = iter(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise MessageTypeError(f"{what} must be {expected}, not {type(value).__name__}") from None
+    return list(iterator)
+
+
+def _check_messages(messages: object, what: str = "messages") -> List["Message"]:
+    """The messages as a new list; MessageTypeError names a non-sequence or a non-Message item."""
+    items = _as_list(messages, what, "a sequence of Message")
+    for index, message in enumerate(items):
+        if not isinstance(message, Message):
+            raise MessageTypeError(f"{what}[{index}] must be a Message, not {type(message).__name__}")
+    return items
+
+
 def _optional_str(value: object, what: str) -> Optional[str]:
     if value is not None and not isinstance(value, str):
         raise MessageTypeError(f"{what} must be a str or None, not {type(value).__name__}")
@@ -82,7 +103,10 @@ def _to_timestamp(value: object) -> datetime:
             return value.replace(tzinfo=timezone.utc)
         return value.astimezone(timezone.utc)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, timezone.utc)
+        try:
+            return datetime.fromtimestamp(value, timezone.utc)
+        except (OverflowError, ValueError, OSError):
+            raise MessageError(f"timestamp {value!r} is not a representable epoch time") from None
     if isinstance(value, str):
         try:
             parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
@@ -490,8 +514,12 @@ class Message:
         >>> Message.from_json('{"role": "user", "content": "Hi"}').text
         'Hi'
         """
+        if not isinstance(text, (str, bytes, bytearray)):
+            raise MessageTypeError(f"text must be a str or bytes, not {type(text).__name__}")
         try:
             data = json.loads(text)
+        except UnicodeDecodeError as error:
+            raise MessageError(f"JSON bytes are not valid UTF-8: {error}") from None
         except json.JSONDecodeError as error:
             raise MessageError(
                 f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"

@@ -21,7 +21,7 @@ from . import _core
 from .blocks import ToolUseBlock
 from .errors import MessageError, MessageTypeError
 from .estimate import ROLE_CODES, measured_text
-from .message import Message, Role
+from .message import Message, Role, _as_list
 
 __all__ = [
     "ENCODINGS",
@@ -108,10 +108,8 @@ def count_tokens_up_to(text: str, limit: int, encoding: str = "o200k_base") -> i
     >>> count_tokens_up_to("one two three four", 2)
     3
     """
-    _check_limit(limit)
-    if limit < 0:
-        return limit + 1
-    return _core.count_tokens_up_to(text, limit, encoding)
+    # No count exceeds 2**64 - 1, so a larger limit means the same as that one.
+    return _core.count_tokens_up_to(text, min(_check_limit(limit), 2**64 - 1), encoding)
 
 
 def fits(text: str, limit: int, encoding: str = "o200k_base") -> bool:
@@ -123,9 +121,12 @@ def fits(text: str, limit: int, encoding: str = "o200k_base") -> bool:
     return count_tokens_up_to(text, limit, encoding) <= limit
 
 
-def _check_limit(limit: object) -> None:
+def _check_limit(limit: object) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int):
         raise MessageTypeError(f"limit must be an int, not {type(limit).__name__}")
+    if limit < 0:
+        raise MessageError(f"limit must be at least 0, not {limit}")
+    return limit
 
 
 # -- chat messages ---------------------------------------------------------------------------------
@@ -256,10 +257,7 @@ def message_token_counts(
     >>> message_token_counts([Message.user("Hello")], encoding="estimate")
     [5]
     """
-    if isinstance(messages, (str, Message, Mapping)):
-        raise MessageTypeError(
-            f"messages must be a sequence of messages, not a single {type(messages).__name__}"
-        )
+    messages = _as_list(messages, "messages", "a sequence of Message or OpenAI-style dicts")
     if encoding == "estimate":
         texts = []
         roles = []
@@ -299,10 +297,9 @@ def _tool_function(tool: object, index: int) -> Mapping[str, Any]:
 
 def _tool_definition_tokens(tools: Sequence[Mapping[str, Any]], encoding: str) -> int:
     """The cookbook's count of tool definitions (section 7 of "How to count tokens with tiktoken")."""
+    tools = _as_list(tools, "tools", "a list of tool dicts")
     if not tools:
         return 0
-    if isinstance(tools, (str, Mapping)):
-        raise MessageTypeError(f"tools must be a list of tool dicts, not {type(tools).__name__}")
     if encoding == "estimate":
         return _core.count_tokens(json.dumps(list(tools), ensure_ascii=False, default=str), encoding)
     fixed = 0

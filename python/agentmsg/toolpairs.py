@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from .blocks import ToolUseBlock
 from .errors import MessageTypeError, ToolPairError
-from .message import Message, Role
+from .message import Message, Role, _check_messages
 
 __all__ = ["ToolPairing", "pair_tool_results", "check_tool_pairs", "repair_tool_pairs"]
 
@@ -65,12 +65,6 @@ class ToolPairing:
         return [call if call >= 0 else index for index, call in enumerate(self.call_of)]
 
 
-def _check_messages(messages: Sequence[Message]) -> None:
-    for index, message in enumerate(messages):
-        if not isinstance(message, Message):
-            raise MessageTypeError(f"messages[{index}] must be a Message, not {type(message).__name__}")
-
-
 def pair_tool_results(messages: Sequence[Message]) -> ToolPairing:
     """Pairs every tool result with the call it answers (see the module rules), in one pass.
 
@@ -79,7 +73,7 @@ def pair_tool_results(messages: Sequence[Message]) -> ToolPairing:
     >>> p.call_of, p.unanswered
     ((-1, 0), ())
     """
-    _check_messages(messages)
+    messages = _check_messages(messages)
     call_of = [-1] * len(messages)
     orphans: List[int] = []
     calls: List[_Call] = []
@@ -139,6 +133,7 @@ def check_tool_pairs(messages: Sequence[Message]) -> None:
     ...
     agentmsg.errors.ToolPairError: messages[1]: tool result for call id 'call_9' has no matching tool call before it
     """
+    messages = _check_messages(messages)
     pairing = pair_tool_results(messages)
     problems = []
     if pairing.orphans:
@@ -172,6 +167,7 @@ def repair_tool_pairs(messages: Sequence[Message]) -> List[Message]:
     >>> [(m.role.value, m.tool_id, m.text) for m in fixed]
     [('assistant', None, ''), ('tool', 'c1', '[tool call interrupted: no result was recorded]')]
     """
+    messages = _check_messages(messages)
     pairing = pair_tool_results(messages)
     orphans = set(pairing.orphans)
     missing: Dict[int, List[ToolUseBlock]] = {}

@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Type
 
 from ..blocks import ToolUseBlock
 from ..errors import ConversionError, MessageError, MessageTypeError, ToolPairError
-from ..message import Message, Role
+from ..message import Message, Role, _as_list, _check_messages
 from ..toolpairs import pair_tool_results, repair_tool_pairs
 
 __all__ = ["ConversionWarning"]
@@ -36,20 +36,12 @@ class ConversionWarning(UserWarning):
 
 def check_messages(messages: Iterable[Message], what: str = "messages") -> List[Message]:
     """The messages as a list; a non-Message item is a MessageTypeError naming its index."""
-    if isinstance(messages, (str, bytes, Mapping)) or isinstance(messages, Message):
-        raise MessageTypeError(f"{what} must be a list of Message, not {type(messages).__name__}")
-    items = list(messages)
-    for index, message in enumerate(items):
-        if type(message) is not Message and not isinstance(message, Message):
-            raise MessageTypeError(f"{what}[{index}] must be a Message, not {type(message).__name__}")
-    return items
+    return _check_messages(messages, what)
 
 
 def check_dicts(items: Any, what: str) -> List[Any]:
     """A list of provider dicts; a str, dict or other non-list is a MessageTypeError."""
-    if isinstance(items, (str, bytes, Mapping)) or not hasattr(items, "__iter__"):
-        raise MessageTypeError(f"{what} must be a list of dicts, not {type(items).__name__}")
-    return list(items)
+    return _as_list(items, what, "a list of dicts")
 
 
 def plain_data(data: Any) -> Any:

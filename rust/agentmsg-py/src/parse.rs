@@ -80,7 +80,14 @@ fn text_bytes<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
     match text.to_str() {
         Ok(valid) => Ok(Cow::Borrowed(valid.as_bytes())),
         Err(_) => {
-            let encoded = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
+            // The C API, not `text.encode(...)`: a str subclass may override `encode`.
+            // SAFETY: `text` is a live str; both names are C strings; the result is owned.
+            let encoded = unsafe {
+                Bound::from_owned_ptr_or_err(
+                    text.py(),
+                    ffi::PyUnicode_AsEncodedString(text.as_ptr(), c"utf-8".as_ptr(), c"surrogatepass".as_ptr()),
+                )?
+            };
             let bytes = encoded.cast::<PyBytes>().map_err(PyErr::from)?;
             Ok(Cow::Owned(bytes.as_bytes().to_vec()))
         }
@@ -231,13 +238,42 @@ fn parsed<'py>(py: Python<'py>, doc: &Document) -> PyResult<Bound<'py, PyAny>> {
     )
 }
 
+/// One keyword option: its default when not given, a `MessageTypeError` naming it when given
+/// with the wrong type.
+fn option<'py, T: FromPyObjectOwned<'py>>(
+    py: Python<'py>,
+    value: Option<&Bound<'py, PyAny>>,
+    name: &str,
+    expected: &str,
+    default: T,
+) -> PyResult<T> {
+    match value {
+        None => Ok(default),
+        Some(value) => value.extract::<T>().map_err(|_| {
+            agentmsg_error(py, "MessageTypeError", format!("{name} must be {expected}, not {}", type_name(value)))
+        }),
+    }
+}
+
+/// The parser options from the keyword arguments; `start_in_thinking` given as None means
+/// "detect" for whole text.
 fn options(
     py: Python<'_>,
-    thinking: &str,
-    tool_format: &str,
-    code_fences: bool,
-    start_in_thinking: Option<bool>,
+    thinking: Option<&Bound<'_, PyAny>>,
+    tool_format: Option<&Bound<'_, PyAny>>,
+    code_fences: Option<&Bound<'_, PyAny>>,
+    start_in_thinking: Option<&Bound<'_, PyAny>>,
+    start_default: Option<bool>,
 ) -> PyResult<Options> {
+    let thinking: String = option(py, thinking, "thinking", "a str", "auto".to_owned())?;
+    let tool_format: String = option(py, tool_format, "tool_format", "a str", "auto".to_owned())?;
+    let code_fences: bool = option(py, code_fences, "code_fences", "a bool", true)?;
+    let start_in_thinking: Option<bool> = match start_in_thinking {
+        Some(value) if value.is_none() => None,
+        value => option(py, value, "start_in_thinking", "a bool or None", start_default)?,
+    };
+    let thinking = thinking.as_str();
+    let tool_format = tool_format.as_str();
     let thinking = ThinkingMode::from_name(thinking).ok_or_else(|| {
         agentmsg_error(
             py,
@@ -264,16 +300,16 @@ fn options(
 
 /// Parses one text into a `Parsed` (see `agentmsg.parse` for the rules).
 #[pyfunction(name = "parse")]
-#[pyo3(signature = (text, *, thinking = "auto", tool_format = "auto", code_fences = true, start_in_thinking = None))]
+#[pyo3(signature = (text, *, thinking = None, tool_format = None, code_fences = None, start_in_thinking = None))]
 fn parse_text<'py>(
     py: Python<'py>,
     text: &Bound<'py, PyAny>,
-    thinking: &str,
-    tool_format: &str,
-    code_fences: bool,
-    start_in_thinking: Option<bool>,
+    thinking: Option<&Bound<'py, PyAny>>,
+    tool_format: Option<&Bound<'py, PyAny>>,
+    code_fences: Option<&Bound<'py, PyAny>>,
+    start_in_thinking: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let options = options(py, thinking, tool_format, code_fences, start_in_thinking)?;
+    let options = options(py, thinking, tool_format, code_fences, start_in_thinking, None)?;
     let text = as_text(py, text, "text")?;
     let bytes = text_bytes(text)?;
     let doc = if bytes.len() > 1 << 20 {
@@ -286,16 +322,16 @@ fn parse_text<'py>(
 
 /// Parses many texts in parallel with the GIL released; a list of `Parsed` in input order.
 #[pyfunction]
-#[pyo3(signature = (texts, *, thinking = "auto", tool_format = "auto", code_fences = true, start_in_thinking = None))]
+#[pyo3(signature = (texts, *, thinking = None, tool_format = None, code_fences = None, start_in_thinking = None))]
 fn parse_many<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyAny>,
-    thinking: &str,
-    tool_format: &str,
-    code_fences: bool,
-    start_in_thinking: Option<bool>,
+    thinking: Option<&Bound<'py, PyAny>>,
+    tool_format: Option<&Bound<'py, PyAny>>,
+    code_fences: Option<&Bound<'py, PyAny>>,
+    start_in_thinking: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let options = options(py, thinking, tool_format, code_fences, start_in_thinking)?;
+    let options = options(py, thinking, tool_format, code_fences, start_in_thinking, None)?;
     if texts.is_instance_of::<PyString>() {
         return Err(agentmsg_error(py, "MessageTypeError", "texts must be an iterable of str, not a str"));
     }
@@ -454,15 +490,20 @@ pub struct StreamParser {
 #[pymethods]
 impl StreamParser {
     #[new]
-    #[pyo3(signature = (*, thinking = "auto", tool_format = "auto", code_fences = true, start_in_thinking = false))]
+    #[pyo3(signature = (*, thinking = None, tool_format = None, code_fences = None, start_in_thinking = None))]
     fn new(
         py: Python<'_>,
-        thinking: &str,
-        tool_format: &str,
-        code_fences: bool,
-        start_in_thinking: bool,
+        thinking: Option<&Bound<'_, PyAny>>,
+        tool_format: Option<&Bound<'_, PyAny>>,
+        code_fences: Option<&Bound<'_, PyAny>>,
+        start_in_thinking: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let options = options(py, thinking, tool_format, code_fences, Some(start_in_thinking))?;
+        // A stream cannot look ahead to detect a leading thought: None means "no".
+        let start = match start_in_thinking {
+            Some(value) if value.is_none() => None,
+            value => value,
+        };
+        let options = options(py, thinking, tool_format, code_fences, start, Some(false))?;
         Ok(Self { machine: StreamMachine::new(options), text_block: None, buffer: Vec::new() })
     }
 

@@ -162,8 +162,10 @@ fn count_tokens_grouped(
 ) -> PyResult<Vec<usize>> {
     let encoding = encoding_from_name(py, encoding)?;
     let texts = extract_texts(py, texts, "texts")?;
-    let total: usize = sizes.iter().sum();
-    if total != texts.len() || sizes.len() != base.len() {
+    // Checked: the sizes come from Python, and a wrapped sum would pass the length check.
+    let total = sizes.iter().try_fold(0usize, |sum, &size| sum.checked_add(size));
+    if total != Some(texts.len()) || sizes.len() != base.len() {
+        let total = total.map_or_else(|| "more than 2**64".to_owned(), |t| t.to_string());
         return Err(agentmsg_error(
             py,
             "AgentMsgError",
@@ -176,16 +178,18 @@ fn count_tokens_grouped(
         ));
     }
     let counts = count_all(py, &texts, encoding)?;
-    let mut start = 0;
-    Ok(sizes
-        .iter()
-        .zip(base)
-        .map(|(&size, base)| {
-            let sum: usize = counts[start..start + size].iter().sum();
-            start += size;
-            base + sum
-        })
-        .collect())
+    let mut rest = counts.as_slice();
+    let mut out = Vec::with_capacity(sizes.len());
+    for (&size, base) in sizes.iter().zip(base) {
+        // `size` fits: the sizes were checked to sum to `counts.len()`.
+        let (group, tail) = rest.split_at(size);
+        rest = tail;
+        let sum = group.iter().try_fold(base, |sum, &count| sum.checked_add(count));
+        out.push(sum.ok_or_else(|| {
+            agentmsg_error(py, "AgentMsgError", "a group's token count overflows 2**64".to_owned())
+        })?);
+    }
+    Ok(out)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
