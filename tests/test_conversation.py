@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+import agentmsg
 from agentmsg import Message, MessageError, conversation_stats, count_by_role, filter_by_role
 from agentmsg.cli import load_sample, main
 
@@ -58,6 +59,11 @@ def test_cli_stats_on_sample(capsys):
     assert "9 messages" in out
     assert "estimated tokens" in out
     assert "assistant          4" in out
+    sample = load_sample()
+    exact = [agentmsg.count_message_tokens(sample, encoding=e) for e in ("o200k_base", "cl100k_base")]
+    assert out.splitlines()[-1] == (
+        f"exact prompt tokens as an OpenAI chat request: {exact[0]} (o200k_base), {exact[1]} (cl100k_base)"
+    )
 
 
 def test_cli_stats_file_and_json(tmp_path, capsys):
@@ -67,6 +73,9 @@ def test_cli_stats_file_and_json(tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["by_role"]["user"] == 1
     assert data["estimated_tokens"] == 5 + 4
+    # Per message 3 + the role ("user", "assistant": 1 token each) + the content ("Hello", "Hi":
+    # 1 token each), then 3 to prime the reply (OpenAI cookbook).
+    assert data["prompt_tokens"] == {"o200k_base": (3 + 1 + 1) * 2 + 3, "cl100k_base": (3 + 1 + 1) * 2 + 3}
 
 
 def test_cli_reports_bad_input(tmp_path, capsys):

@@ -1,7 +1,7 @@
 """The ``agentmsg`` command line.
 
 ``agentmsg stats [FILE]`` summarizes a transcript: messages, characters and estimated tokens by
-role. FILE is a JSON list of messages (``Message.to_dict`` shape or seed 001's flat shape) or
+role, and the exact prompt tokens of the whole conversation as an OpenAI chat request. FILE is a JSON list of messages (``Message.to_dict`` shape or seed 001's flat shape) or
 JSON Lines with one message per line; without FILE, the sample transcript shipped in the package.
 
     $ agentmsg stats
@@ -18,6 +18,10 @@ from typing import List, Optional, Sequence
 from .conversation import conversation_stats
 from .errors import AgentMsgError, MessageError
 from .message import Message, Role
+from .tokens import count_message_tokens
+
+# The exact encodings the summary reports (OpenAI chat format, see agentmsg.count_message_tokens).
+EXACT_ENCODINGS = ("o200k_base", "cl100k_base")
 
 SAMPLE = "sample_transcript.json"
 
@@ -68,8 +72,9 @@ def _stats(path: Optional[str], as_json: bool) -> int:
         with open(path, encoding="utf-8") as handle:
             source, messages = path, _read_messages(handle.read(), path)
     stats = conversation_stats(messages)
+    exact = {name: count_message_tokens(messages, encoding=name) for name in EXACT_ENCODINGS}
     if as_json:
-        print(json.dumps(stats.__dict__, indent=2))
+        print(json.dumps({**stats.__dict__, "prompt_tokens": exact}, indent=2))
         return 0
     print(f"{source}: {stats.total_messages} messages, {stats.total_chars} characters, "
           f"{stats.estimated_tokens} estimated tokens")
@@ -79,6 +84,8 @@ def _stats(path: Optional[str], as_json: bool) -> int:
         print(f"{r:<10} {stats.by_role[r]:>9} {stats.chars_by_role[r]:>11} {stats.tokens_by_role[r]:>12}")
     print(f"{'total':<10} {stats.total_messages:>9} {stats.total_chars:>11} {stats.estimated_tokens:>12}")
     print(f"tool calls: {stats.tool_calls}, tool results: {stats.tool_results}")
+    counts = ", ".join(f"{count} ({name})" for name, count in exact.items())
+    print(f"exact prompt tokens as an OpenAI chat request: {counts}")
     return 0
 
 
