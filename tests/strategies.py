@@ -9,7 +9,6 @@ from agentmsg import (
     Message,
     TextBlock,
     ThinkingBlock,
-    ToolResultBlock,
     ToolUseBlock,
     URLSource,
     VideoBlock,

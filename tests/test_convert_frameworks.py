@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given, settings
 
 from agentmsg import (
-    Base64Source,
     ConversionError,
     ConversionWarning,
     ImageBlock,

@@ -15,7 +15,6 @@ from agentmsg import (
     Message,
     MessageTypeError,
     TextBlock,
-    ThinkingBlock,
     ToolPairError,
     ToolUseBlock,
     URLSource,

@@ -1,7 +1,6 @@
 """The parsing rules of agentmsg.parse, one test (or more) per rule, with exact results."""
 
 import doctest
-import json
 
 import pytest
 

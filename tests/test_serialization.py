@@ -1,6 +1,5 @@
 """to_dict / from_dict / to_json / from_json, in seed 004's shape and seed 001's flat shape."""
 
-import json
 from datetime import datetime, timezone
 
 import pytest

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Union
 
-from .errors import MessageTypeError
 from .estimate import estimate_tokens_many
 from .message import Message, Role, _check_messages, _to_role
 

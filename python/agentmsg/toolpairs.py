@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .blocks import ToolUseBlock
-from .errors import MessageTypeError, ToolPairError
+from .errors import ToolPairError
 from .message import Message, Role, _check_messages
 
 __all__ = ["ToolPairing", "pair_tool_results", "check_tool_pairs", "repair_tool_pairs"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Mapping
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
 
-from ..blocks import ToolUseBlock
+from ..blocks import TextBlock, ToolUseBlock
 from ..errors import ConversionError, MessageError, MessageTypeError, ToolPairError
 from ..message import Message, Role, _as_list, _check_messages
 from ..toolpairs import pair_tool_results, repair_tool_pairs
@@ -151,6 +151,62 @@ class Losses:
                 ConversionWarning,
                 stacklevel=stacklevel,
             )
+
+
+class SystemAndTurns(NamedTuple):
+    """A history laid out the way Anthropic and Bedrock take it: system text apart, turns merged."""
+
+    system: List[Dict[str, Any]]
+    turns: List[Dict[str, Any]]
+    # message index -> (turn, blocks in it so far) after that message; turn -1 is the system list
+    ends: Dict[int, Tuple[int, int]]
+
+
+def split_system_and_merge_turns(
+    items: List[Message],
+    converter: str,
+    losses: Losses,
+    system_text: Callable[[str], Dict[str, Any]],
+    turn_blocks: Callable[[Message, int], Tuple[str, List[Dict[str, Any]]]],
+) -> SystemAndTurns:
+    """Collects system text into one list (warning when a system message comes after the
+    conversation started), converts every other message with ``turn_blocks(message, index)`` and
+    merges consecutive turns of the same role, as both providers require."""
+    system: List[Dict[str, Any]] = []
+    turns: List[Dict[str, Any]] = []
+    ends: Dict[int, Tuple[int, int]] = {}
+    moved: List[int] = []
+    for index, message in enumerate(items):
+        if message.role is Role.SYSTEM:
+            if turns:
+                moved.append(index)
+            for block in message.content:
+                if type(block) is TextBlock:
+                    if block.text:
+                        system.append(system_text(block.text))
+                else:
+                    losses.add(f"{block.type} blocks in system messages", index)
+            if message.name is not None:
+                losses.add("name on non-tool messages", index)
+            if system:
+                ends[index] = (-1, len(system))
+            continue
+        role, blocks = turn_blocks(message, index)
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+        ends[index] = (len(turns) - 1, len(turns[-1]["content"]))
+    if moved:
+        warnings.warn(
+            f"{converter} moved system messages {', '.join(map(str, moved))} from the middle of "
+            "the conversation to the system prompt",
+            ConversionWarning,
+            stacklevel=3,
+        )
+    return SystemAndTurns(system, turns, ends)
 
 
 ORPHAN_POLICIES = ("raise", "repair", "keep")

@@ -21,7 +21,6 @@ system prompt (with a warning). Ids, timestamps, metadata and finish state are n
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..blocks import (
@@ -37,7 +36,6 @@ from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role
 from ._common import (
     CachePlace,
-    ConversionWarning,
     Losses,
     build,
     check_dicts,
@@ -49,6 +47,7 @@ from ._common import (
     require_dict,
     require_str,
     settle_tool_pairs,
+    split_system_and_merge_turns,
 )
 
 __all__ = ["to_anthropic", "from_anthropic"]
@@ -76,60 +75,29 @@ def to_anthropic(
     places = check_cache_places(cache, len(items))
     losses = Losses("to_anthropic")
     call_names: Dict[str, str] = {}
-    system: List[Dict[str, Any]] = []
-    turns: List[Dict[str, Any]] = []
-    last_block_of: Dict[int, Tuple[str, int, int]] = {}  # message index -> (where, turn, block)
-    moved: List[int] = []
-    for index, message in enumerate(items):
-        if message.role is Role.SYSTEM:
-            if turns:
-                moved.append(index)
-            for block in message.content:
-                if type(block) is TextBlock:
-                    if block.text:
-                        system.append({"type": "text", "text": block.text})
-                else:
-                    losses.add(f"{block.type} blocks in system messages", index)
-            if message.name is not None:
-                losses.add("name on non-tool messages", index)
-            if system:
-                last_block_of[index] = ("system", 0, len(system) - 1)
-            continue
-        role, blocks = _blocks_to_anthropic(message, index, losses, call_names)
-        if not blocks:
-            continue
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"].extend(blocks)
-        else:
-            turns.append({"role": role, "content": blocks})
-        last_block_of[index] = ("turn", len(turns) - 1, len(turns[-1]["content"]) - 1)
-    if moved:
-        warnings.warn(
-            f"to_anthropic moved system messages {', '.join(map(str, moved))} from the middle of "
-            "the conversation to the system prompt",
-            ConversionWarning,
-            stacklevel=2,
-        )
+    system, turns, ends = split_system_and_merge_turns(
+        items, "to_anthropic", losses, lambda text: {"type": "text", "text": text},
+        lambda message, index: _blocks_to_anthropic(message, index, losses, call_names),
+    )
     if losses.found:
         losses.warn()
-    _place_cache(places, system, turns, last_block_of, len(items))
+    _place_cache(places, system, turns, ends, len(items))
     return system, turns
 
 
-def _place_cache(places: list, system: list, turns: list, last_block_of: dict, count: int) -> None:
+def _place_cache(places: list, system: list, turns: list, ends: dict, count: int) -> None:
     for place in places:
         if place == "system":
             target = system[-1] if system else None
         elif place == "last":
             target = turns[-1]["content"][-1] if turns else None
         else:
-            spot = last_block_of.get(place % count)
+            spot = ends.get(place % count)
             if spot is None:
                 target = None
-            elif spot[0] == "system":
-                target = system[spot[2]]
             else:
-                target = turns[spot[1]]["content"][spot[2]]
+                turn, blocks = spot
+                target = (system if turn == -1 else turns[turn]["content"])[blocks - 1]
         if target is None:
             raise ConversionError(f"cache: {place!r} names no block (nothing was converted there)")
         target["cache_control"] = dict(EPHEMERAL)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import warnings
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..blocks import (
@@ -39,7 +38,6 @@ from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role
 from ._common import (
     CachePlace,
-    ConversionWarning,
     Losses,
     build,
     check_cache_places,
@@ -50,6 +48,7 @@ from ._common import (
     require_dict,
     require_str,
     settle_tool_pairs,
+    split_system_and_merge_turns,
 )
 
 __all__ = ["to_bedrock", "from_bedrock"]
@@ -84,40 +83,10 @@ def to_bedrock(
     items = check_messages(messages)
     places = check_cache_places(cache, len(items))
     losses = Losses("to_bedrock")
-    system: List[Dict[str, Any]] = []
-    turns: List[Dict[str, Any]] = []
-    ends: Dict[int, Tuple[int, int]] = {}  # message index -> (turn, blocks so far); turn -1: system
-    moved: List[int] = []
-    for index, message in enumerate(items):
-        if message.role is Role.SYSTEM:
-            if turns:
-                moved.append(index)
-            for block in message.content:
-                if type(block) is TextBlock:
-                    if block.text:
-                        system.append({"text": block.text})
-                else:
-                    losses.add(f"{block.type} blocks in system messages", index)
-            if message.name is not None:
-                losses.add("name on non-tool messages", index)
-            if system:
-                ends[index] = (-1, len(system))
-            continue
-        role, blocks = _blocks_to_bedrock(message, index, losses)
-        if not blocks:
-            continue
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"].extend(blocks)
-        else:
-            turns.append({"role": role, "content": blocks})
-        ends[index] = (len(turns) - 1, len(turns[-1]["content"]))
-    if moved:
-        warnings.warn(
-            f"to_bedrock moved system messages {', '.join(map(str, moved))} from the middle of "
-            "the conversation to the system prompt",
-            ConversionWarning,
-            stacklevel=2,
-        )
+    system, turns, ends = split_system_and_merge_turns(
+        items, "to_bedrock", losses, lambda text: {"text": text},
+        lambda message, index: _blocks_to_bedrock(message, index, losses),
+    )
     if losses.found:
         losses.warn()
     _place_cache_points(places, system, turns, ends, len(items))
