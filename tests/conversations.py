@@ -96,3 +96,15 @@ def check_rules(source, kept, max_tokens, total, over_budget, system_over_budget
         if call >= 0:
             assert (result in kept_set) == (call in kept_set), (result, call)
     return kept_others, others
+
+
+# Small messages whose token count rides in metadata (count them with ``by_metadata``).
+def m(role, tokens, **kw):
+    if role == "tool":
+        return Message.tool(f"t{tokens}", metadata={"tokens": tokens}, **kw)
+    return Message(role, f"{role}{tokens}", metadata={"tokens": tokens}, **kw)
+
+
+def turn(tokens, *ids):
+    return Message.assistant("call", tool_calls=[ToolUseBlock(i, "calc", {}) for i in ids],
+                             metadata={"tokens": tokens})

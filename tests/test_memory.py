@@ -15,18 +15,7 @@ from agentmsg import (
     estimate_tokens,
     trim,
 )
-from conversations import by_metadata, check_rules, conversations
-
-
-def m(role, tokens, **kw):
-    if role == "tool":
-        return Message.tool(f"t{tokens}", metadata={"tokens": tokens}, **kw)
-    return Message(role, f"{role}{tokens}", metadata={"tokens": tokens}, **kw)
-
-
-def turn(tokens, *ids):
-    return Message.assistant("call", tool_calls=[ToolUseBlock(i, "calc", {}) for i in ids],
-                             metadata={"tokens": tokens})
+from conversations import by_metadata, check_rules, conversations, m, turn
 
 
 def memory(max_tokens, **kw):

@@ -398,9 +398,9 @@ def test_parse_many_equals_parse_one_by_one():
 def test_bad_arguments_raise_agentmsg_errors():
     with pytest.raises(MessageTypeError):
         parse(b"bytes")
-    with pytest.raises(MessageTypeError, match="texts must be an iterable of str, not a str"):
+    with pytest.raises(MessageTypeError, match="texts must be a sequence of str, not a single str"):
         parse_many("abc")
-    with pytest.raises(MessageTypeError, match="texts must be an iterable of str, not int"):
+    with pytest.raises(MessageTypeError, match="texts must be a sequence of str, not int"):
         parse_many(3)
     with pytest.raises(MessageTypeError, match=r"texts\[1\] must be a str, not int"):
         parse_many(["a", 1])

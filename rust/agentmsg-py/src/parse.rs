@@ -18,6 +18,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 
 use crate::errors::agentmsg_error;
+use crate::pystr::{extract_texts, type_name};
 
 // -- Python classes the results are made of -------------------------------------------------
 
@@ -102,10 +103,6 @@ fn as_text<'a, 'py>(py: Python<'py>, value: &'a Bound<'py, PyAny>, what: &str) -
             format!("{what} must be a str, not {}", type_name(value)),
         )
     })
-}
-
-fn type_name(value: &Bound<'_, PyAny>) -> String {
-    value.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
 }
 
 fn json_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
@@ -332,25 +329,7 @@ fn parse_many<'py>(
     start_in_thinking: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let options = options(py, thinking, tool_format, code_fences, start_in_thinking, None)?;
-    if texts.is_instance_of::<PyString>() {
-        return Err(agentmsg_error(py, "MessageTypeError", "texts must be an iterable of str, not a str"));
-    }
-    let items: Vec<Bound<'py, PyAny>> = texts
-        .try_iter()
-        .map_err(|_| {
-            agentmsg_error(py, "MessageTypeError", format!("texts must be an iterable of str, not {}", type_name(texts)))
-        })?
-        .collect::<PyResult<_>>()?;
-    let mut strings = Vec::with_capacity(items.len());
-    for (index, item) in items.iter().enumerate() {
-        match item.cast::<PyString>() {
-            Ok(text) => strings.push(text),
-            Err(_) => {
-                let message = format!("texts[{index}] must be a str, not {}", type_name(item));
-                return Err(agentmsg_error(py, "MessageTypeError", message));
-            }
-        }
-    }
+    let strings = extract_texts(py, texts, "texts")?;
     let bytes = strings.iter().map(|s| text_bytes(s)).collect::<PyResult<Vec<_>>>()?;
     let docs = py.detach(|| core_parse::parse_many(&bytes, &options));
     let out = PyList::empty(py);

@@ -11,6 +11,8 @@ use pyo3::prelude::*;
 use pyo3::types::string::PyStringData;
 use pyo3::types::PyString;
 
+use crate::errors::agentmsg_error;
+
 /// A str's characters as CPython stores them: borrowed, and readable without the GIL (the str
 /// is immutable and the caller's reference keeps it alive).
 pub enum Storage<'a> {
@@ -134,4 +136,51 @@ fn contains_tool_tag<T: Copy + Into<u32>>(units: &[T]) -> bool {
             .zip(TAG)
             .all(|(&unit, tag)| unit.into() == tag)
     })
+}
+
+/// The name of a value's type, for error messages.
+pub fn type_name(value: &Bound<'_, PyAny>) -> String {
+    value
+        .get_type()
+        .name()
+        .map(|name| name.to_string())
+        .unwrap_or_else(|_| "?".to_owned())
+}
+
+/// Reads a sequence of str, naming the first item that is not one.
+pub fn extract_texts<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<Vec<Bound<'py, PyString>>> {
+    if texts.is_instance_of::<PyString>() {
+        return Err(agentmsg_error(
+            py,
+            "MessageTypeError",
+            format!("{what} must be a sequence of str, not a single str"),
+        ));
+    }
+    let mut out = Vec::with_capacity(texts.len().unwrap_or(0));
+    let items = texts.try_iter().map_err(|_| {
+        agentmsg_error(
+            py,
+            "MessageTypeError",
+            format!("{what} must be a sequence of str, not {}", type_name(texts)),
+        )
+    })?;
+    for (index, item) in items.enumerate() {
+        let item = item?;
+        match item.cast_into::<PyString>() {
+            Ok(text) => out.push(text),
+            Err(error) => {
+                let item = error.into_inner();
+                return Err(agentmsg_error(
+                    py,
+                    "MessageTypeError",
+                    format!("{what}[{index}] must be a str, not {}", type_name(&item)),
+                ));
+            }
+        }
+    }
+    Ok(out)
 }

@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use crate::errors::agentmsg_error;
-use crate::pystr::{estimate_text, storage, Storage};
+use crate::pystr::{estimate_text, extract_texts, storage, type_name, Storage};
 
 /// Texts of fewer characters than this are counted without releasing the GIL: releasing costs more than
 /// counting them.
@@ -28,52 +28,6 @@ fn encoding_from_name(py: Python<'_>, name: Option<&Bound<'_, PyAny>>) -> PyResu
     let name = name.to_cow()?;
     Encoding::from_name(&name)
         .map_err(|error| agentmsg_error(py, "EncodingError", error.to_string()))
-}
-
-fn type_name(value: &Bound<'_, PyAny>) -> String {
-    value
-        .get_type()
-        .name()
-        .map(|name| name.to_string())
-        .unwrap_or_else(|_| "?".to_owned())
-}
-
-/// Reads a sequence of str, naming the first item that is not one.
-fn extract_texts<'py>(
-    py: Python<'py>,
-    texts: &Bound<'py, PyAny>,
-    what: &str,
-) -> PyResult<Vec<Bound<'py, PyString>>> {
-    if texts.is_instance_of::<PyString>() {
-        return Err(agentmsg_error(
-            py,
-            "MessageTypeError",
-            format!("{what} must be a sequence of str, not a single str"),
-        ));
-    }
-    let mut out = Vec::with_capacity(texts.len().unwrap_or(0));
-    let items = texts.try_iter().map_err(|_| {
-        agentmsg_error(
-            py,
-            "MessageTypeError",
-            format!("{what} must be a sequence of str, not {}", type_name(texts)),
-        )
-    })?;
-    for (index, item) in items.enumerate() {
-        let item = item?;
-        match item.cast_into::<PyString>() {
-            Ok(text) => out.push(text),
-            Err(error) => {
-                let item = error.into_inner();
-                return Err(agentmsg_error(
-                    py,
-                    "MessageTypeError",
-                    format!("{what}[{index}] must be a str, not {}", type_name(&item)),
-                ));
-            }
-        }
-    }
-    Ok(out)
 }
 
 fn extract_text<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyString>> {
