@@ -1,6 +1,7 @@
 """The parsing rules of agentmsg.parse, one test (or more) per rule, with exact results."""
 
 import doctest
+import json
 
 import pytest
 
@@ -10,8 +11,10 @@ from agentmsg import (
     MessageError,
     MessageTypeError,
     ParseIssue,
+    StreamParser,
     TextBlock,
     ThinkingBlock,
+    ToolCallEnd,
     ToolCallError,
     ToolUseBlock,
     format_tool_call,
@@ -453,3 +456,28 @@ def test_floats_in_arguments_read_back_exactly():
     call = ToolUseBlock("c1", "t", {f"v{i}": v for i, v in enumerate(values)})
     (parsed,) = parse(format_tool_call(call)).tool_calls
     assert list(parsed.input.values()) == values
+
+
+def test_json_payloads_read_as_json_loads_reads_them():
+    """Integers of any size stay exact, a repeated key keeps its last value at its first place,
+    and the result equals json.loads on the same payload (here both in the fast one-pass read
+    of a whole call and in the byte-wise scan a split stream takes)."""
+    payload = (
+        '{"tool_name": "t", "arguments": {"big": 123456789012345678901234567890, "neg": -18446744073709551617,'
+        ' "a": 1, "b": [true, null, "x\\u00e9\\ud83c\\udf89"], "a": 2}, "note": 1, "note": {"k": []}}'
+    )
+    expected = json.loads(payload)
+    text = f"Go <tool>{payload}</tool> done"
+    (call,) = parse(text).tool_calls
+    assert call.input == expected["arguments"]
+    assert list(call.input) == ["big", "neg", "a", "b"] and call.input["a"] == 2
+    assert call.metadata == {"note": {"k": []}}
+    streamed = StreamParser(start_in_thinking=False)
+    ends = [e for chunk in text for e in streamed.feed(chunk) if isinstance(e, ToolCallEnd)]
+    assert ends[0].call == call
+
+
+def test_strict_json_only():
+    for bad in ('{"tool_name": "t", "arguments": {"x": NaN}}', '{"tool_name": "t", "arguments": {"x": 1,}}'):
+        (issue,) = parse(f"<tool>{bad}</tool>").errors
+        assert issue.kind == "invalid_json" and issue.raw == f"<tool>{bad}</tool>"

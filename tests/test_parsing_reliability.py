@@ -78,7 +78,7 @@ def test_deep_nesting():
         p = parse(text)
         assert p.text or p.thinking or p.errors
     p = parse("<tool>" + '{"a": ' * 100_000 + "</tool>")
-    assert p.errors[0].message == "invalid JSON: recursion limit exceeded at line 1 column 763"
+    assert p.errors[0].message == "invalid JSON: recursion limit exceeded at line 1 column 1207"
     p = parse("<tool>" + "<a>" * 100_000 + "</tool>")
     assert p.errors[0].message == "invalid XML: elements nested deeper than 128"
 

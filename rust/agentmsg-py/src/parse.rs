@@ -7,14 +7,13 @@
 //! `__init__` that dominate the cost of small results.
 
 use agentmsg_core::parse::{
-    self as core_parse, Block, Document, Event, Issue, Options, StartThinking, StreamMachine, ThinkingMode,
-    ToolCall, ToolFormat,
+    self as core_parse, Block, Document, Event, Issue, Json, JsonValue, Options, StartThinking, StreamMachine,
+    ThinkingMode, ToolCall, ToolFormat,
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyString, PyTuple, PyType};
 use pyo3::{ffi, intern, IntoPyObjectExt};
-use serde_json::Value;
 use std::borrow::Cow;
 
 use crate::errors::agentmsg_error;
@@ -105,34 +104,34 @@ fn as_text<'a, 'py>(py: Python<'py>, value: &'a Bound<'py, PyAny>, what: &str) -
     })
 }
 
-fn json_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+fn json_to_py<'py>(py: Python<'py>, value: &Json) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
-        Value::Null => py.None().into_bound(py),
-        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                i.into_pyobject(py)?.into_any()
-            } else if let Some(u) = n.as_u64() {
-                u.into_pyobject(py)?.into_any()
-            } else {
-                PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any()
-            }
+        JsonValue::Null => py.None().into_bound(py),
+        JsonValue::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        JsonValue::Int(i) => i.into_pyobject(py)?.into_any(),
+        JsonValue::BigInt(big) => {
+            // Exact, as Python's json.loads reads it: int() of the decimal digits.
+            let digits = std::ffi::CString::new(big.to_string()).map_err(|e| agentmsg_error(py, "MessageError", e.to_string()))?;
+            // SAFETY: a NUL-terminated decimal string; the result is a new reference or NULL.
+            unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyLong_FromString(digits.as_ptr(), std::ptr::null_mut(), 10))? }
         }
-        Value::String(s) => PyString::new(py, s).into_any(),
-        Value::Array(items) => {
+        JsonValue::Float(f) => PyFloat::new(py, *f).into_any(),
+        JsonValue::Str(s) => PyString::new(py, s).into_any(),
+        JsonValue::Array(items) => {
             let list = PyList::empty(py);
-            for item in items {
+            for item in items.iter() {
                 list.append(json_to_py(py, item)?)?;
             }
             list.into_any()
         }
-        Value::Object(map) => map_to_py(py, map)?.into_any(),
+        JsonValue::Object(pairs) => object_to_py(py, pairs)?.into_any(),
     })
 }
 
-fn map_to_py<'py>(py: Python<'py>, map: &serde_json::Map<String, Value>) -> PyResult<Bound<'py, PyDict>> {
+/// A dict of an object's pairs; a repeated key ends with its last value, as in `json.loads`.
+fn object_to_py<'py>(py: Python<'py>, pairs: &[(Cow<'static, str>, Json)]) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
-    for (key, value) in map {
+    for (key, value) in pairs {
         dict.set_item(PyString::new(py, key), json_to_py(py, value)?)?;
     }
     Ok(dict)
@@ -146,9 +145,9 @@ fn tool_use_block<'py>(py: Python<'py>, call: &ToolCall) -> PyResult<Bound<'py, 
         &[
             (intern!(py, "id"), PyString::new(py, &call.id).into_any()),
             (intern!(py, "name"), PyString::new(py, &call.name).into_any()),
-            (intern!(py, "input"), map_to_py(py, &call.input)?.into_any()),
+            (intern!(py, "input"), object_to_py(py, &call.input)?.into_any()),
             (intern!(py, "server_name"), PyString::new(py, &call.server_name).into_any()),
-            (intern!(py, "metadata"), map_to_py(py, &call.metadata)?.into_any()),
+            (intern!(py, "metadata"), object_to_py(py, &call.metadata)?.into_any()),
         ],
     )
 }

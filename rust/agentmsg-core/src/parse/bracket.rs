@@ -101,7 +101,7 @@ fn is_thought(inner: &[u8], bracket: &[u8]) -> bool {
     if inner.iter().all(|b| b.is_ascii_digit() || matches!(b, b',' | b'-' | b' ')) {
         return false;
     }
-    !matches!(serde_json::from_slice::<serde_json::Value>(bracket), Ok(serde_json::Value::Array(_)))
+    !matches!(jiter::JsonValue::parse(bracket, false), Ok(jiter::JsonValue::Array(_)))
 }
 
 /// `bytes` without ASCII whitespace at either end.

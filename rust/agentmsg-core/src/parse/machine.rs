@@ -7,13 +7,14 @@
 //! never rescanned. Each input byte is therefore examined a bounded number of times whatever
 //! the chunking.
 
+use jiter::{Jiter, JsonValue};
 use memchr::{memchr, memchr2, memchr3, memrchr};
 
 use super::bracket::{is_space, BracketLine, Scan};
 use super::chars::CharClock;
 use super::output::Output;
 use super::payload::{self, Issue, IssueKind};
-use super::{Event, Options, StartThinking};
+use super::{Event, Options, StartThinking, ToolFormat};
 
 const TOOL_OPEN: &[u8] = b"<tool>";
 const TOOL_CLOSE: &[u8] = b"</tool>";
@@ -668,6 +669,11 @@ impl StreamMachine {
                     None => i = data.len(),
                     Some(k) => {
                         i += k;
+                        if data[i] == b'{' {
+                            if let Some(next) = self.whole_json_call(data, run, i) {
+                                return next;
+                            }
+                        }
                         self.mode = Mode::Tool(match data[i] {
                             b'<' => Payload::Xml { in_cdata: false, close_brackets: 0 },
                             b'{' | b'[' | b'"' => Payload::Json { in_string: false, escape: false },
@@ -755,6 +761,43 @@ impl StreamMachine {
             self.payload.extend_from_slice(&data[run..i]);
         }
         i
+    }
+
+    /// A good JSON call whose object starts at `data[i]` and whose `</tool>` is in this chunk,
+    /// read in one pass by jiter; returns where the machine goes on, or `None` to scan the
+    /// payload byte by byte instead (split across chunks, invalid, or not a good call).
+    ///
+    /// The call ends where the byte-wise scan would end it: outside its strings a valid JSON
+    /// value holds no `<`, so the first `</tool>` outside strings is the one after the object.
+    fn whole_json_call(&mut self, data: &[u8], run: usize, i: usize) -> Option<usize> {
+        let json_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+        if self.options.tool_format == ToolFormat::Xml
+            || !self.payload.iter().chain(&data[run..i]).all(json_space)
+        {
+            return None;
+        }
+        let mut reader = Jiter::new(&data[i..]);
+        let JsonValue::Object(object) = reader.next_value_owned().ok()? else { return None };
+        let mut end = i + reader.current_index();
+        end += data[end..].iter().take_while(|b| json_space(b)).count();
+        if !data[end..].starts_with(TOOL_CLOSE) {
+            return None;
+        }
+        let mut call = payload::from_fields(payload::into_pairs(object)).ok()?;
+        let index = self.tool_count - 1;
+        let fresh = &data[run..end];
+        call.id = if self.payload.is_empty() && self.out.spans() {
+            payload::call_id(index, fresh)
+        } else {
+            self.payload.extend_from_slice(fresh);
+            self.send_payload();
+            payload::call_id(index, &self.payload)
+        };
+        self.out.push(Event::ToolEnd { index, result: Ok(call) });
+        self.mode = Mode::Text;
+        self.line = Line::Mid;
+        self.fallback = None;
+        Some(end + TOOL_CLOSE.len())
     }
 
     /// A `<` at `data[j]` in a payload: keep the payload before it, start matching a tag.

@@ -33,7 +33,8 @@ pub mod payload;
 mod xml;
 
 pub use machine::StreamMachine;
-pub use payload::{Issue, IssueKind, ToolCall};
+pub use jiter::{JsonObject, JsonValue};
+pub use payload::{parse_json, Issue, IssueKind, Json, JsonPairs, ToolCall};
 
 /// Which thinking notations are recognized.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

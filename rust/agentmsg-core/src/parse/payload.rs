@@ -14,9 +14,21 @@
 //! payload bytes taken 8 at a time as little-endian words, the last one zero-padded. The same text always gives the same ids; equal payloads at different
 //! positions get different ids.
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use jiter::{JsonObject, JsonValue, JsonValueScratch, PartialMode};
 
 use super::{xml, ToolFormat};
+
+/// A JSON value of a decoded payload (jiter's tree: strings owned, objects as ordered pairs).
+pub type Json = JsonValue<'static>;
+
+/// The (key, value) pairs of a JSON object in document order. A repeated key keeps every pair;
+/// the last value is the one that counts, at the first key's place (as Python's `json.loads`
+/// and a dict built from the pairs have it).
+pub type JsonPairs = Vec<(Cow<'static, str>, Json)>;
 
 /// A decoded tool call.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,8 +36,8 @@ pub struct ToolCall {
     pub id: String,
     pub name: String,
     pub server_name: String,
-    pub input: Map<String, Value>,
-    pub metadata: Map<String, Value>,
+    pub input: JsonObject<'static>,
+    pub metadata: JsonObject<'static>,
 }
 
 /// What was wrong with a tool call.
@@ -93,7 +105,14 @@ pub fn call_id(index: usize, payload: &[u8]) -> String {
         bytes[..rest.len()].copy_from_slice(rest);
         mix(u64::from_le_bytes(bytes));
     }
-    format!("call_{hash:016x}")
+    // Written out by hand: `format!` is a tenth of a small call's parse time.
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut id = String::with_capacity(21);
+    id.push_str("call_");
+    for shift in (0..16).rev() {
+        id.push(char::from(HEX[((hash >> (shift * 4)) & 0xf) as usize]));
+    }
+    id
 }
 
 /// Decodes a payload into a call, or says what is wrong with it.
@@ -118,9 +137,26 @@ pub fn decode(
     Ok(call)
 }
 
-fn json_fields(payload: &[u8]) -> Result<Map<String, Value>, (IssueKind, String)> {
-    match serde_json::from_slice::<Value>(payload) {
-        Ok(Value::Object(map)) => Ok(map),
+thread_local! {
+    /// jiter's parse buffers, kept per thread so a run of payloads grows them once.
+    static SCRATCH: RefCell<JsonValueScratch<'static>> = RefCell::new(JsonValueScratch::new());
+}
+
+/// Parses strict JSON (no NaN or Infinity) into an owned value; the error names line and column.
+pub fn parse_json(data: &[u8]) -> Result<Json, String> {
+    SCRATCH
+        .with(|scratch| scratch.borrow_mut().parse_owned(data, false, PartialMode::Off))
+        .map_err(|error| error.description(data))
+}
+
+/// The pairs of an object (copied only if the tree shares it, which a fresh parse never does).
+pub(crate) fn into_pairs(object: JsonObject<'static>) -> JsonPairs {
+    Arc::try_unwrap(object).unwrap_or_else(|shared| (*shared).clone())
+}
+
+fn json_fields(payload: &[u8]) -> Result<JsonPairs, (IssueKind, String)> {
+    match parse_json(payload) {
+        Ok(JsonValue::Object(object)) => Ok(into_pairs(object)),
         Ok(other) => Err((
             IssueKind::NotAnObject,
             format!("payload must be a JSON object, not {}", kind_name(&other)),
@@ -129,22 +165,33 @@ fn json_fields(payload: &[u8]) -> Result<Map<String, Value>, (IssueKind, String)
     }
 }
 
-fn kind_name(value: &Value) -> &'static str {
+fn kind_name(value: &Json) -> &'static str {
     match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+        JsonValue::Null => "null",
+        JsonValue::Bool(_) => "a boolean",
+        JsonValue::Int(_) | JsonValue::BigInt(_) | JsonValue::Float(_) => "a number",
+        JsonValue::Str(_) => "a string",
+        JsonValue::Array(_) => "an array",
+        JsonValue::Object(_) => "an object",
     }
 }
 
-/// Checks the fields of a payload (JSON object or XML elements) and builds the call.
-pub(crate) fn from_fields(mut fields: Map<String, Value>) -> Result<ToolCall, (IssueKind, String)> {
-    let name = match fields.shift_remove("tool_name") {
+/// Checks the fields of a payload (JSON object or XML elements) and builds the call. A field
+/// given twice counts with its last value, as in a JSON object read by Python.
+pub(crate) fn from_fields(fields: JsonPairs) -> Result<ToolCall, (IssueKind, String)> {
+    let (mut name, mut arguments, mut server_name) = (None, None, None);
+    let mut metadata = Vec::new();
+    for (key, value) in fields {
+        match key.as_ref() {
+            "tool_name" => name = Some(value),
+            "arguments" => arguments = Some(value),
+            "server_name" => server_name = Some(value),
+            _ => metadata.push((key, value)),
+        }
+    }
+    let name = match name {
         None => return Err((IssueKind::MissingField, "missing tool_name".into())),
-        Some(Value::String(name)) if !name.is_empty() => name,
+        Some(JsonValue::Str(name)) if !name.is_empty() => name.into_owned(),
         Some(other) => {
             return Err((
                 IssueKind::InvalidField,
@@ -152,11 +199,11 @@ pub(crate) fn from_fields(mut fields: Map<String, Value>) -> Result<ToolCall, (I
             ))
         }
     };
-    let input = match fields.shift_remove("arguments") {
+    let input = match arguments {
         None => return Err((IssueKind::MissingField, "missing arguments".into())),
-        Some(Value::Object(map)) => map,
-        Some(Value::String(text)) => match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(map)) => map,
+        Some(JsonValue::Object(object)) => object,
+        Some(JsonValue::Str(text)) => match parse_json(text.as_bytes()) {
+            Ok(JsonValue::Object(object)) => object,
             _ => {
                 return Err((
                     IssueKind::InvalidField,
@@ -172,9 +219,9 @@ pub(crate) fn from_fields(mut fields: Map<String, Value>) -> Result<ToolCall, (I
             ))
         }
     };
-    let server_name = match fields.shift_remove("server_name") {
+    let server_name = match server_name {
         None => "local".to_string(),
-        Some(Value::String(server)) => server,
+        Some(JsonValue::Str(server)) => server.into_owned(),
         Some(other) => {
             return Err((
                 IssueKind::InvalidField,
@@ -182,12 +229,58 @@ pub(crate) fn from_fields(mut fields: Map<String, Value>) -> Result<ToolCall, (I
             ))
         }
     };
-    Ok(ToolCall { id: String::new(), name, server_name, input, metadata: fields })
+    Ok(ToolCall { id: String::new(), name, server_name, input, metadata: Arc::new(metadata) })
 }
 
-fn describe(value: &Value) -> String {
+fn describe(value: &Json) -> String {
     match value {
-        Value::String(_) => "an empty string".into(),
+        JsonValue::Str(_) => "an empty string".into(),
         other => kind_name(other).into(),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// The same value as serde_json's, for comparing with `json!` literals (last pair wins).
+    pub(crate) fn to_serde(value: &Json) -> serde_json::Value {
+        use serde_json::Value;
+        match value {
+            JsonValue::Null => Value::Null,
+            JsonValue::Bool(b) => Value::Bool(*b),
+            JsonValue::Int(i) => Value::from(*i),
+            JsonValue::BigInt(b) => Value::String(b.to_string()),
+            JsonValue::Float(f) => Value::from(*f),
+            JsonValue::Str(s) => Value::String(s.to_string()),
+            JsonValue::Array(items) => Value::Array(items.iter().map(to_serde).collect()),
+            JsonValue::Object(pairs) => {
+                Value::Object(pairs.iter().map(|(k, v)| (k.to_string(), to_serde(v))).collect())
+            }
+        }
+    }
+
+    fn fields(json: &str) -> JsonPairs {
+        json_fields(json.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_repeated_field_counts_with_its_last_value() {
+        let call = from_fields(fields(r#"{"tool_name": "a", "x": 1, "tool_name": "b", "arguments": {}, "x": 2}"#));
+        let call = call.unwrap();
+        assert_eq!(call.name, "b");
+        assert_eq!(to_serde(&JsonValue::Object(call.metadata)), serde_json::json!({"x": 2}));
+    }
+
+    #[test]
+    fn big_integers_stay_exact_and_errors_name_the_place() {
+        let call = from_fields(fields(r#"{"tool_name": "t", "arguments": {"n": 123456789012345678901234567890}}"#));
+        let JsonValue::BigInt(n) = &call.unwrap().input[0].1 else { panic!("not a big int") };
+        assert_eq!(n.to_string(), "123456789012345678901234567890");
+        assert_eq!(
+            json_fields(b"{\"a\": }").unwrap_err(),
+            (IssueKind::InvalidJson, "invalid JSON: expected value at line 1 column 7".to_string())
+        );
+        assert_eq!(json_fields(b"[1]").unwrap_err().1, "payload must be a JSON object, not an array");
     }
 }

@@ -1,6 +1,12 @@
 //! Unit tests of the parsing rules; each rule of the module docs has one here.
 
+use super::payload::tests::to_serde;
 use super::*;
+
+/// The value of `key` in a decoded object (its last pair), as a serde_json value.
+fn get(object: &JsonObject<'static>, key: &str) -> serde_json::Value {
+    object.iter().rev().find(|(k, _)| k == key).map_or(serde_json::Value::Null, |(_, v)| to_serde(v))
+}
 
 fn doc(text: &str) -> Document<'static> {
     parse(text.as_bytes(), &Options::default()).into_owned()
@@ -30,7 +36,7 @@ fn seed_tool_call_with_thinking() {
     assert_eq!(shape(&d), ["K:I'll use the calculator for this", "C:calculator"]);
     let Block::ToolCall(call) = &d.blocks[1] else { panic!() };
     assert_eq!(call.server_name, "local");
-    assert_eq!(serde_json::Value::Object(call.input.clone()), serde_json::json!({"a": 5, "b": 3}));
+    assert_eq!(to_serde(&JsonValue::Object(call.input.clone())), serde_json::json!({"a": 5, "b": 3}));
     assert!(call.id.starts_with("call_") && call.id.len() == 21);
     assert!(d.issues.is_empty());
 }
@@ -47,16 +53,16 @@ fn close_tag_inside_json_string_is_payload() {
     let d = doc(r#"<tool>{"tool_name": "echo", "arguments": {"s": "a </tool> \" <tool> b"}}</tool> done"#);
     assert_eq!(shape(&d), ["C:echo", "T:done"]);
     let Block::ToolCall(call) = &d.blocks[0] else { panic!() };
-    assert_eq!(call.input["s"], "a </tool> \" <tool> b");
+    assert_eq!(get(&call.input, "s"), "a </tool> \" <tool> b");
 }
 
 #[test]
 fn arguments_as_json_string_and_extra_keys() {
     let d = doc(r#"<tool>{"tool_name": "t", "arguments": "{\"x\": 1}", "server_name": "srv", "reason": "why"}</tool>"#);
     let Block::ToolCall(call) = &d.blocks[0] else { panic!() };
-    assert_eq!(call.input["x"], 1);
+    assert_eq!(get(&call.input, "x"), 1);
     assert_eq!(call.server_name, "srv");
-    assert_eq!(call.metadata["reason"], "why");
+    assert_eq!(get(&call.metadata, "reason"), "why");
 }
 
 #[test]
@@ -88,14 +94,14 @@ fn xml_payload_and_format_option() {
     let text = "<tool><server_name>local</server_name><tool_name>read</tool_name><arguments><path>a.go</path></arguments></tool>";
     let d = doc(text);
     let Block::ToolCall(call) = &d.blocks[0] else { panic!() };
-    assert_eq!((call.name.as_str(), &call.input["path"]), ("read", &serde_json::json!("a.go")));
+    assert_eq!((call.name.as_str(), &call.input[0]), ("read", &("path".into(), JsonValue::Str("a.go".into()))));
     let json_only = parse(text.as_bytes(), &Options { tool_format: ToolFormat::Json, ..Options::default() });
     assert_eq!(json_only.issues[0].kind, IssueKind::WrongFormat);
     let xml_only = parse(CALL.as_bytes(), &Options { tool_format: ToolFormat::Xml, ..Options::default() });
     assert_eq!(xml_only.issues[0].kind, IssueKind::WrongFormat);
     let cdata = doc("<tool><tool_name>w</tool_name><arguments><c><![CDATA[</tool>]]]></c></arguments></tool>x");
     let Block::ToolCall(call) = &cdata.blocks[0] else { panic!() };
-    assert_eq!(call.input["c"], "</tool>]");
+    assert_eq!(get(&call.input, "c"), "</tool>]");
     assert_eq!(shape(&cdata), ["C:w", "T:x"]);
 }
 
@@ -217,7 +223,7 @@ fn deep_nesting_and_big_payloads_do_not_panic() {
     let call = format!("<tool>{{\"tool_name\": \"t\", \"arguments\": {{\"data\": \"{big}\"}}}}</tool>");
     let d = doc(&call);
     let Block::ToolCall(c) = &d.blocks[0] else { panic!() };
-    assert_eq!(c.input["data"].as_str().map(str::len), Some(3_000_000));
+    assert_eq!(get(&c.input, "data").as_str().map(str::len), Some(3_000_000));
 }
 
 #[test]
@@ -399,5 +405,15 @@ fn turns_profile() {
         }
     }
     let per_turn = start.elapsed().as_secs_f64() / (rounds * texts.len()) as f64;
-    println!("{} turns, {blocks} blocks, {:.2} us per turn", texts.len(), per_turn * 1e6);
+    let start = std::time::Instant::now();
+    for _ in 0..rounds {
+        blocks += parse_many(std::hint::black_box(&texts), &Options::default()).len();
+    }
+    let batched = start.elapsed().as_secs_f64() / (rounds * texts.len()) as f64;
+    println!(
+        "{} turns, {blocks} blocks, {:.2} us per turn, {:.2} us per turn through parse_many",
+        texts.len(),
+        per_turn * 1e6,
+        batched * 1e6
+    );
 }

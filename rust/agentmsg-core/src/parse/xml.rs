@@ -8,9 +8,12 @@
 //! Names (`tool_name`, `server_name`) are stripped of surrounding whitespace; other text is
 //! kept exactly.
 
-use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
 
-use super::payload::IssueKind;
+use jiter::JsonValue;
+
+use super::payload::{IssueKind, Json, JsonPairs};
 
 const MAX_DEPTH: usize = 128;
 
@@ -31,7 +34,7 @@ struct Reader<'a> {
 }
 
 /// The fields of an XML payload, as JSON values.
-pub(crate) fn decode_fields(payload: &[u8]) -> Result<Map<String, Value>, Error> {
+pub(crate) fn decode_fields(payload: &[u8]) -> Result<JsonPairs, Error> {
     let s = std::str::from_utf8(payload).map_err(|_| err("payload is not valid UTF-8"))?;
     let mut reader = Reader { s, pos: 0 };
     let elements = match reader.content(None, 0)? {
@@ -39,39 +42,49 @@ pub(crate) fn decode_fields(payload: &[u8]) -> Result<Map<String, Value>, Error>
         Content::Text(text) if text.trim().is_empty() => Vec::new(),
         Content::Text(_) => return Err(err("text outside elements")),
     };
-    let mut fields = Map::new();
-    for (name, content) in group(elements) {
-        let value = match (name.as_str(), content) {
-            ("tool_name" | "server_name", Value::String(text)) => Value::String(text.trim().to_string()),
-            ("arguments", Value::String(text)) if text.trim().is_empty() => Value::Object(Map::new()),
-            (_, value) => value,
-        };
-        fields.insert(name, value);
+    let mut fields = group(elements);
+    for (name, value) in &mut fields {
+        match (name.as_ref(), &*value) {
+            ("tool_name" | "server_name", JsonValue::Str(text)) => {
+                *value = JsonValue::Str(text.trim().to_string().into());
+            }
+            ("arguments", JsonValue::Str(text)) if text.trim().is_empty() => {
+                *value = JsonValue::Object(Arc::new(Vec::new()));
+            }
+            _ => {}
+        }
     }
     Ok(fields)
 }
 
 /// Objects from elements: a repeated name becomes a list of its values, in order.
-fn group(elements: Vec<(String, Content)>) -> Map<String, Value> {
-    let mut map = Map::new();
+fn group(elements: Vec<(String, Content)>) -> JsonPairs {
+    let mut pairs: JsonPairs = Vec::with_capacity(elements.len());
+    let mut seen: HashMap<String, usize> = HashMap::new();
     for (name, content) in elements {
         let value = match content {
-            Content::Text(text) => Value::String(text),
-            Content::Elements(children) => Value::Object(group(children)),
+            Content::Text(text) => JsonValue::Str(text.into()),
+            Content::Elements(children) => JsonValue::Object(Arc::new(group(children))),
         };
-        match map.get_mut(&name) {
+        match seen.get(&name) {
             None => {
-                map.insert(name, value);
+                seen.insert(name.clone(), pairs.len());
+                pairs.push((name.into(), value));
             }
-            // Element values are strings or objects, so an array here was made by repetition.
-            Some(Value::Array(items)) => items.push(value),
-            Some(existing) => {
-                let first = existing.take();
-                *existing = Value::Array(vec![first, value]);
+            Some(&at) => {
+                let existing = &mut pairs[at].1;
+                // Element values are strings or objects, so an array here was made by repetition.
+                match existing {
+                    JsonValue::Array(items) => Arc::make_mut(items).push(value),
+                    _ => {
+                        let first: Json = std::mem::replace(existing, JsonValue::Null);
+                        *existing = JsonValue::Array(Arc::new(vec![first, value]));
+                    }
+                }
             }
         }
     }
-    map
+    pairs
 }
 
 impl<'a> Reader<'a> {
@@ -204,10 +217,11 @@ fn finish(name: &str, text: String, elements: Vec<(String, Content)>) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::payload::tests::to_serde;
     use serde_json::json;
 
-    fn fields(s: &str) -> Result<Value, Error> {
-        decode_fields(s.as_bytes()).map(Value::Object)
+    fn fields(s: &str) -> Result<serde_json::Value, Error> {
+        decode_fields(s.as_bytes()).map(|pairs| to_serde(&JsonValue::Object(Arc::new(pairs))))
     }
 
     #[test]
