@@ -3,8 +3,10 @@
 //! Results are built as the package's own Python classes (`TextBlock`, `ToolUseBlock`,
 //! `Parsed`, `ParseIssue`, all frozen slotted dataclasses). Their values come from the core and
 //! are valid by construction, so they are built the way `dataclasses` itself builds frozen
-//! instances (allocation as `object.__new__` does it, plus `object.__setattr__`), skipping the per-field checks of
-//! `__init__` that dominate the cost of small results.
+//! instances, minus the lookups: allocation as `object.__new__` does it, then each value
+//! stored in its slot at the offset the class's member descriptor gives (what
+//! `object.__setattr__` ends up doing), skipping the per-field checks of `__init__` that
+//! dominate the cost of small results.
 
 use agentmsg_core::parse::{
     self as core_parse, Block, Document, Event, Issue, Json, JsonValue, Options, StartThinking, StreamMachine,
@@ -21,42 +23,95 @@ use crate::pystr::{extract_texts, type_name};
 
 // -- Python classes the results are made of -------------------------------------------------
 
-static TEXT_BLOCK: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static THINKING_BLOCK: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static TOOL_USE_BLOCK: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static PARSED: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static PARSE_ISSUE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-
-fn class<'py>(
-    py: Python<'py>,
-    cell: &'static PyOnceLock<Py<PyType>>,
-    module: &str,
-    name: &str,
-) -> PyResult<&'py Bound<'py, PyType>> {
-    cell.import(py, module, name)
+/// A slotted Python class and the byte offsets of the slots of `N` of its fields.
+struct Slotted<const N: usize> {
+    cls: Py<PyType>,
+    offsets: [ffi::Py_ssize_t; N],
 }
 
-/// An instance of the frozen dataclass `cls` with `fields` set, without running `__init__`.
-fn new_frozen<'py>(
+static TEXT_BLOCK: PyOnceLock<Slotted<1>> = PyOnceLock::new();
+static THINKING_BLOCK: PyOnceLock<Slotted<2>> = PyOnceLock::new();
+static TOOL_USE_BLOCK: PyOnceLock<Slotted<5>> = PyOnceLock::new();
+static PARSED: PyOnceLock<Slotted<6>> = PyOnceLock::new();
+static PARSE_ISSUE: PyOnceLock<Slotted<4>> = PyOnceLock::new();
+
+impl<const N: usize> Slotted<N> {
+    /// `module.name`, whose `fields` must each be a writable object slot.
+    fn load(py: Python<'_>, module: &str, name: &str, fields: [&str; N]) -> PyResult<Self> {
+        let cls = py.import(module)?.getattr(name)?.cast_into::<PyType>().map_err(PyErr::from)?;
+        let mut offsets = [0; N];
+        for (offset, field) in offsets.iter_mut().zip(fields) {
+            let descriptor = cls.getattr(field)?;
+            // SAFETY: the type check comes first; a member descriptor's `d_member` points to
+            // the static member definition of its slot (the field is declared with another
+            // pointer type before 3.11 but points to the same definition).
+            let member = unsafe {
+                if ffi::PyObject_TypeCheck(descriptor.as_ptr(), &raw mut ffi::PyMemberDescr_Type) == 0 {
+                    None
+                } else {
+                    let member = (*descriptor.as_ptr().cast::<ffi::PyMemberDescrObject>()).d_member;
+                    Some(&*member.cast::<ffi::PyMemberDef>())
+                }
+            };
+            match member {
+                Some(m) if m.type_code == ffi::Py_T_OBJECT_EX && m.flags & ffi::Py_READONLY == 0 => *offset = m.offset,
+                _ => {
+                    return Err(agentmsg_error(py, "MessageTypeError", format!("{module}.{name}.{field} is not a slot")))
+                }
+            }
+        }
+        Ok(Self { cls: cls.unbind(), offsets })
+    }
+}
+
+/// An instance of a slotted class with its fields set to `values`, without running `__init__`.
+fn build<'py, const N: usize>(
     py: Python<'py>,
-    cls: &Bound<'py, PyType>,
-    fields: &[(&Bound<'py, PyString>, Bound<'py, PyAny>)],
+    cell: &'static PyOnceLock<Slotted<N>>,
+    (module, name): (&str, &str),
+    fields: [(&str, Bound<'py, PyAny>); N],
 ) -> PyResult<Bound<'py, PyAny>> {
+    let class = cell.get_or_try_init(py, || Slotted::load(py, module, name, fields.each_ref().map(|(f, _)| *f)))?;
     // SAFETY: `cls` is a live type object; `tp_alloc` (what `object.__new__` calls for a plain
-    // Python class) returns a new reference or NULL with an exception set.
+    // Python class) returns a new, zeroed instance or NULL with an exception set.
     let obj = unsafe {
-        let tp = cls.as_type_ptr();
+        let tp = class.cls.as_ptr().cast::<ffi::PyTypeObject>();
         let alloc = (*tp).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
         Bound::from_owned_ptr_or_err(py, alloc(tp, 0))?
     };
-    for (name, value) in fields {
-        // SAFETY: all three pointers are live objects held by the Bound values above.
-        let status = unsafe { ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), value.as_ptr()) };
-        if status != 0 {
-            return Err(PyErr::fetch(py));
-        }
+    for (offset, (_, value)) in class.offsets.iter().zip(fields) {
+        // SAFETY: `offset` is a writable object slot of this class (checked in `load`); the
+        // slot of a fresh instance is empty, and it takes over the reference `into_ptr` gives.
+        unsafe { *obj.as_ptr().cast::<u8>().offset(*offset).cast::<*mut ffi::PyObject>() = value.into_ptr() };
     }
     Ok(obj)
+}
+
+/// Pauses Python's cyclic garbage collector while a batch of results is built: they are trees
+/// of new objects, so no collection can find garbage among them, yet thousands of them set off
+/// collections that traverse everything (a seventh of `parse_many`'s time). Whatever the
+/// collector would have done it does at its next turn after the pause.
+struct GcPause<'py> {
+    py: Python<'py>,
+    was_enabled: bool,
+}
+
+impl<'py> GcPause<'py> {
+    fn new(py: Python<'py>) -> Self {
+        // SAFETY: attached to the interpreter (`py`); the call only flips the collector's flag.
+        let was_enabled = unsafe { ffi::PyGC_Disable() } != 0;
+        Self { py, was_enabled }
+    }
+}
+
+impl Drop for GcPause<'_> {
+    fn drop(&mut self) {
+        let _attached = self.py;
+        if self.was_enabled {
+            // SAFETY: as in `new`; the collector is on again only if it was on before.
+            unsafe { ffi::PyGC_Enable() };
+        }
+    }
 }
 
 // -- conversions ----------------------------------------------------------------------------
@@ -138,46 +193,45 @@ fn object_to_py<'py>(py: Python<'py>, pairs: &[(Cow<'static, str>, Json)]) -> Py
 }
 
 fn tool_use_block<'py>(py: Python<'py>, call: &ToolCall) -> PyResult<Bound<'py, PyAny>> {
-    let cls = class(py, &TOOL_USE_BLOCK, "agentmsg.blocks", "ToolUseBlock")?;
-    new_frozen(
+    build(
         py,
-        cls,
-        &[
-            (intern!(py, "id"), PyString::new(py, &call.id).into_any()),
-            (intern!(py, "name"), PyString::new(py, &call.name).into_any()),
-            (intern!(py, "input"), object_to_py(py, &call.input)?.into_any()),
-            (intern!(py, "server_name"), PyString::new(py, &call.server_name).into_any()),
-            (intern!(py, "metadata"), object_to_py(py, &call.metadata)?.into_any()),
+        &TOOL_USE_BLOCK,
+        ("agentmsg.blocks", "ToolUseBlock"),
+        [
+            ("id", PyString::new(py, &call.id).into_any()),
+            ("name", PyString::new(py, &call.name).into_any()),
+            ("input", object_to_py(py, &call.input)?.into_any()),
+            ("server_name", PyString::new(py, &call.server_name).into_any()),
+            ("metadata", object_to_py(py, &call.metadata)?.into_any()),
         ],
     )
 }
 
 fn parse_issue<'py>(py: Python<'py>, issue: &Issue) -> PyResult<Bound<'py, PyAny>> {
-    let cls = class(py, &PARSE_ISSUE, "agentmsg.parsing", "ParseIssue")?;
     let span = PyTuple::new(py, [issue.char_span.0, issue.char_span.1])?;
-    new_frozen(
+    build(
         py,
-        cls,
-        &[
-            (intern!(py, "kind"), PyString::new(py, issue.kind.name()).into_any()),
-            (intern!(py, "message"), PyString::new(py, &issue.message).into_any()),
-            (intern!(py, "span"), span.into_any()),
-            (intern!(py, "raw"), py_str(py, &issue.raw)?.into_any()),
+        &PARSE_ISSUE,
+        ("agentmsg.parsing", "ParseIssue"),
+        [
+            ("kind", PyString::new(py, issue.kind.name()).into_any()),
+            ("message", PyString::new(py, &issue.message).into_any()),
+            ("span", span.into_any()),
+            ("raw", py_str(py, &issue.raw)?.into_any()),
         ],
     )
 }
 
 fn text_block<'py>(py: Python<'py>, text: Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
-    let cls = class(py, &TEXT_BLOCK, "agentmsg.blocks", "TextBlock")?;
-    new_frozen(py, cls, &[(intern!(py, "text"), text.into_any())])
+    build(py, &TEXT_BLOCK, ("agentmsg.blocks", "TextBlock"), [("text", text.into_any())])
 }
 
 fn thinking_block<'py>(py: Python<'py>, thinking: Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
-    let cls = class(py, &THINKING_BLOCK, "agentmsg.blocks", "ThinkingBlock")?;
-    new_frozen(
+    build(
         py,
-        cls,
-        &[(intern!(py, "thinking"), thinking.into_any()), (intern!(py, "signature"), py.None().into_bound(py))],
+        &THINKING_BLOCK,
+        ("agentmsg.blocks", "ThinkingBlock"),
+        [("thinking", thinking.into_any()), ("signature", py.None().into_bound(py))],
     )
 }
 
@@ -219,17 +273,17 @@ fn parsed<'py>(py: Python<'py>, doc: &Document) -> PyResult<Bound<'py, PyAny>> {
     for issue in &doc.issues {
         errors.append(parse_issue(py, issue)?)?;
     }
-    let cls = class(py, &PARSED, "agentmsg.parsing", "Parsed")?;
-    new_frozen(
+    build(
         py,
-        cls,
-        &[
-            (intern!(py, "text"), text.into_any()),
-            (intern!(py, "thinking"), thinking.into_any()),
-            (intern!(py, "tool_calls"), tool_calls.into_any()),
-            (intern!(py, "errors"), errors.into_any()),
-            (intern!(py, "blocks"), blocks.into_any()),
-            (intern!(py, "incomplete_thinking"), PyBool::new(py, doc.incomplete_thinking).to_owned().into_any()),
+        &PARSED,
+        ("agentmsg.parsing", "Parsed"),
+        [
+            ("text", text.into_any()),
+            ("thinking", thinking.into_any()),
+            ("tool_calls", tool_calls.into_any()),
+            ("errors", errors.into_any()),
+            ("blocks", blocks.into_any()),
+            ("incomplete_thinking", PyBool::new(py, doc.incomplete_thinking).to_owned().into_any()),
         ],
     )
 }
@@ -332,6 +386,7 @@ fn parse_many<'py>(
     let bytes = strings.iter().map(|s| text_bytes(s)).collect::<PyResult<Vec<_>>>()?;
     let docs = py.detach(|| core_parse::parse_many(&bytes, &options));
     let out = PyList::empty(py);
+    let _paused = GcPause::new(py);
     for doc in &docs {
         out.append(parsed(py, doc)?)?;
     }
@@ -491,7 +546,7 @@ impl StreamParser {
         let bytes = text_bytes(chunk)?;
         let mut events = std::mem::take(&mut self.buffer);
         self.machine.feed_into(&bytes, &mut events);
-        let list = self.events(py, &mut events);
+        let list = self.events(py, &mut events, Some((chunk, &bytes)));
         self.buffer = events;
         list
     }
@@ -499,41 +554,59 @@ impl StreamParser {
     /// Ends the stream; returns the last events.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let mut events = self.machine.finish();
-        let list = self.events(py, &mut events);
+        let list = self.events(py, &mut events, None);
         self.text_block = None;
         list
     }
 }
 
 impl StreamParser {
-    /// The Python events for `events`, which is left empty (its allocation is reused).
-    fn events<'py>(&mut self, py: Python<'py>, events: &mut Vec<Event>) -> PyResult<Bound<'py, PyList>> {
-        let mut objects = Vec::with_capacity(events.len());
+    /// The Python events for `events`, which is left empty (its allocation is reused). A piece
+    /// of text equal to the whole `chunk` fed (the usual case for small chunks) is that same
+    /// str, not a copy.
+    fn events<'py>(
+        &mut self,
+        py: Python<'py>,
+        events: &mut Vec<Event>,
+        chunk: Option<(&Bound<'py, PyString>, &[u8])>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let text = |bytes: &[u8]| -> PyResult<Py<PyString>> {
+            match chunk {
+                Some((chunk, chunk_bytes)) if chunk_bytes == bytes => Ok(chunk.clone().unbind()),
+                _ => Ok(py_str(py, bytes)?.unbind()),
+            }
+        };
+        // Only a whole-text machine reports spans; a stream never does.
+        let count = events.iter().filter(|e| !matches!(e, Event::TextSpan { .. } | Event::ThinkingSpan { .. })).count();
+        // SAFETY: a new list of `count` empty slots (or NULL with an exception set); every slot is
+        // set below before the list is handed out, and an error drops the list, which frees the
+        // items set so far and skips the empty slots.
+        let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(count as ffi::Py_ssize_t))? };
+        let mut at = 0;
         for event in events.drain(..) {
             let obj: Bound<'py, PyAny> = match event {
-                Event::Text { block, text } => {
-                    let text = if block > 0 && self.text_block != Some(block) {
-                        let mut joined = Vec::with_capacity(text.len() + 1);
+                Event::Text { block, text: bytes } => {
+                    let s = if block > 0 && self.text_block != Some(block) {
+                        let mut joined = Vec::with_capacity(bytes.len() + 1);
                         joined.push(b'\n');
-                        joined.extend_from_slice(&text);
-                        py_str(py, &joined)?
+                        joined.extend_from_slice(&bytes);
+                        py_str(py, &joined)?.unbind()
                     } else {
-                        py_str(py, &text)?
+                        text(&bytes)?
                     };
                     self.text_block = Some(block);
-                    Bound::new(py, TextDelta { text: text.unbind() })?.into_any()
+                    Bound::new(py, TextDelta { text: s })?.into_any()
                 }
-                Event::Thinking { index, text } => {
-                    Bound::new(py, ThinkingDelta { index, text: py_str(py, &text)?.unbind() })?.into_any()
+                Event::Thinking { index, text: bytes } => {
+                    Bound::new(py, ThinkingDelta { index, text: text(&bytes)? })?.into_any()
                 }
                 Event::ThinkingEnd { index, complete } => {
                     Bound::new(py, ThinkingEnd { index, complete })?.into_any()
                 }
                 Event::ToolStart { index } => Bound::new(py, ToolCallStart { index })?.into_any(),
-                // Only a whole-text machine reports spans; a stream never does.
                 Event::TextSpan { .. } | Event::ThinkingSpan { .. } => continue,
                 Event::ToolDelta { index, fragment } => {
-                    Bound::new(py, ToolCallDelta { index, fragment: py_str(py, &fragment)?.unbind() })?.into_any()
+                    Bound::new(py, ToolCallDelta { index, fragment: text(&fragment)? })?.into_any()
                 }
                 Event::ToolEnd { index, result } => {
                     let (call, error) = match result {
@@ -543,9 +616,13 @@ impl StreamParser {
                     Bound::new(py, ToolCallEnd { index, call, error })?.into_any()
                 }
             };
-            objects.push(obj);
+            // SAFETY: `at < count` (the non-span events were counted above); SET_ITEM steals
+            // the reference `into_ptr` hands over.
+            unsafe { ffi::PyList_SET_ITEM(list.as_ptr(), at as ffi::Py_ssize_t, obj.into_ptr()) };
+            at += 1;
         }
-        PyList::new(py, objects)
+        // SAFETY: PyList_New made a list.
+        Ok(unsafe { list.cast_into_unchecked() })
     }
 }
 

@@ -417,3 +417,4 @@ fn turns_profile() {
         batched * 1e6
     );
 }
+
