@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 
 use agentmsg_core::tokens::{self, Encoding};
+use std::sync::Once;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
@@ -16,7 +17,7 @@ const DETACH_MIN_CHARS: usize = 4096;
 /// The encoding a Python argument names; `None` means o200k_base.
 fn encoding_from_name(py: Python<'_>, name: Option<&Bound<'_, PyAny>>) -> PyResult<Encoding> {
     let Some(name) = name else {
-        return Ok(Encoding::O200kBase);
+        return Ok(loaded(Encoding::O200kBase));
     };
     let Ok(name) = name.cast::<PyString>() else {
         return Err(agentmsg_error(
@@ -26,8 +27,28 @@ fn encoding_from_name(py: Python<'_>, name: Option<&Bound<'_, PyAny>>) -> PyResu
         ));
     };
     let name = name.to_cow()?;
-    Encoding::from_name(&name)
-        .map_err(|error| agentmsg_error(py, "EncodingError", error.to_string()))
+    let encoding = Encoding::from_name(&name)
+        .map_err(|error| agentmsg_error(py, "EncodingError", error.to_string()))?;
+    Ok(loaded(encoding))
+}
+
+/// `encoding`, with its tables loaded. Loading frees tens of megabytes of temporary buffers,
+/// which mimalloc would keep as resident pages until the thread next allocates; they are given
+/// back to the system right after the load instead.
+fn loaded(encoding: Encoding) -> Encoding {
+    static LOADED: [Once; 2] = [Once::new(), Once::new()];
+    let slot = match encoding {
+        Encoding::O200kBase => 0,
+        Encoding::Cl100kBase => 1,
+        Encoding::Estimate => return encoding,
+    };
+    LOADED[slot].call_once(|| {
+        encoding.load();
+        // SAFETY: mimalloc is this library's allocator; a forced collection only returns free
+        // pages to the system.
+        unsafe { libmimalloc_sys::mi_collect(true) };
+    });
+    encoding
 }
 
 fn extract_text<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyString>> {
