@@ -4,8 +4,9 @@
 //! tag is matched byte by byte in a small buffer (never by looking back into the input); a
 //! possible bracket line is held once and, if it turns out not to be a thought, fed through the
 //! machine once more. JSON string and escape state survive chunk boundaries, so a payload is
-//! never rescanned. Each input byte is therefore examined a bounded number of times whatever
-//! the chunking.
+//! never rescanned across chunks. A JSON call that is whole in its chunk is read once by jiter
+//! instead; only if that one attempt per call fails is the payload scanned byte by byte. Each
+//! input byte is therefore examined a bounded number of times whatever the chunking.
 
 use jiter::{Jiter, JsonValue};
 use memchr::{memchr, memchr2, memchr3, memrchr};
