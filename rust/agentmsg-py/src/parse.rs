@@ -64,7 +64,8 @@ impl<const N: usize> Slotted<N> {
     }
 }
 
-/// An instance of a slotted class with its fields set to `values`, without running `__init__`.
+/// An instance of the slotted class in `cell` with each named field set to its value, without
+/// running `__init__`.
 fn build<'py, const N: usize>(
     py: Python<'py>,
     cell: &'static PyOnceLock<Slotted<N>>,
@@ -92,7 +93,8 @@ fn build<'py, const N: usize>(
 /// collections that traverse everything (a seventh of `parse_many`'s time). Whatever the
 /// collector would have done it does at its next turn after the pause.
 struct GcPause<'py> {
-    py: Python<'py>,
+    /// Ties the pause to an attached thread: the collector's flag is only touched under the GIL.
+    _attached: Python<'py>,
     was_enabled: bool,
 }
 
@@ -100,13 +102,12 @@ impl<'py> GcPause<'py> {
     fn new(py: Python<'py>) -> Self {
         // SAFETY: attached to the interpreter (`py`); the call only flips the collector's flag.
         let was_enabled = unsafe { ffi::PyGC_Disable() } != 0;
-        Self { py, was_enabled }
+        Self { _attached: py, was_enabled }
     }
 }
 
 impl Drop for GcPause<'_> {
     fn drop(&mut self) {
-        let _attached = self.py;
         if self.was_enabled {
             // SAFETY: as in `new`; the collector is on again only if it was on before.
             unsafe { ffi::PyGC_Enable() };

@@ -101,6 +101,7 @@ fn is_thought(inner: &[u8], bracket: &[u8]) -> bool {
     if inner.iter().all(|b| b.is_ascii_digit() || matches!(b, b',' | b'-' | b' ')) {
         return false;
     }
+    // A borrowed parse: only the shape matters, so no strings are copied out.
     !matches!(jiter::JsonValue::parse(bracket, false), Ok(jiter::JsonValue::Array(_)))
 }
 
