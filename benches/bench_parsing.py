@@ -3,18 +3,15 @@
 Run on a release build:
     PYTHONPATH=$PWD/python python -m pytest benches/bench_parsing.py --benchmark-only \
         --benchmark-columns=median,ops --benchmark-sort=name
-(A worktree that does not sit beside ``shared/`` sets ``AGENTMSG_TRAJECTORY_DIR``.)
 
-Inputs: assistant turns from the shared SWE-agent transcripts (text plus their calls rendered in
-seed 000's ``<tool>`` form) and synthetic assistant turns with bracket or tag thinking and 1-3
+Inputs: assistant turns from the SWE-agent transcripts in tests/data (text plus their calls rendered in
+Forge's ``<tool>`` form) and synthetic assistant turns with bracket or tag thinking and 1-3
 calls; 10 MB of prose without tags for throughput.
 """
 
 from __future__ import annotations
 
-import os
 import random
-from pathlib import Path
 
 import pytest
 
@@ -23,11 +20,6 @@ from baseline_parsing import StreamParserPy, parse_whole
 
 import agentmsg
 from agentmsg import StreamParser, ToolUseBlock, format_tool_call, parse, parse_many
-
-# The shared data sits beside the repository; a worktree elsewhere can point at it.
-if "AGENTMSG_TRAJECTORY_DIR" in os.environ:
-    transcripts.TRAJECTORY_DIR = Path(os.environ["AGENTMSG_TRAJECTORY_DIR"])
-
 
 def _real_turns() -> list:
     turns = []

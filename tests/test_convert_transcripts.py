@@ -1,4 +1,4 @@
-"""The converters on real SWE-agent transcripts (../shared/data): valid for every SDK, and back."""
+"""The converters on real SWE-agent transcripts (tests/data): valid for every SDK, and back."""
 
 import warnings
 
@@ -17,12 +17,7 @@ from agentmsg import (
 )
 from convert_checks import check_anthropic, check_bedrock, check_openai
 
-pytestmark = pytest.mark.skipif(
-    not transcripts.TRAJECTORY_DIR.is_dir(), reason=f"shared data not found at {transcripts.TRAJECTORY_DIR}"
-)
-
-
-@pytest.fixture(scope="module", params=[p.name for p in sorted(transcripts.TRAJECTORY_DIR.glob("*.traj"))] or ["none"])
+@pytest.fixture(scope="module", params=[p.name for p in transcripts.trajectory_files()])
 def history(request):
     return transcripts.load_history(transcripts.TRAJECTORY_DIR / request.param)
 

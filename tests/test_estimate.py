@@ -109,7 +109,7 @@ def test_message_estimate_is_the_formula_over_measured_text(message):
 
 
 def test_shared_transcripts():
-    data = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "swe-agent-trajectories"
+    data = pathlib.Path(__file__).resolve().parent / "data" / "swe-agent-trajectories"
     files = sorted(data.glob("*.traj"))
     assert files, f"no transcripts under {data}"
     for path in files:

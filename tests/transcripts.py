@@ -1,4 +1,4 @@
-"""Real agent transcripts from ``../shared/data`` as agentmsg messages, for tests and benches.
+"""Real agent transcripts from ``tests/data`` as agentmsg messages, for tests and benches.
 
 SWE-agent ``.traj`` files hold the conversation in ``history``: ``role``, ``content`` and, in the
 function-calling runs, ``tool_calls`` / ``tool_call_ids`` (JSON lists, or Python ``repr`` strings
@@ -17,14 +17,15 @@ from typing import Any, List
 from agentmsg import Message, ToolUseBlock
 
 REPO = Path(__file__).resolve().parent.parent
-TRAJECTORY_DIR = REPO.parent / "shared" / "data" / "swe-agent-trajectories"
+# Copied into the repository with their MIT license, so a fresh clone runs every test.
+TRAJECTORY_DIR = REPO / "tests" / "data" / "swe-agent-trajectories"
 
 
 def trajectory_files() -> List[Path]:
     """The ``.traj`` files, sorted by name; fails clearly if the shared data is missing."""
     files = sorted(TRAJECTORY_DIR.glob("*.traj"))
     if not files:
-        raise FileNotFoundError(f"no .traj files in {TRAJECTORY_DIR} (../shared must sit beside the repo)")
+        raise FileNotFoundError(f"no .traj files in {TRAJECTORY_DIR}")
     return files
 
 
