@@ -442,14 +442,6 @@ def test_native_class_docstring_examples(cls):
     assert attempted > 0
 
 
-def test_docs_examples():
-    """docs/parsing.md shows working examples."""
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parent.parent / "docs" / "parsing.md"
-    result = doctest.testfile(str(path), module_relative=False, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
-
 
 def test_floats_in_arguments_read_back_exactly():
     values = [2.5e-308, 0.1, 1e308, -0.0, 123456789.123456789, 5e-324]

@@ -217,18 +217,6 @@ def test_async_counters_give_the_sync_results():
     ]
 
 
-def test_docs_examples_run():
-    import doctest
-    from pathlib import Path
-
-    import agentmsg
-
-    path = Path(__file__).resolve().parent.parent / "docs" / "tokens.md"
-    result = doctest.testfile(
-        str(path), module_relative=False, globs={"agentmsg": agentmsg}, optionflags=doctest.ELLIPSIS
-    )
-    assert result.attempted > 10 and result.failed == 0
-
 
 def test_async_counters_count_long_texts_in_a_worker_thread(monkeypatch):
     import threading
