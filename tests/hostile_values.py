@@ -83,6 +83,13 @@ def _circular_list() -> list:
     return value
 
 
+# Immutable, so built once and shared.
+_BIG_TEXTS = ("a b<" * (BIG_TEXT_CHARS // 4), "[" * BIG_TEXT_CHARS)
+
+#: The labels of the values that take long to build or to process: sampled less often.
+COSTLY = {"2**100000", "10 MB str", "10 MB of brackets", "100,000-deep list", "100,000-deep dict",
+          "huge list", "<tool> bomb"}
+
 HOSTILE: List[Tuple[str, Callable[[], Any]]] = [
     ("None", lambda: None),
     ("True", lambda: True),
@@ -106,8 +113,8 @@ HOSTILE: List[Tuple[str, Callable[[], Any]]] = [
     ("lone surrogate", lambda: "\ud800"),
     ("surrogates in text", lambda: "a\udc80b\ud83d"),
     ("NUL", lambda: "\x00"),
-    ("10 MB str", lambda: "a b<" * (BIG_TEXT_CHARS // 4)),
-    ("10 MB of brackets", lambda: "[" * BIG_TEXT_CHARS),
+    ("10 MB str", lambda: _BIG_TEXTS[0]),
+    ("10 MB of brackets", lambda: _BIG_TEXTS[1]),
     ("empty list", lambda: []),
     ("empty dict", lambda: {}),
     ("list of None", lambda: [None]),

@@ -8,7 +8,6 @@ str, a small number, else its type), never ``repr``-ed whole, so a 10 MB string 
 
 from __future__ import annotations
 
-import math
 from typing import Any, Dict, List, Mapping, Optional
 
 from .errors import MessageError, MessageTypeError
@@ -20,6 +19,7 @@ MAX_JSON_DEPTH = 200
 # so json.dumps can write them and json.loads read them back.
 MAX_INT_DIGITS = 4300
 _INT_BOUND = 10**MAX_INT_DIGITS
+_NEG_INT_BOUND = -_INT_BOUND
 
 _EXCERPT = 40
 _MAX_WHERE = 120
@@ -137,8 +137,11 @@ def json_copy(value: object, where: str) -> Any:
 
 def json_copy_dict(value: object, where: str) -> Dict[str, Any]:
     """:func:`json_copy` of a value that must be a dict (any Mapping is copied to a dict)."""
-    if not isinstance(value, Mapping):
-        raise MessageTypeError(f"{where} must be a dict, not {type_name(value)}")
+    if value.__class__ is not dict:
+        if not isinstance(value, Mapping):
+            raise MessageTypeError(f"{where} must be a dict, not {type_name(value)}")
+    elif not value:
+        return {}
     return json_copy(value, where)
 
 
@@ -147,46 +150,69 @@ def _copy(value: Any, depth: int) -> Any:
     if cls is str or cls is bool or value is None:
         return value
     if cls is int:
-        if -_INT_BOUND < value < _INT_BOUND:
+        if _NEG_INT_BOUND < value < _INT_BOUND:
             return value
         raise _NotJSON(MessageError, f" is an int of {value.bit_length()} bits; JSON ints here "
                                      f"have at most {MAX_INT_DIGITS} digits")
     if cls is float:
-        if math.isfinite(value):
+        if value - value == 0.0:  # finite: inf - inf and nan - nan are nan
             return value
         raise _NotJSON(MessageError, f" is {value!r}, which JSON cannot carry")
-    if cls is dict or cls is list or cls is tuple or isinstance(value, (Mapping, list, tuple)):
-        if depth >= MAX_JSON_DEPTH:
-            raise _NotJSON(MessageError, f" nests deeper than {MAX_JSON_DEPTH} levels (or contains itself)")
-        if isinstance(value, Mapping):
-            copied = {}
-            for key, item in value.items():
-                if key.__class__ is not str:
-                    if not isinstance(key, str):
-                        raise _NotJSON(MessageTypeError, f": key {describe(key)} must be a str "
-                                                         f"(JSON object keys are), not {type_name(key)}")
-                    key = str.__str__(key)
-                try:
-                    copied[key] = _copy(item, depth + 1)
-                except _NotJSON as error:
-                    error.path.append(f"[{describe(key)}]")
-                    raise
-            return copied
-        items = []
-        for index, item in enumerate(value):
-            try:
-                items.append(_copy(item, depth + 1))
-            except _NotJSON as error:
-                error.path.append(f"[{index}]")
-                raise
-        return items
+    if cls is dict:
+        return _copy_pairs(value.items(), depth)
+    if cls is list or cls is tuple:
+        return _copy_items(value, depth)
+    # Subclasses and other mappings: rarer, so checked after the exact types.
+    if isinstance(value, Mapping):
+        return _copy_pairs(value.items(), depth)
+    if isinstance(value, (list, tuple)):
+        return _copy_items(value, depth)
     if isinstance(value, str):
         return str.__str__(value)
-    if isinstance(value, bool):
-        return bool(value)
-    if isinstance(value, int):
+    if isinstance(value, int):  # bool subclasses cannot exist, so this is an int subclass
         return _copy(int.__int__(value), depth)
     if isinstance(value, float):
         return _copy(float.__float__(value), depth)
     raise _NotJSON(MessageTypeError, " must be a JSON value (dict, list, str, int, float, bool or "
                                      f"None), not {type_name(value)}")
+
+
+def _copy_pairs(pairs: Any, depth: int) -> Dict[str, Any]:
+    if depth >= MAX_JSON_DEPTH:
+        raise _NotJSON(MessageError, f" nests deeper than {MAX_JSON_DEPTH} levels (or contains itself)")
+    copied = {}
+    for key, item in pairs:
+        if key.__class__ is not str:
+            if not isinstance(key, str):
+                raise _NotJSON(MessageTypeError, f": key {describe(key)} must be a str "
+                                                 f"(JSON object keys are), not {type_name(key)}")
+            key = str.__str__(key)
+        cls = item.__class__
+        if (cls is str or cls is bool or item is None  # the common leaves, without a call
+                or (cls is int and _NEG_INT_BOUND < item < _INT_BOUND)):
+            copied[key] = item
+            continue
+        try:
+            copied[key] = _copy(item, depth + 1)
+        except _NotJSON as error:
+            error.path.append(f"[{describe(key)}]")
+            raise
+    return copied
+
+
+def _copy_items(items: Any, depth: int) -> List[Any]:
+    if depth >= MAX_JSON_DEPTH:
+        raise _NotJSON(MessageError, f" nests deeper than {MAX_JSON_DEPTH} levels (or contains itself)")
+    copied = []
+    for index, item in enumerate(items):
+        cls = item.__class__
+        if (cls is str or cls is bool or item is None
+                or (cls is int and _NEG_INT_BOUND < item < _INT_BOUND)):
+            copied.append(item)
+            continue
+        try:
+            copied.append(_copy(item, depth + 1))
+        except _NotJSON as error:
+            error.path.append(f"[{index}]")
+            raise
+    return copied
