@@ -27,7 +27,7 @@ from ._core import (
 )
 from .blocks import Block, ToolUseBlock
 from ._checks import describe, require_bool, require_str, type_name
-from .errors import AgentMsgError, MessageError, MessageTypeError, ToolCallError
+from .errors import MessageError, MessageTypeError, ToolCallError
 
 __all__ = [
     "parse",
@@ -157,17 +157,15 @@ def parse(
     """
     if not isinstance(text, str):
         raise MessageTypeError(f"text must be a str, not {type_name(text)}")
-    try:
-        return _core.parse(
-            text,
-            thinking=thinking,
-            tool_format=tool_format,
-            code_fences=code_fences,
-            start_in_thinking=start_in_thinking,
-        )
-    except (AgentMsgError, UnicodeEncodeError):
+    if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
         _check_mode_names(thinking, tool_format)
-        raise
+    return _core.parse(
+        text,
+        thinking=thinking,
+        tool_format=tool_format,
+        code_fences=code_fences,
+        start_in_thinking=start_in_thinking,
+    )
 
 
 def parse_many(
@@ -183,31 +181,30 @@ def parse_many(
     >>> [p.text for p in parse_many(["[hm]\\na", "b"])]
     ['a', 'b']
     """
-    try:
-        return _core.parse_many(
-            texts,
-            thinking=thinking,
-            tool_format=tool_format,
-            code_fences=code_fences,
-            start_in_thinking=start_in_thinking,
-        )
-    except (AgentMsgError, UnicodeEncodeError):
+    if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
         _check_mode_names(thinking, tool_format)
-        raise
+    return _core.parse_many(
+        texts,
+        thinking=thinking,
+        tool_format=tool_format,
+        code_fences=code_fences,
+        start_in_thinking=start_in_thinking,
+    )
 
 
-_THINKING_MODES = ("auto", "tags", "brackets", "none")
-_TOOL_FORMATS = ("auto", "json", "xml")
+# The modes the core knows (None: the default). Checked here too so that a bad one is named
+# briefly: the core's message would quote it whole, or fail to encode a lone surrogate in it.
+_THINKING_MODES = ("auto", "tags", "brackets", "none", None)
+_TOOL_FORMATS = ("auto", "json", "xml", None)
 
 
 def _check_mode_names(thinking: object, tool_format: object) -> None:
-    """Called after the core refused a call: names a bad mode briefly (the core's message would
-    quote it whole, or fail to encode a lone surrogate in it); else the core's error stands."""
     for name, value, valid in (("thinking", thinking, _THINKING_MODES),
                                ("tool_format", tool_format, _TOOL_FORMATS)):
         if value is not None and require_str(value, name) not in valid:
             kind = "thinking mode" if name == "thinking" else "tool format"
-            raise MessageError(f"unknown {kind} {describe(value)}; valid: {', '.join(valid)}")
+            names = ", ".join(mode for mode in valid if mode)
+            raise MessageError(f"unknown {kind} {describe(value)}; valid: {names}")
 
 
 def parse_tool_calls(text: str, **options: Any) -> List[ToolUseBlock]:
