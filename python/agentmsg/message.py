@@ -35,7 +35,7 @@ from ._checks import (
     require_int,
     type_name,
 )
-from .errors import MessageError, MessageTypeError
+from .errors import AgentMsgError, MessageError, MessageTypeError
 
 __all__ = ["Role", "Message", "system", "user", "assistant", "tool"]
 
@@ -108,6 +108,8 @@ def _as_list(value: object, what: str, expected: str) -> list:
         raise MessageTypeError(f"{what} must be {expected}, not {type_name(value)}") from None
     try:
         return list(iterator)
+    except AgentMsgError:
+        raise
     except Exception as error:  # noqa: BLE001 - any failure of the caller's iterator is theirs
         raise MessageTypeError(
             f"{what}: iterating it raised {type_name(error)}"

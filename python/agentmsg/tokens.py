@@ -138,7 +138,9 @@ def _check_encoding(encoding: object) -> str:
     and the core's own message would quote a bad name whole (or fail to encode a surrogate)."""
     encoding = require_str(encoding, "encoding")
     if encoding not in ENCODINGS:
-        raise EncodingError(f"unknown encoding {describe(encoding)}; known encodings: {', '.join(ENCODINGS)}")
+        # The core's wording for a plain name; an excerpt with escapes for anything else.
+        shown = f'"{encoding}"' if len(encoding) <= 40 and encoding.isprintable() else describe(encoding)
+        raise EncodingError(f"unknown encoding {shown}; known encodings: {', '.join(ENCODINGS)}")
     return encoding
 
 
