@@ -162,7 +162,10 @@ def _arguments_json(call: ToolUseBlock, where: str) -> str:
     raw = call.metadata.get("raw_arguments")
     if isinstance(raw, str) and not call.input:
         return raw
-    return _json_text(call.input, f"{where}: arguments of tool call {describe(call.name)}")
+    try:  # inputs are checked JSON since construction: the check runs only to name a failure
+        return json.dumps(call.input, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return _json_text(call.input, f"{where}: arguments of tool call {describe(call.name)}")
 
 
 def _json_text(value: object, where: str) -> str:
