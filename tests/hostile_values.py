@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, Iterator, List, Tuple
+from typing import Any, Callable, Iterator, List, Tuple
 
 DEEP = 100_000
 BIG_TEXT_CHARS = 10 * 1024 * 1024
@@ -158,7 +158,3 @@ def shapes(baseline: Any, make: Callable[[], Any]) -> Iterator[Tuple[str, Callab
     elif not isinstance(baseline, (list, tuple)):
         yield "{'k': v}", lambda: {"k": make()}
 
-
-def hostile_table() -> Dict[str, Callable[[], Any]]:
-    """The table as a dict from label to maker."""
-    return dict(HOSTILE)

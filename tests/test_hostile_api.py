@@ -12,7 +12,10 @@ every combination (and prints the tally).
 from __future__ import annotations
 
 import asyncio
+import doctest
 import inspect
+import json
+import math
 import os
 import random
 from collections import Counter
@@ -20,12 +23,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Tuple
 
 import pytest
+from hypothesis import given, settings
 
 import agentmsg
-from agentmsg import Message, ToolUseBlock
+from agentmsg import Message, MessageError, MessageTypeError, Role, ToolUseBlock, _checks
 from agentmsg import convert as _convert
 
 from hostile_values import COSTLY, HOSTILE, shapes
+from strategies import json_values, messages
 
 SEED = 20261123
 SAMPLE = 1500  # calls with quick values
@@ -307,15 +312,6 @@ def test_hostile_values_end_in_typed_bounded_errors():
 
 
 # -- the decisions the walk relies on, each pinned down -------------------------------------------
-
-import doctest
-import json
-import math
-
-from hypothesis import given, settings
-
-from agentmsg import MessageError, MessageTypeError, Role, _checks
-from strategies import json_values, messages
 
 
 def test_checks_examples():
