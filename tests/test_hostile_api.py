@@ -502,3 +502,12 @@ def test_errors_describe_values_briefly():
         "valid roles: system, user, assistant, tool")
     with pytest.raises(MessageError, match=r"^block: unknown block type a list; valid types"):
         agentmsg.block_from_dict({"type": _nested(100_000)})
+
+
+def test_a_tool_result_cannot_nest_another():
+    inner = agentmsg.ToolResultBlock("c1", "x")
+    with pytest.raises(MessageError, match=r"^ToolResultBlock\.output\[0\]: a tool result holds "
+                                           r"text, media or thinking, not a tool_result block$"):
+        agentmsg.ToolResultBlock("c2", [inner])
+    with pytest.raises(MessageError, match=r"not a tool_use block$"):
+        Message.tool([GOOD_CALL], tool_id="c1")

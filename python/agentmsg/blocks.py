@@ -204,7 +204,8 @@ class ToolUseBlock:
 class ToolResultBlock:
     """The result of a tool call, linked to it by ``tool_use_id``.
 
-    ``output`` is a tuple of blocks; a plain string becomes one :class:`TextBlock`.
+    ``output`` is a tuple of blocks; a plain string becomes one :class:`TextBlock`. It holds
+    text, media or thinking: a tool call or another tool result in it is a ``MessageError``.
 
     >>> ToolResultBlock("call_001", "Beijing: Sunny").output
     (TextBlock(text='Beijing: Sunny'),)
@@ -218,7 +219,15 @@ class ToolResultBlock:
     def __post_init__(self) -> None:
         _require_str(self.tool_use_id, "ToolResultBlock.tool_use_id")
         require_bool(self.is_error, "ToolResultBlock.is_error")
-        object.__setattr__(self, "output", _coerce_blocks(self.output, "ToolResultBlock.output"))
+        output = _coerce_blocks(self.output, "ToolResultBlock.output")
+        for index, block in enumerate(output):
+            # A result inside a result would nest without bound (and recurse in every writer).
+            if isinstance(block, (ToolResultBlock, ToolUseBlock)):
+                raise MessageError(
+                    f"ToolResultBlock.output[{index}]: a tool result holds text, media or thinking, "
+                    f"not a {block.type} block"
+                )
+        object.__setattr__(self, "output", output)
 
     @property
     def text(self) -> str:
