@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Dict, Mapping, Optional, Tuple, Union
 
+from ._checks import describe, json_copy, json_copy_dict, require_bool, type_name, where_label
 from .errors import MessageError, MessageTypeError
 
 __all__ = [
@@ -35,7 +36,7 @@ _URL_SCHEMES = ("http://", "https://", "file://")
 
 def _require_str(value: object, what: str) -> None:
     if not isinstance(value, str):
-        raise MessageTypeError(f"{what} must be a str, not {type(value).__name__}")
+        raise MessageTypeError(f"{what} must be a str, not {type_name(value)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +52,8 @@ class URLSource:
 
     def __post_init__(self) -> None:
         _require_str(self.url, "URLSource.url")
-        if not self.url.lower().startswith(_URL_SCHEMES):
+        # str.lower on a slice: a str subclass's own lower() must not decide.
+        if not str.lower(self.url[:8]).startswith(_URL_SCHEMES):
             raise MessageError(
                 f"URLSource.url must start with http://, https:// or file://, got {self.url[:40]!r}"
             )
@@ -81,7 +83,7 @@ Source = Union[URLSource, Base64Source]
 
 def _require_source(value: object, what: str) -> None:
     if not isinstance(value, (URLSource, Base64Source)):
-        raise MessageTypeError(f"{what} must be a URLSource or Base64Source, not {type(value).__name__}")
+        raise MessageTypeError(f"{what} must be a URLSource or Base64Source, not {type_name(value)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,8 +168,18 @@ class ThinkingBlock:
 class ToolUseBlock:
     """A request to call a tool. ``metadata`` keeps anything else the call carried.
 
+    ``input`` and ``metadata`` must be JSON values: dicts with str keys, lists (tuples become
+    lists), str, int (at most 4,300 digits), finite float, bool, None, nested at most 200 deep
+    (the parser's limit). Both are copied, so the caller's dicts stay theirs. Anything else
+    (a set, bytes, an object, NaN, a dict that contains itself) is a ``MessageTypeError`` or
+    ``MessageError`` naming the path, as in ``ToolUseBlock.input['a'][1]``.
+
     >>> ToolUseBlock("call_001", "get_weather", {"city": "Beijing"}).server_name
     'local'
+    >>> ToolUseBlock("c1", "f", {"a": [1, {2}]})
+    Traceback (most recent call last):
+    ...
+    agentmsg.errors.MessageTypeError: ToolUseBlock.input['a'][1] must be a JSON value (dict, list, str, int, float, bool or None), not set
     """
 
     id: str
@@ -181,21 +193,19 @@ class ToolUseBlock:
         _require_str(self.id, "ToolUseBlock.id")
         _require_str(self.name, "ToolUseBlock.name")
         _require_str(self.server_name, "ToolUseBlock.server_name")
-        if not isinstance(self.input, dict):
-            raise MessageTypeError(f"ToolUseBlock.input must be a dict, not {type(self.input).__name__}")
-        if not isinstance(self.metadata, dict):
-            raise MessageTypeError(
-                f"ToolUseBlock.metadata must be a dict, not {type(self.metadata).__name__}"
-            )
         if not self.name:
             raise MessageError("ToolUseBlock.name is empty")
+        setattr_ = object.__setattr__
+        setattr_(self, "input", json_copy_dict(self.input, "ToolUseBlock.input"))
+        setattr_(self, "metadata", json_copy_dict(self.metadata, "ToolUseBlock.metadata"))
 
 
 @dataclass(frozen=True, slots=True)
 class ToolResultBlock:
     """The result of a tool call, linked to it by ``tool_use_id``.
 
-    ``output`` is a tuple of blocks; a plain string becomes one :class:`TextBlock`.
+    ``output`` is a tuple of blocks; a plain string becomes one :class:`TextBlock`. It holds
+    text, media or thinking: a tool call or another tool result in it is a ``MessageError``.
 
     >>> ToolResultBlock("call_001", "Beijing: Sunny").output
     (TextBlock(text='Beijing: Sunny'),)
@@ -208,11 +218,16 @@ class ToolResultBlock:
 
     def __post_init__(self) -> None:
         _require_str(self.tool_use_id, "ToolResultBlock.tool_use_id")
-        if not isinstance(self.is_error, bool):
-            raise MessageTypeError(
-                f"ToolResultBlock.is_error must be a bool, not {type(self.is_error).__name__}"
-            )
-        object.__setattr__(self, "output", _coerce_blocks(self.output, "ToolResultBlock.output"))
+        require_bool(self.is_error, "ToolResultBlock.is_error")
+        output = _coerce_blocks(self.output, "ToolResultBlock.output")
+        for index, block in enumerate(output):
+            # A result inside a result would nest without bound (and recurse in every writer).
+            if isinstance(block, (ToolResultBlock, ToolUseBlock)):
+                raise MessageError(
+                    f"ToolResultBlock.output[{index}]: a tool result holds text, media or thinking, "
+                    f"not a {block.type} block"
+                )
+        object.__setattr__(self, "output", output)
 
     @property
     def text(self) -> str:
@@ -237,11 +252,11 @@ def _coerce_blocks(value: object, what: str) -> Tuple[Block, ...]:
     if isinstance(value, _BLOCK_TYPES):
         return (value,)
     if not isinstance(value, (list, tuple)):
-        raise MessageTypeError(f"{what} must be a str or a list of blocks, not {type(value).__name__}")
+        raise MessageTypeError(f"{what} must be a str or a list of blocks, not {type_name(value)}")
     for index, block in enumerate(value):
         if not isinstance(block, _BLOCK_TYPES):
             raise MessageTypeError(
-                f"{what}[{index}] must be a content block, not {type(block).__name__}"
+                f"{what}[{index}] must be a content block, not {type_name(block)}"
             )
     return tuple(value)
 
@@ -268,15 +283,16 @@ def block_to_dict(block: Block) -> Dict[str, Any]:
             data["signature"] = block.signature
         return data
     if isinstance(block, ToolUseBlock):
+        # Copies: the output must not share a dict with the (immutable) block.
         data = {
             "type": "tool_use",
             "id": block.id,
             "name": block.name,
-            "input": block.input,
+            "input": json_copy(block.input, "ToolUseBlock.input"),
             "server_name": block.server_name,
         }
         if block.metadata:
-            data["metadata"] = block.metadata
+            data["metadata"] = json_copy(block.metadata, "ToolUseBlock.metadata")
         return data
     if isinstance(block, ToolResultBlock):
         return {
@@ -285,7 +301,7 @@ def block_to_dict(block: Block) -> Dict[str, Any]:
             "output": [block_to_dict(b) for b in block.output],
             "is_error": block.is_error,
         }
-    raise MessageTypeError(f"not a content block: {type(block).__name__}")
+    raise MessageTypeError(f"block must be a content block, not {type_name(block)}")
 
 
 def _field(data: Mapping[str, Any], key: str, where: str) -> Any:
@@ -297,13 +313,13 @@ def _field(data: Mapping[str, Any], key: str, where: str) -> Any:
 
 def _source_from_dict(data: object, where: str) -> Source:
     if not isinstance(data, Mapping):
-        raise MessageTypeError(f"{where}: source must be an object, not {type(data).__name__}")
+        raise MessageTypeError(f"{where} must be an object, not {type_name(data)}")
     kind = data.get("type")
     if kind == "url":
         return URLSource(_field(data, "url", where))
     if kind == "base64":
         return Base64Source(_field(data, "media_type", where), _field(data, "data", where))
-    raise MessageError(f"{where}: unknown source type {kind!r}; valid: 'url', 'base64'")
+    raise MessageError(f"{where}: unknown source type {describe(kind)}; valid: 'url', 'base64'")
 
 
 def block_from_dict(data: Mapping[str, Any], where: str = "block") -> Block:
@@ -312,8 +328,9 @@ def block_from_dict(data: Mapping[str, Any], where: str = "block") -> Block:
     >>> block_from_dict({"type": "text", "text": "hi"})
     TextBlock(text='hi')
     """
+    where = where_label(where)
     if not isinstance(data, Mapping):
-        raise MessageTypeError(f"{where} must be an object, not {type(data).__name__}")
+        raise MessageTypeError(f"{where} must be an object, not {type_name(data)}")
     kind = data.get("type")
     try:
         if kind == "text":
@@ -324,17 +341,18 @@ def block_from_dict(data: Mapping[str, Any], where: str = "block") -> Block:
         if kind == "thinking":
             return ThinkingBlock(_field(data, "thinking", where), data.get("signature"))
         if kind == "tool_use":
+            metadata = data.get("metadata")
             return ToolUseBlock(
                 _field(data, "id", where),
                 _field(data, "name", where),
                 _field(data, "input", where),
                 data.get("server_name", "local"),
-                dict(data.get("metadata") or {}),
+                {} if metadata is None else metadata,
             )
         if kind == "tool_result":
             output = _field(data, "output", where)
             if not isinstance(output, (list, str)):
-                raise MessageTypeError(f"{where}.output must be a list or str")
+                raise MessageTypeError(f"{where}.output must be a list or str, not {type_name(output)}")
             if isinstance(output, list):
                 output = [block_from_dict(b, f"{where}.output[{i}]") for i, b in enumerate(output)]
             return ToolResultBlock(
@@ -345,5 +363,5 @@ def block_from_dict(data: Mapping[str, Any], where: str = "block") -> Block:
             raise
         raise type(error)(f"{where}: {error}") from None
     valid = "text, image, audio, video, thinking, tool_use, tool_result"
-    raise MessageError(f"{where}: unknown block type {kind!r}; valid types: {valid}")
+    raise MessageError(f"{where}: unknown block type {describe(kind)}; valid types: {valid}")
 

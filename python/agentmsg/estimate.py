@@ -23,8 +23,9 @@ from .blocks import (
     URLSource,
     VideoBlock,
 )
+from ._checks import type_name
 from .errors import MessageTypeError
-from .message import Message, Role
+from .message import Message, Role, _check_messages, _to_role
 
 __all__ = ["estimate_tokens", "estimate_tokens_many", "measured_text", "ROLE_CODES"]
 
@@ -49,6 +50,8 @@ def measured_text(message: Message) -> str:
     >>> measured_text(Message.assistant(tool_calls=[ToolUseBlock("c1", "calc", {"a": 1})]))
     '<tool>{"server_name": "local", "tool_name": "calc", "arguments": {"a": 1}}</tool>'
     """
+    if not isinstance(message, Message):
+        raise MessageTypeError(f"message must be a Message, not {type_name(message)}")
     parts: List[str] = []
     for block in message.content:
         if isinstance(block, TextBlock):
@@ -76,13 +79,8 @@ def estimate_tokens(message_or_text: Union[Message, str], role: Union[Role, str]
     if isinstance(message_or_text, Message):
         return _core.estimate_tokens(measured_text(message_or_text), message_or_text.role.value)
     if isinstance(message_or_text, str):
-        role_name = role.value if isinstance(role, Role) else role
-        if not isinstance(role_name, str):
-            raise MessageTypeError(f"role must be a str or Role, not {type(role).__name__}")
-        return _core.estimate_tokens(message_or_text, role_name)
-    raise MessageTypeError(
-        f"estimate_tokens takes a Message or a str, not {type(message_or_text).__name__}"
-    )
+        return _core.estimate_tokens(message_or_text, _to_role(role).value)
+    raise MessageTypeError(f"estimate_tokens takes a Message or a str, not {type_name(message_or_text)}")
 
 
 def estimate_tokens_many(messages: Sequence[Message]) -> List[int]:
@@ -93,11 +91,7 @@ def estimate_tokens_many(messages: Sequence[Message]) -> List[int]:
     """
     texts = []
     roles = []
-    for index, message in enumerate(messages):
-        if not isinstance(message, Message):
-            raise MessageTypeError(
-                f"messages[{index}] must be a Message, not {type(message).__name__}"
-            )
+    for message in _check_messages(messages):
         texts.append(measured_text(message))
         roles.append(ROLE_CODES[message.role])
     return _core.estimate_tokens_many(texts, roles)

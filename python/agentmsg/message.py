@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
-from enum import Enum
+from enum import Enum, EnumMeta
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .blocks import (
@@ -25,15 +25,39 @@ from .blocks import (
     block_from_dict,
     block_to_dict,
 )
-from .errors import MessageError, MessageTypeError
+from ._checks import (
+    MAX_JSON_DEPTH,
+    describe,
+    json_copy,
+    json_copy_dict,
+    optional_str,
+    require_bool,
+    require_int,
+    type_name,
+)
+from .errors import AgentMsgError, MessageError, MessageTypeError
 
 __all__ = ["Role", "Message", "system", "user", "assistant", "tool"]
 
 
-class Role(str, Enum):
+class _RoleType(EnumMeta):
+    def __call__(cls, value, *args, **kwargs):  # type: ignore[no-untyped-def]
+        # Role(x) is a lookup: checked like every role argument (case-insensitive, typed error
+        # naming the valid roles) instead of Enum's bare ValueError with the value's whole repr.
+        if args or kwargs:
+            return super().__call__(value, *args, **kwargs)
+        return _to_role(value)
+
+
+class Role(str, Enum, metaclass=_RoleType):
     """Who wrote a message. A ``str`` enum, so ``Role.USER == "user"``.
 
+    ``Role(name)`` is case-insensitive; anything else is a ``MessageError`` (a ``ValueError``)
+    or ``MessageTypeError`` (a ``TypeError``).
+
     >>> Role("tool") is Role.TOOL
+    True
+    >>> Role("TOOL") is Role.TOOL
     True
     """
 
@@ -51,6 +75,9 @@ _ROLE_BY_NAME = {r.value: r for r in Role}
 
 ContentInput = Union[str, Block, Sequence[Block]]
 
+# to_json's indent: wider is no use to a reader, and a huge one would only make a huge text.
+_MAX_INDENT = 64
+
 # str(msg) shows at most this many characters of content before cutting (seed 001).
 _STR_LIMIT = 50
 _STR_KEEP = 47
@@ -60,10 +87,11 @@ def _to_role(value: object) -> Role:
     if isinstance(value, Role):
         return value
     if not isinstance(value, str):
-        raise MessageTypeError(f"role must be a str or Role, not {type(value).__name__}")
+        raise MessageTypeError(f"role must be a str or Role, not {type_name(value)}")
+    value = str.__str__(value)  # a str subclass's own hash or lower() must not decide
     role = _ROLE_BY_NAME.get(value) or _ROLE_BY_NAME.get(value.lower())
     if role is None:
-        raise MessageError(f"unknown role {value!r}; valid roles: {_VALID_ROLES}")
+        raise MessageError(f"unknown role {describe(value)}; valid roles: {_VALID_ROLES}")
     return role
 
 
@@ -71,12 +99,21 @@ def _as_list(value: object, what: str, expected: str) -> list:
     """``value`` as a new list; a non-iterable, or a str/dict/Message given for a sequence, is a
     MessageTypeError naming ``what``."""
     if isinstance(value, (str, bytes, Mapping, Message)):
-        raise MessageTypeError(f"{what} must be {expected}, not a single {type(value).__name__}")
+        raise MessageTypeError(f"{what} must be {expected}, not a single {type_name(value)}")
+    if value.__class__ is list or value.__class__ is tuple:
+        return list(value)
     try:
         iterator = iter(value)  # type: ignore[call-overload]
     except TypeError:
-        raise MessageTypeError(f"{what} must be {expected}, not {type(value).__name__}") from None
-    return list(iterator)
+        raise MessageTypeError(f"{what} must be {expected}, not {type_name(value)}") from None
+    try:
+        return list(iterator)
+    except AgentMsgError:
+        raise
+    except Exception as error:  # noqa: BLE001 - any failure of the caller's iterator is theirs
+        raise MessageTypeError(
+            f"{what}: iterating it raised {type_name(error)}"
+        ) from error
 
 
 def _check_messages(messages: object, what: str = "messages") -> List["Message"]:
@@ -84,14 +121,8 @@ def _check_messages(messages: object, what: str = "messages") -> List["Message"]
     items = _as_list(messages, what, "a sequence of Message")
     for index, message in enumerate(items):
         if not isinstance(message, Message):
-            raise MessageTypeError(f"{what}[{index}] must be a Message, not {type(message).__name__}")
+            raise MessageTypeError(f"{what}[{index}] must be a Message, not {type_name(message)}")
     return items
-
-
-def _optional_str(value: object, what: str) -> Optional[str]:
-    if value is not None and not isinstance(value, str):
-        raise MessageTypeError(f"{what} must be a str or None, not {type(value).__name__}")
-    return value
 
 
 def _to_timestamp(value: object) -> datetime:
@@ -106,15 +137,16 @@ def _to_timestamp(value: object) -> datetime:
         try:
             return datetime.fromtimestamp(value, timezone.utc)
         except (OverflowError, ValueError, OSError):
-            raise MessageError(f"timestamp {value!r} is not a representable epoch time") from None
+            raise MessageError(f"timestamp {describe(value)} is not a representable epoch time") from None
     if isinstance(value, str):
+        value = str.__str__(value)
         try:
             parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
         except ValueError:
-            raise MessageError(f"timestamp is not ISO 8601: {value!r}") from None
+            raise MessageError(f"timestamp is not ISO 8601: {describe(value)}") from None
         return _to_timestamp(parsed)
     raise MessageTypeError(
-        f"timestamp must be a datetime, ISO 8601 str or epoch number, not {type(value).__name__}"
+        f"timestamp must be a datetime, ISO 8601 str or epoch number, not {type_name(value)}"
     )
 
 
@@ -181,7 +213,8 @@ def _tool_result(
         tool_id = result.tool_use_id or None
     elif result.tool_use_id and result.tool_use_id != tool_id:
         raise MessageError(
-            f"tool_id {tool_id!r} does not match the tool_result's tool_use_id {result.tool_use_id!r}"
+            f"tool_id {describe(tool_id)} does not match the tool_result's tool_use_id "
+            f"{describe(result.tool_use_id)}"
         )
     elif not result.tool_use_id:
         result = ToolResultBlock(tool_id, result.output, result.is_error)
@@ -229,17 +262,18 @@ class Message:
         role = role if role.__class__ is Role else _to_role(role)
         blocks = (TextBlock(content),) if content.__class__ is str else _coerce_blocks(content, "content")
         if not (name is id is tool_id is finish_reason is reasoning_content is None):
-            _optional_str(name, "name")
-            _optional_str(id, "id")
-            _optional_str(tool_id, "tool_id")
-            _optional_str(finish_reason, "finish_reason")
-            _optional_str(reasoning_content, "reasoning_content")
-        if finished is not None and not isinstance(finished, bool):
-            raise MessageTypeError(f"finished must be a bool or None, not {type(finished).__name__}")
-        if metadata is None:
+            name = optional_str(name, "name")
+            id = optional_str(id, "id")
+            tool_id = optional_str(tool_id, "tool_id")
+            finish_reason = optional_str(finish_reason, "finish_reason")
+            reasoning_content = optional_str(reasoning_content, "reasoning_content")
+        if finished is not None and finished is not True and finished is not False:
+            raise MessageTypeError(f"finished must be a bool or None, not {type_name(finished)}")
+        # A checked deep copy: the message holds JSON values no caller shares.
+        if metadata is None or (metadata.__class__ is dict and not metadata):
             metadata = {}
-        elif metadata.__class__ is not dict and not isinstance(metadata, Mapping):
-            raise MessageTypeError(f"metadata must be a dict, not {type(metadata).__name__}")
+        else:
+            metadata = json_copy_dict(metadata, "metadata")
         _check_content(role, blocks)
         if role is Role.TOOL:
             blocks, tool_id = _tool_result(blocks, tool_id, False)
@@ -256,7 +290,7 @@ class Message:
         setattr_(self, "name", name)
         setattr_(self, "id", id if id is not None else _new_id())
         setattr_(self, "timestamp", _to_timestamp(timestamp))
-        setattr_(self, "metadata", dict(metadata))
+        setattr_(self, "metadata", metadata)
         setattr_(self, "tool_id", tool_id)
         setattr_(self, "finished", finished)
         setattr_(self, "finish_reason", finish_reason)
@@ -298,13 +332,14 @@ class Message:
         True
         """
         if not isinstance(text, str):
-            raise MessageTypeError(f"text must be a str, not {type(text).__name__}")
-        calls = list(tool_calls)
+            raise MessageTypeError(f"text must be a str, not {type_name(text)}")
+        calls = _as_list(tool_calls, "tool_calls", "a list of ToolUseBlock")
         for index, call in enumerate(calls):
             if not isinstance(call, ToolUseBlock):
                 raise MessageTypeError(
-                    f"tool_calls[{index}] must be a ToolUseBlock, not {type(call).__name__}"
+                    f"tool_calls[{index}] must be a ToolUseBlock, not {type_name(call)}"
                 )
+        thinking = optional_str(thinking, "thinking")
         blocks: list = []
         if thinking is not None:
             blocks.append(ThinkingBlock(thinking))
@@ -328,8 +363,8 @@ class Message:
         >>> str(Message.tool("Result data here", tool_id="weather_001"))
         'Message(tool) [weather_001]: Result data here'
         """
-        if not isinstance(is_error, bool):
-            raise MessageTypeError(f"is_error must be a bool, not {type(is_error).__name__}")
+        require_bool(is_error, "is_error")
+        tool_id = optional_str(tool_id, "tool_id")
         if isinstance(result, ToolResultBlock):
             block = result
         else:
@@ -353,7 +388,7 @@ class Message:
         from .parsing import parse
 
         if not isinstance(text, str):
-            raise MessageTypeError(f"text must be a str, not {type(text).__name__}")
+            raise MessageTypeError(f"text must be a str, not {type_name(text)}")
         if _to_role(role) is not Role.ASSISTANT:
             return cls(role, text, **kwargs)
         blocks = parse(text).blocks
@@ -440,9 +475,9 @@ class Message:
         'm1'
         """
         values = {f.name: getattr(self, f.name) for f in fields(self)}
-        unknown = set(changes) - set(values)
+        unknown = sorted(key[:40] for key in changes if key not in values)  # keys are str
         if unknown:
-            raise MessageTypeError(f"replace() got unknown fields: {', '.join(sorted(unknown))}")
+            raise MessageTypeError(f"replace() got unknown fields: {', '.join(unknown[:5])}")
         values.update(changes)
         role = values.pop("role")
         content = values.pop("content")
@@ -459,7 +494,7 @@ class Message:
             "name": self.name,
             "role": self.role.value,
             "content": [block_to_dict(b) for b in self.content],
-            "metadata": self.metadata,
+            "metadata": json_copy(self.metadata, "metadata"),  # a copy: the message stays as it is
             "id": self.id,
             "timestamp": _format_timestamp(self.timestamp),
         }
@@ -477,7 +512,7 @@ class Message:
         'Data'
         """
         if not isinstance(data, Mapping):
-            raise MessageTypeError(f"message must be a dict, not {type(data).__name__}")
+            raise MessageTypeError(f"message must be a dict, not {type_name(data)}")
         if "role" not in data:
             raise MessageError("message is missing field 'role'")
         if "content" not in data:
@@ -486,25 +521,44 @@ class Message:
         if isinstance(content, list):
             content = [block_from_dict(b, f"content[{i}]") for i, b in enumerate(content)]
         elif not isinstance(content, str):
-            raise MessageTypeError(
-                f"content must be a str or a list of blocks, not {type(content).__name__}"
-            )
+            raise MessageTypeError(f"content must be a str or a list of blocks, not {type_name(content)}")
         known = ("name", "id", "timestamp", "metadata", "tool_id", "finished", "finish_reason",
                  "reasoning_content")
         return cls(data["role"], content, **{k: data[k] for k in known if k in data})
 
-    def to_json(self, **dumps_kwargs: Any) -> str:
-        """:meth:`to_dict` as JSON text.
+    def to_json(
+        self,
+        *,
+        indent: Union[int, str, None] = None,
+        sort_keys: bool = False,
+        separators: Optional[Tuple[str, str]] = None,
+    ) -> str:
+        """:meth:`to_dict` as JSON text; the options mean what they mean to ``json.dumps``.
+
+        Non-ASCII text is written as is, unless the message holds lone surrogates (they cannot
+        be UTF-8): then the whole text uses ``\\u`` escapes, which keep them losslessly.
 
         >>> Message.user("Hi", id="m1").to_json().startswith('{"name": null, "role": "user"')
         True
         """
-        text = json.dumps(self.to_dict(), ensure_ascii=False, **dumps_kwargs)
+        if indent is not None and not isinstance(indent, str):
+            indent = require_int(indent, "indent")
+            if indent > _MAX_INDENT:
+                raise MessageError(f"indent must be at most {_MAX_INDENT}, not {describe(indent)}")
+        elif isinstance(indent, str) and len(indent) > _MAX_INDENT:
+            raise MessageError(f"indent must be at most {_MAX_INDENT} characters")
+        options: Dict[str, Any] = {"indent": indent, "sort_keys": require_bool(sort_keys, "sort_keys")}
+        if separators is not None:
+            if (not isinstance(separators, (tuple, list)) or len(separators) != 2
+                    or not all(isinstance(part, str) for part in separators)):
+                raise MessageTypeError("separators must be a pair of str, such as (', ', ': ')")
+            options["separators"] = (str.__str__(separators[0]), str.__str__(separators[1]))
+        data = self.to_dict()
+        text = json.dumps(data, ensure_ascii=False, **options)
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
-            # Lone surrogates cannot be written as UTF-8; JSON escapes keep them losslessly.
-            text = json.dumps(self.to_dict(), ensure_ascii=True, **dumps_kwargs)
+            text = json.dumps(data, ensure_ascii=True, **options)
         return text
 
     @classmethod
@@ -515,14 +569,21 @@ class Message:
         'Hi'
         """
         if not isinstance(text, (str, bytes, bytearray)):
-            raise MessageTypeError(f"text must be a str or bytes, not {type(text).__name__}")
+            raise MessageTypeError(f"text must be a str or bytes, not {type_name(text)}")
         try:
             data = json.loads(text)
         except UnicodeDecodeError as error:
-            raise MessageError(f"JSON bytes are not valid UTF-8: {error}") from None
+            raise MessageError(f"JSON bytes are not valid UTF-8: {error.reason} at byte {error.start}") from None
         except json.JSONDecodeError as error:
             raise MessageError(
                 f"invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
+            ) from None
+        except ValueError as error:  # an int of more digits than Python converts
+            raise MessageError(f"invalid JSON: {str(error)[:100]}") from None
+        except RecursionError:
+            raise MessageError(
+                f"invalid JSON: nested deeper than Python's json reader goes (JSON values in a "
+                f"message nest at most {MAX_JSON_DEPTH} deep)"
             ) from None
         return cls.from_dict(data)
 

@@ -26,7 +26,8 @@ from ._core import (
     ToolCallStart,
 )
 from .blocks import Block, ToolUseBlock
-from .errors import MessageTypeError, ToolCallError
+from ._checks import describe, require_bool, require_str, type_name
+from .errors import MessageError, MessageTypeError, ToolCallError
 
 __all__ = [
     "parse",
@@ -155,7 +156,9 @@ def parse(
     []
     """
     if not isinstance(text, str):
-        raise MessageTypeError(f"text must be a str, not {type(text).__name__}")
+        raise MessageTypeError(f"text must be a str, not {type_name(text)}")
+    if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
+        _check_mode_names(thinking, tool_format)
     return _core.parse(
         text,
         thinking=thinking,
@@ -178,6 +181,8 @@ def parse_many(
     >>> [p.text for p in parse_many(["[hm]\\na", "b"])]
     ['a', 'b']
     """
+    if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
+        _check_mode_names(thinking, tool_format)
     return _core.parse_many(
         texts,
         thinking=thinking,
@@ -185,6 +190,21 @@ def parse_many(
         code_fences=code_fences,
         start_in_thinking=start_in_thinking,
     )
+
+
+# The modes the core knows (None: the default). Checked here too so that a bad one is named
+# briefly: the core's message would quote it whole, or fail to encode a lone surrogate in it.
+_THINKING_MODES = ("auto", "tags", "brackets", "none", None)
+_TOOL_FORMATS = ("auto", "json", "xml", None)
+
+
+def _check_mode_names(thinking: object, tool_format: object) -> None:
+    for name, value, valid in (("thinking", thinking, _THINKING_MODES),
+                               ("tool_format", tool_format, _TOOL_FORMATS)):
+        if value is not None and require_str(value, name) not in valid:
+            kind = "thinking mode" if name == "thinking" else "tool format"
+            names = ", ".join(mode for mode in valid if mode)
+            raise MessageError(f"unknown {kind} {describe(value)}; valid: {names}")
 
 
 def parse_tool_calls(text: str, **options: Any) -> List[ToolUseBlock]:
@@ -211,7 +231,7 @@ def validate_tool_call(text: str) -> ToolUseBlock:
     agentmsg.errors.ToolCallError: missing arguments (tool call at characters 0-34)
     """
     if not isinstance(text, str):
-        raise MessageTypeError(f"text must be a str, not {type(text).__name__}")
+        raise MessageTypeError(f"text must be a str, not {type_name(text)}")
     if "<tool>" not in text:
         raise ToolCallError("missing <tool> tag")
     parsed = parse(text)
@@ -247,7 +267,7 @@ def format_tool_call(block: ToolUseBlock) -> str:
     </tool>
     """
     if not isinstance(block, ToolUseBlock):
-        raise MessageTypeError(f"block must be a ToolUseBlock, not {type(block).__name__}")
+        raise MessageTypeError(f"block must be a ToolUseBlock, not {type_name(block)}")
     payload = {"server_name": block.server_name, "tool_name": block.name, "arguments": block.input}
     for key, value in block.metadata.items():
         if key not in _RESERVED:
@@ -278,10 +298,11 @@ def format_tool_result(name: str, result: str, is_error: bool = False) -> str:
     >>> format_tool_result("calculator", "division by zero", is_error=True)
     'Tool: calculator\\nError: division by zero'
     """
-    if not isinstance(name, str) or not isinstance(result, str):
-        raise MessageTypeError("name and result must be str")
+    name = require_str(name, "name")
+    result = require_str(result, "result")
+    require_bool(is_error, "is_error")
     if not name or "\n" in name:
-        raise ToolCallError(f"tool name must be non-empty and on one line: {name!r}")
+        raise ToolCallError(f"tool name must be non-empty and on one line: {describe(name)}")
     return f"Tool: {name}\n{_ERROR_PREFIX if is_error else ''}{result}"
 
 
@@ -292,7 +313,7 @@ def parse_tool_result(text: str) -> ToolResultText:
     ToolResultText(name='calculator', result='division by zero', is_error=True)
     """
     if not isinstance(text, str):
-        raise MessageTypeError(f"text must be a str, not {type(text).__name__}")
+        raise MessageTypeError(f"text must be a str, not {type_name(text)}")
     if not text.startswith("Tool: "):
         raise ToolCallError(f"a tool result starts with 'Tool: <name>'; got {text[:30]!r}")
     head, newline, result = text[6:].partition("\n")

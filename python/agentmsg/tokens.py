@@ -19,7 +19,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
 from .blocks import ToolUseBlock
-from .errors import MessageError, MessageTypeError
+from ._checks import describe, json_copy, require_int, require_str, type_name
+from .errors import AgentMsgError, EncodingError, MessageError, MessageTypeError
 from .estimate import ROLE_CODES, measured_text
 from .message import Message, Role, _as_list
 
@@ -65,11 +66,16 @@ _INLINE_CHARS = 2048
 _role_tokens: Dict[Tuple[str, str], int] = {}
 
 
+_ROLE_CACHE_SIZE = 64
+
+
 def _role_cost(role: str, encoding: str) -> int:
     key = (role, encoding)
     cost = _role_tokens.get(key)
     if cost is None:
-        cost = _role_tokens[key] = _core.count_tokens(role, encoding)
+        cost = _core.count_tokens(role, encoding)
+        if len(_role_tokens) < _ROLE_CACHE_SIZE:  # dict input may hold any role: keep it bounded
+            _role_tokens[key] = cost
     return cost
 
 
@@ -85,7 +91,11 @@ def count_tokens(text: str, encoding: str = "o200k_base") -> int:
     >>> count_tokens("Hello, world!", encoding="estimate")
     3
     """
-    return _core.count_tokens(text, encoding)
+    try:
+        return _core.count_tokens(text, encoding)
+    except (AgentMsgError, UnicodeEncodeError):
+        _check_encoding(encoding)
+        raise
 
 
 def count_tokens_batch(texts: Sequence[str], encoding: str = "o200k_base") -> List[int]:
@@ -94,7 +104,11 @@ def count_tokens_batch(texts: Sequence[str], encoding: str = "o200k_base") -> Li
     >>> count_tokens_batch(["Hello", "Hello, world!"])
     [1, 4]
     """
-    return _core.count_tokens_batch(texts, encoding)
+    try:
+        return _core.count_tokens_batch(texts, encoding)
+    except (AgentMsgError, UnicodeEncodeError):
+        _check_encoding(encoding)
+        raise
 
 
 def count_tokens_up_to(text: str, limit: int, encoding: str = "o200k_base") -> int:
@@ -109,7 +123,25 @@ def count_tokens_up_to(text: str, limit: int, encoding: str = "o200k_base") -> i
     3
     """
     # No count exceeds 2**64 - 1, so a larger limit means the same as that one.
-    return _core.count_tokens_up_to(text, min(_check_limit(limit), 2**64 - 1), encoding)
+    limit = min(require_int(limit, "limit"), 2**64 - 1)
+    try:
+        return _core.count_tokens_up_to(text, limit, encoding)
+    except (AgentMsgError, UnicodeEncodeError):
+        _check_encoding(encoding)
+        raise
+
+
+def _check_encoding(encoding: object) -> str:
+    """``encoding`` if it names a known encoding, else an error that names it briefly.
+
+    The counters call it only after the core refused a call: checking costs nothing on success,
+    and the core's own message would quote a bad name whole (or fail to encode a surrogate)."""
+    encoding = require_str(encoding, "encoding")
+    if encoding not in ENCODINGS:
+        # The core's wording for a plain name; an excerpt with escapes for anything else.
+        shown = f'"{encoding}"' if len(encoding) <= 40 and encoding.isprintable() else describe(encoding)
+        raise EncodingError(f"unknown encoding {shown}; known encodings: {', '.join(ENCODINGS)}")
+    return encoding
 
 
 def fits(text: str, limit: int, encoding: str = "o200k_base") -> bool:
@@ -121,14 +153,6 @@ def fits(text: str, limit: int, encoding: str = "o200k_base") -> bool:
     return count_tokens_up_to(text, limit, encoding) <= limit
 
 
-def _check_limit(limit: object) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise MessageTypeError(f"limit must be an int, not {type(limit).__name__}")
-    if limit < 0:
-        raise MessageError(f"limit must be at least 0, not {limit}")
-    return limit
-
-
 # -- chat messages ---------------------------------------------------------------------------------
 
 
@@ -138,16 +162,16 @@ def _arguments_json(call: ToolUseBlock, where: str) -> str:
     raw = call.metadata.get("raw_arguments")
     if isinstance(raw, str) and not call.input:
         return raw
-    try:
+    try:  # inputs are checked JSON since construction: the check runs only to name a failure
         return json.dumps(call.input, ensure_ascii=False)
-    except (TypeError, ValueError) as error:
-        raise MessageTypeError(f"{where}: arguments of tool call {call.name!r}: {error}") from None
+    except (TypeError, ValueError, RecursionError):
+        return _json_text(call.input, f"{where}: arguments of tool call {describe(call.name)}")
 
 
-def _require_str(value: object, where: str) -> str:
-    if not isinstance(value, str):
-        raise MessageTypeError(f"{where} must be a str, not {type(value).__name__}")
-    return value
+def _json_text(value: object, where: str) -> str:
+    """``value`` as JSON text, checked first (:func:`agentmsg._checks.json_copy`), so a value
+    JSON cannot carry is an error naming ``where`` and never a bare one from ``json.dumps``."""
+    return json.dumps(json_copy(value, where), ensure_ascii=False)
 
 
 def _dict_content_texts(content: object, where: str) -> List[str]:
@@ -163,14 +187,12 @@ def _dict_content_texts(content: object, where: str) -> List[str]:
                 texts.append(part)
                 continue
             if not isinstance(part, Mapping):
-                raise MessageTypeError(
-                    f"{where}[{index}] must be a dict or str, not {type(part).__name__}"
-                )
+                raise MessageTypeError(f"{where}[{index}] must be a dict or str, not {type_name(part)}")
             for key in ("text", "refusal"):
                 if part.get("type") == key:
-                    texts.append(_require_str(part.get(key), f"{where}[{index}].{key}"))
+                    texts.append(require_str(part.get(key), f"{where}[{index}].{key}"))
         return texts
-    raise MessageTypeError(f"{where} must be a str, list or None, not {type(content).__name__}")
+    raise MessageTypeError(f"{where} must be a str, list or None, not {type_name(content)}")
 
 
 def _dict_tool_calls(message: Mapping[str, Any], where: str) -> List[Tuple[str, str]]:
@@ -178,7 +200,7 @@ def _dict_tool_calls(message: Mapping[str, Any], where: str) -> List[Tuple[str, 
     calls = []
     tool_calls = message.get("tool_calls") or ()
     if not isinstance(tool_calls, (list, tuple)):
-        raise MessageTypeError(f"{where}.tool_calls must be a list, not {type(tool_calls).__name__}")
+        raise MessageTypeError(f"{where}.tool_calls must be a list, not {type_name(tool_calls)}")
     functions = []
     for index, call in enumerate(tool_calls):
         if not isinstance(call, Mapping) or not isinstance(call.get("function"), Mapping):
@@ -190,10 +212,10 @@ def _dict_tool_calls(message: Mapping[str, Any], where: str) -> List[Tuple[str, 
             raise MessageError(f"{where}.function_call must be a dict")
         functions.append((legacy, f"{where}.function_call"))
     for function, function_where in functions:
-        name = _require_str(function.get("name", ""), f"{function_where}.name")
+        name = require_str(function.get("name", ""), f"{function_where}.name")
         arguments = function.get("arguments", "")
         if not isinstance(arguments, str):
-            arguments = json.dumps(arguments, ensure_ascii=False)
+            arguments = _json_text(arguments, f"{function_where}.arguments")
         calls.append((name, arguments))
     return calls
 
@@ -210,16 +232,16 @@ def _chat_parts(message: ChatMessage, index: int) -> Tuple[str, List[str], Optio
     if isinstance(message, Mapping):
         if "role" not in message:
             raise MessageError(f"{where} has no 'role'")
-        role = _require_str(message["role"], f"{where}.role")
+        role = require_str(message["role"], f"{where}.role")
         texts = _dict_content_texts(message.get("content"), f"{where}.content")
         for name, arguments in _dict_tool_calls(message, where):
             texts.append(name)
             texts.append(arguments)
         name = message.get("name")
         if name is not None:
-            _require_str(name, f"{where}.name")
+            require_str(name, f"{where}.name")
         return role, texts, name
-    raise MessageTypeError(f"{where} must be a Message or a dict, not {type(message).__name__}")
+    raise MessageTypeError(f"{where} must be a Message or a dict, not {type_name(message)}")
 
 
 def _estimate_parts(message: ChatMessage, index: int) -> Tuple[str, int]:
@@ -233,7 +255,7 @@ def _estimate_parts(message: ChatMessage, index: int) -> Tuple[str, int]:
     for name, arguments in zip(calls[0::2], calls[1::2]):
         try:
             payload: Any = json.loads(arguments) if arguments else {}
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON Python reads: measured as the text
             payload = arguments
         call = {"server_name": "local", "tool_name": name, "arguments": payload}
         parts.append("<tool>" + json.dumps(call, ensure_ascii=False) + "</tool>")
@@ -258,6 +280,7 @@ def message_token_counts(
     [5]
     """
     messages = _as_list(messages, "messages", "a sequence of Message or OpenAI-style dicts")
+    encoding = _check_encoding(encoding)
     if encoding == "estimate":
         texts = []
         roles = []
@@ -266,8 +289,6 @@ def message_token_counts(
             texts.append(text)
             roles.append(code)
         return _core.estimate_tokens_many(texts, roles)
-    if encoding not in ENCODINGS:
-        _core.count_tokens("", encoding)  # raises EncodingError naming the known encodings
     all_texts: List[str] = []
     sizes: List[int] = []
     base: List[int] = []
@@ -288,7 +309,7 @@ def _tool_function(tool: object, index: int) -> Mapping[str, Any]:
     or a bare one (``{"name", "description", "parameters"}``, or Anthropic's ``input_schema``)."""
     where = f"tools[{index}]"
     if not isinstance(tool, Mapping):
-        raise MessageTypeError(f"{where} must be a dict, not {type(tool).__name__}")
+        raise MessageTypeError(f"{where} must be a dict, not {type_name(tool)}")
     function = tool.get("function", tool)
     if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
         raise MessageError(f"{where} must define a function with a str 'name'")
@@ -297,11 +318,12 @@ def _tool_function(tool: object, index: int) -> Mapping[str, Any]:
 
 def _tool_definition_tokens(tools: Sequence[Mapping[str, Any]], encoding: str) -> int:
     """The cookbook's count of tool definitions (section 7 of "How to count tokens with tiktoken")."""
-    tools = _as_list(tools, "tools", "a list of tool dicts")
+    # Checked JSON first: every text below is then a bounded str of plain JSON values.
+    tools = json_copy(_as_list(tools, "tools", "a list of tool dicts"), "tools")
     if not tools:
         return 0
     if encoding == "estimate":
-        return _core.count_tokens(json.dumps(list(tools), ensure_ascii=False, default=str), encoding)
+        return _core.count_tokens(json.dumps(tools, ensure_ascii=False), encoding)
     fixed = 0
     texts: List[str] = []
     for index, tool in enumerate(tools):

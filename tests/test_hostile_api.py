@@ -1,0 +1,513 @@
+"""Every public name, fed hostile values, returns or raises a typed, located, bounded error.
+
+The walk covers ``agentmsg.__all__`` minus the converters (``agentmsg.convert`` has its own): each
+function, constructor and main method is called with good arguments except one, which takes a
+value from ``tests/hostile_values.py`` in one of its shapes (bare, in a list, as a dict field).
+A call passes when it returns (and what it returned serializes and counts without error) or raises
+an ``AgentMsgError`` that is also a ``ValueError`` or ``TypeError``, whose text is short. The
+table is sampled with a fixed seed so the test takes seconds; ``AGENTMSG_HOSTILE_ALL=1`` runs
+every combination (and prints the tally).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import doctest
+import inspect
+import json
+import math
+import os
+import random
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Tuple
+
+import pytest
+from hypothesis import given, settings
+
+import agentmsg
+from agentmsg import Message, MessageError, MessageTypeError, Role, ToolUseBlock, _checks
+from agentmsg import convert as _convert
+
+from hostile_values import COSTLY, HOSTILE, shapes
+from strategies import json_values, messages
+
+SEED = 20261123
+SAMPLE = 1500  # calls with quick values
+SAMPLE_COSTLY = 30  # calls with 10 MB texts, 100,000-deep nesting and the like
+# An error's text stays this short whatever the input: values are described, never dumped.
+MAX_ERROR_CHARS = 600
+
+# Names whose module another helper is rewriting (memory.py, compaction.py, toolpairs.py): their
+# failing calls are listed in the report and the set is emptied after merging.
+PENDING_ELSEWHERE = {
+    # memory.py, compaction.py (bare TypeError/OverflowError/RecursionError, 10 MB error texts):
+    "trim", "ConversationMemory", "expand", "summarize", "asummarize", "Compactor",
+    # The stream parser and its event classes are Rust classes (rust/agentmsg-py): their
+    # constructors raise bare TypeErrors, and StreamParser quotes a bad mode name whole.
+    "StreamParser", "TextDelta", "ThinkingDelta", "ThinkingEnd", "ToolCallStart", "ToolCallDelta",
+    "ToolCallEnd",
+}
+
+
+def _messages() -> List[Message]:
+    call = ToolUseBlock("c1", "calc", {"a": 1})
+    return [
+        Message.system("Be brief"),
+        Message.user("Add 1"),
+        Message.assistant("Adding", [call], thinking="plan"),
+        Message.tool("1", tool_id="c1", name="calc"),
+        Message.assistant("It is 1"),
+    ]
+
+
+GOOD_CALL = ToolUseBlock("c1", "calc", {"a": 1})
+GOOD_DICT = {"role": "user", "content": "hi", "name": "ann", "id": "m1",
+             "timestamp": "2024-01-15T10:30:00Z", "metadata": {"k": 1}}
+GOOD_KWARGS = {"name": "ann", "id": "m1", "timestamp": 0, "metadata": {"k": [1]},
+               "finished": True, "finish_reason": "stop", "reasoning_content": "r"}
+OPENAI_DICTS = [{"role": "user", "content": "hi", "name": "ann"},
+                {"role": "assistant", "content": None,
+                 "tool_calls": [{"id": "c1", "type": "function",
+                                 "function": {"name": "calc", "arguments": "{}"}}]}]
+TOOLS = [{"type": "function", "function": {"name": "calc", "description": "Adds.",
+          "parameters": {"type": "object", "properties": {"a": {"type": "number", "enum": [1]}}}}}]
+
+
+def _summarizer(messages: Any) -> str:
+    return "summary"
+
+
+async def _asummarizer(messages: Any) -> str:
+    return "summary"
+
+
+def _method(make: Callable[[], Any], name: str) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(make(), name)(*args, **kwargs)
+    return call
+
+
+def _memory() -> Any:
+    memory = agentmsg.ConversationMemory(1000)
+    memory.extend(_messages())
+    return memory
+
+
+def _stream() -> Any:
+    parser = agentmsg.StreamParser()
+    parser.feed("[plan]\nHi <tool>")
+    return parser
+
+
+# (target name, callable, positional args, keyword args): one good call per target.
+TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
+    ("URLSource", agentmsg.URLSource, ("https://x.y/a.png",), {}),
+    ("Base64Source", agentmsg.Base64Source, ("image/png", "iVBORw0KGgo="), {}),
+    ("TextBlock", agentmsg.TextBlock, ("hi",), {}),
+    ("ImageBlock", agentmsg.ImageBlock, (agentmsg.URLSource("https://x.y/a.png"),), {}),
+    ("AudioBlock", agentmsg.AudioBlock, (agentmsg.Base64Source("audio/wav", "UklGRg=="),), {}),
+    ("VideoBlock", agentmsg.VideoBlock, (agentmsg.URLSource("file:///a.mp4"),), {}),
+    ("ThinkingBlock", agentmsg.ThinkingBlock, ("hmm",), {"signature": "sig"}),
+    ("ToolUseBlock", ToolUseBlock, ("c1", "calc", {"a": 1, "b": [1, "x"]}),
+     {"server_name": "mcp", "metadata": {"k": {"n": 1}}}),
+    ("ToolResultBlock", agentmsg.ToolResultBlock, ("c1", "42"), {"is_error": False}),
+    ("block_to_dict", agentmsg.block_to_dict, (GOOD_CALL,), {}),
+    ("block_from_dict", agentmsg.block_from_dict,
+     ({"type": "tool_use", "id": "c1", "name": "calc", "input": {"a": 1}, "metadata": {"k": 1}},),
+     {"where": "block"}),
+    ("Role", agentmsg.Role, ("user",), {}),
+    ("Message", Message, ("user", "hi"), dict(GOOD_KWARGS)),
+    ("Message.system", Message.system, ("Be brief",), {"name": "sys"}),
+    ("Message.user", Message.user, ("hi",), dict(GOOD_KWARGS)),
+    ("Message.assistant", Message.assistant, ("ok", [GOOD_CALL]), {"thinking": "plan"}),
+    ("Message.tool", Message.tool, ("42",), {"tool_id": "c1", "name": "calc", "is_error": False}),
+    ("Message.from_text", Message.from_text, ("assistant", "[plan]\nok"), {"name": "bot"}),
+    ("Message.replace", _method(lambda: Message.user("hi"), "replace"), (), dict(GOOD_KWARGS)),
+    ("Message.to_dict", _method(lambda: _messages()[2], "to_dict"), (), {}),
+    ("Message.to_json", _method(lambda: _messages()[2], "to_json"), (),
+     {"indent": 2, "sort_keys": True}),
+    ("Message.from_dict", Message.from_dict, (dict(GOOD_DICT),), {}),
+    ("Message.from_json", Message.from_json, ('{"role": "user", "content": "hi"}',), {}),
+    ("system", agentmsg.system, ("Be brief",), {}),
+    ("user", agentmsg.user, ("hi",), {"name": "ann"}),
+    ("assistant", agentmsg.assistant, ("ok", [GOOD_CALL]), {}),
+    ("tool", agentmsg.tool, ("42",), {"tool_id": "c1"}),
+    ("estimate_tokens", agentmsg.estimate_tokens, ("Hello",), {"role": "user"}),
+    ("estimate_tokens_many", agentmsg.estimate_tokens_many, (_messages(),), {}),
+    ("measured_text", agentmsg.measured_text, (_messages()[2],), {}),
+    ("filter_by_role", agentmsg.filter_by_role, (_messages(), "user"), {}),
+    ("count_by_role", agentmsg.count_by_role, (_messages(),), {}),
+    ("conversation_stats", agentmsg.conversation_stats, (_messages(),), {}),
+    ("parse", agentmsg.parse, ("[plan]\n<tool>{\"tool_name\": \"t\", \"arguments\": {}}</tool>",),
+     {"thinking": "auto", "tool_format": "auto", "code_fences": True, "start_in_thinking": None}),
+    ("parse_many", agentmsg.parse_many, (["a", "[b]\nc"],),
+     {"thinking": "auto", "tool_format": "json", "code_fences": False, "start_in_thinking": False}),
+    ("parse_tool_calls", agentmsg.parse_tool_calls, ("<tool>{}</tool>",), {"thinking": "none"}),
+    ("validate_tool_call", agentmsg.validate_tool_call,
+     ('<tool>{"tool_name": "t", "arguments": {}}</tool>',), {}),
+    ("format_tool_call", agentmsg.format_tool_call, (GOOD_CALL,), {}),
+    ("format_tool_result", agentmsg.format_tool_result, ("calc", "8"), {"is_error": True}),
+    ("parse_tool_result", agentmsg.parse_tool_result, ("Tool: calc\nError: x",), {}),
+    ("StreamParser", agentmsg.StreamParser, (),
+     {"thinking": "auto", "tool_format": "auto", "code_fences": True, "start_in_thinking": False}),
+    ("StreamParser.feed", _method(_stream, "feed"), ('{"tool_name": "t"',), {}),
+    ("StreamParser.finish", _method(_stream, "finish"), (), {}),
+    ("TextDelta", agentmsg.TextDelta, ("a",), {}),
+    ("ThinkingDelta", agentmsg.ThinkingDelta, (0, "a"), {}),
+    ("ThinkingEnd", agentmsg.ThinkingEnd, (0, True), {}),
+    ("ToolCallStart", agentmsg.ToolCallStart, (0,), {}),
+    ("ToolCallDelta", agentmsg.ToolCallDelta, (0, "{"), {}),
+    ("ToolCallEnd", agentmsg.ToolCallEnd, (0, GOOD_CALL, None), {}),
+    ("count_tokens", agentmsg.count_tokens, ("Hello",), {"encoding": "o200k_base"}),
+    ("count_tokens_batch", agentmsg.count_tokens_batch, (["a", "b c"],), {"encoding": "cl100k_base"}),
+    ("count_tokens_up_to", agentmsg.count_tokens_up_to, ("one two", 1), {"encoding": "o200k_base"}),
+    ("fits", agentmsg.fits, ("one two", 5), {"encoding": "estimate"}),
+    ("message_token_counts", agentmsg.message_token_counts, (_messages(),), {"encoding": "o200k_base"}),
+    ("message_token_counts(dicts)", agentmsg.message_token_counts, (OPENAI_DICTS,),
+     {"encoding": "estimate"}),
+    ("count_message_tokens", agentmsg.count_message_tokens, (OPENAI_DICTS,),
+     {"encoding": "o200k_base", "tools": TOOLS}),
+    ("acount_tokens", agentmsg.acount_tokens, ("Hello",), {"encoding": "o200k_base"}),
+    ("acount_message_tokens", agentmsg.acount_message_tokens, (_messages(),),
+     {"encoding": "cl100k_base", "tools": TOOLS}),
+    ("token_counter", agentmsg.token_counter, ("estimate",), {}),
+    ("trim", agentmsg.trim, (_messages(), 100),
+     {"counter": "estimate", "keep_system": True, "start_on": "user"}),
+    ("ConversationMemory", agentmsg.ConversationMemory, (1000,),
+     {"counter": "estimate", "keep_system": True, "compactor": None, "on_prune": None}),
+    ("ConversationMemory.add", _method(_memory, "add"), (Message.user("more"),), {}),
+    ("ConversationMemory.extend", _method(_memory, "extend"), ([Message.user("more")],), {}),
+    ("ConversationMemory.aadd", _method(_memory, "aadd"), (Message.user("more"),), {}),
+    ("ConversationMemory.recent", _method(_memory, "recent"), (2,), {}),
+    ("ConversationMemory.by_role", _method(_memory, "by_role"), ("user",), {}),
+    ("pair_tool_results", agentmsg.pair_tool_results, (_messages(),), {}),
+    ("check_tool_pairs", agentmsg.check_tool_pairs, (_messages(),), {}),
+    ("repair_tool_pairs", agentmsg.repair_tool_pairs, (_messages(),), {}),
+    ("prune_tool_outputs", agentmsg.prune_tool_outputs, (_messages(),),
+     {"keep_recent": 0, "placeholder": "[{chars} removed]"}),
+    ("compress", agentmsg.compress, (_messages(),), {"max_chars": 3, "keep_recent": 1}),
+    ("expand", agentmsg.expand, (_messages(), "m1"), {}),
+    ("summarize", agentmsg.summarize, (_messages(), _summarizer), {"keep_recent": 1}),
+    ("asummarize", agentmsg.asummarize, (_messages(), _asummarizer), {"keep_recent": 1}),
+    ("Compactor", agentmsg.Compactor, ([],), {"trigger": 0.5}),
+    ("Compactor.compact", _method(lambda: agentmsg.Compactor([]), "compact"), (_messages(), 100),
+     {"counter": "estimate"}),
+]
+
+# Public names that are not called: exceptions, constants, typing aliases, and result records
+# the library builds (their constructors take what the library gives them).
+NOT_CALLED = {
+    "AgentMsgError", "MessageError", "MessageTypeError", "ToolCallError", "EncodingError",
+    "ToolPairError", "ConversionError", "Source", "Block", "ROLE_CODES", "ENCODINGS",
+    "ConversationStats", "Parsed", "ParseIssue", "ToolResultText", "TrimResult", "ToolPairing",
+}
+_PENDING_MODULES = ("agentmsg.memory", "agentmsg.compaction", "agentmsg.toolpairs")
+
+
+def _owner(target: str) -> str:
+    """The public name a target exercises (``Message.to_json`` -> ``Message``)."""
+    return target.split(".")[0].split("(")[0]
+
+
+def _follow_up(result: Any) -> None:
+    """What a caller does next with a result: it must serialize and count without error."""
+    if inspect.iscoroutine(result):
+        result = asyncio.run(result)
+    items = result if isinstance(result, list) else [result]
+    for item in items[:3]:
+        if isinstance(item, Message):
+            item.to_json()
+            str(item)
+            agentmsg.count_message_tokens([item])
+            agentmsg.estimate_tokens(item)
+        elif isinstance(item, ToolUseBlock):
+            agentmsg.format_tool_call(item)
+            Message.assistant(tool_calls=[item]).to_json()
+
+
+@dataclass(frozen=True)
+class Call:
+    target: str
+    position: str
+    shape: str
+    label: str
+    run: Callable[[], Any]
+
+    def __str__(self) -> str:
+        return f"{self.target}({self.position}{self.shape} = {self.label})"
+
+
+def all_calls() -> List[Call]:
+    calls = []
+    for target, function, args, kwargs in TARGETS:
+        positions: List[Tuple[str, Any, Callable[[Any], Tuple[tuple, dict]]]] = []
+        for index, good in enumerate(args):
+            positions.append((f"arg{index}", good, lambda v, i=index, a=args, k=kwargs: (
+                (*a[:i], v, *a[i + 1:]), dict(k))))
+        for key, good in kwargs.items():
+            positions.append((key, good, lambda v, key=key, a=args, k=kwargs: (a, {**k, key: v})))
+        for position, good, place in positions:
+            for label, maker in HOSTILE:
+                for shape, make in shapes(good, maker):
+                    def run(function=function, place=place, make=make) -> Any:
+                        call_args, call_kwargs = place(make())
+                        return function(*call_args, **call_kwargs)
+                    calls.append(Call(target, position, shape, label, run))
+    return calls
+
+
+def outcome(call: Call) -> str:
+    """``"returned"``, ``"typed"`` (a good error) or a description of what went wrong."""
+    try:
+        _follow_up(call.run())
+    except agentmsg.AgentMsgError as error:
+        if not isinstance(error, (ValueError, TypeError)):
+            return f"{type(error).__name__} that is neither ValueError nor TypeError"
+        text = str(error)
+        if len(text) > MAX_ERROR_CHARS:
+            return f"{type(error).__name__} of {len(text)} characters"
+        return "typed"
+    except BaseException as error:  # noqa: BLE001 - the point is to catch everything
+        if isinstance(error, (KeyboardInterrupt, SystemExit)):
+            raise
+        return f"bare {type(error).__name__}: {str(error)[:100]}"
+    return "returned"
+
+
+def _sampled() -> List[Call]:
+    calls = all_calls()
+    if os.environ.get("AGENTMSG_HOSTILE_ALL"):
+        return calls
+    rng = random.Random(SEED)
+    quick = [call for call in calls if call.label not in COSTLY]
+    costly = [call for call in calls if call.label in COSTLY]
+    return rng.sample(quick, SAMPLE) + rng.sample(costly, SAMPLE_COSTLY)
+
+
+def test_every_public_name_is_walked():
+    names = {name for name in agentmsg.__all__ if name not in _convert.__all__}
+    walked = {_owner(target) for target, *_ in TARGETS}
+    assert names - NOT_CALLED == walked
+
+
+def test_hostile_values_end_in_typed_bounded_errors():
+    tally: Counter = Counter()
+    failures: List[str] = []
+    pending: Dict[str, List[str]] = {}
+    for call in _sampled():
+        result = outcome(call)
+        tally[result if result in ("returned", "typed") else "bad"] += 1
+        if result in ("returned", "typed"):
+            continue
+        if _owner(call.target) in PENDING_ELSEWHERE:
+            pending.setdefault(_owner(call.target), []).append(f"{call}: {result}")
+        else:
+            failures.append(f"{call}: {result}")
+    if os.environ.get("AGENTMSG_HOSTILE_ALL"):
+        print(f"\nhostile calls: {dict(tally)}")
+        for line in failures + [line for lines in pending.values() for line in lines]:
+            print(line)
+    assert failures == []
+
+
+# -- the decisions the walk relies on, each pinned down -------------------------------------------
+
+
+def test_checks_examples():
+    assert doctest.testmod(_checks, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+def _scribble(value: Any) -> None:
+    """Mutates every dict and list inside ``value``, as careless code holding an output would."""
+    if isinstance(value, dict):
+        for item in list(value.values()):
+            _scribble(item)
+        value["scribbled"] = True
+    elif isinstance(value, list):
+        for item in value:
+            _scribble(item)
+        value.append("scribbled")
+
+
+@settings(max_examples=60, deadline=None)
+@given(messages)
+def test_outputs_share_no_mutable_state_with_the_message(message):
+    before = message.to_dict()
+    _scribble(message.to_dict())
+    _scribble(agentmsg.block_to_dict(message.content[-1]))
+    assert message.to_dict() == before
+
+
+def test_to_dict_metadata_and_tool_input_are_copies():
+    call = ToolUseBlock("c1", "calc", {"a": {"b": [1]}}, metadata={"m": {"n": 1}})
+    message = Message.assistant(tool_calls=[call], metadata={"trace": {"spans": [1, 2]}})
+    data = message.to_dict()
+    data["metadata"]["trace"]["spans"].append(3)
+    data["content"][0]["input"]["a"]["b"].append(2)
+    data["content"][0]["metadata"]["m"]["n"] = 2
+    assert message.metadata == {"trace": {"spans": [1, 2]}}
+    assert message.tool_calls[0].input == {"a": {"b": [1]}}
+    assert message.tool_calls[0].metadata == {"m": {"n": 1}}
+
+
+def test_constructors_copy_the_callers_dicts():
+    metadata = {"trace": {"spans": [1]}}
+    arguments = {"path": ["a.py"]}
+    message = Message.user("hi", metadata=metadata)
+    call = ToolUseBlock("c1", "read", arguments)
+    metadata["trace"]["spans"].append(2)
+    arguments["path"].append("b.py")
+    assert message.metadata == {"trace": {"spans": [1]}}
+    assert call.input == {"path": ["a.py"]}
+
+
+class _Tagged(str):
+    pass
+
+
+def test_json_values_are_normalized_as_json_has_them():
+    call = ToolUseBlock("c1", "f", {"t": (1, (2,)), _Tagged("k"): _Tagged("v"), "big": 2**64, "f": 1e308})
+    assert call.input == {"t": [1, [2]], "k": "v", "big": 2**64, "f": 1e308}
+    assert type(call.input["k"]) is str and type(next(k for k in call.input if k == "k")) is str
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_tool_input_nests_as_deep_as_the_parser_reads():
+    # {"a": <199 lists>} is 200 levels: the parser's (jiter's) limit, and ours.
+    deep = {"a": _nested(_checks.MAX_JSON_DEPTH - 1)}
+    assert ToolUseBlock("c1", "f", deep).input == deep
+    payload = json.dumps({"tool_name": "f", "arguments": {"a": _nested(_checks.MAX_JSON_DEPTH - 2)}})
+    parsed = agentmsg.parse(f"<tool>{payload}</tool>").tool_calls[0]
+    assert agentmsg.block_from_dict(agentmsg.block_to_dict(parsed)) == parsed
+    with pytest.raises(MessageError, match=r"^ToolUseBlock\.input\['a'\]\[0\]\[0\]\[0\]\[0\]\[0\]"
+                                           r"\.\.\.\(194 more levels\) nests deeper than 200 levels"):
+        ToolUseBlock("c1", "f", {"a": _nested(_checks.MAX_JSON_DEPTH)})
+
+
+def _circular() -> dict:
+    value: dict = {}
+    value["self"] = value
+    return value
+
+
+@pytest.mark.parametrize(
+    "arguments, error, message",
+    [
+        ({"a": {1, 2}}, MessageTypeError, "ToolUseBlock.input['a'] must be a JSON value (dict, list, "
+                                          "str, int, float, bool or None), not set"),
+        ({"a": [b"x"]}, MessageTypeError, "ToolUseBlock.input['a'][0] must be a JSON value (dict, "
+                                          "list, str, int, float, bool or None), not bytes"),
+        ({"a": object()}, MessageTypeError, "ToolUseBlock.input['a'] must be a JSON value (dict, "
+                                            "list, str, int, float, bool or None), not object"),
+        ({"a": math.nan}, MessageError, "ToolUseBlock.input['a'] is nan, which JSON cannot carry"),
+        ({"a": [-math.inf]}, MessageError, "ToolUseBlock.input['a'][0] is -inf, which JSON cannot carry"),
+        ({"a": {1: "x"}}, MessageTypeError, "ToolUseBlock.input['a']: key 1 must be a str (JSON "
+                                            "object keys are), not int"),
+        ({"a": 10**4300}, MessageError, "ToolUseBlock.input['a'] is an int of 14285 bits; JSON ints "
+                                        "here have at most 4300 digits"),
+        ({"x" * 100: (x for x in "")}, MessageTypeError,
+         "ToolUseBlock.input['xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (100 characters)] must be a "
+         "JSON value (dict, list, str, int, float, bool or None), not generator"),
+        ([("a", 1)], MessageTypeError, "ToolUseBlock.input must be a dict, not list"),
+    ],
+)
+def test_tool_use_block_refuses_what_is_not_json(arguments, error, message):
+    with pytest.raises(error) as caught:
+        ToolUseBlock("c1", "f", arguments)
+    assert str(caught.value) == message
+
+
+def test_a_dict_that_contains_itself_is_refused_by_its_depth():
+    with pytest.raises(MessageError, match=r"^metadata\['self'\]\['self'\].* nests deeper than 200 "
+                                           r"levels \(or contains itself\)$"):
+        Message.user("hi", metadata=_circular())
+
+
+@settings(max_examples=80, deadline=None)
+@given(json_values)
+def test_any_json_value_is_kept_exactly(value):
+    call = ToolUseBlock("c1", "f", {"v": value})
+    assert call.input == {"v": value}
+    assert json.loads(agentmsg.format_tool_call(call)[6:-7])["arguments"] == {"v": value}
+
+
+def test_role_lookup_is_checked_like_every_role_argument():
+    assert Role("TOOL") is Role.TOOL and Role(Role.USER) is Role.USER
+    with pytest.raises(MessageError, match=r"^unknown role ''; valid roles: system, user, assistant, tool$"):
+        Role("")
+    with pytest.raises(MessageError, match=r"^unknown role '\\ud800'; valid roles"):
+        Role("\ud800")
+    with pytest.raises(MessageTypeError, match=r"^role must be a str or Role, not list$"):
+        Role(_nested(100_000))
+
+
+def test_lone_surrogates_are_text_like_any_other():
+    # Accepted everywhere text is: kept as written, serialized with JSON escapes, counted as
+    # tiktoken counts them (each becomes U+FFFD), estimated by their surrogatepass UTF-8 bytes.
+    message = Message.user("a\ud800b", metadata={"k\udc80": "v\ud83d"})
+    assert Message.from_json(message.to_json()) == message
+    assert agentmsg.count_tokens("\ud800") == agentmsg.count_tokens("\ufffd")
+    assert agentmsg.estimate_tokens("\ud800" * 4) == 4 * 3 // 4 + 4
+    # Where a text must be one of a few names, it is a typed error that shows it escaped.
+    with pytest.raises(agentmsg.EncodingError, match=r"^unknown encoding '\\ud800'; known encodings"):
+        agentmsg.count_tokens("x", "\ud800")
+    with pytest.raises(MessageError, match=r"^unknown thinking mode '\\ud800'; valid: auto, tags"):
+        agentmsg.parse("x", thinking="\ud800")
+
+
+def test_to_json_options_are_checked():
+    message = Message.user("hi", id="m1", timestamp=0)
+    assert message.to_json(indent=2, sort_keys=True) == json.dumps(
+        message.to_dict(), indent=2, sort_keys=True, ensure_ascii=False)
+    assert message.to_json(separators=(",", ":")) == json.dumps(
+        message.to_dict(), separators=(",", ":"), ensure_ascii=False)
+    with pytest.raises(MessageTypeError, match="^indent must be an int, not list$"):
+        message.to_json(indent=[])
+    with pytest.raises(MessageError, match="^indent must be at most 64, not 18446744073709551616$"):
+        message.to_json(indent=2**64)
+    with pytest.raises(MessageTypeError, match="^sort_keys must be a bool, not NoneType$"):
+        message.to_json(sort_keys=None)
+    with pytest.raises(MessageTypeError, match="^separators must be a pair of str"):
+        message.to_json(separators=(",",))
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[" * 100_000, "invalid JSON: nested deeper than Python's json reader goes"),
+        ('{"role": "user", "content": "x", "metadata": {"n": ' + "1" * 5000 + "}}",
+         "invalid JSON: Exceeds the limit (4300 digits) for integer string conversion"),
+        ('{"role": "user", "content": "x", "metadata": {"n": NaN}}',
+         "metadata['n'] is nan, which JSON cannot carry"),
+    ],
+)
+def test_from_json_refuses_what_json_readers_cannot_carry(text, message):
+    with pytest.raises(MessageError) as caught:
+        Message.from_json(text)
+    assert str(caught.value).startswith(message)
+
+
+def test_errors_describe_values_briefly():
+    with pytest.raises(MessageError) as caught:
+        Message("x" * 10_000_000, "hi")
+    assert str(caught.value) == (
+        "unknown role 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (10000000 characters); "
+        "valid roles: system, user, assistant, tool")
+    with pytest.raises(MessageError, match=r"^block: unknown block type a list; valid types"):
+        agentmsg.block_from_dict({"type": _nested(100_000)})
+
+
+def test_a_tool_result_cannot_nest_another():
+    inner = agentmsg.ToolResultBlock("c1", "x")
+    with pytest.raises(MessageError, match=r"^ToolResultBlock\.output\[0\]: a tool result holds "
+                                           r"text, media or thinking, not a tool_result block$"):
+        agentmsg.ToolResultBlock("c2", [inner])
+    with pytest.raises(MessageError, match=r"not a tool_use block$"):
+        Message.tool([GOOD_CALL], tool_id="c1")
