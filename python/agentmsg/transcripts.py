@@ -7,6 +7,7 @@ Formats, detected from the content (``format="auto"``) or named:
 - ``openai``: Chat Completions messages (``tool_calls`` and ``tool_call_id`` kept), or a request
   body ``{"messages": [...]}``;
 - ``anthropic``: Messages API turns, or ``{"system": ..., "messages": [...]}``;
+- ``bedrock``: Converse turns (``text``, ``toolUse``, ``toolResult`` blocks), or the same pair;
 - ``swe-agent``: a SWE-agent ``.traj`` file: its ``history``, with ``tool_calls`` and
   ``tool_call_ids`` given as JSON lists or as Python ``repr`` strings (read with
   :func:`ast.literal_eval`, which evaluates literals only, never code).
@@ -37,14 +38,14 @@ from pathlib import Path
 from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .blocks import ToolUseBlock
-from .convert import from_anthropic, from_openai
+from .convert import from_anthropic, from_bedrock, from_openai
 from .errors import AgentMsgError
 from .message import Message
 
 __all__ = ["TranscriptError", "Transcript", "load_transcript", "iter_transcripts", "TRANSCRIPT_FORMATS"]
 
 #: The message formats :func:`load_transcript` reads (besides ``"auto"``).
-TRANSCRIPT_FORMATS = ("agentmsg", "openai", "anthropic", "swe-agent")
+TRANSCRIPT_FORMATS = ("agentmsg", "openai", "anthropic", "bedrock", "swe-agent")
 
 #: The fields of a whole-conversation record that hold its messages, in the order tried.
 RECORD_FIELDS = ("messages", "trajectory", "history")
@@ -222,7 +223,10 @@ def _message_dicts_format(items: Sequence[Any]) -> str:
             return "agentmsg"
         content = item.get("content")
         if isinstance(content, list):
-            kinds = {part.get("type") for part in content if isinstance(part, dict)}
+            parts = [part for part in content if isinstance(part, dict)]
+            if parts and all("type" not in part for part in parts):
+                return "bedrock"
+            kinds = {part.get("type") for part in parts}
             if item.get("role") == "user" and "tool_result" in kinds:
                 return "anthropic"
             if "image_url" in kinds or "input_audio" in kinds:
@@ -257,7 +261,11 @@ def _messages_from(data: Any, fmt: str, system: Any = None) -> Tuple[List[Messag
         raise ValueError(f"expected a list of messages, not {type(data).__name__}")
     items = _normalized(data)
     if fmt == "auto":
-        fmt = "anthropic" if system is not None else _message_dicts_format(items)
+        fmt = _message_dicts_format(items)
+        if system is not None and fmt == "openai":
+            fmt = "anthropic"
+    if fmt == "bedrock":
+        return from_bedrock(system, items, on_orphan="keep"), fmt
     if fmt == "swe-agent":
         return _swe_agent_messages(items), fmt
     if fmt == "anthropic":
@@ -348,16 +356,17 @@ def _parse_lines(lines: Iterator[bytes], path: str, fmt: str) -> Iterator[Transc
         first = json.loads(first_text)
     except (json.JSONDecodeError, RecursionError):
         first = None  # a JSON document spread over several lines: read it whole below
-    if isinstance(first, dict) and "role" not in first:
+    if isinstance(first, list) or isinstance(first, dict) and "role" not in first:
+        # A whole conversation on the first line: the file is that one document, or JSON Lines
+        # of conversations, streamed.
         rest = _record_lines(lines, path, first_number)
         second = next(rest, None)
-        if second is None:  # a one-line JSON document holding one conversation
+        if second is None:
             messages, used = _read(first, fmt, path, None)
             yield Transcript(_stem(path), messages, _label(used, "JSON"), path)
             return
-        yield _record(first, fmt, path, first_number)
-        for number, text in itertools.chain([second], rest):
-            yield _record(_json(text, path, number), fmt, path, number)
+        for number, text in itertools.chain([(first_number, first_text), second], rest):
+            yield _record(first if number == first_number else _json(text, path, number), fmt, path, number)
         return
     if isinstance(first, dict):  # one message per line: one conversation
         items = [first] + [_json(text, path, number) for number, text in _record_lines(lines, path, first_number)]
@@ -383,10 +392,11 @@ def _record_lines(lines: Iterator[bytes], path: str, after: int) -> Iterator[Tup
 
 
 def _record(data: Any, fmt: str, path: str, number: int) -> Transcript:
-    if not isinstance(data, dict):
-        raise TranscriptError(path, number, f"expected a conversation object on this line, not {type(data).__name__}")
+    if not isinstance(data, (dict, list)):
+        raise TranscriptError(path, number, f"expected a conversation on this line, not {type(data).__name__}")
     messages, used = _read(data, fmt, path, number)
-    label = next((str(data[k]) for k in ("instance_id", "id", "name") if isinstance(data.get(k), (str, int))), None)
+    label = None if isinstance(data, list) else next(
+        (str(data[k]) for k in ("instance_id", "id", "name") if isinstance(data.get(k), (str, int))), None)
     name = f"{_stem(path)}:{label or number}"
     return Transcript(name, messages, _label(used, "JSONL, one conversation per line"), path, number)
 
