@@ -255,7 +255,7 @@ def _messages_from(data: Any, fmt: str, system: Any = None) -> Tuple[List[Messag
         for key in RECORD_FIELDS:
             if key in data:
                 return _messages_from(data[key], fmt, data.get("system"))
-        raise ValueError(f"an object needs a {', '.join(map(repr, RECORD_FIELDS))} field with the messages; it has "
+        raise ValueError(f"an object needs a 'messages', 'trajectory' or 'history' field with the messages; it has "
                          f"{', '.join(map(repr, list(data)[:6])) or 'no fields'}")
     if not isinstance(data, list):
         raise ValueError(f"expected a list of messages, not {type(data).__name__}")

@@ -10,10 +10,14 @@ tokens equal to the previous prompt's prefix: what a provider's prompt cache can
 was lost (tool outputs and user turns no longer intact in the last prompt; the recall of file
 paths and identifiers the agent uses that appeared earlier in the history) and the time per turn.
 
-Strategies reduce incrementally where their rules allow it: the next prompt is the previous
-prompt plus the new messages, reduced again (for ``trim`` this equals trimming the whole
-history, because the kept run only moves forward), so replaying a transcript is linear in its
-length. A plain function ``f(history, budget) -> messages`` gets the whole history each turn.
+The built-in strategies act on the live context, as an agent loop does: the next prompt is the
+previous prompt plus the new messages, reduced again, so replaying a transcript is linear in its
+length. For ``trim`` and ``trim-user`` this equals trimming the whole history at every turn (the
+kept run only moves forward; tested on real and generated transcripts) as long as the system
+messages alone fit the budget; for the
+compacting strategies (``mask-tool-outputs``, ``compress``, ``summarize``) what was dropped stays
+dropped, as in an agent that compacts its context. A plain function ``f(history, budget) -> messages`` gets the whole
+history at every turn.
 
     >>> import agentmsg
     >>> chat = [agentmsg.system("Be brief"), agentmsg.user("Hi " * 50), agentmsg.assistant("Hello"),
