@@ -405,7 +405,7 @@ def _parser() -> argparse.ArgumentParser:
     converted.add_argument("-o", "--output", help="output file (default: stdout); JSON Lines for many conversations")
 
     parsed = _command(commands, "parse", "parse model text (thinking, tool calls, text) into JSON",
-                      "echo '<think>plan</think>Done' | agentmsg parse -", _parse)
+                      "agentmsg parse - < reply.txt", _parse)
     parsed.add_argument("file", nargs="?", default="-", help="the model text (default: - for stdin)")
     parsed.add_argument("--stream", action="store_true",
                         help="read incrementally and print each stream event as a JSON line as it is found")

@@ -242,7 +242,8 @@ def _normalized(items: List[Any]) -> List[Any]:
             item = dict(item)
             if "content" not in item:
                 item["content"] = item.pop("text")
-            item["role"] = _ROLE_ALIASES.get(item["role"], item["role"])
+            if item.get("role") in _ROLE_ALIASES:
+                item["role"] = _ROLE_ALIASES[item["role"]]
         out.append(item)
     return out
 
@@ -292,8 +293,10 @@ def _checked(fmt: str) -> str:
 def _read(data: Any, fmt: str, path: str, line: Optional[int], system: Any = None) -> Tuple[List[Message], str]:
     try:
         return _messages_from(data, fmt, system)
-    except (AgentMsgError, ValueError, TypeError) as error:
-        raise TranscriptError(path, line, str(error).splitlines()[0] if str(error) else type(error).__name__) from None
+    except (AgentMsgError, ValueError, TypeError, LookupError, AttributeError) as error:
+        # A converter's error names the message and field; keep its first line.
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise TranscriptError(path, line, reason if not isinstance(error, LookupError) else f"missing {reason}") from None
     except RecursionError:
         raise TranscriptError(path, line, "nested too deeply to read") from None
 
