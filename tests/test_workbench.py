@@ -251,3 +251,14 @@ def test_plot_without_matplotlib_says_what_to_install(report, monkeypatch, tmp_p
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(agentmsg.MissingDependencyError, match=r"pip install 'agentmsg\[plot\]'"):
         report.plot(tmp_path / "wb.png")
+
+
+def test_progress_bar_is_on_for_a_terminal_only(monkeypatch):
+    from agentmsg import progress_bar
+
+    assert progress_bar(10, None, "replay").disable  # pytest's stderr is not a terminal
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    bar = progress_bar(10, None, "replay")
+    assert not bar.disable
+    bar.close()
+    assert progress_bar(10, False, "replay").disable

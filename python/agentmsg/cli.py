@@ -39,7 +39,7 @@ from .message import Message, Role
 from .parsing import StreamParser, parse
 from .tokens import ENCODINGS, count_message_tokens
 from .transcripts import TRANSCRIPT_FORMATS, Transcript, iter_transcripts
-from .workbench import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, builtin_strategies, run_workbench
+from .workbench import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, builtin_strategies, progress_bar, run_workbench
 
 __all__ = ["main", "load_sample", "encoding_for_model"]
 
@@ -88,10 +88,17 @@ def _sample() -> Transcript:
 # -- input and output ------------------------------------------------------------------------------
 
 
-def _transcripts(files: Sequence[str], fmt: str = "auto") -> Iterator[Transcript]:
-    """The transcripts of ``files`` (``-`` is stdin), streamed."""
-    for name in files:
-        yield from iter_transcripts(sys.stdin if name == "-" else name, fmt)
+def _transcripts(files: Sequence[str], fmt: str = "auto", progress: bool = True) -> Iterator[Transcript]:
+    """The transcripts of ``files`` (``-`` is stdin), streamed, with a progress bar on stderr
+    for long runs when it is a terminal."""
+    bar = progress_bar(None, None if progress else False, "conversation")
+    try:
+        for name in files:
+            for transcript in iter_transcripts(sys.stdin if name == "-" else name, fmt):
+                yield transcript
+                bar.update()
+    finally:
+        bar.close()
 
 
 class _Output:
@@ -319,7 +326,7 @@ def _incomplete_utf8(data: bytes) -> bool:
 
 def _workbench(args: argparse.Namespace) -> int:
     strategies = args.strategy or list(DEFAULT_STRATEGIES)
-    report = run_workbench(_transcripts(args.files, args.format), strategies, args.budget or DEFAULT_BUDGETS,
+    report = run_workbench(_transcripts(args.files, args.format, progress=False), strategies, args.budget or DEFAULT_BUDGETS,
                            encoding=args.encoding, progress=args.progress)
     if args.per_transcript:
         for name in dict.fromkeys(r.transcript for r in report.rows):

@@ -37,8 +37,8 @@ import re
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from functools import partial
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from functools import lru_cache, partial
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Sized, Tuple, Union
 
 from .compaction import Compactor, compress, prune_tool_outputs, summarize
 from .errors import AgentMsgError, MessageError, MessageTypeError
@@ -61,6 +61,7 @@ __all__ = [
     "replay",
     "run_workbench",
     "MissingDependencyError",
+    "progress_bar",
 ]
 
 #: The strategies :func:`run_workbench` replays when none are named.
@@ -383,15 +384,17 @@ def ordering_problem(messages: Sequence[Message], provider: str) -> Optional[str
 # -- identifiers the agent uses -------------------------------------------------------------------
 
 _TERM = re.compile(
-    r"(?:[\w.-]+/)+[\w.-]*\w"  # paths with a slash
+    r"(?<![\w./-])[\w.-]*/[\w./-]*\w"  # paths with a slash (matched from the start of a run only)
     r"|\b\w+\.(?:py|pyi|js|ts|tsx|java|c|h|cc|cpp|hpp|rs|go|rb|md|rst|txt|json|ya?ml|toml|cfg|ini|sh|html|css|sql)\b"
-    r"|\b[A-Za-z_]\w*_\w+\b"  # snake_case
-    r"|\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b"  # camelCase, CamelCase
+    r"|\b[A-Za-z_][A-Za-z0-9]*_\w+"  # snake_case
+    r"|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z0-9]+[A-Z]\w*"  # camelCase, CamelCase
 )
 
 
-def _terms(text: str) -> Set[str]:
-    return {t for t in _TERM.findall(text) if len(t) >= 4 and not t.startswith(("http:", "https:"))}
+@lru_cache(maxsize=4096)  # replays of one transcript (and repeated texts) scan each text once
+def _terms(text: str) -> FrozenSet[str]:
+    """The file paths and identifiers (4 characters or more) in ``text``."""
+    return frozenset(t for t in _TERM.findall(text) if len(t) >= 4 and not t.startswith(("http:", "https:")))
 
 
 # -- metrics ---------------------------------------------------------------------------------------
@@ -501,14 +504,14 @@ def replay(
     step = chosen.start(budget, count)
     turns: Dict[str, list] = {key: [] for key in ("tokens", "kept", "stability", "used", "found", "seconds", *PROVIDERS)}
     originals: Dict[int, Message] = {}
-    terms: Dict[int, Set[str]] = {}
+    terms: Dict[int, FrozenSet[str]] = {}
     seen_terms: Set[str] = set()
     tool_count = user_count = 0
     prompt: List[Message] = []
     previous: Optional[List[Message]] = None
     last = 0
 
-    def terms_of(message: Message) -> Set[str]:
+    def terms_of(message: Message) -> FrozenSet[str]:
         known = terms.get(id(message))
         if known is None:
             known = terms[id(message)] = _terms(measured_text(message))
@@ -688,13 +691,17 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def _progress(total: int, enabled: Optional[bool]) -> Any:
-    """A tqdm bar on stderr, on by default only when stderr is a terminal."""
+def progress_bar(total: Optional[int], enabled: Optional[bool], unit: str) -> Any:
+    """A tqdm bar on stderr; by default on only when stderr is a terminal, and drawn only once a
+    run has lasted half a second, so short runs print nothing.
+
+    >>> bar = progress_bar(3, False, "replay"); bar.update(); bar.close()
+    """
     from tqdm import tqdm
 
     if enabled is None:
         enabled = sys.stderr.isatty()
-    return tqdm(total=total, disable=not enabled, file=sys.stderr, unit="replay", leave=False)
+    return tqdm(total=total, disable=not enabled, file=sys.stderr, unit=unit, leave=False, delay=0.5)
 
 
 def run_workbench(
@@ -709,8 +716,8 @@ def run_workbench(
     lists of messages; ``strategies``: built-in names (:func:`builtin_strategies`),
     :class:`Strategy` objects or functions ``f(history, budget) -> messages`` (default:
     :data:`DEFAULT_STRATEGIES`); ``encoding``: how tokens are counted (an encoding name or
-    ``"estimate"``); ``progress``: a progress bar on stderr (default: when stderr is a terminal
-    and there are more than 3 transcripts).
+    ``"estimate"``); ``progress``: a progress bar on stderr (default: when stderr is a terminal,
+    after half a second).
 
     >>> chat = [Message.user("Hi"), Message.assistant("Hello")]
     >>> [(r.strategy, r.budget) for r in run_workbench([chat], ["trim", "memory"], [10, 20]).overall]
@@ -723,11 +730,11 @@ def run_workbench(
     budget_list = list(budgets)
     if not budget_list:
         raise MessageError("no budgets to replay")
-    items = list(transcripts)
-    bar = _progress(len(items) * len(chosen) * len(budget_list), None if progress is None and len(items) > 3 else bool(progress))
+    size = len(transcripts) if isinstance(transcripts, Sized) else None
+    bar = progress_bar(None if size is None else size * len(chosen) * len(budget_list), progress, "replay")
     rows: List[ReplayMetrics] = []
     try:
-        for number, item in enumerate(items, start=1):
+        for number, item in enumerate(transcripts, start=1):  # streamed: one transcript in memory at a time
             name = item.name if isinstance(item, Transcript) else f"transcript {number}"
             messages = item.messages if isinstance(item, Transcript) else list(item)
             counter = MessageCounter(encoding)  # shared by this transcript's replays
