@@ -262,3 +262,12 @@ def test_progress_bar_is_on_for_a_terminal_only(monkeypatch):
     assert not bar.disable
     bar.close()
     assert progress_bar(10, False, "replay").disable
+
+
+def test_workbench_doc_examples():
+    import doctest
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parent.parent / "docs" / "workbench.md"
+    result = doctest.testfile(str(doc), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 7 and result.failed == 0
