@@ -71,7 +71,7 @@ def encoding_for_model(model: str) -> str:
 
 
 def load_sample() -> List[Message]:
-    """The sample transcript shipped in the package (seed 000's conversation flow).
+    """The sample transcript shipped in the package (Forge's conversation flow).
 
     >>> len(load_sample()) > 0
     True

@@ -3,7 +3,7 @@ for many, streamed.
 
 Formats, detected from the content (``format="auto"``) or named:
 
-- ``agentmsg``: our :meth:`Message.to_dict` shape (or seed 001's flat shape);
+- ``agentmsg``: our :meth:`Message.to_dict` shape (or arcaelas's flat shape);
 - ``openai``: Chat Completions messages (``tool_calls`` and ``tool_call_id`` kept), or a request
   body ``{"messages": [...]}``;
 - ``anthropic``: Messages API turns, or ``{"system": ..., "messages": [...]}``;
