@@ -34,6 +34,7 @@ import csv
 import json
 import math
 import re
+import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -44,6 +45,7 @@ from .compaction import Compactor, compress, prune_tool_outputs, summarize
 from .errors import AgentMsgError, MessageError, MessageTypeError
 from .estimate import measured_text
 from .memory import ConversationMemory, token_counter, trim
+from .blocks import ToolUseBlock
 from .message import Message, Role
 from .transcripts import Transcript
 
@@ -242,6 +244,11 @@ def _langchain_strategy() -> Strategy:
             return ToolMessage(content=message.text, tool_call_id=message.tool_id or message.name or "")
         return (SystemMessage if message.role is _SYSTEM else HumanMessage)(content=message.text)
 
+    # Build LangChain's message models once here, so the first replay does not time that.
+    warm = [to_langchain(m) for m in (Message.user("warm"), Message.assistant(tool_calls=[
+        ToolUseBlock("w", "warm", {})]), Message.tool("warm", tool_id="w"))]
+    trim_messages(warm, max_tokens=10, token_counter=len, strategy="last", start_on="human", include_system=True)
+
     def start(budget: int, counter: MessageCounter) -> Step:
         ours: Dict[int, Message] = {}  # id of a LangChain message -> our message
         theirs: Dict[int, Any] = {}  # id of our message -> its LangChain message
@@ -411,7 +418,8 @@ class ReplayMetrics:
     history that are not intact in the last prompt (dropped, masked, compressed or summarized),
     of ``tool_outputs`` / ``user_turns``; ``recall`` is the share of the file paths and
     identifiers the agent's messages use, having appeared earlier in the history, that are in
-    the prompt it saw (None when none were used); ``seconds_per_turn`` is the strategy's time.
+    the prompt it saw (None when none were used); ``seconds_per_turn`` is the median time the
+    strategy took per model call (tokens are counted before, so it is the strategy's own work).
 
     >>> m = replay([Message.user("Read src/app.py"), Message.assistant("Reading src/app.py")], "trim", 100)
     >>> (m.turns, m.kept_mean, m.recall, m.tool_outputs_lost)
@@ -466,7 +474,7 @@ def _metrics(transcript: str, strategy: str, budget: int, turns: Dict[str, list]
         prefix_stability=sum(stability) / len(stability) if stability else None,
         tool_outputs_lost=lost[0], tool_outputs=lost[1], user_turns_lost=lost[2], user_turns=lost[3],
         recall=sum(found) / sum(used) if sum(used) else None,
-        seconds_per_turn=sum(turns["seconds"]) / n if n else 0.0,
+        seconds_per_turn=statistics.median(turns["seconds"]) if n else 0.0,
         _turns=turns,
     )
 
@@ -501,6 +509,7 @@ def replay(
     count = counter if isinstance(counter, MessageCounter) else MessageCounter(counter)
     chosen = _strategy(strategy, builtin_strategies())
     history = list(messages)
+    count.total(history)  # count every message now, so no strategy's time includes counting
     step = chosen.start(budget, count)
     turns: Dict[str, list] = {key: [] for key in ("tokens", "kept", "stability", "used", "found", "seconds", *PROVIDERS)}
     originals: Dict[int, Message] = {}
@@ -681,7 +690,7 @@ class WorkbenchReport:
         valid_axis.set_xticks([i + width for i in range(len(strategies))], strategies, rotation=30, ha="right", fontsize=8)
         valid_axis.set_ylabel("valid requests (% of prompts, all budgets)")
         valid_axis.set_title("requests valid under each provider's ordering rules")
-        valid_axis.legend(fontsize=8)
+        valid_axis.legend(fontsize=8, loc="lower right")
         figure.tight_layout()
         figure.savefig(path, dpi=110)
         plt.close(figure)
