@@ -192,3 +192,9 @@ def test_python_dash_m_agentmsg():
     done = module("parse", "--stream", stdin=b"<think>a</think>b")
     assert done.returncode == 0 and [json.loads(line)["event"] for line in done.stdout.splitlines()] == [
         "ThinkingDelta", "ThinkingEnd", "TextDelta"]
+
+
+def test_workbench_json_to_stdout_replaces_the_table(capsys):
+    code, out, _ = run(capsys, "workbench", SIMPLE, "--strategy", "trim", "--budget", "1000", "--json", "-")
+    data = json.loads(out)
+    assert code == 0 and [(r["strategy"], r["budget"], r["turns"]) for r in data["overall"]] == [("trim", 1000, 5)]

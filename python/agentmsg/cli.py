@@ -328,11 +328,13 @@ def _workbench(args: argparse.Namespace) -> int:
     strategies = args.strategy or list(DEFAULT_STRATEGIES)
     report = run_workbench(_transcripts(args.files, args.format, progress=False), strategies, args.budget or DEFAULT_BUDGETS,
                            encoding=args.encoding, progress=args.progress)
-    if args.per_transcript:
+    to_stdout = "-" in (args.json, args.csv)  # machine output replaces the table
+    if args.per_transcript and not to_stdout:
         for name in dict.fromkeys(r.transcript for r in report.rows):
             print(f"{name}:\n{report.table([r for r in report.rows if r.transcript == name])}\n")
         print("all transcripts:")
-    print(report.table())
+    if not to_stdout:
+        print(report.table())
     if args.json:
         report.write_json(args.json)
     if args.csv:
@@ -430,8 +432,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--encoding", default="o200k_base", choices=("estimate", *ENCODINGS),
                        help="how tokens are counted (default: o200k_base)")
     bench.add_argument("--per-transcript", action="store_true", help="also print a table per transcript")
-    bench.add_argument("--json", metavar="PATH", help="write every measure as JSON")
-    bench.add_argument("--csv", metavar="PATH", help="write every measure as CSV")
+    bench.add_argument("--json", metavar="PATH", help="write every measure as JSON (- for stdout, instead of the table)")
+    bench.add_argument("--csv", metavar="PATH", help="write every measure as CSV (- for stdout, instead of the table)")
     bench.add_argument("--plot", metavar="PATH", help="write a PNG plot (needs agentmsg[plot])")
     bench.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar on stderr (default: when stderr is a terminal)")

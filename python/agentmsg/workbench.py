@@ -30,6 +30,7 @@ history at every turn.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
@@ -39,7 +40,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache, partial
-from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Sized, Tuple, Union
+from typing import IO, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Sized, Tuple, Union
 
 from .compaction import Compactor, compress, prune_tool_outputs, summarize
 from .errors import AgentMsgError, MessageError, MessageTypeError
@@ -419,7 +420,8 @@ class ReplayMetrics:
     of ``tool_outputs`` / ``user_turns``; ``recall`` is the share of the file paths and
     identifiers the agent's messages use, having appeared earlier in the history, that are in
     the prompt it saw (None when none were used); ``seconds_per_turn`` is the median time the
-    strategy took per model call (tokens are counted before, so it is the strategy's own work).
+    strategy took per model call and ``seconds`` its total (tokens are counted before, so both
+    are the strategy's own work).
 
     >>> m = replay([Message.user("Read src/app.py"), Message.assistant("Reading src/app.py")], "trim", 100)
     >>> (m.turns, m.kept_mean, m.recall, m.tool_outputs_lost)
@@ -443,6 +445,7 @@ class ReplayMetrics:
     user_turns: int
     recall: Optional[float]
     seconds_per_turn: float
+    seconds: float
     _turns: Dict[str, list] = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> Dict[str, Any]:
@@ -475,6 +478,7 @@ def _metrics(transcript: str, strategy: str, budget: int, turns: Dict[str, list]
         tool_outputs_lost=lost[0], tool_outputs=lost[1], user_turns_lost=lost[2], user_turns=lost[3],
         recall=sum(found) / sum(used) if sum(used) else None,
         seconds_per_turn=statistics.median(turns["seconds"]) if n else 0.0,
+        seconds=sum(turns["seconds"]),
         _turns=turns,
     )
 
@@ -573,7 +577,7 @@ def _pooled(rows: List[ReplayMetrics]) -> ReplayMetrics:
 _CSV_FIELDS = (
     "transcript", "strategy", "budget", "turns", "tokens_mean", "tokens_p95", "tokens_max", "over_budget",
     "kept_mean", "valid_openai", "valid_anthropic", "valid_bedrock", "prefix_stability", "tool_outputs_lost",
-    "tool_outputs", "user_turns_lost", "user_turns", "recall", "seconds_per_turn",
+    "tool_outputs", "user_turns_lost", "user_turns", "recall", "seconds_per_turn", "seconds",
 )
 
 
@@ -625,18 +629,19 @@ class WorkbenchReport:
                 "transcripts": [r.to_dict() for r in self.rows]}
 
     def write_json(self, path: str) -> None:
-        """Writes :meth:`to_dict` as JSON to ``path``.
+        """Writes :meth:`to_dict` as JSON to ``path`` (``"-"``: stdout).
 
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "wb.json")
         >>> run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [9]).write_json(path)
         """
-        with open(path, "w", encoding="utf-8") as handle:
+        with _opened(path) as handle:
             json.dump(self.to_dict(), handle, indent=2)
             handle.write("\n")
 
     def write_csv(self, path: str) -> None:
-        """Writes one CSV row per transcript x strategy x budget, then the ``(all)`` rows.
+        """Writes one CSV row per transcript x strategy x budget, then the ``(all)`` rows, to
+        ``path`` (``"-"``: stdout).
 
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "wb.csv")
@@ -644,7 +649,7 @@ class WorkbenchReport:
         >>> open(path).readline().split(",")[:3]
         ['transcript', 'strategy', 'budget']
         """
-        with open(path, "w", encoding="utf-8", newline="") as handle:
+        with _opened(path, newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(_CSV_FIELDS)
             for r in [*self.rows, *self.overall]:
@@ -694,6 +699,16 @@ class WorkbenchReport:
         figure.tight_layout()
         figure.savefig(path, dpi=110)
         plt.close(figure)
+
+
+@contextlib.contextmanager
+def _opened(path: str, newline: Optional[str] = None) -> Iterator[IO[str]]:
+    """``path`` opened for writing text, or stdout (left open) for ``"-"``."""
+    if path == "-":
+        yield sys.stdout
+        return
+    with open(path, "w", encoding="utf-8", newline=newline) as handle:
+        yield handle
 
 
 def _mean(values: Sequence[float]) -> float:
