@@ -16,6 +16,7 @@ import argparse
 import base64
 import dataclasses
 import json
+import os
 import sys
 import warnings
 from importlib import resources
@@ -454,8 +455,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return stop.code if isinstance(stop.code, int) else 2
     try:
         return args.run(args)
-    except (AgentMsgError, OSError, UnicodeError, RecursionError, MemoryError) as error:
-        if isinstance(error, BrokenPipeError):
+    except (AgentMsgError, OSError, ValueError, RecursionError, MemoryError) as error:
+        if isinstance(error, BrokenPipeError):  # e.g. `agentmsg convert ... | head`: stop quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
         where = f"{error.filename}: " if isinstance(error, OSError) and error.filename else ""
