@@ -198,3 +198,11 @@ def test_workbench_json_to_stdout_replaces_the_table(capsys):
     code, out, _ = run(capsys, "workbench", SIMPLE, "--strategy", "trim", "--budget", "1000", "--json", "-")
     data = json.loads(out)
     assert code == 0 and [(r["strategy"], r["budget"], r["turns"]) for r in data["overall"]] == [("trim", 1000, 5)]
+
+
+def test_an_unknown_model_is_an_encoding_error():
+    from agentmsg.cli import encoding_for_model
+
+    with pytest.raises(agentmsg.EncodingError) as caught:
+        encoding_for_model("llama-3")
+    assert isinstance(caught.value, ValueError)

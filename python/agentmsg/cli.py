@@ -34,12 +34,12 @@ from .convert import (
     to_openai,
     to_wolo,
 )
-from .errors import AgentMsgError
+from .errors import AgentMsgError, EncodingError
 from .memory import trim
 from .message import Message, Role
 from .parsing import StreamParser, parse
 from .tokens import ENCODINGS, count_message_tokens
-from .transcripts import TRANSCRIPT_FORMATS, Transcript, iter_transcripts
+from .transcripts import TRANSCRIPT_FORMATS, Transcript, TranscriptError, iter_transcripts
 from .workbench import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, builtin_strategies, progress_bar, run_workbench
 
 __all__ = ["main", "load_sample", "encoding_for_model"]
@@ -68,7 +68,7 @@ def encoding_for_model(model: str) -> str:
         if model == prefix or model.startswith(prefix + "-") or model.startswith(prefix + "."):
             return encoding
     known = ", ".join(sorted({p for p, _ in _MODEL_ENCODINGS}))
-    raise AgentMsgError(f"unknown model {model!r}: give --encoding, or a model of these families: {known}")
+    raise EncodingError(f"unknown model {model!r}: give --encoding, or a model of these families: {known}")
 
 
 def load_sample() -> List[Message]:
@@ -257,7 +257,7 @@ def _read_text(name: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
-        raise AgentMsgError(f"{name}: line {line}: not UTF-8 text (byte 0x{data[error.start]:02x})") from None
+        raise TranscriptError(name, line, f"not UTF-8 text (byte 0x{data[error.start]:02x})") from None
 
 
 def _event_dict(event: Any) -> Dict[str, Any]:
@@ -285,7 +285,7 @@ def _parse(args: argparse.Namespace) -> int:
             for event in parser.finish():
                 print(_dumps(_event_dict(event)), flush=True)
         except UnicodeDecodeError as error:
-            raise AgentMsgError(f"{args.file}: not UTF-8 text ({error.reason})") from None
+            raise TranscriptError(args.file, None, f"not UTF-8 text ({error.reason})") from None
         finally:
             if stream is not sys.stdin:
                 stream.close()
