@@ -82,7 +82,7 @@ def test_cli_reports_bad_input(tmp_path, capsys):
     path = tmp_path / "bad.json"
     path.write_text('[{"role": "robot", "content": "x"}]')
     assert main(["stats", str(path)]) == 1
-    assert "message 0: unknown role 'robot'" in capsys.readouterr().err
+    assert "unknown role 'robot'" in capsys.readouterr().err
 
 
 def test_console_script_is_installed():

@@ -1,20 +1,17 @@
 """Real agent transcripts from ``tests/data`` as agentmsg messages, for tests and benches.
 
-SWE-agent ``.traj`` files hold the conversation in ``history``: ``role``, ``content`` and, in the
-function-calling runs, ``tool_calls`` / ``tool_call_ids`` (JSON lists, or Python ``repr`` strings
-in some recordings, so both are read). Note that the function-calling runs reuse a call id in a
+The library's loader (``agentmsg.load_transcript``) reads the SWE-agent ``.traj`` files. Note that the function-calling runs reuse a call id in a
 later turn once the earlier call is answered: a result pairs with the latest call of its id.
 """
 
 from __future__ import annotations
 
-import ast
-import json
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, List
+from typing import List
 
-from agentmsg import Message, ToolUseBlock
+from agentmsg import Message, ToolUseBlock, load_transcript
 
 REPO = Path(__file__).resolve().parent.parent
 # Copied into the repository with their MIT license, so a fresh clone runs every test.
@@ -29,42 +26,23 @@ def trajectory_files() -> List[Path]:
     return files
 
 
-def _python_or_json_list(value: Any) -> list:
-    if isinstance(value, str):
-        return ast.literal_eval(value)
-    return list(value or [])
-
-
-def _tool_call(call: dict) -> ToolUseBlock:
-    function = call["function"]
-    arguments = function.get("arguments") or "{}"
-    if isinstance(arguments, str):
-        arguments = json.loads(arguments)
-    return ToolUseBlock(id=call["id"], name=function["name"], input=arguments)
-
-
-def _message(entry: dict, call_names: dict, id_suffix: str) -> Message:
-    role, content = entry["role"], entry.get("content") or ""
-    metadata = {key: entry[key] for key in ("agent", "message_type") if key in entry}
-    if role == "assistant" and entry.get("tool_calls"):
-        calls = []
-        for call in _python_or_json_list(entry["tool_calls"]):
-            block = _tool_call(call)
-            block = ToolUseBlock(id=block.id + id_suffix, name=block.name, input=block.input)
-            call_names[block.id] = block.name
-            calls.append(block)
-        return Message.assistant(content, tool_calls=calls, metadata=metadata)
-    if role == "tool":
-        tool_id = _python_or_json_list(entry.get("tool_call_ids"))[0] + id_suffix
-        return Message.tool(content, tool_id=tool_id, name=call_names.get(tool_id), metadata=metadata)
-    return Message(role, content, metadata=metadata)
-
-
 def load_history(path: Path, id_suffix: str = "") -> List[Message]:
-    """One trajectory's history as messages; ``id_suffix`` is appended to every tool-call id."""
-    history = json.loads(Path(path).read_text(encoding="utf-8"))["history"]
-    call_names: dict = {}
-    return [_message(entry, call_names, id_suffix) for entry in history]
+    """One trajectory's history as messages (read by ``agentmsg.load_transcript``);
+    ``id_suffix`` is appended to every tool-call id."""
+    messages = load_transcript(path, format="swe-agent").messages
+    if not id_suffix:
+        return messages
+    out = []
+    for message in messages:
+        if message.has_tool_calls:
+            message = message.replace(content=[
+                replace(b, id=b.id + id_suffix) if isinstance(b, ToolUseBlock) else b for b in message.content])
+        elif message.role == "tool":
+            result = message.content[0]
+            message = message.replace(content=[replace(result, tool_use_id=result.tool_use_id + id_suffix)],
+                                      tool_id=message.tool_id + id_suffix)
+        out.append(message)
+    return out
 
 
 @lru_cache(maxsize=None)

@@ -18,6 +18,8 @@ from .memory import *  # noqa: F401,F403
 from .toolpairs import *  # noqa: F401,F403
 from .compaction import *  # noqa: F401,F403
 from .convert import *  # noqa: F401,F403
+from .transcripts import *  # noqa: F401,F403
+from .workbench import *  # noqa: F401,F403
 from . import (
     blocks as _blocks,
     compaction as _compaction,
@@ -30,6 +32,8 @@ from . import (
     parsing as _parsing,
     tokens as _tokens,
     toolpairs as _toolpairs,
+    transcripts as _transcripts,
+    workbench as _workbench,
 )
 
 __version__ = "0.1.0"
@@ -38,7 +42,7 @@ __all__ = [
     name
     for module in (
         _errors, _blocks, _message, _estimate, _conversation, _parsing, _tokens, _memory,
-        _toolpairs, _compaction, _convert,
+        _toolpairs, _compaction, _convert, _transcripts, _workbench,
     )
     for name in module.__all__
 ]

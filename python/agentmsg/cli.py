@@ -1,112 +1,471 @@
-"""The ``agentmsg`` command line.
+"""The ``agentmsg`` command line: stats, count, trim, convert, parse and the pruning workbench.
 
-``agentmsg stats [FILE]`` summarizes a transcript: messages, characters and estimated tokens by
-role, and the exact prompt tokens of the whole conversation as an OpenAI chat request. FILE is a JSON list of messages (``Message.to_dict`` shape or seed 001's flat shape) or
-JSON Lines with one message per line; without FILE, the sample transcript shipped in the package.
+Every command reads transcripts through :func:`agentmsg.iter_transcripts` (our JSON, OpenAI,
+Anthropic, SWE-agent ``.traj``; JSON, JSON Lines of messages, or JSON Lines of whole
+conversations, streamed in constant memory); ``-`` is stdin (and stdout for ``-o``). Exit status:
+0 on success, 1 on bad input (one line on stderr, never a traceback), 2 on a usage error.
 
     $ agentmsg stats
+    $ agentmsg convert chat.json --to anthropic -o chat.anthropic.json
+    $ agentmsg workbench tests/data/swe-agent-trajectories --plot wb.png
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import dataclasses
 import json
+import os
 import sys
+import warnings
 from importlib import resources
-from typing import List, Optional, Sequence
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, TextIO
 
 from .conversation import conversation_stats
-from .errors import AgentMsgError, MessageError
+from .convert import (
+    to_agentscope,
+    to_anthropic,
+    to_arcaelas,
+    to_bedrock,
+    to_dashscope,
+    to_db_rows,
+    to_forge,
+    to_openai,
+    to_wolo,
+)
+from .errors import AgentMsgError, EncodingError
+from .memory import trim
 from .message import Message, Role
-from .tokens import count_message_tokens
+from .parsing import StreamParser, parse
+from .tokens import ENCODINGS, count_message_tokens
+from .transcripts import TRANSCRIPT_FORMATS, Transcript, TranscriptError, iter_transcripts
+from .workbench import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, builtin_strategies, progress_bar, run_workbench
+
+__all__ = ["main", "load_sample", "encoding_for_model"]
 
 # The exact encodings the summary reports (OpenAI chat format, see agentmsg.count_message_tokens).
 EXACT_ENCODINGS = ("o200k_base", "cl100k_base")
 
 SAMPLE = "sample_transcript.json"
 
+# Model name prefixes and their encodings (tiktoken's table, newest families first).
+_MODEL_ENCODINGS = (
+    ("gpt-4o", "o200k_base"), ("gpt-4.1", "o200k_base"), ("gpt-4.5", "o200k_base"), ("gpt-5", "o200k_base"),
+    ("o1", "o200k_base"), ("o3", "o200k_base"), ("o4", "o200k_base"), ("chatgpt-4o", "o200k_base"),
+    ("gpt-oss", "o200k_base"), ("gpt-4", "cl100k_base"), ("gpt-3.5", "cl100k_base"),
+    ("text-embedding-3", "cl100k_base"), ("text-embedding-ada-002", "cl100k_base"),
+)
 
-def _read_messages(text: str, source: str) -> List[Message]:
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise MessageError(
-                f"{source}: invalid JSON at line {error.lineno} column {error.colno}: {error.msg}"
-            ) from None
-    else:
-        items = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                items.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise MessageError(
-                    f"{source}: invalid JSON on line {number} column {error.colno}: {error.msg}"
-                ) from None
-    messages = []
-    for index, item in enumerate(items):
-        try:
-            messages.append(Message.from_dict(item))
-        except AgentMsgError as error:
-            raise type(error)(f"{source}: message {index}: {error}") from None
-    return messages
+
+def encoding_for_model(model: str) -> str:
+    """The token encoding of an OpenAI model name (by family prefix, as tiktoken maps them).
+
+    >>> (encoding_for_model("gpt-4o-mini"), encoding_for_model("gpt-4-turbo"))
+    ('o200k_base', 'cl100k_base')
+    """
+    for prefix, encoding in _MODEL_ENCODINGS:
+        if model == prefix or model.startswith(prefix + "-") or model.startswith(prefix + "."):
+            return encoding
+    known = ", ".join(sorted({p for p, _ in _MODEL_ENCODINGS}))
+    raise EncodingError(f"unknown model {model!r}: give --encoding, or a model of these families: {known}")
 
 
 def load_sample() -> List[Message]:
-    """The sample transcript shipped in the package (seed 000's conversation flow).
+    """The sample transcript shipped in the package (Forge's conversation flow).
 
     >>> len(load_sample()) > 0
     True
     """
-    text = resources.files("agentmsg").joinpath("data", SAMPLE).read_text(encoding="utf-8")
-    return _read_messages(text, SAMPLE)
+    return _sample().messages
 
 
-def _stats(path: Optional[str], as_json: bool) -> int:
-    if path is None:
-        source, messages = f"{SAMPLE} (sample shipped with agentmsg)", load_sample()
-    else:
-        with open(path, encoding="utf-8") as handle:
-            source, messages = path, _read_messages(handle.read(), path)
+def _sample() -> Transcript:
+    with resources.files("agentmsg").joinpath("data", SAMPLE).open("rb") as handle:
+        found = next(iter_transcripts(handle))
+    return dataclasses.replace(found, name=SAMPLE, source=SAMPLE, format=f"sample shipped with agentmsg, {found.format}")
+
+
+# -- input and output ------------------------------------------------------------------------------
+
+
+def _transcripts(files: Sequence[str], fmt: str = "auto", progress: bool = True) -> Iterator[Transcript]:
+    """The transcripts of ``files`` (``-`` is stdin), streamed, with a progress bar on stderr
+    for long runs when it is a terminal."""
+    bar = progress_bar(None, None if progress else False, "conversation")
+    try:
+        for name in files:
+            for transcript in iter_transcripts(sys.stdin if name == "-" else name, fmt):
+                yield transcript
+                bar.update()
+    finally:
+        bar.close()
+
+
+class _Output:
+    """Where results go: stdout for ``-`` (or no ``-o``), else a file opened on first write."""
+
+    def __init__(self, path: Optional[str]) -> None:
+        self.path = path
+        self._handle: Optional[TextIO] = None
+
+    def write(self, text: str) -> None:
+        if self._handle is None:
+            self._handle = sys.stdout if self.path in (None, "-") else open(self.path, "w", encoding="utf-8")
+        self._handle.write(text)
+
+    def close(self) -> None:
+        if self._handle is not None and self._handle is not sys.stdout:
+            self._handle.close()
+
+
+def _plain(value: Any) -> Any:
+    """JSON for what converters return besides dicts: dataclasses (Wolo) and bytes (Bedrock media)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def _dumps(value: Any, indent: Optional[int] = None) -> str:
+    return json.dumps(value, indent=indent, ensure_ascii=False, default=_plain)
+
+
+def _write_documents(documents: Iterable[Any], output: _Output) -> None:
+    """One document as indented JSON; two or more as JSON Lines, streamed one per line."""
+    documents = iter(documents)
+    first = next(documents, None)
+    if first is None:
+        return
+    second = next(documents, None)
+    if second is None:
+        output.write(_dumps(first, indent=2) + "\n")
+        return
+    output.write(_dumps(first) + "\n")
+    output.write(_dumps(second) + "\n")
+    for document in documents:
+        output.write(_dumps(document) + "\n")
+
+
+def _pair(convert: Callable[[List[Message]], Any]) -> Callable[[List[Message]], Any]:
+    def as_request(messages: List[Message]) -> Dict[str, Any]:
+        system, turns = convert(messages)
+        return {"system": system, "messages": turns}
+
+    return as_request
+
+
+#: ``convert --to`` targets: each turns a conversation into one JSON document.
+TARGETS: Dict[str, Callable[[List[Message]], Any]] = {
+    "agentmsg": lambda messages: [m.to_dict() for m in messages],
+    "openai": to_openai,
+    "anthropic": _pair(to_anthropic),
+    "bedrock": _pair(to_bedrock),
+    "dashscope": to_dashscope,
+    "forge": to_forge,
+    "wolo": to_wolo,
+    "suna": to_db_rows,
+    "agentscope": to_agentscope,
+    "arcaelas": to_arcaelas,
+}
+
+
+# -- the commands ------------------------------------------------------------------------------------
+
+
+def _stats_block(transcript: Transcript, as_json: bool) -> str:
+    messages = transcript.messages
     stats = conversation_stats(messages)
     exact = {name: count_message_tokens(messages, encoding=name) for name in EXACT_ENCODINGS}
     if as_json:
-        print(json.dumps({**stats.__dict__, "prompt_tokens": exact}, indent=2))
-        return 0
-    print(f"{source}: {stats.total_messages} messages, {stats.total_chars} characters, "
-          f"{stats.estimated_tokens} estimated tokens")
-    print(f"{'role':<10} {'messages':>9} {'characters':>11} {'est. tokens':>12}")
+        return _dumps({"name": transcript.name, "source": transcript.source, "format": transcript.format,
+                       **stats.__dict__, "prompt_tokens": exact})
+    lines = [f"{transcript.source}{'' if transcript.line is None else f' line {transcript.line}'} "
+             f"({transcript.format}): {stats.total_messages} messages, {stats.total_chars} characters, "
+             f"{stats.estimated_tokens} estimated tokens",
+             f"{'role':<10} {'messages':>9} {'characters':>11} {'est. tokens':>12}"]
     for role in Role:
         r = role.value
-        print(f"{r:<10} {stats.by_role[r]:>9} {stats.chars_by_role[r]:>11} {stats.tokens_by_role[r]:>12}")
-    print(f"{'total':<10} {stats.total_messages:>9} {stats.total_chars:>11} {stats.estimated_tokens:>12}")
-    print(f"tool calls: {stats.tool_calls}, tool results: {stats.tool_results}")
+        lines.append(f"{r:<10} {stats.by_role[r]:>9} {stats.chars_by_role[r]:>11} {stats.tokens_by_role[r]:>12}")
+    lines.append(f"{'total':<10} {stats.total_messages:>9} {stats.total_chars:>11} {stats.estimated_tokens:>12}")
+    lines.append(f"tool calls: {stats.tool_calls}, tool results: {stats.tool_results}")
     counts = ", ".join(f"{count} ({name})" for name, count in exact.items())
-    print(f"exact prompt tokens as an OpenAI chat request: {counts}")
+    lines.append(f"exact prompt tokens as an OpenAI chat request: {counts}")
+    return "\n".join(lines)
+
+
+def _stats(args: argparse.Namespace) -> int:
+    found = _transcripts(args.files, args.format) if args.files else iter([_sample()])
+    output = _Output(None)
+    for number, transcript in enumerate(found):
+        if number and not args.json:
+            output.write("\n")
+        output.write(_stats_block(transcript, args.json) + "\n")
     return 0
 
 
+def _count(args: argparse.Namespace) -> int:
+    encoding = encoding_for_model(args.model) if args.model else args.encoding
+    total = conversations = 0
+    for transcript in _transcripts(args.files, args.format):
+        tokens = count_message_tokens(transcript.messages, encoding=encoding)
+        total += tokens
+        conversations += 1
+        if args.json:
+            print(_dumps({"name": transcript.name, "source": transcript.source, "messages": len(transcript.messages),
+                          "prompt_tokens": tokens, "encoding": encoding}))
+        else:
+            print(f"{tokens}\t{transcript.name}")
+    if conversations > 1 and not args.json:
+        print(f"{total}\ttotal ({conversations} conversations, {encoding})")
+    return 0
+
+
+def _written(args: argparse.Namespace, documents: Iterable[Any]) -> int:
+    output = _Output(args.output)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _write_documents(documents, output)
+        for warning in caught:  # what the target format cannot carry, one line each
+            print(f"agentmsg: warning: {warning.message}", file=sys.stderr)
+    finally:
+        output.close()
+    return 0
+
+
+def _trim(args: argparse.Namespace) -> int:
+    convert = TARGETS[args.to]
+    return _written(args, (
+        convert(trim(t.messages, args.max_tokens, counter=args.counter, start_on=args.start_on).messages)
+        for t in _transcripts(args.files, args.format)))
+
+
+def _convert(args: argparse.Namespace) -> int:
+    convert = TARGETS[args.to]
+    return _written(args, (convert(t.messages) for t in _transcripts(args.files, args.source_format)))
+
+
+def _read_text(name: str) -> str:
+    if name == "-":
+        data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8", "surrogatepass")
+    else:
+        with open(name, "rb") as handle:
+            data = handle.read()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise TranscriptError(name, line, f"not UTF-8 text (byte 0x{data[error.start]:02x})") from None
+
+
+def _event_dict(event: Any) -> Dict[str, Any]:
+    data: Dict[str, Any] = {"event": type(event).__name__}
+    for name in ("index", "text", "fragment", "complete"):
+        if hasattr(event, name):
+            data[name] = getattr(event, name)
+    if hasattr(event, "call"):
+        data["call"] = None if event.call is None else dataclasses.asdict(event.call)
+        data["error"] = None if event.error is None else dataclasses.asdict(event.error)
+    return data
+
+
+def _parse(args: argparse.Namespace) -> int:
+    if args.stream:
+        parser = StreamParser()
+        stream = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
+        try:
+            while True:
+                chunk = stream.read(args.chunk_size) if stream is not sys.stdin else _stdin_chunk(args.chunk_size)
+                if not chunk:
+                    break
+                for event in parser.feed(chunk):
+                    print(_dumps(_event_dict(event)), flush=True)
+            for event in parser.finish():
+                print(_dumps(_event_dict(event)), flush=True)
+        except UnicodeDecodeError as error:
+            raise TranscriptError(args.file, None, f"not UTF-8 text ({error.reason})") from None
+        finally:
+            if stream is not sys.stdin:
+                stream.close()
+        return 0
+    result = parse(_read_text(args.file))
+    print(_dumps({
+        "text": result.text,
+        "thinking": result.thinking,
+        "tool_calls": [dataclasses.asdict(c) for c in result.tool_calls],
+        "errors": [dataclasses.asdict(e) for e in result.errors],
+        "incomplete_thinking": result.incomplete_thinking,
+    }, indent=2))
+    return 0
+
+
+def _stdin_chunk(size: int) -> str:
+    """What stdin has now (up to ``size`` characters): a pipe's data as it arrives, not at EOF."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None or not hasattr(buffer, "read1"):
+        return sys.stdin.read(size)
+    data = buffer.read1(size)
+    # A UTF-8 character may straddle two reads: complete it before decoding.
+    while data and _incomplete_utf8(data):
+        more = buffer.read(1)
+        if not more:
+            break
+        data += more
+    return data.decode("utf-8")
+
+
+def _incomplete_utf8(data: bytes) -> bool:
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 != 0x80:  # the start of the last character
+            needed = 2 if byte >> 5 == 0b110 else 3 if byte >> 4 == 0b1110 else 4 if byte >> 3 == 0b11110 else 1
+            return needed > back
+    return False
+
+
+def _workbench(args: argparse.Namespace) -> int:
+    strategies = args.strategy or list(DEFAULT_STRATEGIES)
+    report = run_workbench(_transcripts(args.files, args.format, progress=False), strategies, args.budget or DEFAULT_BUDGETS,
+                           encoding=args.encoding, progress=args.progress)
+    to_stdout = "-" in (args.json, args.csv)  # machine output replaces the table
+    if args.per_transcript and not to_stdout:
+        for name in dict.fromkeys(r.transcript for r in report.rows):
+            print(f"{name}:\n{report.table([r for r in report.rows if r.transcript == name])}\n")
+        print("all transcripts:")
+    if not to_stdout:
+        print(report.table())
+    if args.json:
+        report.write_json(args.json)
+    if args.csv:
+        report.write_csv(args.csv)
+    if args.plot:
+        report.plot(args.plot)
+    return 0
+
+
+# -- the parser ------------------------------------------------------------------------------------------
+
+
+def _budget(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of tokens: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _command(commands: Any, name: str, summary: str, example: str, run: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+    sub = commands.add_parser(name, help=summary, description=summary, epilog=f"example:\n  {example}",
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub.set_defaults(run=run)
+    return sub
+
+
+def _inputs(sub: argparse.ArgumentParser, required: bool = True, option: str = "--format") -> None:
+    sub.add_argument("files", nargs="+" if required else "*", metavar="FILE",
+                     help="transcript files or folders (- is stdin): JSON, JSON Lines, .traj")
+    sub.add_argument(option, default="auto", choices=("auto", *TRANSCRIPT_FORMATS),
+                     dest="source_format" if option == "--from" else "format",
+                     help="the message format (default: detected)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = argparse.ArgumentParser(prog="agentmsg", description=__doc__.splitlines()[0],
+                                     epilog="example:\n  agentmsg stats chat.jsonl\n"
+                                            "run 'agentmsg COMMAND --help' for each command's options",
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"agentmsg {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    stats = _command(commands, "stats", "messages, characters and estimated tokens by role, and the exact prompt "
+                     "tokens, of each conversation (the sample transcript without FILE)",
+                     "agentmsg stats tests/data/swe-agent-trajectories/gpt4_pydicom.traj", _stats)
+    _inputs(stats, required=False)
+    stats.add_argument("--json", action="store_true", help="one JSON object per conversation")
+
+    count = _command(commands, "count", "exact prompt tokens of each conversation as an OpenAI chat request",
+                     "agentmsg count chats.jsonl --model gpt-4o", _count)
+    _inputs(count)
+    how = count.add_mutually_exclusive_group()
+    how.add_argument("--encoding", default="o200k_base", choices=ENCODINGS, help="default: o200k_base")
+    how.add_argument("--model", help="an OpenAI model name, e.g. gpt-4o or gpt-4 (picks the encoding)")
+    count.add_argument("--json", action="store_true", help="one JSON object per conversation")
+
+    trimmed = _command(commands, "trim", "keep the newest messages of each conversation that fit a token budget "
+                       "(system messages and tool pairs kept) and write them",
+                       "agentmsg trim chat.json --max-tokens 8000 --to openai -o short.json", _trim)
+    _inputs(trimmed)
+    trimmed.add_argument("--max-tokens", type=_budget, required=True, help="the token budget")
+    trimmed.add_argument("--counter", default="o200k_base", choices=("estimate", *ENCODINGS),
+                         help="how tokens are counted (default: o200k_base)")
+    trimmed.add_argument("--start-on", choices=("user",), help="make the kept run start on a user message")
+    trimmed.add_argument("--to", default="agentmsg", choices=sorted(TARGETS), help="output format (default: agentmsg)")
+    trimmed.add_argument("-o", "--output", help="output file (default: stdout); JSON Lines for many conversations")
+
+    converted = _command(commands, "convert", "convert conversations to a provider or framework format",
+                         "agentmsg convert run.traj --to anthropic -o run.anthropic.json", _convert)
+    _inputs(converted, option="--from")
+    converted.add_argument("--to", required=True, choices=sorted(TARGETS), help="the output format")
+    converted.add_argument("-o", "--output", help="output file (default: stdout); JSON Lines for many conversations")
+
+    parsed = _command(commands, "parse", "parse model text (thinking, tool calls, text) into JSON",
+                      "agentmsg parse - < reply.txt", _parse)
+    parsed.add_argument("file", nargs="?", default="-", help="the model text (default: - for stdin)")
+    parsed.add_argument("--stream", action="store_true",
+                        help="read incrementally and print each stream event as a JSON line as it is found")
+    parsed.add_argument("--chunk-size", type=_budget, default=4096, help="characters per read with --stream")
+
+    bench = _command(commands, "workbench", "replay transcripts turn by turn under each pruning strategy and budget "
+                     "and compare tokens, validity, prefix stability and losses",
+                     "agentmsg workbench tests/data/swe-agent-trajectories --budget 4000 --budget 8000 "
+                     "--json wb.json --csv wb.csv --plot wb.png", _workbench)
+    _inputs(bench)
+    bench.add_argument("--strategy", action="append", choices=sorted(builtin_strategies()),
+                       help=f"repeat for several (default: {', '.join(DEFAULT_STRATEGIES)})")
+    bench.add_argument("--budget", action="append", type=_budget,
+                       help=f"token budget; repeat for several (default: {', '.join(map(str, DEFAULT_BUDGETS))})")
+    bench.add_argument("--encoding", default="o200k_base", choices=("estimate", *ENCODINGS),
+                       help="how tokens are counted (default: o200k_base)")
+    bench.add_argument("--per-transcript", action="store_true", help="also print a table per transcript")
+    bench.add_argument("--json", metavar="PATH", help="write every measure as JSON (- for stdout, instead of the table)")
+    bench.add_argument("--csv", metavar="PATH", help="write every measure as CSV (- for stdout, instead of the table)")
+    bench.add_argument("--plot", metavar="PATH", help="write a PNG plot (needs agentmsg[plot])")
+    bench.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="progress bar on stderr (default: when stderr is a terminal)")
+    return parser
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of the ``agentmsg`` console script; returns the exit status.
+    """Entry point of the ``agentmsg`` console script; returns the exit status (0 success, 1 bad
+    input, 2 usage error).
 
     >>> main(["stats"])  # doctest: +ELLIPSIS
     sample_transcript.json ...
     0
     """
-    parser = argparse.ArgumentParser(prog="agentmsg", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    stats = commands.add_parser("stats", help="messages, characters and estimated tokens by role")
-    stats.add_argument("file", nargs="?", help="JSON list or JSON Lines of messages (default: sample)")
-    stats.add_argument("--json", action="store_true", help="print the summary as JSON")
-    args = parser.parse_args(argv)
     try:
-        return _stats(args.file, args.json)
-    except (AgentMsgError, OSError) as error:
-        print(f"agentmsg: error: {error}", file=sys.stderr)
+        args = _parser().parse_args(argv)
+    except SystemExit as stop:  # --help, --version and usage errors
+        return stop.code if isinstance(stop.code, int) else 2
+    try:
+        return args.run(args)
+    except (AgentMsgError, OSError, ValueError, RecursionError, MemoryError) as error:
+        if isinstance(error, BrokenPipeError):  # e.g. `agentmsg convert ... | head`: stop quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        where = f"{error.filename}: " if isinstance(error, OSError) and error.filename else ""
+        text = f"{where}{reason}".splitlines()[0] if f"{where}{reason}" else type(error).__name__
+        print(f"agentmsg: error: {text}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

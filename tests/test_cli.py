@@ -1,0 +1,208 @@
+"""The agentmsg command line, in-process through main([...]) and, for a few, as `python -m agentmsg`."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import agentmsg
+import transcripts
+from agentmsg import count_message_tokens, load_transcript
+from agentmsg.cli import TARGETS, main
+
+DATA = Path(__file__).parent / "data"
+FORMATS = DATA / "transcript-formats"
+BAD = DATA / "bad"
+TRAJ = transcripts.TRAJECTORY_DIR
+SIMPLE = str(TRAJ / "function_calling_simple.traj")
+REPO = Path(__file__).resolve().parent.parent
+
+README_STATS = """\
+sample_transcript.json (sample shipped with agentmsg, agentmsg JSON): 9 messages, 194 characters, 211 estimated tokens
+role        messages  characters  est. tokens
+system             1          28           11
+user               2          51           20
+assistant          4          82          153
+tool               2          33           27
+total              9         194          211
+tool calls: 2, tool results: 2
+exact prompt tokens as an OpenAI chat request: 139 (o200k_base), 140 (cl100k_base)
+"""
+
+
+def run(capsys, *argv, stdin=None, monkeypatch=None):
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_stats_of_the_sample_is_the_readme_output(capsys):
+    assert run(capsys, "stats") == (0, README_STATS, "")
+
+
+def test_stats_keeps_openai_tool_calls_and_counts_the_whole_request(capsys):
+    code, out, err = run(capsys, "stats", str(FORMATS / "openai.json"))
+    messages = load_transcript(FORMATS / "openai.json").messages
+    assert (code, err) == (0, "")
+    assert "tool calls: 5, tool results: 5" in out
+    exact = count_message_tokens(messages, encoding="o200k_base")
+    assert f"exact prompt tokens as an OpenAI chat request: {exact} (o200k_base)" in out
+    assert exact > count_message_tokens([m for m in messages if not m.tool_calls and m.role != "tool"])
+
+
+def test_stats_reads_traj_files_and_folders_and_stdin(capsys, monkeypatch):
+    code, out, _ = run(capsys, "stats", str(TRAJ))
+    assert code == 0 and out.count("(swe-agent .traj)") == 5
+    code, out, _ = run(capsys, "stats", "-", "--json", stdin=(FORMATS / "openai.jsonl").read_bytes(),
+                       monkeypatch=monkeypatch)
+    data = json.loads(out)
+    assert (code, data["format"], data["tool_calls"], data["total_messages"]) == (
+        0, "openai JSONL, one message per line", 5, 12)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in BAD.iterdir()))
+def test_every_bad_file_is_one_line_and_exit_1_for_every_command(capsys, name):
+    for command in (["stats"], ["count"], ["convert", "--to", "openai"], ["trim", "--max-tokens", "100"],
+                    ["workbench", "--budget", "100"]):
+        code, out, err = run(capsys, *command, str(BAD / name))
+        assert code == 1, (command, name)
+        assert err.count("\n") == 1 and err.startswith(f"agentmsg: error: {BAD / name}"), (command, err)
+
+
+def test_a_missing_file_is_one_line(capsys):
+    code, _, err = run(capsys, "count", "nope.json")
+    assert (code, err) == (1, "agentmsg: error: nope.json: No such file or directory\n")
+
+
+@pytest.mark.parametrize("argv", [
+    [], ["frobnicate"], ["convert", SIMPLE], ["convert", SIMPLE, "--to", "yaml"], ["trim", SIMPLE],
+    ["trim", SIMPLE, "--max-tokens", "-5"], ["count", SIMPLE, "--model", "gpt-4o", "--encoding", "cl100k_base"],
+    ["workbench", SIMPLE, "--strategy", "magic"],
+])
+def test_usage_errors_exit_2(capsys, argv):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and "usage: agentmsg" in err
+
+
+@pytest.mark.parametrize("command", ["stats", "count", "trim", "convert", "parse", "workbench"])
+def test_every_command_has_help_with_a_description_and_an_example(capsys, command):
+    code, out, _ = run(capsys, command, "--help")
+    assert code == 0 and f"usage: agentmsg {command}" in out and "\nexample:\n  agentmsg " + command in out
+
+
+def test_version(capsys):
+    assert run(capsys, "--version") == (0, f"agentmsg {agentmsg.__version__}\n", "")
+
+
+def test_count_per_encoding_and_model(capsys):
+    messages = {t.name: t.messages for t in agentmsg.iter_transcripts(TRAJ)}
+    code, out, _ = run(capsys, "count", str(TRAJ), "--model", "gpt-4")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 6
+    expected = {name: count_message_tokens(m, encoding="cl100k_base") for name, m in messages.items()}
+    assert lines[:5] == [f"{tokens}\t{name}" for name, tokens in expected.items()]
+    assert lines[5] == f"{sum(expected.values())}\ttotal (5 conversations, cl100k_base)"
+    code, out, _ = run(capsys, "count", SIMPLE, "--json")
+    assert json.loads(out) == {"name": "function_calling_simple", "source": SIMPLE, "messages": 12,
+                               "prompt_tokens": count_message_tokens(messages["function_calling_simple"]),
+                               "encoding": "o200k_base"}
+    code, _, err = run(capsys, "count", SIMPLE, "--model", "llama-3")
+    assert code == 1 and err.startswith("agentmsg: error: unknown model 'llama-3': give --encoding")
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_convert_to_every_target(capsys, target, tmp_path):
+    out_file = tmp_path / f"out.{target}.json"
+    code, _, err = run(capsys, "convert", SIMPLE, "--to", target, "-o", str(out_file))
+    assert code == 0
+    document = json.loads(out_file.read_text())
+    assert document
+    if target in ("agentmsg", "openai", "anthropic", "bedrock"):
+        back = load_transcript(out_file)
+        assert back.format == f"{target} JSON"
+        original = load_transcript(SIMPLE).messages
+        assert [(m.role, m.text, m.tool_id) for m in back.messages] == [(m.role, m.text, m.tool_id) for m in original]
+
+
+def test_convert_jsonl_of_conversations_streams_jsonl(capsys):
+    code, out, _ = run(capsys, "convert", str(FORMATS / "conversations-messages.jsonl"), "--to", "anthropic")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 2 and all(set(json.loads(line)) == {"system", "messages"} for line in lines)
+
+
+def test_trim_writes_the_trimmed_conversation(capsys):
+    code, out, _ = run(capsys, "trim", SIMPLE, "--max-tokens", "1000", "--to", "openai")
+    kept = json.loads(out)
+    expected = agentmsg.to_openai(agentmsg.trim(load_transcript(SIMPLE).messages, 1000, counter="o200k_base").messages)
+    assert code == 0 and kept == expected and kept[0]["role"] == "system" and len(kept) < 12
+
+
+def test_parse_a_file_and_stdin(capsys, monkeypatch, tmp_path):
+    text = '<think>plan</think>Done <tool>{"tool_name": "calc", "arguments": {"a": 1}}</tool>'
+    (tmp_path / "reply.txt").write_text(text)
+    code, out, _ = run(capsys, "parse", str(tmp_path / "reply.txt"))
+    data = json.loads(out)
+    assert (code, data["text"], data["thinking"], data["errors"]) == (0, "Done", ["plan"], [])
+    assert data["tool_calls"][0]["name"] == "calc" and data["tool_calls"][0]["input"] == {"a": 1}
+    code, out, _ = run(capsys, "parse", stdin=text.encode(), monkeypatch=monkeypatch)
+    assert json.loads(out) == data
+    code, _, err = run(capsys, "parse", str(BAD / "latin-1.json"))
+    assert code == 1 and err == f"agentmsg: error: {BAD / 'latin-1.json'}: line 1: not UTF-8 text (byte 0xe9)\n"
+
+
+def test_parse_stream_prints_events_as_json_lines(capsys, monkeypatch):
+    text = "Hi <tool>" + '{"tool_name": "t", "arguments": {}}' + "</tool> é"
+    code, out, _ = run(capsys, "parse", "--stream", "--chunk-size", "3", stdin=text.encode(), monkeypatch=monkeypatch)
+    events = [json.loads(line) for line in out.splitlines()]
+    assert code == 0
+    assert "".join(e["text"] for e in events if e["event"] == "TextDelta") == agentmsg.parse(text).text
+    end = next(e for e in events if e["event"] == "ToolCallEnd")
+    assert end["call"]["name"] == "t" and end["error"] is None
+
+
+def test_workbench_command_writes_table_json_csv_and_plot(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    code, out, err = run(capsys, "workbench", SIMPLE, "--strategy", "trim", "--strategy", "mask-tool-outputs",
+                         "--budget", "1000", "--budget", "4000", "--json", str(tmp_path / "wb.json"),
+                         "--csv", str(tmp_path / "wb.csv"), "--plot", str(tmp_path / "wb.png"), "--per-transcript")
+    assert (code, err) == (0, "")
+    assert out.startswith("function_calling_simple:\nstrategy") and out.count("\ntrim ") == 4
+    assert len(json.loads((tmp_path / "wb.json").read_text())["overall"]) == 4
+    assert (tmp_path / "wb.csv").read_text().count("\n") == 1 + 4 + 4
+    assert (tmp_path / "wb.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def module(*argv, stdin=b""):
+    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
+    return subprocess.run([sys.executable, "-m", "agentmsg", *argv], input=stdin, capture_output=True, env=env,
+                          cwd=REPO, timeout=120)
+
+
+def test_python_dash_m_agentmsg():
+    done = module("--version")
+    assert (done.returncode, done.stdout.decode()) == (0, f"agentmsg {agentmsg.__version__}\n")
+    done = module("stats", str(BAD / "latin-1.json"))
+    assert done.returncode == 1 and b"Traceback" not in done.stderr and done.stderr.count(b"\n") == 1
+    done = module("parse", "--stream", stdin=b"<think>a</think>b")
+    assert done.returncode == 0 and [json.loads(line)["event"] for line in done.stdout.splitlines()] == [
+        "ThinkingDelta", "ThinkingEnd", "TextDelta"]
+
+
+def test_workbench_json_to_stdout_replaces_the_table(capsys):
+    code, out, _ = run(capsys, "workbench", SIMPLE, "--strategy", "trim", "--budget", "1000", "--json", "-")
+    data = json.loads(out)
+    assert code == 0 and [(r["strategy"], r["budget"], r["turns"]) for r in data["overall"]] == [("trim", 1000, 5)]
+
+
+def test_an_unknown_model_is_an_encoding_error():
+    from agentmsg.cli import encoding_for_model
+
+    with pytest.raises(agentmsg.EncodingError) as caught:
+        encoding_for_model("llama-3")
+    assert isinstance(caught.value, ValueError)
