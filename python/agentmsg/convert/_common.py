@@ -372,6 +372,7 @@ def split_system_and_merge_turns(
             continue
         role, blocks = turn_blocks(message, index)
         if not blocks:
+            losses.add("messages with nothing else it can carry", index)
             continue
         if turns and turns[-1]["role"] == role:
             turns[-1]["content"].extend(blocks)

@@ -170,6 +170,9 @@ def to_forge(messages: Iterable[Message]) -> List[Dict[str, str]]:
                 expected.append(block)
             else:
                 losses.add(f"{block.type} blocks in {role.value} messages", index)
+        if not pieces:
+            losses.add("messages with nothing else it can carry", index)
+            continue
         content = _SEPARATOR.join(pieces)
         if role is Role.ASSISTANT and not _same_blocks(expected, parse(content).blocks):
             losses.add(

@@ -235,8 +235,9 @@ def from_wolo(messages: Iterable[Any]) -> List[Message]:
             wolo_meta["tools"] = tools
         metadata["wolo"] = wolo_meta
         reasoning = _get(wolo, "reasoning_content")
-        if not blocks and isinstance(reasoning, str):
-            blocks, reasoning = [ThinkingBlock(reasoning)], None
+        if isinstance(reasoning, str) and all(type(b) is TextBlock and not b.text for b in blocks):
+            # nothing but the reasoning: it is the message (to_wolo writes thinking there)
+            blocks, reasoning = [ThinkingBlock(reasoning)] + blocks, None
         elif reasoning == "":
             reasoning = None  # Wolo's default: no reasoning
         out.append(build(where, lambda: Message(
@@ -334,6 +335,9 @@ def to_wolo(messages: Iterable[Message]) -> List[WoloMessage]:
             reasoning = "\n".join(thinking)
         elif thinking:
             losses.add("thinking blocks besides reasoning_content", index)
+        if not parts and not (message.role is Role.ASSISTANT and (thinking or message.reasoning_content is not None)):
+            losses.add("messages with nothing else it can carry", index)
+            continue
         out.append(WoloMessage(
             id=message.id, role=message.role.value, parts=parts,
             timestamp=message.timestamp.timestamp(), finished=bool(message.finished),
