@@ -26,7 +26,8 @@ metadata, ``finished`` and ``finish_reason`` are local bookkeeping and are not s
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Optional
+from collections.abc import Mapping
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from ..blocks import (
     AudioBlock,
@@ -234,6 +235,10 @@ def _tool_to_openai(message: Message, index: int, losses: Losses, tool_name: boo
 def from_openai(messages: Iterable[Any], *, on_orphan: str = "raise") -> List[Message]:
     """Reads OpenAI Chat Completions messages: dicts, or the ``openai`` SDK's objects.
 
+    A whole response (a ``ChatCompletion``, or its dict), alone or in the list, stands for its
+    first choice's message (``choices[0].message``), with the choice's ``finish_reason``; read
+    other choices by passing ``choice.message``.
+
     ``developer`` messages become system messages with ``metadata["openai"]["role"] ==
     "developer"`` (and :func:`to_openai` writes them back as ``developer``); keys this model has
     no field for are kept in ``metadata["openai"]``. A refusal with no content becomes the
@@ -245,13 +250,34 @@ def from_openai(messages: Iterable[Any], *, on_orphan: str = "raise") -> List[Me
     >>> [m.text for m in from_openai([{"role": "user", "content": "Hi"}])]
     ['Hi']
     """
+    if _is_completion(plain_data(messages)):
+        messages = [messages]
     items = check_dicts(messages, "messages")
     call_names: Dict[str, str] = {}
     out = []
     for index, data in enumerate(items):
-        message = message_from_openai(plain_data(data), f"messages[{index}]", call_names=call_names)
+        data, fields = _reply_of_completion(plain_data(data), f"messages[{index}]")
+        message = message_from_openai(data, f"messages[{index}]", call_names=call_names, **fields)
         out.append(message)
     return settle_tool_pairs(out, on_orphan, "from_openai")
+
+
+def _is_completion(data: Any) -> bool:
+    """Whether ``data`` is a whole response (``ChatCompletion``): it has choices, not a role."""
+    return isinstance(data, Mapping) and "choices" in data and "role" not in data
+
+
+def _reply_of_completion(data: Any, where: str) -> Tuple[Any, Dict[str, Any]]:
+    """A ``ChatCompletion`` as ``(choices[0].message, {"finish_reason": ...})``; else ``(data, {})``."""
+    if not _is_completion(data):
+        return data, {}
+    choices = require_list(data["choices"], f"{where}.choices")
+    if not choices:
+        raise ConversionError(f"{where}.choices: a completion with no choices has no message")
+    choice = require_dict(choices[0], f"{where}.choices[0]")
+    reason = choice.get("finish_reason")
+    fields = {"finish_reason": reason} if isinstance(reason, str) else {}
+    return require_dict(require(choice, "message", f"{where}.choices[0]"), f"{where}.choices[0].message"), fields
 
 
 def message_from_openai(data: Any, where: str, call_names: Optional[Dict[str, str]] = None, **fields: Any) -> Message:
