@@ -163,23 +163,36 @@ def bounded(error: Exception) -> str:
     return text if len(text) <= ERROR_CHARACTERS else text[:ERROR_CHARACTERS] + "..."
 
 
-def json_text(value: Any, where: str) -> str:
+Where = Union[str, Callable[[], str]]
+
+
+def json_text(value: Any, where: Where) -> str:
     """``value`` as JSON text that any JSON reader accepts.
 
     NaN and infinities (not JSON), values JSON has no type for (bytes, sets, objects), keys that
     are not strings, circular values and nesting deeper than Python's recursion limit are
-    refused with a typed error naming ``where``, never written as invalid JSON.
+    refused with a typed error naming ``where`` (a str, or a function that makes it, called only
+    for an error), never written as invalid JSON.
     """
     try:
         return json.dumps(value, ensure_ascii=False, allow_nan=False, default=_not_json)
     except _NotJSON as error:
-        raise MessageTypeError(f"{where} must hold only JSON values, not {error.args[0]}") from None
+        raise MessageTypeError(f"{_place(where)} must hold only JSON values, not {error.args[0]}") from None
     except TypeError as error:  # a key json cannot write
-        raise MessageTypeError(f"{where} must hold only JSON values: {bounded(error)}") from None
+        raise MessageTypeError(f"{_place(where)} must hold only JSON values: {bounded(error)}") from None
     except RecursionError:
-        raise ConversionError(f"{where} is nested too deeply to write as JSON") from None
+        raise ConversionError(f"{_place(where)} is nested too deeply to write as JSON") from None
     except ValueError as error:  # NaN, infinity, a circular value, an int too long for text
-        raise ConversionError(f"{where} is not valid JSON: {bounded(error)}") from None
+        raise ConversionError(f"{_place(where)} is not valid JSON: {bounded(error)}") from None
+
+
+def _place(where: Where) -> str:
+    return where if isinstance(where, str) else where()
+
+
+def call_place(index: int, call: ToolUseBlock, field: str) -> Callable[[], str]:
+    """Where a call's field is, for an error message: ``messages[3] tool call 'c1'.input``."""
+    return lambda: f"messages[{index}] tool call {shown(call.id)}.{field}"
 
 
 class _NotJSON(Exception):
@@ -190,12 +203,21 @@ def _not_json(value: Any) -> Any:
     raise _NotJSON(type(value).__name__)
 
 
-def json_copy(value: Any, where: str) -> Any:
+def json_copy(value: Any, where: Where) -> Any:
     """A fresh copy of a JSON value, checked as :func:`json_text` checks it: converter output
     never shares a dict with a message, so changing the output cannot change the message."""
-    if not value:
-        return type(value)() if isinstance(value, (dict, list)) else value
+    if type(value) is dict:
+        for key, item in value.items():
+            kind = type(item)
+            if type(key) is not str or not (kind is str or item is None or kind is bool or (
+                    kind is int and -_SMALL_INT < item < _SMALL_INT) or (kind is float and item - item == 0)):
+                break
+        else:
+            return dict(value)  # flat, and every value a JSON scalar: a shallow copy is a copy
     return json.loads(json_text(value, where))
+
+
+_SMALL_INT = 2**63  # ints beyond this take the checked path (json refuses ints too long to print)
 
 
 def call_extras_lost(call: ToolUseBlock) -> bool:
@@ -207,7 +229,7 @@ def call_extras_lost(call: ToolUseBlock) -> bool:
 RAW_ARGUMENTS = "raw_arguments"
 
 
-def dump_arguments(call: ToolUseBlock, where: str) -> str:
+def dump_arguments(call: ToolUseBlock, where: Where) -> str:
     """A call's input as the JSON string OpenAI-style APIs want (never a dict).
 
     The model's own text, kept by :func:`load_arguments` in ``metadata["raw_arguments"]``, goes
@@ -215,13 +237,13 @@ def dump_arguments(call: ToolUseBlock, where: str) -> str:
     keeps its exact text and token count); text that was not a JSON object goes back unchanged
     while the input is empty.
     """
-    raw = call.metadata.get(RAW_ARGUMENTS)
+    raw = call.metadata.get(RAW_ARGUMENTS) if call.metadata else None
     if not isinstance(raw, str):
-        return json_text(call.input, f"{where}.input")
+        return json_text(call.input, where)
     kept = _json_object(raw)
     if kept is None:
-        return raw if not call.input else json_text(call.input, f"{where}.input")
-    written = json_text(call.input, f"{where}.input")
+        return raw if not call.input else json_text(call.input, where)
+    written = json_text(call.input, where)
     return raw if json.dumps(kept, ensure_ascii=False) == written else written
 
 
@@ -305,9 +327,11 @@ def results_first(items: List[Message], converter: str) -> List[int]:
         message = items[index]
         order.append(index)
         index += 1
-        if message.role is not Role.ASSISTANT or not message.has_tool_calls:
+        if message.role is not Role.ASSISTANT:
             continue
-        calls = {call.id for call in message.tool_calls}
+        calls = {block.id for block in message.content if type(block) is ToolUseBlock}
+        if not calls:
+            continue
         last = -1
         scan = index
         while scan < count and items[scan].role is not Role.ASSISTANT:

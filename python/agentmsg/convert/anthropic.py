@@ -41,6 +41,7 @@ from ._common import (
     block_kind,
     build,
     call_extras_lost,
+    call_place,
     check_dicts,
     check_cache_places,
     check_messages,
@@ -177,7 +178,7 @@ def _blocks_to_anthropic(
             if call_extras_lost(block):
                 losses.add("a tool call's server_name or metadata", index)
             call_names[block.id] = block.name
-            arguments = json_copy(block.input, f"messages[{index}] tool call {shown(block.id)}.input")
+            arguments = json_copy(block.input, call_place(index, block, "input"))
             blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": arguments})
         elif kind is ThinkingBlock:
             if block.signature is None and not block.thinking and redacted:

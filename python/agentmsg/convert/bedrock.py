@@ -41,6 +41,7 @@ from ._common import (
     Losses,
     build,
     call_extras_lost,
+    call_place,
     check_cache_places,
     check_dicts,
     check_messages,
@@ -177,7 +178,7 @@ def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[st
         elif kind is ToolUseBlock:
             if call_extras_lost(block):
                 losses.add("a tool call's server_name or metadata", index)
-            arguments = json_copy(block.input, f"messages[{index}] tool call {shown(block.id)}.input")
+            arguments = json_copy(block.input, call_place(index, block, "input"))
             blocks.append({"toolUse": {"toolUseId": block.id, "name": block.name, "input": arguments}})
         elif kind is ThinkingBlock:
             reasoning: Dict[str, Any] = {"text": block.thinking}

@@ -47,6 +47,7 @@ from ._common import (
     block_kind,
     build,
     call_extras_lost,
+    call_place,
     check_dicts,
     check_messages,
     dump_arguments,
@@ -85,12 +86,10 @@ def to_openai(messages: Iterable[Message]) -> List[Dict[str, Any]]:
     out = []
     for index in results_first(items, "to_openai"):
         message = items[index]
-        for call in message.tool_calls:
-            call_names[call.id] = call.name
         if message.role is Role.TOOL and message.name is not None \
                 and call_names.get(message.tool_id or "") != message.name:
             losses.add("a tool result name that differs from its call's", index)
-        data = message_to_openai(message, index, losses)
+        data = message_to_openai(message, index, losses, call_names=call_names)
         if data is not None:
             out.append(data)
     if losses.found:
@@ -103,18 +102,20 @@ def data_url(source: Base64Source) -> str:
 
 
 def message_to_openai(
-    message: Message, index: int, losses: Losses, *, tool_name: bool = False
+    message: Message, index: int, losses: Losses, *, tool_name: bool = False,
+    call_names: Optional[Dict[str, str]] = None,
 ) -> Optional[Dict[str, Any]]:
     """One message as one OpenAI dict (OpenAI has a message per tool result, so it is 1:1).
 
     None when nothing of the message can be carried (e.g. a user message made only of video);
     ``losses`` then says what was left out. ``tool_name`` writes a tool message's ``name``
-    (Suna's rows keep it; the Chat Completions API has no such field).
+    (Suna's rows keep it; the Chat Completions API has no such field). ``call_names`` learns
+    the name of each call written (call id -> tool name).
     """
     role = message.role
     if role is Role.TOOL:
         return _tool_to_openai(message, index, losses, tool_name)
-    written = _written_role(message)
+    written = _written_role(message) if role is Role.SYSTEM and message.metadata else role.value
     content = message.content
     if len(content) == 1 and type(content[0]) is TextBlock:
         # the common case: one text block, nothing else to look at
@@ -135,6 +136,8 @@ def message_to_openai(
                 parts.append({"type": "text", "text": block.text})
         elif kind is ToolUseBlock:
             calls.append(_call_to_openai(block, index, losses))
+            if call_names is not None:
+                call_names[block.id] = block.name
         elif kind is ThinkingBlock:
             losses.add("thinking blocks", index)
         elif kind is ImageBlock and role is Role.USER:
@@ -201,7 +204,7 @@ def _call_to_openai(call: ToolUseBlock, index: int, losses: Losses) -> Dict[str,
     return {
         "id": call.id,
         "type": "function",
-        "function": {"name": call.name, "arguments": dump_arguments(call, f"messages[{index}] tool call {shown(call.id)}")},
+        "function": {"name": call.name, "arguments": dump_arguments(call, call_place(index, call, "input"))},
     }
 
 
@@ -256,9 +259,12 @@ def from_openai(messages: Iterable[Any], *, on_orphan: str = "raise") -> List[Me
     call_names: Dict[str, str] = {}
     out = []
     for index, data in enumerate(items):
-        data, fields = _reply_of_completion(plain_data(data), f"messages[{index}]")
-        message = message_from_openai(data, f"messages[{index}]", call_names=call_names, **fields)
-        out.append(message)
+        where = f"messages[{index}]"
+        if type(data) is not dict or "choices" in data:
+            data, fields = _reply_of_completion(plain_data(data), where)
+            out.append(message_from_openai(data, where, call_names=call_names, **fields))
+        else:
+            out.append(message_from_openai(data, where, call_names=call_names))
     return settle_tool_pairs(out, on_orphan, "from_openai")
 
 

@@ -402,7 +402,7 @@ def to_llm_messages(
             arguments = optional_dict(_get(part, "input"), f"{pwhere}.input")
             call = build(pwhere, lambda: ToolUseBlock(part_id, name, arguments))
             calls.append({"id": part_id, "type": "function",
-                          "function": {"name": name, "arguments": dump_arguments(call, pwhere)}})
+                          "function": {"name": name, "arguments": dump_arguments(call, f"{pwhere}.input")}})
             if status == "completed":
                 results.append({"role": "tool", "tool_call_id": part_id, "content": _output(part, pwhere)})
             elif status == "failed":
