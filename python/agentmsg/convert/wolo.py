@@ -214,7 +214,7 @@ def from_wolo(messages: Iterable[Any]) -> List[Message]:
             if role != "assistant":
                 raise ConversionError(f"{pwhere}: tool parts belong in assistant messages, not {role[:20]!r}")
             name = _required(part, "tool", pwhere)
-            arguments = optional_dict(_get(part, "input"), f"{pwhere}.input")
+            arguments = json_copy(optional_dict(_get(part, "input"), f"{pwhere}.input"), f"{pwhere}.input")
             extras = call_extras.get(part_id) if isinstance(part_id, str) else None
             server_name, call_metadata = "local", {}
             if isinstance(extras, dict):
