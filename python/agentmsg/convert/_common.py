@@ -327,9 +327,10 @@ def results_first(items: List[Message], converter: str) -> List[int]:
         message = items[index]
         order.append(index)
         index += 1
-        if message.role is not Role.ASSISTANT:
+        content = message.content
+        if message.role is not Role.ASSISTANT or (len(content) == 1 and type(content[0]) is TextBlock):
             continue
-        calls = {block.id for block in message.content if type(block) is ToolUseBlock}
+        calls = {block.id for block in content if type(block) is ToolUseBlock}
         if not calls:
             continue
         last = -1
