@@ -69,7 +69,7 @@ def test_seed_conversation_flow_parses_and_pairs():
     # and straight on to a provider
     with pytest.warns(ConversionWarning, match="to_openai cannot carry thinking blocks"):
         openai_messages = to_openai(messages)
-    assert openai_messages[3] == {"role": "tool", "tool_call_id": call.id, "content": "Result: 42", "name": "calculator"}
+    assert openai_messages[3] == {"role": "tool", "tool_call_id": call.id, "content": "Result: 42"}
 
 
 def test_to_forge_writes_seed_shapes():

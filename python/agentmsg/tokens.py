@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 from . import _core
 from .blocks import ToolUseBlock
 from ._checks import describe, json_copy, require_int, require_str, type_name
+from .convert._common import dump_arguments
 from .errors import AgentMsgError, EncodingError, MessageError, MessageTypeError
 from .estimate import ROLE_CODES, measured_text
 from .message import Message, Role, _as_list
@@ -157,15 +158,9 @@ def fits(text: str, limit: int, encoding: str = "o200k_base") -> bool:
 
 
 def _arguments_json(call: ToolUseBlock, where: str) -> str:
-    """The arguments string an OpenAI request carries for the call, as agentmsg.convert writes it:
-    the input as JSON, or the unparseable text a converter kept in ``metadata["raw_arguments"]``."""
-    raw = call.metadata.get("raw_arguments")
-    if isinstance(raw, str) and not call.input:
-        return raw
-    try:  # inputs are checked JSON since construction: the check runs only to name a failure
-        return json.dumps(call.input, ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        return _json_text(call.input, f"{where}: arguments of tool call {describe(call.name)}")
+    """The arguments string an OpenAI request carries for the call, exactly as ``to_openai``
+    writes it (the model's own text kept in ``metadata["raw_arguments"]``, else the input)."""
+    return dump_arguments(call, f"{where}: arguments of tool call {describe(call.name)}")
 
 
 def _json_text(value: object, where: str) -> str:
@@ -228,7 +223,8 @@ def _chat_parts(message: ChatMessage, index: int) -> Tuple[str, List[str], Optio
         for call in message.tool_calls:
             texts.append(call.name)
             texts.append(_arguments_json(call, where))
-        return message.role.value, texts, message.name
+        # to_openai writes no name on tool messages (the API has no such field)
+        return message.role.value, texts, None if message.role is Role.TOOL else message.name
     if isinstance(message, Mapping):
         if "role" not in message:
             raise MessageError(f"{where} has no 'role'")

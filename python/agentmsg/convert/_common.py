@@ -52,6 +52,33 @@ def plain_data(data: Any) -> Any:
     return data
 
 
+SHOWN_CHARACTERS = 60
+
+
+def shown(value: Any) -> str:
+    """``value`` as error messages show it: short strings, numbers and None as ``repr`` does,
+    anything else by its type, so that an error never copies a 10 MB string, never walks a
+    100,000-deep value and never calls a hostile ``__repr__``."""
+    kind = type(value)
+    if value is None or kind is bool or kind is float:
+        return repr(value)
+    if kind is int:
+        return repr(value) if value.bit_length() <= 64 else f"an int of {value.bit_length()} bits"
+    if isinstance(value, str):
+        text = str.__str__(value)
+        cut = text[:SHOWN_CHARACTERS]
+        return repr(cut) + ("..." if len(text) > SHOWN_CHARACTERS else "")
+    if isinstance(value, (list, tuple, dict, set, frozenset)):
+        return f"{kind.__name__} of {len(value)} items"
+    return f"a {kind.__name__}"
+
+
+def shown_keys(data: Mapping[Any, Any]) -> str:
+    """The first keys of an object, as :func:`shown` shows values: ``['a', 'b']``."""
+    keys = [shown(key) for _, key in zip(range(5), data)]
+    return "[" + ", ".join(keys) + (", ...]" if len(data) > 5 else "]")
+
+
 def own_namespace(metadata: Mapping[str, Any], key: str) -> Dict[str, Any]:
     """``metadata[key]`` when it is a dict (a namespace a converter wrote), else ``{}``.
 
@@ -64,6 +91,19 @@ def own_namespace(metadata: Mapping[str, Any], key: str) -> Dict[str, Any]:
 def require_dict(value: Any, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise MessageTypeError(f"{where} must be an object (dict), not {type(value).__name__}")
+    return value
+
+
+def optional_dict(value: Any, where: str) -> Dict[str, Any]:
+    """A field that holds an object or nothing (``metadata``), as a new dict; None is ``{}``."""
+    if value is None:
+        return {}
+    return dict(require_dict(value, where))
+
+
+def require_list(value: Any, where: str) -> Sequence[Any]:
+    if not isinstance(value, (list, tuple)):
+        raise MessageTypeError(f"{where} must be a list, not {type(value).__name__}")
     return value
 
 
@@ -82,48 +122,167 @@ def require_str(data: Mapping[str, Any], key: str, where: str) -> str:
     return value
 
 
+def require_choice(value: Any, valid: Iterable[str], where: str, what: str) -> str:
+    """``value`` when it is one of the ``valid`` strings; else a typed error listing them."""
+    if not isinstance(value, str):
+        raise MessageTypeError(f"{where} must be a str, not {type(value).__name__}")
+    if value not in valid:
+        raise ConversionError(f"{where}: unknown {what} {shown(value)}; valid: {', '.join(valid)}")
+    return value
+
+
+def block_kind(block: Mapping[str, Any], where: str) -> Optional[str]:
+    """A block's ``type`` tag: a str, or None when absent; any other value is a MessageTypeError."""
+    kind = block.get("type")
+    if kind is not None and not isinstance(kind, str):
+        raise MessageTypeError(f"{where}.type must be a str, not {type(kind).__name__}")
+    return kind
+
+
+ERROR_CHARACTERS = 400
+
+
 def build(where: str, factory: Callable[[], T]) -> T:
-    """Runs ``factory`` and prefixes ``where`` to any model error, keeping its class."""
+    """Runs ``factory`` and prefixes ``where`` to any model error, keeping its class.
+
+    The model's own message is cut to a bounded length (it may quote the value at fault).
+    """
     try:
         return factory()
     except MessageTypeError as error:
-        raise MessageTypeError(f"{where}: {error}") from None
+        raise MessageTypeError(f"{where}: {bounded(error)}") from None
     except (MessageError, ConversionError) as error:
-        raise ConversionError(f"{where}: {error}") from None
+        raise ConversionError(f"{where}: {bounded(error)}") from None
+    except (ValueError, OverflowError) as error:  # e.g. an int too long to convert, in a timestamp
+        raise ConversionError(f"{where}: {type(error).__name__}: {bounded(error)}") from None
 
 
-def dump_arguments(call: ToolUseBlock) -> str:
-    """A call's input as the JSON string OpenAI-style APIs want (never a dict, seed 002)."""
-    raw = call.metadata.get("raw_arguments")
-    if isinstance(raw, str) and not call.input:
-        return raw  # malformed arguments read earlier go back unchanged
-    return json.dumps(call.input, ensure_ascii=False)
+def bounded(error: Exception) -> str:
+    """An error's message, cut to a bounded length (it may quote a huge value)."""
+    text = str(error)
+    return text if len(text) <= ERROR_CHARACTERS else text[:ERROR_CHARACTERS] + "..."
 
 
-def load_arguments(raw: Any, where: str) -> tuple:
+Where = Union[str, Callable[[], str]]
+
+
+def json_text(value: Any, where: Where) -> str:
+    """``value`` as JSON text that any JSON reader accepts.
+
+    NaN and infinities (not JSON), values JSON has no type for (bytes, sets, objects), keys that
+    are not strings, circular values and nesting deeper than Python's recursion limit are
+    refused with a typed error naming ``where`` (a str, or a function that makes it, called only
+    for an error), never written as invalid JSON.
+    """
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, default=_not_json)
+    except _NotJSON as error:
+        raise MessageTypeError(f"{_place(where)} must hold only JSON values, not {error.args[0]}") from None
+    except TypeError as error:  # a key json cannot write
+        raise MessageTypeError(f"{_place(where)} must hold only JSON values: {bounded(error)}") from None
+    except RecursionError:
+        raise ConversionError(f"{_place(where)} is nested too deeply to write as JSON") from None
+    except ValueError as error:  # NaN, infinity, a circular value, an int too long for text
+        raise ConversionError(f"{_place(where)} is not valid JSON: {bounded(error)}") from None
+
+
+def _place(where: Where) -> str:
+    return where if isinstance(where, str) else where()
+
+
+def call_place(index: int, call: ToolUseBlock, field: str) -> Callable[[], str]:
+    """Where a call's field is, for an error message: ``messages[3] tool call 'c1'.input``."""
+    return lambda: f"messages[{index}] tool call {shown(call.id)}.{field}"
+
+
+class _NotJSON(Exception):
+    pass
+
+
+def _not_json(value: Any) -> Any:
+    raise _NotJSON(type(value).__name__)
+
+
+def json_copy(value: Any, where: Where) -> Any:
+    """A fresh copy of a JSON value, checked as :func:`json_text` checks it: converter output
+    never shares a dict with a message, so changing the output cannot change the message."""
+    if type(value) is dict:
+        for key, item in value.items():
+            kind = type(item)
+            if type(key) is not str or not (kind is str or item is None or kind is bool or (
+                    kind is int and -_SMALL_INT < item < _SMALL_INT) or (kind is float and item - item == 0)):
+                break
+        else:
+            return dict(value)  # flat, and every value a JSON scalar: a shallow copy is a copy
+    return json.loads(json_text(value, where))
+
+
+_SMALL_INT = 2**63  # ints beyond this take the checked path (json refuses ints too long to print)
+
+
+def call_extras_lost(call: ToolUseBlock) -> bool:
+    """Whether a call carries what only agentmsg's own formats keep: a server name other than
+    ``local`` or metadata besides ``raw_arguments`` (the model's own text of the input)."""
+    return call.server_name != "local" or any(key != RAW_ARGUMENTS for key in call.metadata)
+
+
+RAW_ARGUMENTS = "raw_arguments"
+
+
+def dump_arguments(call: ToolUseBlock, where: Where) -> str:
+    """A call's input as the JSON string OpenAI-style APIs want (never a dict).
+
+    The model's own text, kept by :func:`load_arguments` in ``metadata["raw_arguments"]``, goes
+    back unchanged while it still reads as the call's input (so a history read and written back
+    keeps its exact text and token count); text that was not a JSON object goes back unchanged
+    while the input is empty.
+    """
+    raw = call.metadata.get(RAW_ARGUMENTS) if call.metadata else None
+    if not isinstance(raw, str):
+        return json_text(call.input, where)
+    kept = _json_object(raw)
+    if kept is None:
+        return raw if not call.input else json_text(call.input, where)
+    written = json_text(call.input, where)
+    return raw if json.dumps(kept, ensure_ascii=False) == written else written
+
+
+def _json_object(text: str) -> Optional[Dict[str, Any]]:
+    """The JSON object ``text`` holds (NaN and infinities are not JSON), else None."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def load_arguments(raw: Any, where: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     """``(input, metadata)`` from an ``arguments`` JSON string.
 
-    Text that is not a JSON object is kept verbatim in ``metadata["raw_arguments"]`` (and
-    written back by the ``to_*`` converters) with a :class:`ConversionWarning`, never dropped.
+    The text is kept in ``metadata["raw_arguments"]`` when writing the input back would give
+    other text (``{"a":1}`` is written ``{"a": 1}``), so :func:`dump_arguments` can restore it.
+    Text that is not a JSON object (NaN included) is kept there verbatim, with a
+    :class:`ConversionWarning`, never dropped.
     """
     if raw is None or raw == "":
         return {}, {}
     if not isinstance(raw, str):
         raise MessageTypeError(
-            f"{where} must be a JSON string, not {type(raw).__name__} (seed 002: never a dict)"
+            f"{where} must be a JSON string, not {type(raw).__name__} (OpenAI sends a string, never an object)"
         )
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        value = None
-    if isinstance(value, dict):
-        return value, {}
+    value = _json_object(raw)
+    if value is not None:
+        return value, {} if json.dumps(value, ensure_ascii=False) == raw else {RAW_ARGUMENTS: raw}
     warnings.warn(
         f"{where} is not a JSON object; kept as metadata['raw_arguments']",
         ConversionWarning,
         stacklevel=4,
     )
-    return {}, {"raw_arguments": raw}
+    return {}, {RAW_ARGUMENTS: raw}
 
 
 class Losses:
@@ -153,6 +312,50 @@ class Losses:
             )
 
 
+def results_first(items: List[Message], converter: str) -> List[int]:
+    """The order to write ``items`` in (their indices) so that the results of each assistant
+    turn's tool calls directly follow it, as OpenAI, Anthropic and Bedrock require.
+
+    A message between a call and its result (a user interjecting while a tool runs) moves after
+    the last result of that turn, with a :class:`ConversionWarning` naming it; nothing else moves.
+    """
+    order: List[int] = []
+    moved: List[int] = []
+    count = len(items)
+    index = 0
+    while index < count:
+        message = items[index]
+        order.append(index)
+        index += 1
+        content = message.content
+        if message.role is not Role.ASSISTANT or (len(content) == 1 and type(content[0]) is TextBlock):
+            continue
+        calls = {block.id for block in content if type(block) is ToolUseBlock}
+        if not calls:
+            continue
+        last = -1
+        scan = index
+        while scan < count and items[scan].role is not Role.ASSISTANT:
+            if items[scan].role is Role.TOOL and items[scan].tool_id in calls:
+                last = scan
+            scan += 1
+        between = range(index, last + 1)
+        others = [i for i in between if items[i].role is not Role.TOOL]
+        if others:
+            order.extend(i for i in between if items[i].role is Role.TOOL)
+            order.extend(others)
+            moved.extend(others)
+            index = last + 1
+    if moved:
+        warnings.warn(
+            f"{converter} moved messages {', '.join(map(str, moved))} after the tool results they "
+            "interrupted (tool results must directly follow their call)",
+            ConversionWarning,
+            stacklevel=3,
+        )
+    return order
+
+
 class SystemAndTurns(NamedTuple):
     """A history laid out the way Anthropic and Bedrock take it: system text apart, turns merged."""
 
@@ -176,7 +379,8 @@ def split_system_and_merge_turns(
     turns: List[Dict[str, Any]] = []
     ends: Dict[int, Tuple[int, int]] = {}
     moved: List[int] = []
-    for index, message in enumerate(items):
+    for index in results_first(items, converter):
+        message = items[index]
         if message.role is Role.SYSTEM:
             if turns:
                 moved.append(index)
@@ -193,6 +397,7 @@ def split_system_and_merge_turns(
             continue
         role, blocks = turn_blocks(message, index)
         if not blocks:
+            losses.add("messages with nothing else it can carry", index)
             continue
         if turns and turns[-1]["role"] == role:
             turns[-1]["content"].extend(blocks)
@@ -266,25 +471,20 @@ def _result_link(message: Message) -> str:
     return f"for tool name {message.name!r}"
 
 
-def optional_str(data: Mapping[str, Any], key: str, where: str) -> Optional[str]:
-    value = data.get(key)
-    if value is not None and not isinstance(value, str):
-        raise MessageTypeError(f"{where}.{key} must be a str, not {type(value).__name__}")
-    return value
-
-
 def check_cache_places(cache: Sequence[CachePlace], count: int) -> list:
     """Validates a ``cache=`` argument: 'system', 'last' or message indices, at most four."""
     if isinstance(cache, (str, int)):
         cache = [cache]
+    if not isinstance(cache, (list, tuple)):
+        raise MessageTypeError(f"cache must be a list of places, not {type(cache).__name__}")
     places = list(cache)
     if len(places) > MAX_CACHE_POINTS:
         raise ConversionError(f"cache: at most {MAX_CACHE_POINTS} cache points, got {len(places)}")
     for place in places:
         if isinstance(place, bool) or not isinstance(place, (str, int)):
-            raise MessageTypeError(f"cache entries must be 'system', 'last' or an int, not {place!r}")
+            raise MessageTypeError(f"cache entries must be 'system', 'last' or an int, not {type(place).__name__}")
         if isinstance(place, str) and place not in ("system", "last"):
-            raise ConversionError(f"cache: unknown place {place!r}; valid: 'system', 'last', an index")
+            raise ConversionError(f"cache: unknown place {shown(place)}; valid: 'system', 'last', an index")
         if isinstance(place, int) and not -count <= place < count:
-            raise ConversionError(f"cache: message index {place} is out of range for {count} messages")
+            raise ConversionError(f"cache: message index {shown(place)} is out of range for {count} messages")
     return places

@@ -34,7 +34,19 @@ from ..blocks import (
 )
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, _format_timestamp
-from ._common import build, check_dicts, check_messages, require, require_dict, settle_tool_pairs
+from ._common import (
+    block_kind,
+    build,
+    check_dicts,
+    check_messages,
+    json_copy,
+    optional_dict,
+    require,
+    require_dict,
+    require_list,
+    settle_tool_pairs,
+    shown,
+)
 
 __all__ = ["to_agentscope", "from_agentscope"]
 
@@ -51,8 +63,9 @@ def to_agentscope(messages: Iterable[Message]) -> List[Dict[str, Any]]:
     [{'type': 'tool_result', 'id': 'call_001', 'name': 'get_weather', 'output': [{'type': 'text', 'text': 'Beijing: Sunny'}]}]
     """
     out = []
-    for message in check_messages(messages):
-        metadata = dict(message.metadata)
+    for index, message in enumerate(check_messages(messages)):
+        # Msg JSON is stored as JSON, and must not share a dict with the message
+        metadata = json_copy(message.metadata, f"messages[{index}].metadata")
         extra = {k: getattr(message, k) for k in _EXTRA_FIELDS if getattr(message, k) is not None}
         if "agentmsg" in metadata:  # the caller's own key of that name travels inside ours
             extra["metadata"] = metadata["agentmsg"]
@@ -61,7 +74,7 @@ def to_agentscope(messages: Iterable[Message]) -> List[Dict[str, Any]]:
         out.append({
             "name": message.name,
             "role": message.role.value.upper(),
-            "content": [_block_to_agentscope(b, message) for b in message.content],
+            "content": [_block_to_agentscope(b, message, index) for b in message.content],
             "metadata": metadata,
             "id": message.id,
             "timestamp": _format_timestamp(message.timestamp),
@@ -75,7 +88,7 @@ def _source(source: Any) -> Dict[str, Any]:
     return {"type": "base64", "media_type": source.media_type, "data": source.data}
 
 
-def _block_to_agentscope(block: Any, message: Message) -> Dict[str, Any]:
+def _block_to_agentscope(block: Any, message: Message, index: int) -> Dict[str, Any]:
     kind = type(block)
     if kind is TextBlock:
         return {"type": "text", "text": block.text}
@@ -85,8 +98,10 @@ def _block_to_agentscope(block: Any, message: Message) -> Dict[str, Any]:
             data["metadata"] = {_SIGNATURE_KEY: block.signature}
         return data
     if kind is ToolUseBlock:
-        data = {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-        metadata = dict(block.metadata)
+        where = f"messages[{index}] tool call {shown(block.id)}"
+        data = {"type": "tool_use", "id": block.id, "name": block.name,
+                "input": json_copy(block.input, f"{where}.input")}
+        metadata = json_copy(block.metadata, f"{where}.metadata")
         if block.server_name != "local":
             metadata[_SERVER_KEY] = block.server_name
         if metadata:
@@ -97,7 +112,7 @@ def _block_to_agentscope(block: Any, message: Message) -> Dict[str, Any]:
             "type": "tool_result",
             "id": block.tool_use_id,
             "name": message.name,
-            "output": [_block_to_agentscope(b, message) for b in block.output],
+            "output": [_block_to_agentscope(b, message, index) for b in block.output],
         }
         if block.is_error:
             data["state"] = "ERROR"
@@ -117,8 +132,10 @@ def from_agentscope(messages: Iterable[Mapping[str, Any]], *, on_orphan: str = "
         where = f"messages[{index}]"
         data = require_dict(data, where)
         role = require(data, "role", where)
-        if not isinstance(role, str) or role.lower() not in ("system", "user", "assistant", "tool"):
-            raise ConversionError(f"{where}.role: unknown role {role!r}; valid: SYSTEM, USER, ASSISTANT, TOOL")
+        if not isinstance(role, str):
+            raise MessageTypeError(f"{where}.role must be a str, not {type(role).__name__}")
+        if role.lower() not in ("system", "user", "assistant", "tool"):
+            raise ConversionError(f"{where}.role: unknown role {shown(role)}; valid: SYSTEM, USER, ASSISTANT, TOOL")
         role = role.lower()
         content = require(data, "content", where)
         if isinstance(content, str):
@@ -126,13 +143,18 @@ def from_agentscope(messages: Iterable[Mapping[str, Any]], *, on_orphan: str = "
         if not isinstance(content, (list, tuple)):
             raise MessageTypeError(f"{where}.content must be a list of blocks, not {type(content).__name__}")
         blocks = [_block_from_agentscope(b, f"{where}.content[{j}]") for j, b in enumerate(content)]
-        metadata = dict(require_dict(data.get("metadata") or {}, f"{where}.metadata"))
+        metadata = optional_dict(data.get("metadata"), f"{where}.metadata")
         extra = metadata.pop("agentmsg", None)
         if not isinstance(extra, dict):
             if extra is not None:
                 metadata["agentmsg"] = extra  # not ours: someone else's data, kept as is
             extra = {}
         fields = {k: extra[k] for k in _EXTRA_FIELDS if k in extra}
+        for key in ("finish_reason", "reasoning_content"):
+            if key in fields and fields[key] is not None and not isinstance(fields[key], str):
+                raise MessageTypeError(
+                    f"{where}.metadata['agentmsg'].{key} must be a str, not {type(fields[key]).__name__}"
+                )
         if "metadata" in extra:
             metadata["agentmsg"] = extra["metadata"]
         for key in ("id", "timestamp"):
@@ -148,36 +170,37 @@ def from_agentscope(messages: Iterable[Mapping[str, Any]], *, on_orphan: str = "
 
 def _block_from_agentscope(data: Any, where: str) -> Any:
     data = require_dict(data, where)
-    kind = data.get("type")
+    kind = block_kind(data, where)
     if kind == "text":
         text = require(data, "text", where)
         return build(where, lambda: TextBlock(text))
     if kind == "thinking":
         thinking = data.get("thinking") or ""
-        signature = (data.get("metadata") or {}).get(_SIGNATURE_KEY)
+        signature = optional_dict(data.get("metadata"), f"{where}.metadata").get(_SIGNATURE_KEY)
         return build(where, lambda: ThinkingBlock(thinking, signature))
     if kind == "tool_use":
-        metadata = dict(data.get("metadata") or {})
+        metadata = json_copy(optional_dict(data.get("metadata"), f"{where}.metadata"), f"{where}.metadata")
         server = metadata.pop(_SERVER_KEY, "local")
         call_id, name = require(data, "id", where), require(data, "name", where)
-        arguments = data.get("input") or {}
+        arguments = json_copy(optional_dict(data.get("input"), f"{where}.input"), f"{where}.input")
         return build(where, lambda: ToolUseBlock(call_id, name, arguments, server, metadata))
     if kind == "tool_result":
         tool_id = data.get("id", data.get("toolUseId", data.get("tool_use_id")))
         if tool_id is None:
             raise ConversionError(f"{where}: missing field 'id'")
-        output = data.get("output") or []
-        if isinstance(output, str):
+        output = data.get("output")
+        if output is None:
+            output = []
+        elif isinstance(output, str):
             output = [{"type": "text", "text": output}]
-        if not isinstance(output, (list, tuple)):
-            raise MessageTypeError(f"{where}.output must be a list of blocks, not {type(output).__name__}")
+        output = require_list(output, f"{where}.output")
         blocks = [_block_from_agentscope(b, f"{where}.output[{j}]") for j, b in enumerate(output)]
         is_error = data.get("state") == "ERROR"
         block = build(where, lambda: ToolResultBlock(tool_id, blocks, is_error))
         return (block, data.get("name"))  # the tool's name, for the message when Msg.name is unset
     if kind in _MEDIA:
         source = require_dict(require(data, "source", where), f"{where}.source")
-        stype = source.get("type")
+        stype = block_kind(source, f"{where}.source")
         if stype == "url":
             url = require(source, "url", f"{where}.source")
             return build(where, lambda: _MEDIA[kind](URLSource(url)))
@@ -187,7 +210,8 @@ def _block_from_agentscope(data: Any, where: str) -> Any:
                 raise ConversionError(f"{where}.source: missing field 'media_type'")
             payload = require(source, "data", f"{where}.source")
             return build(where, lambda: _MEDIA[kind](Base64Source(media_type, payload)))
-        raise ConversionError(f"{where}.source.type: unknown source type {stype!r}; valid: url, base64")
+        raise ConversionError(f"{where}.source.type: unknown source type {shown(stype)}; valid: url, base64")
     raise ConversionError(
-        f"{where}.type: unknown block type {kind!r}; valid: text, image, audio, video, thinking, tool_use, tool_result"
+        f"{where}.type: unknown block type {shown(kind)}; valid: text, image, audio, video, thinking, tool_use, "
+        "tool_result"
     )

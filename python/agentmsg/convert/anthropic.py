@@ -21,6 +21,7 @@ system prompt (with a warning). Ids, timestamps, metadata and finish state are n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..blocks import (
@@ -37,16 +38,23 @@ from ..message import Message, Role
 from ._common import (
     CachePlace,
     Losses,
+    block_kind,
     build,
+    call_extras_lost,
+    call_place,
     check_dicts,
     check_cache_places,
     check_messages,
+    json_copy,
     own_namespace,
     plain_data,
     require,
+    require_choice,
     require_dict,
+    require_list,
     require_str,
     settle_tool_pairs,
+    shown,
     split_system_and_merge_turns,
 )
 
@@ -153,17 +161,25 @@ def _blocks_to_anthropic(
     if not redacted and len(content) == 1 and type(content[0]) is TextBlock:  # the common case
         text = content[0].text
         return role.value, [{"type": "text", "text": text}] if text else []
-    blocks: List[Dict[str, Any]] = [{"type": "redacted_thinking", "data": d} for d in redacted or ()]
+    blocks: List[Dict[str, Any]] = []
+    for data in redacted or ():
+        if not isinstance(data, str):
+            raise MessageTypeError(
+                f"messages[{index}].metadata['anthropic']['redacted_thinking'] must hold str data, "
+                f"not {type(data).__name__}"
+            )
+        blocks.append({"type": "redacted_thinking", "data": data})
     for block in content:
         kind = type(block)
         if kind is TextBlock:
             if block.text:
                 blocks.append({"type": "text", "text": block.text})
         elif kind is ToolUseBlock:
-            if block.server_name != "local" or block.metadata:
+            if call_extras_lost(block):
                 losses.add("a tool call's server_name or metadata", index)
             call_names[block.id] = block.name
-            blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
+            arguments = json_copy(block.input, call_place(index, block, "input"))
+            blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": arguments})
         elif kind is ThinkingBlock:
             if block.signature is None and not block.thinking and redacted:
                 continue  # from_anthropic's stand-in for a turn of only redacted thinking
@@ -199,9 +215,7 @@ def from_anthropic(
     for index, turn in enumerate(check_dicts(messages, "messages")):
         where = f"messages[{index}]"
         turn = require_dict(plain_data(turn), where)
-        role = require(turn, "role", where)
-        if role not in ("user", "assistant"):
-            raise ConversionError(f"{where}.role: unknown role {role!r}; valid: user, assistant")
+        role = require_choice(require(turn, "role", where), ("user", "assistant"), f"{where}.role", "role")
         extra = {k: v for k, v in turn.items() if k not in ("role", "content")}
         metadata = {"anthropic": extra} if extra else {}
         content = require(turn, "content", where)
@@ -216,16 +230,17 @@ def from_anthropic(
                 pending.append(TextBlock(block["text"]))  # the common case, without the checks below
                 continue
             bwhere = f"{where}.content[{j}]"
-            block = require_dict(block, bwhere)
-            if block.get("type") == "redacted_thinking":
+            block = require_dict(plain_data(block), bwhere)
+            kind = block_kind(block, bwhere)
+            if kind == "redacted_thinking":
                 # no block of ours holds encrypted thinking: keep it aside, to_anthropic restores it
-                data = require(block, "data", bwhere)
+                data = require_str(block, "data", bwhere)
                 metadata = {**metadata, "anthropic": {**metadata.get("anthropic", {}), "redacted_thinking":
                             metadata.get("anthropic", {}).get("redacted_thinking", []) + [data]}}
                 if not pending:
                     pending.append(ThinkingBlock(""))  # a turn of only redacted thinking still happened
                 continue
-            if block.get("type") == "tool_result":
+            if kind == "tool_result":
                 if role != "user":
                     raise ConversionError(f"{bwhere}: tool_result blocks belong in user turns")
                 if pending:
@@ -248,8 +263,7 @@ def _system_from_anthropic(system: Any) -> Message:
     blocks = []
     for j, block in enumerate(check_dicts(system, "system")):
         block = require_dict(block, f"system[{j}]")
-        if block.get("type") != "text":
-            raise ConversionError(f"system[{j}].type: system blocks must be text, not {block.get('type')!r}")
+        require_choice(block_kind(block, f"system[{j}]"), ("text",), f"system[{j}].type", "system block type")
         text = require_str(block, "text", f"system[{j}]")
         blocks.append(TextBlock(text))
     return build("system", lambda: Message.system(blocks))
@@ -266,22 +280,24 @@ def _tool_result(block: Dict[str, Any], where: str, call_names: Dict[str, str]) 
             if type(item) is dict and item.get("type") == "text" and type(item.get("text")) is str:
                 output.append(TextBlock(item["text"]))
                 continue
-            item = require_dict(item, f"{where}.content[{j}]")
-            if item.get("type") not in ("text", "image"):
-                raise ConversionError(
-                    f"{where}.content[{j}].type: unknown tool result block {item.get('type')!r}; valid: text, image"
-                )
+            item = require_dict(plain_data(item), f"{where}.content[{j}]")
+            require_choice(block_kind(item, f"{where}.content[{j}]"), ("text", "image"),
+                           f"{where}.content[{j}].type", "tool result block")
             output.append(_block_from_anthropic(item, f"{where}.content[{j}]"))
     else:
         raise MessageTypeError(f"{where}.content must be a str or a list, not {type(content).__name__}")
-    is_error = block.get("is_error", False) or False
+    is_error = block.get("is_error", False)
+    if is_error is None:
+        is_error = False
+    if not isinstance(is_error, bool):
+        raise MessageTypeError(f"{where}.is_error must be a bool, not {type(is_error).__name__}")
     return build(where, lambda: Message(
         "tool", [ToolResultBlock(tool_id, output, is_error)], tool_id=tool_id, name=call_names.get(tool_id)
     ))
 
 
-def _block_from_anthropic(block: Dict[str, Any], where: str) -> Any:
-    kind = block.get("type")
+def _block_from_anthropic(block: Mapping[str, Any], where: str) -> Any:
+    kind = block_kind(block, where)
     if kind == "text":
         text = require(block, "text", where)
         return build(where, lambda: TextBlock(text))
@@ -291,17 +307,18 @@ def _block_from_anthropic(block: Dict[str, Any], where: str) -> Any:
         return build(where, lambda: ThinkingBlock(thinking, signature))
     if kind == "tool_use":
         call_id, name, arguments = (require(block, k, where) for k in ("id", "name", "input"))
+        arguments = json_copy(require_dict(arguments, f"{where}.input"), f"{where}.input")
         return build(where, lambda: ToolUseBlock(call_id, name, arguments))
     if kind == "image":
         source = require_dict(require(block, "source", where), f"{where}.source")
-        stype = source.get("type")
+        stype = require_choice(block_kind(source, f"{where}.source"), ("base64", "url"),
+                               f"{where}.source.type", "image source")
         if stype == "base64":
             media_type, data = require(source, "media_type", f"{where}.source"), require(source, "data", f"{where}.source")
             return build(where, lambda: ImageBlock(Base64Source(media_type, data)))
-        if stype == "url":
-            url = require(source, "url", f"{where}.source")
-            return build(where, lambda: ImageBlock(URLSource(url)))
-        raise ConversionError(f"{where}.source.type: unknown image source {stype!r}; valid: base64, url")
+        url = require(source, "url", f"{where}.source")
+        return build(where, lambda: ImageBlock(URLSource(url)))
     raise ConversionError(
-        f"{where}.type: unknown block type {kind!r}; valid: text, image, thinking, tool_use, tool_result"
+        f"{where}.type: unknown block type {shown(kind)}; valid: text, image, thinking, tool_use, "
+        "tool_result, redacted_thinking"
     )

@@ -18,7 +18,15 @@ from typing import Any, Dict, Iterable, List
 from ..blocks import TextBlock, ToolResultBlock
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role
-from ._common import Losses, build, check_dicts, check_messages, require, require_dict, settle_tool_pairs
+from ._common import (
+    Losses,
+    build,
+    check_dicts,
+    check_messages,
+    require,
+    require_dict,
+    settle_tool_pairs,
+)
 
 __all__ = ["to_arcaelas", "from_arcaelas"]
 
@@ -50,6 +58,10 @@ def to_arcaelas(messages: Iterable[Message]) -> List[Dict[str, Any]]:
             losses.add("names", index)
         if message.reasoning_content is not None:
             losses.add("reasoning_content", index)
+        if not message.text and message.role is not Role.TOOL:
+            # the format requires content: a message of only thinking or media cannot be written
+            losses.add("messages with no text", index, "they were left out")
+            continue
         data: Dict[str, Any] = {"role": message.role.value, "content": message.text}
         if message.role is Role.TOOL:
             if not message.tool_id:
@@ -64,7 +76,8 @@ def to_arcaelas(messages: Iterable[Message]) -> List[Dict[str, Any]]:
 
 def from_arcaelas(messages: Iterable[Mapping[str, Any]], *, on_orphan: str = "keep") -> List[Message]:
     """Reads seed 001's JSON objects, with its validation: role required, content a non-empty
-    string, ``tool_id`` required for tool messages.
+    string (a tool result may be empty, as :func:`to_arcaelas` writes a result with no output),
+    ``tool_id`` required for tool messages.
 
     Seed 001 histories carry no tool calls, so every tool result has no call to pair with:
     ``on_orphan`` defaults to ``"keep"`` here.
@@ -77,10 +90,12 @@ def from_arcaelas(messages: Iterable[Mapping[str, Any]], *, on_orphan: str = "ke
         where = f"messages[{index}]"
         data = require_dict(data, where)
         role = require(data, "role", where)
+        if not isinstance(role, str):
+            raise MessageTypeError(f"{where}.role must be a str, not {type(role).__name__}")
         content = require(data, "content", where)
         if not isinstance(content, str):
             raise MessageTypeError(f"{where}.content must be a str, not {type(content).__name__}")
-        if not content:
+        if not content and role != "tool":
             raise ConversionError(f"{where}.content: the content is required (empty)")
         if role == "tool" and not data.get("tool_id"):
             raise ConversionError(f"{where}: missing field 'tool_id' (tool messages require it)")

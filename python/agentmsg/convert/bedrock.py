@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
+from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..blocks import (
@@ -40,14 +40,21 @@ from ._common import (
     CachePlace,
     Losses,
     build,
+    call_extras_lost,
+    call_place,
     check_cache_places,
     check_dicts,
     check_messages,
+    json_copy,
+    json_text,
     own_namespace,
     require,
+    require_choice,
     require_dict,
     require_str,
     settle_tool_pairs,
+    shown,
+    shown_keys,
     split_system_and_merge_turns,
 )
 
@@ -160,7 +167,7 @@ def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[st
     if not isinstance(redacted, list):
         redacted = ()
     for data in redacted:  # kept by from_bedrock; goes back first, where reasoning belongs
-        blocks.append({"reasoningContent": {"redactedContent": base64.b64decode(data)}})
+        blocks.append({"reasoningContent": {"redactedContent": _redacted_bytes(data, index)}})
     for block in message.content:
         kind = type(block)
         if kind is TextBlock:
@@ -169,9 +176,10 @@ def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[st
         elif kind is ThinkingBlock and not block.thinking and block.signature is None:
             continue  # empty: nothing to carry (from_bedrock's stand-in for redacted-only turns)
         elif kind is ToolUseBlock:
-            if block.server_name != "local" or block.metadata:
+            if call_extras_lost(block):
                 losses.add("a tool call's server_name or metadata", index)
-            blocks.append({"toolUse": {"toolUseId": block.id, "name": block.name, "input": block.input}})
+            arguments = json_copy(block.input, call_place(index, block, "input"))
+            blocks.append({"toolUse": {"toolUseId": block.id, "name": block.name, "input": arguments}})
         elif kind is ThinkingBlock:
             reasoning: Dict[str, Any] = {"text": block.thinking}
             if block.signature is not None:
@@ -182,6 +190,16 @@ def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[st
             if media is not None:
                 blocks.append(media)
     return role.value, blocks
+
+
+def _redacted_bytes(data: Any, index: int) -> bytes:
+    where = f"messages[{index}].metadata['bedrock']['redacted_reasoning']"
+    if not isinstance(data, str):
+        raise MessageTypeError(f"{where} must hold base64 str data, not {type(data).__name__}")
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise ConversionError(f"{where}: data is not valid base64") from None
 
 
 def from_bedrock(system: Any, messages: Iterable[Any], *, on_orphan: str = "raise") -> List[Message]:
@@ -200,16 +218,14 @@ def from_bedrock(system: Any, messages: Iterable[Any], *, on_orphan: str = "rais
         if "text" in block:
             texts.append(TextBlock(require_str(block, "text", f"system[{j}]")))
         elif "cachePoint" not in block:
-            raise ConversionError(f"system[{j}]: unknown system block {sorted(block)}; valid: text, cachePoint")
+            raise ConversionError(f"system[{j}]: unknown system block {shown_keys(block)}; valid: text, cachePoint")
     if texts:
         out.append(Message.system(texts))
     call_names: Dict[str, str] = {}
     for index, turn in enumerate(check_dicts(messages, "messages")):
         where = f"messages[{index}]"
         turn = require_dict(turn, where)
-        role = require(turn, "role", where)
-        if role not in ("user", "assistant"):
-            raise ConversionError(f"{where}.role: unknown role {role!r}; valid: user, assistant")
+        role = require_choice(require(turn, "role", where), ("user", "assistant"), f"{where}.role", "role")
         content = require(turn, "content", where)
         if not isinstance(content, (list, tuple)):
             raise MessageTypeError(f"{where}.content must be a list of blocks, not {type(content).__name__}")
@@ -225,9 +241,16 @@ def from_bedrock(system: Any, messages: Iterable[Any], *, on_orphan: str = "rais
                 out.append(_tool_result(block["toolResult"], f"{bwhere}.toolResult", call_names))
             elif "cachePoint" in block:
                 continue
-            elif "reasoningContent" in block and "redactedContent" in (block["reasoningContent"] or {}):
+            elif "reasoningContent" in block and isinstance(block["reasoningContent"], Mapping) \
+                    and "redactedContent" in block["reasoningContent"]:
                 data = block["reasoningContent"]["redactedContent"]
-                redacted.append(base64.b64encode(data).decode("ascii") if isinstance(data, bytes) else data)
+                if isinstance(data, (bytes, bytearray)):
+                    data = base64.b64encode(data).decode("ascii")
+                elif not isinstance(data, str):  # a str is taken to be base64 already, as in JSON dumps
+                    raise MessageTypeError(
+                        f"{bwhere}.reasoningContent.redactedContent must be bytes, not {type(data).__name__}"
+                    )
+                redacted.append(data)
             else:
                 parsed = _block_from_bedrock(block, bwhere)
                 if type(parsed) is ToolUseBlock:
@@ -256,12 +279,10 @@ def _tool_result(data: Any, where: str, call_names: Dict[str, str]) -> Message:
         iwhere = f"{where}.content[{j}]"
         item = require_dict(item, iwhere)
         if "json" in item:
-            output.append(TextBlock(json.dumps(item["json"], ensure_ascii=False)))
+            output.append(TextBlock(json_text(item["json"], f"{iwhere}.json")))
         else:
             output.append(_block_from_bedrock(item, iwhere, allowed=("text", "image", "video")))
-    status = data.get("status", "success")
-    if status not in ("success", "error"):
-        raise ConversionError(f"{where}.status: unknown status {status!r}; valid: success, error")
+    status = require_choice(data.get("status", "success"), ("success", "error"), f"{where}.status", "status")
     return build(where, lambda: Message.tool(
         output, tool_id=tool_id, name=call_names.get(tool_id), is_error=status == "error"
     ))
@@ -274,13 +295,14 @@ def _block_from_bedrock(block: Dict[str, Any], where: str, allowed: Sequence[str
     kind = next((k for k in allowed if k in block), None)
     if kind is None:
         valid = ", ".join(allowed + (("toolResult", "cachePoint") if allowed is _BLOCK_KINDS else ("json",)))
-        raise ConversionError(f"{where}: unknown block {sorted(block)}; valid: {valid}")
+        raise ConversionError(f"{where}: unknown block {shown_keys(block)}; valid: {valid}")
     if kind == "text":
         text = block["text"]
         return build(where, lambda: TextBlock(text))
     if kind == "toolUse":
         use = require_dict(block["toolUse"], f"{where}.toolUse")
         call_id, name, arguments = (require(use, k, f"{where}.toolUse") for k in ("toolUseId", "name", "input"))
+        arguments = json_copy(require_dict(arguments, f"{where}.toolUse.input"), f"{where}.toolUse.input")
         return build(where, lambda: ToolUseBlock(call_id, name, arguments))
     if kind == "reasoningContent":
         reasoning = require_dict(block["reasoningContent"], f"{where}.reasoningContent")
@@ -290,10 +312,9 @@ def _block_from_bedrock(block: Dict[str, Any], where: str, allowed: Sequence[str
         signature = text_part.get("signature")
         return build(where, lambda: ThinkingBlock(text, signature))
     media = require_dict(block[kind], f"{where}.{kind}")
-    fmt = require(media, "format", f"{where}.{kind}")
-    media_type = _MEDIA_TYPES[kind].get(fmt)
-    if media_type is None:
-        raise ConversionError(f"{where}.{kind}.format: unknown format {fmt!r}")
+    fmt = require_choice(require(media, "format", f"{where}.{kind}"), tuple(_MEDIA_TYPES[kind]),
+                         f"{where}.{kind}.format", "format")
+    media_type = _MEDIA_TYPES[kind][fmt]
     source = require_dict(require(media, "source", f"{where}.{kind}"), f"{where}.{kind}.source")
     if "bytes" not in source:
         raise ConversionError(f"{where}.{kind}.source: only 'bytes' sources can be read (not S3 locations)")

@@ -13,14 +13,13 @@ without a matching call must recognize cached blocks first (:func:`is_cached_blo
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List
 
 from ..blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from ..message import Message, Role
-from ._common import ConversionWarning, check_dicts, check_messages, require_dict
+from ._common import ConversionWarning, check_dicts, check_messages, json_text, require_dict
 
 __all__ = ["format_conversation_for_cache", "is_cached_block", "filter_for_bedrock"]
 
@@ -28,7 +27,7 @@ _LABELS = {Role.SYSTEM: "System", Role.USER: "User", Role.ASSISTANT: "Assistant"
 EMBEDDED_RESULT_PREFIX = "Tool: "
 
 
-def _entry(message: Message) -> str:
+def _entry(message: Message, index: int) -> str:
     parts = []
     for block in message.content:
         if type(block) is TextBlock:
@@ -37,7 +36,7 @@ def _entry(message: Message) -> str:
         elif type(block) is ToolResultBlock:
             parts.append(block.text)
         elif type(block) is ToolUseBlock:
-            parts.append(f"[tool call {block.name} {json.dumps(block.input, ensure_ascii=False)}]")
+            parts.append(f"[tool call {block.name} {json_text(block.input, f'messages[{index}] tool call input')}]")
         elif block.type in ("image", "audio", "video"):
             parts.append(f"[{block.type}]")
         # thinking is the model's private reasoning and is not replayed in a cache summary
@@ -54,7 +53,7 @@ def format_conversation_for_cache(messages: Iterable[Message]) -> Dict[str, Any]
     >>> format_conversation_for_cache([Message.tool('{"answer": 42}', tool_id="t1")])
     {'role': 'user', 'content': [{'type': 'text', 'text': 'Tool: {"answer": 42}', 'cache_control': {'type': 'ephemeral'}}]}
     """
-    text = "\n\n".join(_entry(m) for m in check_messages(messages))
+    text = "\n\n".join(_entry(m, i) for i, m in enumerate(check_messages(messages)))
     return {
         "role": "user",
         "content": [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}],
@@ -76,10 +75,12 @@ def is_cached_block(message: Mapping[str, Any]) -> bool:
 
 
 def _text(content: Any) -> str:
+    """The text of a message's content; parts that are not text are not text."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(b.get("text", "") for b in content if isinstance(b, Mapping))
+        texts = (b.get("text") for b in content if isinstance(b, Mapping))
+        return "\n".join(t for t in texts if isinstance(t, str))
     return ""
 
 
@@ -107,11 +108,13 @@ def filter_for_bedrock(messages: Iterable[Mapping[str, Any]]) -> List[Mapping[st
         message = require_dict(message, f"messages[{index}]")
         role = message.get("role")
         if role == "assistant":
-            for call in message.get("tool_calls") or ():
-                if isinstance(call, Mapping) and "id" in call:
+            calls = message.get("tool_calls")
+            for call in calls if isinstance(calls, (list, tuple)) else ():
+                if isinstance(call, Mapping) and isinstance(call.get("id"), str):
                     call_ids.add(call["id"])
         elif role == "tool":
-            if message.get("tool_call_id") not in call_ids:
+            tool_id = message.get("tool_call_id")
+            if not isinstance(tool_id, str) or tool_id not in call_ids:
                 dropped.append(index)
                 continue
         elif role == "user" and not is_cached_block(message):

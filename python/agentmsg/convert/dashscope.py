@@ -24,7 +24,20 @@ from typing import Any, Dict, Iterable, List, Optional
 from ..blocks import AudioBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource, VideoBlock
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role
-from ._common import Losses, build, check_dicts, check_messages, require, require_dict, settle_tool_pairs
+from ._common import (
+    Losses,
+    build,
+    check_dicts,
+    check_messages,
+    require,
+    require_choice,
+    require_dict,
+    require_list,
+    results_first,
+    settle_tool_pairs,
+    shown,
+    shown_keys,
+)
 from .openai import _call_from_openai, _call_to_openai, data_url, source_from_url
 
 __all__ = ["to_dashscope", "from_dashscope"]
@@ -42,8 +55,8 @@ def to_dashscope(messages: Iterable[Message]) -> List[Dict[str, Any]]:
     items = check_messages(messages)
     losses = Losses("to_dashscope")
     out = []
-    for index, message in enumerate(items):
-        data = _to_dashscope(message, index, losses)
+    for index in results_first(items, "to_dashscope"):
+        data = _to_dashscope(items[index], index, losses)
         if data is not None:
             out.append(data)
     if losses.found:
@@ -123,9 +136,8 @@ def from_dashscope(messages: Iterable[Any], *, on_orphan: str = "raise") -> List
     for index, data in enumerate(check_dicts(messages, "messages")):
         where = f"messages[{index}]"
         data = require_dict(data, where)
-        role = require(data, "role", where)
-        if role not in ("system", "user", "assistant", "tool"):
-            raise ConversionError(f"{where}.role: unknown role {role!r}; valid: system, user, assistant, tool")
+        role = require_choice(require(data, "role", where), ("system", "user", "assistant", "tool"),
+                              f"{where}.role", "role")
         extra = {k: v for k, v in data.items() if k not in _KNOWN_KEYS}
         metadata = {"dashscope": extra} if extra else {}
         blocks = _content(data.get("content"), where, role)
@@ -134,9 +146,8 @@ def from_dashscope(messages: Iterable[Any], *, on_orphan: str = "raise") -> List
             tool_id = require(data, "tool_call_id", where)
             out.append(build(where, lambda: Message.tool(blocks, tool_id=tool_id, name=name, metadata=metadata)))
             continue
-        calls = data.get("tool_calls") or []
-        if not isinstance(calls, (list, tuple)):
-            raise MessageTypeError(f"{where}.tool_calls must be a list, not {type(calls).__name__}")
+        calls = data.get("tool_calls")
+        calls = [] if calls is None else require_list(calls, f"{where}.tool_calls")
         blocks.extend(_call_from_openai(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(calls))
         if not blocks and reasoning is not None:
             blocks = [ThinkingBlock(reasoning)]
@@ -163,7 +174,7 @@ def _content(content: Any, where: str, role: str) -> list:
             continue
         kind = next((k for k in _MEDIA_KEYS if k in item), None)
         if kind is None:
-            raise ConversionError(f"{iwhere}: unknown item {sorted(item)}; valid: text, image, audio, video")
+            raise ConversionError(f"{iwhere}: unknown item {shown_keys(item)}; valid: text, image, audio, video")
         if isinstance(item[kind], list):
             raise ConversionError(f"{iwhere}.{kind}: a list of frames is not supported; give one URL")
         source = source_from_url(item[kind], f"{iwhere}.{kind}")

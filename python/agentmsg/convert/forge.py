@@ -38,11 +38,13 @@ from ..message import Message, Role
 from ..parsing import format_tool_call, format_tool_result, parse, parse_tool_result
 from ._common import (
     ORPHAN_POLICIES,
+    RAW_ARGUMENTS,
     ConversionWarning,
     Losses,
     build,
     check_dicts,
     check_messages,
+    json_text,
     require,
     require_dict,
     settle_tool_pairs,
@@ -78,6 +80,24 @@ def _same_blocks(expected: List[Any], actual: List[Any]) -> bool:
     return True
 
 
+_ERROR_PREFIX = "Error: "
+
+
+def _without_own_text(call: ToolUseBlock, index: int) -> ToolUseBlock:
+    """The call as Forge writes it: its input checked as JSON, and without the OpenAI argument
+    text kept in ``metadata["raw_arguments"]`` when that text is just the input's (Forge writes
+    arguments as an object; text that was not a JSON object stays, as a key of the payload)."""
+    where = f"messages[{index}] tool call {call.name[:60]!r}"
+    json_text(call.input, f"{where}.input")
+    metadata = call.metadata
+    if RAW_ARGUMENTS in metadata and call.input:
+        metadata = {k: v for k, v in metadata.items() if k != RAW_ARGUMENTS}
+    json_text(metadata, f"{where}.metadata")
+    if metadata is call.metadata:
+        return call
+    return ToolUseBlock(call.id, call.name, call.input, call.server_name, metadata)
+
+
 def to_forge(messages: Iterable[Message]) -> List[Dict[str, str]]:
     """Renders messages as Forge ``{"role", "content"}`` dicts (seed 000's text format).
 
@@ -102,6 +122,11 @@ def to_forge(messages: Iterable[Message]) -> List[Dict[str, str]]:
                 )
             if any(type(b) is not TextBlock for b in result.output):
                 losses.add("media in tool results", index)
+            if not result.is_error and result.text.startswith(_ERROR_PREFIX):
+                losses.add(
+                    f"successful results whose text starts with {_ERROR_PREFIX!r}", index,
+                    "they read back as errors",
+                )
             try:
                 content = format_tool_result(name, result.text, result.is_error)
             except ToolCallError as error:
@@ -112,10 +137,14 @@ def to_forge(messages: Iterable[Message]) -> List[Dict[str, str]]:
             losses.add("names on non-tool messages", index)
         pieces: List[str] = []
         expected: List[Any] = []
-        if message.reasoning_content and not any(type(b) is ThinkingBlock for b in message.content):
+        has_thinking = any(type(b) is ThinkingBlock for b in message.content)
+        if message.reasoning_content and not has_thinking:
             blocks: tuple = (ThinkingBlock(message.reasoning_content),) + message.content
         else:
             blocks = message.content
+            if message.reasoning_content is not None:
+                # one thinking channel: thinking blocks and reasoning_content would read back as one
+                losses.add("reasoning_content besides thinking blocks (or empty)", index)
         for block in blocks:
             kind = type(block)
             if kind is TextBlock:
@@ -136,10 +165,14 @@ def to_forge(messages: Iterable[Message]) -> List[Dict[str, str]]:
                 expected.append(ThinkingBlock(block.thinking))
             elif kind is ToolUseBlock:
                 call_names[block.id] = block.name
+                block = _without_own_text(block, index)
                 pieces.append(format_tool_call(block))
                 expected.append(block)
             else:
                 losses.add(f"{block.type} blocks in {role.value} messages", index)
+        if not pieces:
+            losses.add("messages with nothing else it can carry", index)
+            continue
         content = _SEPARATOR.join(pieces)
         if role is Role.ASSISTANT and not _same_blocks(expected, parse(content).blocks):
             losses.add(
@@ -197,6 +230,8 @@ def from_forge(messages: Iterable[Mapping[str, Any]], *, on_orphan: str = "raise
         where = f"messages[{index}]"
         data = require_dict(data, where)
         role = require(data, "role", where)
+        if not isinstance(role, str):
+            raise MessageTypeError(f"{where}.role must be a str, not {type(role).__name__}")
         content = require(data, "content", where)
         if not isinstance(content, str):
             raise MessageTypeError(f"{where}.content must be a str, not {type(content).__name__}")
@@ -209,6 +244,8 @@ def from_forge(messages: Iterable[Mapping[str, Any]], *, on_orphan: str = "raise
                         f"{where}.content: a Forge tool result reads 'Tool: <name>\\n<result>'"
                     ) from None
                 name, result, is_error = data["name"], content, False
+                if not isinstance(name, str):
+                    raise MessageTypeError(f"{where}.name must be a str, not {type(name).__name__}")
             queue = waiting.get(name)
             tool_id = queue.pop(0) if queue else None
             if tool_id is None:

@@ -1,14 +1,22 @@
-"""OpenAI Chat Completions messages, both ways (seeds 002 and 003).
+"""OpenAI Chat Completions messages, both ways (Suna's and Wolo's wire format).
 
 Tool calls carry ``id``, ``type: "function"`` and ``arguments`` as a JSON *string*; tool results
-are ``role: "tool"`` messages with ``tool_call_id`` (and ``name``). Content is a string, or a
-list of parts when a message has several text blocks, images or audio.
+are ``role: "tool"`` messages with ``tool_call_id``. Content is a string, or a list of parts
+when a message has several text blocks, images or audio. The model's own argument text is kept
+(``metadata["raw_arguments"]``) and written back unchanged, so a history read and written back
+keeps its exact text and token count. ``developer`` messages come back as ``developer``, and a
+refusal (``"refusal": "..."``, content null) is read as the message's text and written back as
+a refusal.
 
 What the format cannot carry, and so is left out with a :class:`ConversionWarning`: thinking
-blocks (``reasoning_content`` *is* passed through, seed 003), video, images and audio outside
-user messages, audio that is not base64 WAV or MP3, a tool result's ``is_error`` flag and its
-media, and a tool call's ``server_name`` / ``metadata``. Message ids, timestamps, metadata,
-``finished`` and ``finish_reason`` are local bookkeeping and are not sent.
+blocks (``reasoning_content`` *is* passed through, as Wolo sends it), video, images and audio
+outside user messages, audio that is not base64 WAV or MP3, a tool result's ``is_error`` flag
+and its media, a tool result name that differs from its call's (tool messages carry no name),
+and a tool call's ``server_name`` / ``metadata``. A message between a tool call and its results
+is moved after them, with a warning (OpenAI wants the results right after the call). Arguments
+that are not JSON (NaN, bytes, nesting deeper than Python's recursion limit) are a
+ConversionError or MessageTypeError, never written as invalid JSON. Message ids, timestamps,
+metadata, ``finished`` and ``finish_reason`` are local bookkeeping and are not sent.
 
     >>> import agentmsg
     >>> call = agentmsg.ToolUseBlock("call_1", "calculator", {"a": 5})
@@ -18,7 +26,8 @@ media, and a tool call's ``server_name`` / ``metadata``. Message ids, timestamps
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Optional
+from collections.abc import Mapping
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from ..blocks import (
     AudioBlock,
@@ -35,15 +44,24 @@ from ..errors import ConversionError, MessageError, MessageTypeError
 from ..message import Message, Role
 from ._common import (
     Losses,
+    block_kind,
     build,
+    call_extras_lost,
+    call_place,
     check_dicts,
     check_messages,
     dump_arguments,
     load_arguments,
+    own_namespace,
     plain_data,
     require,
+    require_choice,
     require_dict,
+    require_list,
+    results_first,
+    bounded,
     settle_tool_pairs,
+    shown,
 )
 
 __all__ = ["to_openai", "from_openai"]
@@ -64,9 +82,14 @@ def to_openai(messages: Iterable[Message]) -> List[Dict[str, Any]]:
     """
     items = check_messages(messages)
     losses = Losses("to_openai")
+    call_names: Dict[str, str] = {}
     out = []
-    for index, message in enumerate(items):
-        data = message_to_openai(message, index, losses)
+    for index in results_first(items, "to_openai"):
+        message = items[index]
+        if message.role is Role.TOOL and message.name is not None \
+                and call_names.get(message.tool_id or "") != message.name:
+            losses.add("a tool result name that differs from its call's", index)
+        data = message_to_openai(message, index, losses, call_names=call_names)
         if data is not None:
             out.append(data)
     if losses.found:
@@ -78,32 +101,43 @@ def data_url(source: Base64Source) -> str:
     return f"data:{source.media_type};base64,{source.data}"
 
 
-def message_to_openai(message: Message, index: int, losses: Losses) -> Optional[Dict[str, Any]]:
+def message_to_openai(
+    message: Message, index: int, losses: Losses, *, tool_name: bool = False,
+    call_names: Optional[Dict[str, str]] = None,
+) -> Optional[Dict[str, Any]]:
     """One message as one OpenAI dict (OpenAI has a message per tool result, so it is 1:1).
 
     None when nothing of the message can be carried (e.g. a user message made only of video);
-    ``losses`` then says what was left out.
+    ``losses`` then says what was left out. ``tool_name`` writes a tool message's ``name``
+    (Suna's rows keep it; the Chat Completions API has no such field). ``call_names`` learns
+    the name of each call written (call id -> tool name).
     """
     role = message.role
     if role is Role.TOOL:
-        return _tool_to_openai(message, index, losses)
+        return _tool_to_openai(message, index, losses, tool_name)
+    written = _written_role(message) if role is Role.SYSTEM and message.metadata else role.value
     content = message.content
     if len(content) == 1 and type(content[0]) is TextBlock:
         # the common case: one text block, nothing else to look at
-        data = {"role": role.value, "content": content[0].text}
+        data = {"role": written, "content": content[0].text}
         if message.name is not None:
             data["name"] = message.name
         if message.reasoning_content is not None:
             data["reasoning_content"] = message.reasoning_content
+        if role is Role.ASSISTANT and message.metadata:
+            _write_refusal(message, data)
         return data
     parts: List[Dict[str, Any]] = []
     calls: List[Dict[str, Any]] = []
     for block in message.content:
         kind = type(block)
         if kind is TextBlock:
-            parts.append({"type": "text", "text": block.text})
+            if block.text:  # an empty part carries nothing (and "" alone reads back as no content)
+                parts.append({"type": "text", "text": block.text})
         elif kind is ToolUseBlock:
             calls.append(_call_to_openai(block, index, losses))
+            if call_names is not None:
+                call_names[block.id] = block.name
         elif kind is ThinkingBlock:
             losses.add("thinking blocks", index)
         elif kind is ImageBlock and role is Role.USER:
@@ -119,12 +153,12 @@ def message_to_openai(message: Message, index: int, losses: Losses) -> Optional[
             losses.add("video", index)
         else:
             losses.add(f"{kind.type} blocks in {role.value} messages", index)
-    data: Dict[str, Any] = {"role": role.value}
+    data: Dict[str, Any] = {"role": written}
     if len(parts) == 1 and parts[0]["type"] == "text":
         data["content"] = parts[0]["text"]
     elif parts:
         data["content"] = parts
-    elif calls:
+    elif calls or (role is Role.ASSISTANT and message.reasoning_content is not None):
         data["content"] = None
     else:
         losses.add("messages with nothing else it can carry", index)
@@ -135,7 +169,26 @@ def message_to_openai(message: Message, index: int, losses: Losses) -> Optional[
         data["name"] = message.name
     if message.reasoning_content is not None:
         data["reasoning_content"] = message.reasoning_content
+    if role is Role.ASSISTANT and message.metadata:
+        _write_refusal(message, data)
     return data
+
+
+def _written_role(message: Message) -> str:
+    """``developer`` for a system message read from one (from_openai keeps the role)."""
+    if message.role is Role.SYSTEM and message.metadata \
+            and own_namespace(message.metadata, "openai").get("role") == "developer":
+        return "developer"
+    return message.role.value
+
+
+def _write_refusal(message: Message, data: Dict[str, Any]) -> None:
+    """A refusal read by from_openai goes back as one: ``content`` null when it was the text."""
+    refusal = own_namespace(message.metadata, "openai").get("refusal")
+    if isinstance(refusal, str):
+        data["refusal"] = refusal
+        if data.get("content") == refusal:
+            data["content"] = None
 
 
 def _audio_format(block: AudioBlock) -> Optional[str]:
@@ -146,20 +199,20 @@ def _audio_format(block: AudioBlock) -> Optional[str]:
 
 
 def _call_to_openai(call: ToolUseBlock, index: int, losses: Losses) -> Dict[str, Any]:
-    if call.server_name != "local" or any(k != "raw_arguments" for k in call.metadata):
+    if call_extras_lost(call):
         losses.add("a tool call's server_name or metadata", index)
     return {
         "id": call.id,
         "type": "function",
-        "function": {"name": call.name, "arguments": dump_arguments(call)},
+        "function": {"name": call.name, "arguments": dump_arguments(call, call_place(index, call, "input"))},
     }
 
 
-def _tool_to_openai(message: Message, index: int, losses: Losses) -> Dict[str, Any]:
+def _tool_to_openai(message: Message, index: int, losses: Losses, tool_name: bool) -> Dict[str, Any]:
     if not message.tool_id:
         raise ConversionError(
             f"messages[{index}].tool_id: OpenAI needs the id of the call a tool message answers "
-            "(read seed 000 histories with from_forge, which gives calls ids)"
+            "(read Forge histories with from_forge, which gives calls ids)"
         )
     result: ToolResultBlock = message.content[0]
     if result.is_error:
@@ -175,7 +228,7 @@ def _tool_to_openai(message: Message, index: int, losses: Losses) -> Dict[str, A
         [{"type": "text", "text": t} for t in texts] if texts else ""
     )
     data: Dict[str, Any] = {"role": "tool", "tool_call_id": message.tool_id, "content": content}
-    if message.name is not None:
+    if tool_name and message.name is not None:
         data["name"] = message.name
     if message.reasoning_content is not None:
         data["reasoning_content"] = message.reasoning_content
@@ -185,69 +238,117 @@ def _tool_to_openai(message: Message, index: int, losses: Losses) -> Dict[str, A
 def from_openai(messages: Iterable[Any], *, on_orphan: str = "raise") -> List[Message]:
     """Reads OpenAI Chat Completions messages: dicts, or the ``openai`` SDK's objects.
 
-    ``developer`` messages become system messages (the role is kept in ``metadata["openai"]``);
-    keys this model has no field for are kept in ``metadata["openai"]``. ``on_orphan`` decides
-    what a tool result without its call (or a call never answered) does: ``"raise"`` a
-    ToolPairError, ``"repair"`` the history, or ``"keep"`` it as is.
+    A whole response (a ``ChatCompletion``, or its dict), alone or in the list, stands for its
+    first choice's message (``choices[0].message``), with the choice's ``finish_reason``; read
+    other choices by passing ``choice.message``.
+
+    ``developer`` messages become system messages with ``metadata["openai"]["role"] ==
+    "developer"`` (and :func:`to_openai` writes them back as ``developer``); keys this model has
+    no field for are kept in ``metadata["openai"]``. A refusal with no content becomes the
+    message's text (and goes back as a refusal); an assistant message with only
+    ``reasoning_content`` becomes a thinking block. A tool message without ``name`` is named
+    after its call. ``on_orphan`` decides what a tool result without its call (or a call never
+    answered) does: ``"raise"`` a ToolPairError, ``"repair"`` the history, or ``"keep"`` it as is.
 
     >>> [m.text for m in from_openai([{"role": "user", "content": "Hi"}])]
     ['Hi']
     """
+    if _is_completion(plain_data(messages)):
+        messages = [messages]
     items = check_dicts(messages, "messages")
-    out = [message_from_openai(plain_data(d), f"messages[{i}]") for i, d in enumerate(items)]
+    call_names: Dict[str, str] = {}
+    out = []
+    for index, data in enumerate(items):
+        where = f"messages[{index}]"
+        if type(data) is not dict or "choices" in data:
+            data, fields = _reply_of_completion(plain_data(data), where)
+            out.append(message_from_openai(data, where, call_names=call_names, **fields))
+        else:
+            out.append(message_from_openai(data, where, call_names=call_names))
     return settle_tool_pairs(out, on_orphan, "from_openai")
 
 
-def message_from_openai(data: Any, where: str, **fields: Any) -> Message:
-    """One OpenAI dict as a Message; ``fields`` are extra Message keyword arguments."""
+def _is_completion(data: Any) -> bool:
+    """Whether ``data`` is a whole response (``ChatCompletion``): it has choices, not a role."""
+    return isinstance(data, Mapping) and "choices" in data and "role" not in data
+
+
+def _reply_of_completion(data: Any, where: str) -> Tuple[Any, Dict[str, Any]]:
+    """A ``ChatCompletion`` as ``(choices[0].message, {"finish_reason": ...})``; else ``(data, {})``."""
+    if not _is_completion(data):
+        return data, {}
+    choices = require_list(data["choices"], f"{where}.choices")
+    if not choices:
+        raise ConversionError(f"{where}.choices: a completion with no choices has no message")
+    choice = require_dict(choices[0], f"{where}.choices[0]")
+    reason = choice.get("finish_reason")
+    fields = {"finish_reason": reason} if isinstance(reason, str) else {}
+    return require_dict(require(choice, "message", f"{where}.choices[0]"), f"{where}.choices[0].message"), fields
+
+
+def message_from_openai(data: Any, where: str, call_names: Optional[Dict[str, str]] = None, **fields: Any) -> Message:
+    """One OpenAI dict as a Message; ``fields`` are extra Message keyword arguments.
+
+    ``call_names`` (call id -> tool name) names tool messages after their call, and learns the
+    calls of assistant messages.
+    """
     if type(data) is not dict:
         data = require_dict(data, where)
     role = require(data, "role", where)
-    if role not in _ROLES:
+    if type(role) is not str or role not in _ROLES:
         if role == "developer":
             role = "system"
-        elif isinstance(role, str):
-            raise ConversionError(
-                f"{where}.role: unknown role {role!r}; valid: system, developer, user, assistant, tool"
-            )
         else:
-            raise MessageTypeError(f"{where}.role must be a str, not {type(role).__name__}")
+            require_choice(role, ("system", "developer", "user", "assistant", "tool"), f"{where}.role", "role")
     metadata = fields.pop("metadata", None)
-    if not _KNOWN_KEYS.issuperset(data):
+    if not _KNOWN_KEYS.issuperset(data) or role != data["role"]:
         metadata = dict(metadata or {})
-        metadata["openai"] = {k: v for k, v in data.items() if k not in _KNOWN_KEYS}
-        if data["role"] == "developer":
-            metadata["openai"]["role"] = "developer"
+        extras = {k: v for k, v in data.items() if k not in _KNOWN_KEYS}
+        if role != data["role"]:
+            extras["role"] = "developer"
+        metadata["openai"] = extras
     content = data.get("content")
     blocks = _content_blocks(content, where, role)
+    reasoning = data.get("reasoning_content")
+    name = data.get("name")
     try:
         if role == "tool":
             tool_id = data.get("tool_call_id")
             if tool_id is None:
                 raise ConversionError("missing field 'tool_call_id'")
+            if name is None and call_names and isinstance(tool_id, str):
+                name = call_names.get(tool_id)
             return Message(
-                "tool", [ToolResultBlock(tool_id, blocks)], tool_id=tool_id, name=data.get("name"),
-                metadata=metadata, reasoning_content=data.get("reasoning_content"), **fields,
+                "tool", [ToolResultBlock(tool_id, blocks)], tool_id=tool_id, name=name,
+                metadata=metadata, reasoning_content=reasoning, **fields,
             )
         calls = data.get("tool_calls")
         if calls:
             if role != "assistant":
                 raise ConversionError(f"tool_calls: only assistant messages call tools, not {role}")
-            if not isinstance(calls, (list, tuple)):
-                raise MessageTypeError(f"tool_calls must be a list, not {type(calls).__name__}")
-            blocks.extend(_call_from_openai(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(calls))
-        return Message(
-            role, blocks, name=data.get("name"), metadata=metadata,
-            reasoning_content=data.get("reasoning_content"), **fields,
-        )
+            calls = require_list(calls, f"{where}.tool_calls")
+            for j, call in enumerate(calls):
+                block = _call_from_openai(call, f"{where}.tool_calls[{j}]")
+                if call_names is not None:
+                    call_names[block.id] = block.name
+                blocks.append(block)
+        elif role == "assistant" and not blocks:
+            refusal = data.get("refusal")
+            if isinstance(refusal, str) and refusal:
+                blocks.append(TextBlock(refusal))  # kept in metadata["openai"] too, to go back as one
+            elif isinstance(reasoning, str):
+                blocks, reasoning = [ThinkingBlock(reasoning)], None
+        return Message(role, blocks, name=name, metadata=metadata, reasoning_content=reasoning, **fields)
     except MessageTypeError as error:
         raise MessageTypeError(_prefixed(where, error)) from None
     except (MessageError, ConversionError) as error:
         raise ConversionError(_prefixed(where, error)) from None
+    except (ValueError, OverflowError) as error:  # e.g. an int too long to convert, in a timestamp
+        raise ConversionError(f"{where}: {type(error).__name__}: {bounded(error)}") from None
 
 
 def _prefixed(where: str, error: Exception) -> str:
-    text = str(error)
+    text = bounded(error)
     if text.startswith(where):
         return text
     return f"{where}.{text}" if text.startswith("tool_calls") else f"{where}: {text}"
@@ -255,9 +356,7 @@ def _prefixed(where: str, error: Exception) -> str:
 
 def _call_from_openai(data: Any, where: str) -> ToolUseBlock:
     data = require_dict(data, where)
-    kind = data.get("type", "function")
-    if kind != "function":
-        raise ConversionError(f"{where}.type: unknown tool call type {kind!r}; valid: 'function'")
+    require_choice(data.get("type", "function"), ("function",), f"{where}.type", "tool call type")
     function = require_dict(require(data, "function", where), f"{where}.function")
     call_id = require(data, "id", where)
     name = require(function, "name", f"{where}.function")
@@ -279,7 +378,7 @@ def _content_blocks(content: Any, where: str, role: str) -> list:
 
 def _part_from_openai(part: Any, where: str) -> Any:
     part = require_dict(part, where)
-    kind = part.get("type")
+    kind = block_kind(part, where)
     if kind == "text":
         text = require(part, "text", where)
         return build(where, lambda: TextBlock(text))
@@ -289,16 +388,15 @@ def _part_from_openai(part: Any, where: str) -> Any:
         return build(where, lambda: ImageBlock(source_from_url(url, f"{where}.image_url.url")))
     if kind == "input_audio":
         audio = require_dict(require(part, "input_audio", where), f"{where}.input_audio")
-        fmt = require(audio, "format", f"{where}.input_audio")
-        if fmt not in _AUDIO_MEDIA_TYPES:
-            raise ConversionError(f"{where}.input_audio.format: unknown format {fmt!r}; valid: wav, mp3")
+        fmt = require_choice(require(audio, "format", f"{where}.input_audio"), tuple(_AUDIO_MEDIA_TYPES),
+                             f"{where}.input_audio.format", "format")
         data = require(audio, "data", f"{where}.input_audio")
         return build(where, lambda: AudioBlock(Base64Source(_AUDIO_MEDIA_TYPES[fmt], data)))
     if kind == "refusal":
         refusal = require(part, "refusal", where)
         return build(where, lambda: TextBlock(refusal))
     raise ConversionError(
-        f"{where}.type: unknown content part type {kind!r}; valid: text, image_url, input_audio, refusal"
+        f"{where}.type: unknown content part type {shown(kind)}; valid: text, image_url, input_audio, refusal"
     )
 
 

@@ -27,7 +27,20 @@ from typing import Any, Dict, Iterable, List, Optional
 
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role, _format_timestamp
-from ._common import Losses, check_dicts, check_messages, own_namespace, require, require_dict, settle_tool_pairs
+from ._common import (
+    Losses,
+    check_dicts,
+    check_messages,
+    json_copy,
+    json_text,
+    optional_dict,
+    own_namespace,
+    require,
+    require_choice,
+    require_dict,
+    settle_tool_pairs,
+    shown,
+)
 from .openai import message_from_openai, message_to_openai
 
 __all__ = ["from_db_rows", "to_db_rows", "NON_LLM_ROW_TYPES"]
@@ -61,11 +74,13 @@ def from_db_rows(rows: Iterable[Mapping[str, Any]], *, on_orphan: str = "raise")
         where = f"rows[{index}]"
         row = require_dict(row, where)
         kind = require(row, "type", where)
+        if not isinstance(kind, str):
+            raise MessageTypeError(f"{where}.type must be a str, not {type(kind).__name__}")
         if row.get("is_llm_message") is False or kind in NON_LLM_ROW_TYPES:
             continue
         if kind not in _ROLES:
             raise ConversionError(
-                f"{where}.type: unknown message type {kind!r}; valid: {', '.join(_ROLES)}, "
+                f"{where}.type: unknown message type {shown(kind)}; valid: {', '.join(_ROLES)}, "
                 "or mark the row is_llm_message=false"
             )
         out.append(_row_to_message(row, kind, where))
@@ -78,9 +93,9 @@ def _load_metadata(value: Any, where: str) -> Dict[str, Any]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ConversionError(f"{where}.metadata: not valid JSON") from None
-    return dict(require_dict(value, f"{where}.metadata"))
+    return optional_dict(value, f"{where}.metadata")
 
 
 def _row_to_message(row: Mapping[str, Any], kind: str, where: str) -> Message:
@@ -113,7 +128,7 @@ def _content_dict(content: Any, kind: str, where: str) -> Dict[str, Any]:
     if isinstance(content, str):
         try:
             parsed = json.loads(content)
-        except ValueError:
+        except (ValueError, RecursionError):
             parsed = None
         if isinstance(parsed, dict) and ("content" in parsed or "tool_calls" in parsed):
             content = parsed
@@ -128,7 +143,9 @@ def _content_dict(content: Any, kind: str, where: str) -> Dict[str, Any]:
     data = dict(content)
     data.setdefault("role", kind)
     if data["role"] != kind:
-        raise ConversionError(f"{where}.content.role: {data['role']!r} disagrees with the row type {kind!r}")
+        raise ConversionError(
+            f"{where}.content.role: {shown(data['role'])} disagrees with the row type {shown(kind)}"
+        )
     return data
 
 
@@ -142,13 +159,16 @@ def to_db_rows(messages: Iterable[Message], *, thread_id: Optional[str] = None) 
     ('user', '{"role": "user", "content": "Hello"}', 't', '2025-01-01T00:00:00.000000Z')
     """
     items = check_messages(messages)
+    if thread_id is not None and not isinstance(thread_id, str):
+        raise MessageTypeError(f"thread_id must be a str or None, not {type(thread_id).__name__}")
     losses = Losses("to_db_rows")
     rows = []
     for index, message in enumerate(items):
-        data = message_to_openai(message, index, losses)
+        data = message_to_openai(message, index, losses, tool_name=True)
         if data is None:
             continue
-        metadata = dict(message.metadata)
+        # a row is stored as JSON, and must not share a dict with the message
+        metadata = json_copy(message.metadata, f"messages[{index}].metadata")
         extras = dict(own_namespace(metadata, "suna_row"))
         extra_keys = own_namespace(metadata, "openai")
         for key in ("suna_row", "openai"):
@@ -161,7 +181,7 @@ def to_db_rows(messages: Iterable[Message], *, thread_id: Optional[str] = None) 
         if metadata.get("compressed") and metadata.get("compressed_content") is not None and stored is not None:
             content = stored
         else:
-            content = json.dumps(data, ensure_ascii=False)
+            content = json_text(data, f"messages[{index}]")
         row: Dict[str, Any] = {
             "message_id": message.id,
             "thread_id": thread_id if thread_id is not None else extras.pop("thread_id", None),

@@ -29,7 +29,19 @@ from typing import Any, Dict, Iterable, List, Optional, Union
 from ..blocks import TextBlock, ThinkingBlock, ToolUseBlock
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role
-from ._common import Losses, build, check_dicts, check_messages, dump_arguments, own_namespace
+from ._common import (
+    Losses,
+    build,
+    check_dicts,
+    check_messages,
+    dump_arguments,
+    json_copy,
+    optional_dict,
+    own_namespace,
+    require_choice,
+    require_list,
+    results_first,
+)
 
 __all__ = [
     "WoloTextPart",
@@ -129,18 +141,45 @@ def _part_kind(part: Any, where: str) -> str:
     kind = _get(part, "type")
     if kind is None:
         kind = "tool" if _get(part, "tool") is not None else "text"
-    if kind not in ("text", "tool"):
-        raise ConversionError(f"{where}.type: unknown part type {kind!r}; valid: text, tool")
-    return kind
+    return require_choice(kind, ("text", "tool"), f"{where}.type", "part type")
+
+
+def _text(part: Any, where: str) -> str:
+    text = _get(part, "text", "")
+    if not isinstance(text, str):
+        raise MessageTypeError(f"{where}.text must be a str, not {type(text).__name__}")
+    return text
+
+
+def _status(part: Any, where: str) -> Any:
+    status = _get(part, "status", "pending")
+    if not isinstance(status, str):
+        raise MessageTypeError(f"{where}.status must be a str, not {type(status).__name__}")
+    return status
+
+
+def _output(part: Any, where: str) -> str:
+    output = _get(part, "output", "")
+    if output is None:
+        return ""
+    if not isinstance(output, str):
+        raise MessageTypeError(f"{where}.output must be a str, not {type(output).__name__}")
+    return output
+
+
+# Where to_wolo keeps what a Wolo tool part has no field for (a call's server_name and
+# metadata), in the Wolo message's metadata, for from_wolo to restore.
+_CALL_EXTRAS = "agentmsg_calls"
 
 
 def from_wolo(messages: Iterable[Any]) -> List[Message]:
-    """Reads Wolo messages (seed 003) into agentmsg messages.
+    """Reads Wolo messages into agentmsg messages.
 
     Each tool part becomes a ToolUseBlock (id = part id); a ``completed`` or ``failed`` part
     also becomes a tool message (``is_error`` when failed) right after its assistant message.
     Part ids, statuses and timings go to ``metadata["wolo"]``. Pending and running calls have
-    no result yet, which is their state, not an orphan.
+    no result yet, which is their state, not an orphan. An assistant message with no parts
+    but ``reasoning_content`` becomes one thinking block.
 
     >>> msgs = from_wolo([{"id": "m1", "role": "user", "parts": [{"id": "t1", "type": "text", "text": "Hi"}],
     ...                    "timestamp": 1704067200.0}])
@@ -151,9 +190,15 @@ def from_wolo(messages: Iterable[Any]) -> List[Message]:
     for index, wolo in enumerate(check_dicts(messages, "messages")):
         where = f"messages[{index}]"
         role = _required(wolo, "role", where)
-        parts = _required(wolo, "parts", where)
-        if not isinstance(parts, (list, tuple)):
-            raise MessageTypeError(f"{where}.parts must be a list, not {type(parts).__name__}")
+        if not isinstance(role, str):
+            raise MessageTypeError(f"{where}.role must be a str, not {type(role).__name__}")
+        parts = require_list(_required(wolo, "parts", where), f"{where}.parts")
+        metadata = optional_dict(_get(wolo, "metadata"), f"{where}.metadata")
+        call_extras = metadata.pop(_CALL_EXTRAS, None)
+        if not isinstance(call_extras, dict):
+            if call_extras is not None:
+                metadata[_CALL_EXTRAS] = call_extras  # not ours: someone else's data, kept as is
+            call_extras = {}
         blocks: list = []
         text_ids: List[str] = []
         tools: Dict[str, Dict[str, Any]] = {}
@@ -162,31 +207,39 @@ def from_wolo(messages: Iterable[Any]) -> List[Message]:
             pwhere = f"{where}.parts[{j}]"
             part_id = _required(part, "id", pwhere)
             if _part_kind(part, pwhere) == "text":
-                text = _get(part, "text", "")
+                text = _text(part, pwhere)
                 blocks.append(build(pwhere, lambda: TextBlock(text)))
                 text_ids.append(part_id)
                 continue
             if role != "assistant":
-                raise ConversionError(f"{pwhere}: tool parts belong in assistant messages, not {role!r}")
-            name, arguments = _required(part, "tool", pwhere), _get(part, "input") or {}
-            blocks.append(build(pwhere, lambda: ToolUseBlock(part_id, name, arguments)))
-            status = _get(part, "status", "pending")
+                raise ConversionError(f"{pwhere}: tool parts belong in assistant messages, not {role[:20]!r}")
+            name = _required(part, "tool", pwhere)
+            arguments = json_copy(optional_dict(_get(part, "input"), f"{pwhere}.input"), f"{pwhere}.input")
+            extras = call_extras.get(part_id) if isinstance(part_id, str) else None
+            server_name, call_metadata = "local", {}
+            if isinstance(extras, dict):
+                server_name = extras.get("server_name", "local")
+                call_metadata = optional_dict(extras.get("metadata"), f"{where}.metadata[{_CALL_EXTRAS!r}]")
+            blocks.append(build(pwhere, lambda: ToolUseBlock(part_id, name, arguments, server_name, call_metadata)))
+            status = _status(part, pwhere)
             tools[part_id] = {"status": status, "start_time": _get(part, "start_time", 0.0),
                               "end_time": _get(part, "end_time", 0.0)}
             if status in ("completed", "failed"):
-                output = _get(part, "output", "") or ""
+                output = _output(part, pwhere)
                 results.append(build(pwhere, lambda: Message.tool(
                     output, tool_id=part_id, name=name, is_error=status == "failed",
                     timestamp=_get(part, "end_time") or _get(wolo, "timestamp"),
                 )))
-        metadata = dict(_get(wolo, "metadata") or {})
         wolo_meta: Dict[str, Any] = {"text_part_ids": text_ids}
         if tools:
             wolo_meta["tools"] = tools
         metadata["wolo"] = wolo_meta
-        reasoning = _get(wolo, "reasoning_content") or None
-        if not blocks and reasoning is not None:
-            blocks, reasoning = [ThinkingBlock(reasoning)], None
+        reasoning = _get(wolo, "reasoning_content")
+        if isinstance(reasoning, str) and all(type(b) is TextBlock and not b.text for b in blocks):
+            # nothing but the reasoning: it is the message (to_wolo writes thinking there)
+            blocks, reasoning = [ThinkingBlock(reasoning)] + blocks, None
+        elif reasoning == "":
+            reasoning = None  # Wolo's default: no reasoning
         out.append(build(where, lambda: Message(
             role, blocks, id=_get(wolo, "id"), timestamp=_get(wolo, "timestamp"),
             finished=_get(wolo, "finished"), finish_reason=_get(wolo, "finish_reason") or None,
@@ -201,10 +254,13 @@ def to_wolo(messages: Iterable[Message]) -> List[WoloMessage]:
 
     A call answered by a later tool message becomes a ``completed`` part (``failed`` when the
     result is an error) with the result text as ``output``; an unanswered call keeps the status
-    stored by :func:`from_wolo`, else ``pending``. Thinking goes to ``reasoning_content``.
-    Wolo has no media and no standalone tool results: media is left out with a
-    :class:`ConversionWarning`, and a tool result whose call is not in the history is a
-    ConversionError.
+    stored by :func:`from_wolo`, else ``pending``. Thinking goes to ``reasoning_content``; a
+    call's ``server_name`` and ``metadata`` (no field of a tool part) travel in the Wolo
+    message's ``metadata["agentmsg_calls"]`` and come back with :func:`from_wolo`. A message
+    between a call and its result comes after the call's message (the result lives in the
+    part), with a :class:`ConversionWarning`. Wolo has no media and no standalone tool results:
+    media is left out with a :class:`ConversionWarning`, and a tool result whose call is not in
+    the history is a ConversionError.
 
     >>> call = ToolUseBlock("call_1", "read", {"path": "a.py"})
     >>> [w] = to_wolo([Message.assistant("Reading.", tool_calls=[call]), Message.tool("print(1)", tool_id="call_1")])
@@ -212,6 +268,7 @@ def to_wolo(messages: Iterable[Message]) -> List[WoloMessage]:
     ('completed', 'print(1)')
     """
     items = check_messages(messages)
+    results_first(items, "to_wolo")  # warns when a result's move changes the order
     losses = Losses("to_wolo")
     out: List[WoloMessage] = []
     part_of_call: Dict[str, WoloToolPart] = {}
@@ -221,21 +278,24 @@ def to_wolo(messages: Iterable[Message]) -> List[WoloMessage]:
             if part is None:
                 raise ConversionError(
                     f"messages[{index}].tool_id: Wolo keeps a tool result inside its call's part, "
-                    f"but no earlier call has id {message.tool_id!r}"
+                    f"but no earlier call has id {(message.tool_id or '')[:60]!r}"
                 )
             part.output = message.text
             part.status = "failed" if message.is_error else "completed"
             if len(message.content[0].output) != sum(1 for b in message.content[0].output if type(b) is TextBlock):
                 losses.add("media in tool results", index)
             continue
-        metadata = dict(message.metadata)
+        metadata = json_copy(message.metadata, f"messages[{index}].metadata")
         wolo_meta = own_namespace(metadata, "wolo")
         if wolo_meta:
             del metadata["wolo"]
-        text_ids = list(wolo_meta.get("text_part_ids") or ())
-        tools = wolo_meta.get("tools") or {}
+        text_ids = wolo_meta.get("text_part_ids")
+        text_ids = text_ids if isinstance(text_ids, list) else []
+        tools = wolo_meta.get("tools")
+        tools = tools if isinstance(tools, dict) else {}
         parts: List[WoloPart] = []
         thinking: List[str] = []
+        call_extras: Dict[str, Any] = {}
         texts = 0
         for block in message.content:
             kind = type(block)
@@ -244,11 +304,20 @@ def to_wolo(messages: Iterable[Message]) -> List[WoloMessage]:
                 parts.append(WoloTextPart(part_id, block.text))
                 texts += 1
             elif kind is ToolUseBlock:
-                stored = tools.get(block.id) or {}
+                stored = tools.get(block.id)
+                stored = stored if isinstance(stored, dict) else {}
                 part = WoloToolPart(
-                    block.id, block.name, dict(block.input), status=stored.get("status", "pending"),
+                    block.id, block.name, json_copy(block.input, f"messages[{index}] tool call input"),
+                    status=stored.get("status", "pending"),
                     start_time=stored.get("start_time", 0.0), end_time=stored.get("end_time", 0.0),
                 )
+                if block.server_name != "local" or block.metadata:
+                    extras: Dict[str, Any] = {}
+                    if block.server_name != "local":
+                        extras["server_name"] = block.server_name
+                    if block.metadata:
+                        extras["metadata"] = json_copy(block.metadata, f"messages[{index}] tool call metadata")
+                    call_extras[block.id] = extras
                 part_of_call[block.id] = part
                 parts.append(part)
             elif kind is ThinkingBlock:
@@ -257,6 +326,8 @@ def to_wolo(messages: Iterable[Message]) -> List[WoloMessage]:
                     losses.add("thinking signatures", index)
             else:
                 losses.add(f"{block.type} blocks", index)
+        if call_extras:
+            metadata[_CALL_EXTRAS] = call_extras
         if message.name is not None:
             losses.add("names", index)
         reasoning = message.reasoning_content
@@ -264,6 +335,9 @@ def to_wolo(messages: Iterable[Message]) -> List[WoloMessage]:
             reasoning = "\n".join(thinking)
         elif thinking:
             losses.add("thinking blocks besides reasoning_content", index)
+        if not parts and not (message.role is Role.ASSISTANT and (thinking or message.reasoning_content is not None)):
+            losses.add("messages with nothing else it can carry", index)
+            continue
         out.append(WoloMessage(
             id=message.id, role=message.role.value, parts=parts,
             timestamp=message.timestamp.timestamp(), finished=bool(message.finished),
@@ -303,40 +377,36 @@ def to_llm_messages(
     >>> llm[0]["content"], llm[1]
     ('You are CodeHelper, an AI coding agent that helps users with software engineering tasks.', {'role': 'user', 'content': 'Hi'})
     """
-    items = list(messages) if not isinstance(messages, (str, bytes, Mapping)) else None
-    if items is None:
-        raise MessageTypeError(f"messages must be a list, not {type(messages).__name__}")
+    items = check_dicts(messages, "messages")
     if items and all(isinstance(m, Message) for m in items):
         items = to_wolo(items)
     out: List[Dict[str, Any]] = []
     for index, wolo in enumerate(items):
         where = f"messages[{index}]"
-        role = _required(wolo, "role", where)
-        parts = _required(wolo, "parts", where)
-        if role not in ("system", "user", "assistant"):
-            raise ConversionError(f"{where}.role: unknown role {role!r}; valid: system, user, assistant")
+        role = require_choice(_required(wolo, "role", where), ("system", "user", "assistant"), f"{where}.role", "role")
+        parts = require_list(_required(wolo, "parts", where), f"{where}.parts")
         texts = []
         calls = []
         results = []
         for j, part in enumerate(parts):
             pwhere = f"{where}.parts[{j}]"
             if _part_kind(part, pwhere) == "text":
-                text = _get(part, "text", "")
+                text = _text(part, pwhere)
                 if text:
                     texts.append(text)
                 continue
-            status = _get(part, "status", "pending")
+            status = _status(part, pwhere)
             if status not in WOLO_SENT_STATUSES:
                 continue
             part_id, name = _required(part, "id", pwhere), _required(part, "tool", pwhere)
-            arguments = _get(part, "input") or {}
+            arguments = optional_dict(_get(part, "input"), f"{pwhere}.input")
             call = build(pwhere, lambda: ToolUseBlock(part_id, name, arguments))
             calls.append({"id": part_id, "type": "function",
-                          "function": {"name": name, "arguments": dump_arguments(call)}})
+                          "function": {"name": name, "arguments": dump_arguments(call, f"{pwhere}.input")}})
             if status == "completed":
-                results.append({"role": "tool", "tool_call_id": part_id, "content": _get(part, "output", "") or ""})
+                results.append({"role": "tool", "tool_call_id": part_id, "content": _output(part, pwhere)})
             elif status == "failed":
-                error = _get(part, "output", "") or "Error: the tool failed"
+                error = _output(part, pwhere) or "Error: the tool failed"
                 results.append({"role": "tool", "tool_call_id": part_id, "content": error})
         text = "\n".join(texts)
         if role != "assistant":
@@ -349,6 +419,8 @@ def to_llm_messages(
             data["tool_calls"] = calls
         reasoning = _get(wolo, "reasoning_content")
         if reasoning:
+            if not isinstance(reasoning, str):
+                raise MessageTypeError(f"{where}.reasoning_content must be a str, not {type(reasoning).__name__}")
             data["reasoning_content"] = reasoning
         out.append(data)
         out.extend(results)
