@@ -20,6 +20,9 @@
 //! - **Code fences**: a line whose first non-blank characters are three or more backticks or
 //!   tildes opens a fence; a line of at least as many of the same character (and nothing else
 //!   but blanks) closes it. Inside a fence nothing is parsed.
+//! - **Call limit**: with [`Options::max_calls`] `= Some(n)`, the `<tool>` that would open call
+//!   `n + 1` and everything after it become one issue ([`IssueKind::TooManyCalls`]) whose raw
+//!   text is that rest: nothing is lost and the cost of a reply is bounded.
 //! - **Text**: each run of text between two elements is stripped of ASCII whitespace at both
 //!   ends; empty runs are dropped; the visible text is the runs joined with `"\n"`.
 
@@ -111,6 +114,9 @@ pub struct Options {
     /// Whether code fences are tracked (tags and bracket lines inside them are text).
     pub code_fences: bool,
     pub start_in_thinking: StartThinking,
+    /// At most this many tool calls (good or bad) are parsed; from the next `<tool>` on, the
+    /// rest of the text is one [`IssueKind::TooManyCalls`] issue holding it raw. `None`: no limit.
+    pub max_calls: Option<usize>,
 }
 
 impl Default for Options {
@@ -120,6 +126,7 @@ impl Default for Options {
             tool_format: ToolFormat::Auto,
             code_fences: true,
             start_in_thinking: StartThinking::Detect,
+            max_calls: None,
         }
     }
 }
