@@ -174,8 +174,9 @@ impl StreamMachine {
         Self::with_output(options, Output::new(false))
     }
 
-    /// A machine for one whole input fed in a single chunk: text and thinking are reported as
-    /// [`Event::TextSpan`] / [`Event::ThinkingSpan`] ranges of that input instead of copies.
+    /// A machine for one whole input that the caller holds (fed in one or more chunks): text
+    /// and thinking are reported as [`Event::TextSpan`] / [`Event::ThinkingSpan`] ranges of that
+    /// input instead of copies, and calls without deltas.
     pub fn for_whole_text(options: Options) -> Self {
         Self::with_output(options, Output::new(true))
     }
@@ -278,10 +279,15 @@ impl StreamMachine {
             Mode::Text | Mode::Bracket => self.out.text(&held, self.partial_start.0),
             Mode::Rest => {
                 let max_calls = self.options.max_calls.unwrap_or_default();
-                let issue = self.rest_issue(
-                    IssueKind::TooManyCalls,
-                    format!("more than {max_calls} tool calls (max_calls): this <tool> and the rest of the text are not parsed"),
-                );
+                let issue = Issue {
+                    kind: IssueKind::TooManyCalls,
+                    message: format!(
+                        "more than {max_calls} tool calls (max_calls): this <tool> and the rest of the text are not parsed"
+                    ),
+                    span: (self.tool_start.0, self.pos),
+                    char_span: (self.tool_start.1, self.chars),
+                    raw: std::mem::take(&mut self.payload),
+                };
                 self.out.push(Event::ToolEnd { index: self.tool_count - 1, result: Err(issue) });
             }
             Mode::Thinking { .. } => {
@@ -291,10 +297,16 @@ impl StreamMachine {
             Mode::Tool(_) => {
                 self.payload.extend_from_slice(&held);
                 self.send_payload();
-                let issue = self.rest_issue(
-                    IssueKind::UnclosedTool,
-                    "unclosed <tool>: no </tool> before the end of the text".to_string(),
-                );
+                let mut raw = Vec::with_capacity(TOOL_OPEN.len() + self.payload.len());
+                raw.extend_from_slice(TOOL_OPEN);
+                raw.extend_from_slice(&self.payload);
+                let issue = Issue {
+                    kind: IssueKind::UnclosedTool,
+                    message: "unclosed <tool>: no </tool> before the end of the text".to_string(),
+                    span: (self.tool_start.0, self.pos),
+                    char_span: (self.tool_start.1, self.chars),
+                    raw,
+                };
                 self.out.push(Event::ToolEnd { index: self.tool_count - 1, result: Err(issue) });
             }
         }
@@ -305,20 +317,6 @@ impl StreamMachine {
         *self = Self::with_output(self.options, Output::new(spans));
         self.first_thinking_tag_closes = stray;
         events
-    }
-
-    /// The issue of a call that runs to the end of the stream: `<tool>` and the payload.
-    fn rest_issue(&mut self, kind: IssueKind, message: String) -> Issue {
-        let mut raw = Vec::with_capacity(TOOL_OPEN.len() + self.payload.len());
-        raw.extend_from_slice(TOOL_OPEN);
-        raw.extend_from_slice(&self.payload);
-        Issue {
-            kind,
-            message,
-            span: (self.tool_start.0, self.pos),
-            char_span: (self.tool_start.1, self.chars),
-            raw,
-        }
     }
 
     /// Runs a fallback over the rest of a chunk (its position is where that rest starts).
@@ -543,8 +541,13 @@ impl StreamMachine {
                 self.payload.clear();
                 self.payload_sent = 0;
                 self.tool_start = self.partial_start;
-                let limit_reached = self.options.max_calls.is_some_and(|max| index >= max);
-                self.mode = if limit_reached { Mode::Rest } else { Mode::Tool(Payload::Start) };
+                if self.options.max_calls.is_some_and(|max| index >= max) {
+                    // The raw text of the issue is built in place: `<tool>` and all that follows.
+                    self.payload.extend_from_slice(TOOL_OPEN);
+                    self.mode = Mode::Rest;
+                } else {
+                    self.mode = Mode::Tool(Payload::Start);
+                }
             }
             THINK_OPEN | THINKING_OPEN => {
                 self.first_thinking_tag_closes.get_or_insert(false);
