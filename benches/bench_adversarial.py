@@ -5,7 +5,10 @@ A linear parser takes about 8 times as long for 8n; the ratio of medians is stor
 result's ``extra_info`` and printed in a table at the end (run with ``-s`` to see it):
 
     PYTHONPATH=$PWD/python python -m pytest benches/bench_adversarial.py --benchmark-only -s \\
-        --benchmark-columns=median --benchmark-sort=name
+        --benchmark-columns=median --benchmark-sort=name --benchmark-timer=time.process_time
+
+CPU time (``time.process_time``) rather than wall time: on a busy machine a run of 20 ms loses
+time slices that a run of 2 ms does not, and wall-time ratios then say nothing about scaling.
 
 Each family is sized so that n repeats are about 32 KB (8n about 256 KB): big enough to see
 any rescanning, small enough that all of them run in a minute.
