@@ -230,67 +230,71 @@ impl<'a> Folder<'a> {
     }
 
     fn push(&mut self, event: Event) {
-        let input = self.input;
-        let slice = |start: usize, end: usize| input.get(start..end).unwrap_or_default();
-        let doc = &mut self.doc;
         match event {
-            Event::Text { block, text } => match self.text_at {
-                Some((b, at, _)) if b == block => {
-                    if let Block::Text(t) = &mut doc.blocks[at] {
-                        extend(t, &text);
-                    }
-                }
-                _ => {
-                    self.text_at = Some((block, doc.blocks.len(), 0));
-                    doc.blocks.push(Block::Text(Cow::Owned(text)));
-                }
-            },
-            Event::TextSpan { block, start, end } => match self.text_at {
-                Some((b, at, first)) if b == block => {
-                    doc.blocks[at] = Block::Text(Cow::Borrowed(slice(first, end)));
-                }
-                _ => {
-                    self.text_at = Some((block, doc.blocks.len(), start));
-                    doc.blocks.push(Block::Text(Cow::Borrowed(slice(start, end))));
-                }
-            },
-            Event::Thinking { index, text } => match self.thinking_at {
-                Some((i, at, _)) if i == index => {
-                    if let Block::Thinking(t) = &mut doc.blocks[at] {
-                        extend(t, &text);
-                    }
-                }
-                _ => {
-                    self.thinking_at = Some((index, doc.blocks.len(), 0));
-                    doc.blocks.push(Block::Thinking(Cow::Owned(text)));
-                }
-            },
-            Event::ThinkingSpan { index, start, end } => match self.thinking_at {
-                Some((i, at, first)) if i == index => {
-                    doc.blocks[at] = Block::Thinking(Cow::Borrowed(slice(first, end)));
-                }
-                _ => {
-                    self.thinking_at = Some((index, doc.blocks.len(), start));
-                    doc.blocks.push(Block::Thinking(Cow::Borrowed(slice(start, end))));
-                }
-            },
+            Event::Text { block, text } => self.piece(Piece::Copy(text), block, Open::Text),
+            Event::TextSpan { block, start, end } => self.piece(Piece::Span(start, end), block, Open::Text),
+            Event::Thinking { index, text } => self.piece(Piece::Copy(text), index, Open::Thinking),
+            Event::ThinkingSpan { index, start, end } => self.piece(Piece::Span(start, end), index, Open::Thinking),
             Event::ThinkingEnd { index, complete } => {
                 if self.thinking_at.map(|(i, _, _)| i) != Some(index) {
                     // An empty thinking block still marks where the model thought.
-                    doc.blocks.push(Block::Thinking(Cow::Borrowed(&[])));
+                    self.doc.blocks.push(Block::Thinking(Cow::Borrowed(&[])));
                 }
                 self.thinking_at = None;
                 if !complete {
-                    doc.incomplete_thinking = true;
+                    self.doc.incomplete_thinking = true;
                 }
             }
             Event::ToolStart { .. } | Event::ToolDelta { .. } => {}
             Event::ToolEnd { result, .. } => match result {
-                Ok(call) => doc.blocks.push(Block::ToolCall(call)),
-                Err(issue) => doc.issues.push(issue),
+                Ok(call) => self.doc.blocks.push(Block::ToolCall(call)),
+                Err(issue) => self.doc.issues.push(issue),
             },
         }
     }
+
+    /// A piece of text or thinking: it extends the open block of its kind if that block has the
+    /// same number, else it opens a new one.
+    fn piece(&mut self, piece: Piece, number: usize, kind: Open) {
+        let input = self.input;
+        let slice = |start: usize, end: usize| input.get(start..end).unwrap_or_default();
+        let (open, make): (_, fn(Cow<'a, [u8]>) -> Block<'a>) = match kind {
+            Open::Text => (&mut self.text_at, Block::Text),
+            Open::Thinking => (&mut self.thinking_at, Block::Thinking),
+        };
+        let blocks = &mut self.doc.blocks;
+        match (*open, piece) {
+            (Some((n, at, _)), Piece::Copy(text)) if n == number => {
+                if let Block::Text(t) | Block::Thinking(t) = &mut blocks[at] {
+                    extend(t, &text);
+                }
+            }
+            (Some((n, at, first)), Piece::Span(_, end)) if n == number => {
+                blocks[at] = make(Cow::Borrowed(slice(first, end)));
+            }
+            (_, piece) => {
+                let (first, content) = match piece {
+                    Piece::Copy(text) => (0, Cow::Owned(text)),
+                    Piece::Span(start, end) => (start, Cow::Borrowed(slice(start, end))),
+                };
+                *open = Some((number, blocks.len(), first));
+                blocks.push(make(content));
+            }
+        }
+    }
+}
+
+/// A piece of a text or thinking block: copied bytes, or a range of the input.
+enum Piece {
+    Copy(Vec<u8>),
+    Span(usize, usize),
+}
+
+/// Which kind of block a piece belongs to.
+#[derive(Clone, Copy)]
+enum Open {
+    Text,
+    Thinking,
 }
 
 /// Bytes of input a whole-text parse feeds at a time: its events are folded after each slice,
