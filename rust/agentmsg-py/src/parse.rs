@@ -362,8 +362,10 @@ fn options(
             let count = count.ok_or_else(|| {
                 agentmsg_error(py, "MessageTypeError", format!("max_calls must be an int or None, not {}", type_name(value)))
             })?;
+            // The bad value is not shown: a huge int's digits are unbounded.
             Some(count.extract::<usize>().map_err(|_| {
-                agentmsg_error(py, "MessageError", format!("max_calls must be 0 or more, not {count}"))
+                let sign = if count.lt(0).unwrap_or(false) { "negative" } else { "too large" };
+                agentmsg_error(py, "MessageError", format!("max_calls must be from 0 to {} (this one is {sign})", usize::MAX))
             })?)
         }
         _ => None,
