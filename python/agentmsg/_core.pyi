@@ -19,7 +19,7 @@ def estimate_tokens_many(texts: Sequence[str], roles: Sequence[int]) -> List[int
 # -- parsing (rust/agentmsg-py/src/parse.rs; public API and docs: agentmsg.parsing) -------------
 
 # Options given as None take their defaults: thinking "auto", tool_format "auto", code_fences True,
-# start_in_thinking detected (whole text) or False (stream).
+# start_in_thinking detected (whole text) or False (stream), max_calls no limit.
 
 def parse(
     text: str,
@@ -28,6 +28,7 @@ def parse(
     tool_format: Optional[str] = None,
     code_fences: Optional[bool] = None,
     start_in_thinking: Optional[bool] = None,
+    max_calls: Optional[int] = None,
 ) -> Any:
     """Parses ``text``; returns an ``agentmsg.parsing.Parsed``."""
 
@@ -38,6 +39,7 @@ def parse_many(
     tool_format: Optional[str] = None,
     code_fences: Optional[bool] = None,
     start_in_thinking: Optional[bool] = None,
+    max_calls: Optional[int] = None,
 ) -> List[Any]:
     """Parses each text in parallel with the GIL released; a list of ``Parsed``."""
 
@@ -80,6 +82,7 @@ class StreamParser:
         tool_format: Optional[str] = None,
         code_fences: Optional[bool] = None,
         start_in_thinking: Optional[bool] = None,
+        max_calls: Optional[int] = None,
     ) -> None: ...
     def feed(self, chunk: str) -> List[Event]: ...
     def finish(self) -> List[Event]: ...

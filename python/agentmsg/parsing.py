@@ -55,8 +55,9 @@ class ParseIssue:
     """A tool call that could not be used, with its raw text (nothing is dropped).
 
     ``kind`` is one of ``unclosed_tool``, ``invalid_json``, ``invalid_xml``, ``not_an_object``,
-    ``missing_field``, ``invalid_field``, ``wrong_format``. ``span`` holds the character offsets
-    of the whole call, tags included, so ``text[span[0]:span[1]] == raw``.
+    ``missing_field``, ``invalid_field``, ``wrong_format``, ``too_many_calls`` (the rest of the
+    text past ``max_calls``). ``span`` holds the character offsets of the whole call, tags
+    included, so ``text[span[0]:span[1]] == raw``.
 
     >>> issue = agentmsg.parse('Hi <tool>{"tool_name": "t"}</tool>').errors[0]
     >>> (issue.kind, issue.message, issue.span, issue.raw)
@@ -98,6 +99,7 @@ def parse(
     tool_format: str = "auto",
     code_fences: bool = True,
     start_in_thinking: Optional[bool] = None,
+    max_calls: Optional[int] = None,
 ) -> Parsed:
     """Parses model text into thinking, visible text and tool calls.
 
@@ -139,6 +141,11 @@ def parse(
       spaces: ``[1]``, ``[2, 3]``), JSON arrays (``["a", 1]``), and lines in code fences,
       thinking tags or tool payloads. The newline ending a thought belongs to it.
 
+    **Call limit.** ``max_calls=n`` parses at most ``n`` calls (good or bad; calls in thinking
+    or fences do not count): the ``<tool>`` of call ``n + 1`` and everything after it become one
+    :class:`ParseIssue` of kind ``too_many_calls`` whose ``raw`` is that rest, unparsed. A server
+    bounds what one reply costs this way; nothing is lost. ``None`` (default): no limit.
+
     **Code fences.** A line starting (after blanks) with three or more backticks or tildes opens
     a fence; a line with at least as many of the same character and nothing else closes it.
     Inside, nothing is parsed. ``code_fences=False`` turns this off.
@@ -154,6 +161,8 @@ def parse(
     ['Plan done.']
     >>> parse("See [the docs](https://x.y)\\n```\\n<tool>not a call</tool>\\n```").tool_calls
     []
+    >>> [e.kind for e in parse("<tool></tool>" * 1000, max_calls=2).errors]
+    ['invalid_json', 'invalid_json', 'too_many_calls']
     """
     if not isinstance(text, str):
         raise MessageTypeError(f"text must be a str, not {type_name(text)}")
@@ -165,6 +174,7 @@ def parse(
         tool_format=tool_format,
         code_fences=code_fences,
         start_in_thinking=start_in_thinking,
+        max_calls=max_calls,
     )
 
 
@@ -175,8 +185,10 @@ def parse_many(
     tool_format: str = "auto",
     code_fences: bool = True,
     start_in_thinking: Optional[bool] = None,
+    max_calls: Optional[int] = None,
 ) -> List[Parsed]:
-    """Parses many texts in one call, in parallel, with the GIL released; same rules as :func:`parse`.
+    """Parses many texts in one call, in parallel, with the GIL released; same rules as :func:`parse`
+    (``max_calls`` applies to each text).
 
     >>> [p.text for p in parse_many(["[hm]\\na", "b"])]
     ['a', 'b']
@@ -189,6 +201,7 @@ def parse_many(
         tool_format=tool_format,
         code_fences=code_fences,
         start_in_thinking=start_in_thinking,
+        max_calls=max_calls,
     )
 
 

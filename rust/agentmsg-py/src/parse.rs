@@ -193,32 +193,70 @@ fn object_to_py<'py>(py: Python<'py>, pairs: &[(Cow<'static, str>, Json)]) -> Py
     Ok(dict)
 }
 
-fn tool_use_block<'py>(py: Python<'py>, call: &ToolCall) -> PyResult<Bound<'py, PyAny>> {
+/// The str made last for one field of a run of results, reused while the value repeats: a
+/// reply of many calls repeats names, messages and often raw texts, and a str is immutable, so
+/// sharing one is invisible except in memory (a str per call would be most of a bad call's cost).
+struct Reused<'d, 'py> {
+    last: Option<(&'d [u8], Bound<'py, PyString>)>,
+}
+
+impl<'d, 'py> Reused<'d, 'py> {
+    fn new() -> Self {
+        Self { last: None }
+    }
+
+    fn get(&mut self, py: Python<'py>, bytes: &'d [u8]) -> PyResult<Bound<'py, PyString>> {
+        match &self.last {
+            Some((last, s)) if *last == bytes => Ok(s.clone()),
+            _ => {
+                let s = py_str(py, bytes)?;
+                self.last = Some((bytes, s.clone()));
+                Ok(s)
+            }
+        }
+    }
+}
+
+/// The reused strs of the fields of calls and issues (see [`Reused`]).
+struct CallStrs<'d, 'py> {
+    name: Reused<'d, 'py>,
+    server_name: Reused<'d, 'py>,
+    message: Reused<'d, 'py>,
+    raw: Reused<'d, 'py>,
+}
+
+impl CallStrs<'_, '_> {
+    fn new() -> Self {
+        Self { name: Reused::new(), server_name: Reused::new(), message: Reused::new(), raw: Reused::new() }
+    }
+}
+
+fn tool_use_block<'d, 'py>(py: Python<'py>, call: &'d ToolCall, strs: &mut CallStrs<'d, 'py>) -> PyResult<Bound<'py, PyAny>> {
     build(
         py,
         &TOOL_USE_BLOCK,
         ("agentmsg.blocks", "ToolUseBlock"),
         [
             ("id", PyString::new(py, &call.id).into_any()),
-            ("name", PyString::new(py, &call.name).into_any()),
+            ("name", strs.name.get(py, call.name.as_bytes())?.into_any()),
             ("input", object_to_py(py, &call.input)?.into_any()),
-            ("server_name", PyString::new(py, &call.server_name).into_any()),
+            ("server_name", strs.server_name.get(py, call.server_name.as_bytes())?.into_any()),
             ("metadata", object_to_py(py, &call.metadata)?.into_any()),
         ],
     )
 }
 
-fn parse_issue<'py>(py: Python<'py>, issue: &Issue) -> PyResult<Bound<'py, PyAny>> {
+fn parse_issue<'d, 'py>(py: Python<'py>, issue: &'d Issue, strs: &mut CallStrs<'d, 'py>) -> PyResult<Bound<'py, PyAny>> {
     let span = PyTuple::new(py, [issue.char_span.0, issue.char_span.1])?;
     build(
         py,
         &PARSE_ISSUE,
         ("agentmsg.parsing", "ParseIssue"),
         [
-            ("kind", PyString::new(py, issue.kind.name()).into_any()),
-            ("message", PyString::new(py, &issue.message).into_any()),
+            ("kind", PyString::intern(py, issue.kind.name()).into_any()),
+            ("message", strs.message.get(py, issue.message.as_bytes())?.into_any()),
             ("span", span.into_any()),
-            ("raw", py_str(py, &issue.raw)?.into_any()),
+            ("raw", strs.raw.get(py, &issue.raw)?.into_any()),
         ],
     )
 }
@@ -244,6 +282,7 @@ fn parsed<'py>(py: Python<'py>, doc: &Document) -> PyResult<Bound<'py, PyAny>> {
     let text_runs = doc.blocks.iter().filter(|b| matches!(b, Block::Text(_))).count();
     // With one text run (the usual case) the visible text is that run's str, made once.
     let mut text: Option<Bound<'py, PyString>> = None;
+    let mut strs = CallStrs::new();
     for block in &doc.blocks {
         match block {
             Block::Text(bytes) => {
@@ -259,7 +298,7 @@ fn parsed<'py>(py: Python<'py>, doc: &Document) -> PyResult<Bound<'py, PyAny>> {
                 blocks.append(thinking_block(py, s)?)?;
             }
             Block::ToolCall(call) => {
-                let b = tool_use_block(py, call)?;
+                let b = tool_use_block(py, call, &mut strs)?;
                 tool_calls.append(&b)?;
                 blocks.append(b)?;
             }
@@ -272,7 +311,7 @@ fn parsed<'py>(py: Python<'py>, doc: &Document) -> PyResult<Bound<'py, PyAny>> {
     };
     let errors = PyList::empty(py);
     for issue in &doc.issues {
-        errors.append(parse_issue(py, issue)?)?;
+        errors.append(parse_issue(py, issue, &mut strs)?)?;
     }
     build(
         py,
@@ -315,7 +354,22 @@ fn options(
     code_fences: Option<&Bound<'_, PyAny>>,
     start_in_thinking: Option<&Bound<'_, PyAny>>,
     start_default: Option<bool>,
+    max_calls: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Options> {
+    let max_calls = match max_calls {
+        Some(value) if !value.is_none() => {
+            let count = value.cast::<pyo3::types::PyInt>().ok().filter(|_| !value.is_instance_of::<PyBool>());
+            let count = count.ok_or_else(|| {
+                agentmsg_error(py, "MessageTypeError", format!("max_calls must be an int or None, not {}", type_name(value)))
+            })?;
+            // The bad value is not shown: a huge int's digits are unbounded.
+            Some(count.extract::<usize>().map_err(|_| {
+                let sign = if count.lt(0).unwrap_or(false) { "negative" } else { "too large" };
+                agentmsg_error(py, "MessageError", format!("max_calls must be from 0 to {} (this one is {sign})", usize::MAX))
+            })?)
+        }
+        _ => None,
+    };
     let thinking: String = option(py, thinking, "thinking", "a str", "auto".to_owned())?;
     let tool_format: String = option(py, tool_format, "tool_format", "a str", "auto".to_owned())?;
     let code_fences: bool = option(py, code_fences, "code_fences", "a bool", true)?;
@@ -344,14 +398,14 @@ fn options(
         Some(true) => StartThinking::Yes,
         Some(false) => StartThinking::No,
     };
-    Ok(Options { thinking, tool_format, code_fences, start_in_thinking })
+    Ok(Options { thinking, tool_format, code_fences, start_in_thinking, max_calls })
 }
 
 // -- whole text -----------------------------------------------------------------------------
 
 /// Parses one text into a `Parsed` (see `agentmsg.parse` for the rules).
 #[pyfunction(name = "parse")]
-#[pyo3(signature = (text, *, thinking = None, tool_format = None, code_fences = None, start_in_thinking = None))]
+#[pyo3(signature = (text, *, thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None))]
 fn parse_text<'py>(
     py: Python<'py>,
     text: &Bound<'py, PyAny>,
@@ -359,8 +413,9 @@ fn parse_text<'py>(
     tool_format: Option<&Bound<'py, PyAny>>,
     code_fences: Option<&Bound<'py, PyAny>>,
     start_in_thinking: Option<&Bound<'py, PyAny>>,
+    max_calls: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let options = options(py, thinking, tool_format, code_fences, start_in_thinking, None)?;
+    let options = options(py, thinking, tool_format, code_fences, start_in_thinking, None, max_calls)?;
     let text = as_text(py, text, "text")?;
     let bytes = text_bytes(text)?;
     let doc = if bytes.len() > 1 << 20 {
@@ -368,12 +423,15 @@ fn parse_text<'py>(
     } else {
         core_parse::parse(&bytes, &options)
     };
+    // A text with many blocks is many new objects: collections set off while building them
+    // would traverse everything again and again (superlinear in the number of blocks).
+    let _paused = GcPause::new(py);
     parsed(py, &doc)
 }
 
 /// Parses many texts in parallel with the GIL released; a list of `Parsed` in input order.
 #[pyfunction]
-#[pyo3(signature = (texts, *, thinking = None, tool_format = None, code_fences = None, start_in_thinking = None))]
+#[pyo3(signature = (texts, *, thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None))]
 fn parse_many<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyAny>,
@@ -381,8 +439,9 @@ fn parse_many<'py>(
     tool_format: Option<&Bound<'py, PyAny>>,
     code_fences: Option<&Bound<'py, PyAny>>,
     start_in_thinking: Option<&Bound<'py, PyAny>>,
+    max_calls: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let options = options(py, thinking, tool_format, code_fences, start_in_thinking, None)?;
+    let options = options(py, thinking, tool_format, code_fences, start_in_thinking, None, max_calls)?;
     let strings = extract_texts(py, texts, "texts")?;
     let bytes = strings.iter().map(|s| text_bytes(s)).collect::<PyResult<Vec<_>>>()?;
     let docs = py.detach(|| core_parse::parse_many(&bytes, &options));
@@ -524,20 +583,21 @@ pub struct StreamParser {
 #[pymethods]
 impl StreamParser {
     #[new]
-    #[pyo3(signature = (*, thinking = None, tool_format = None, code_fences = None, start_in_thinking = None))]
+    #[pyo3(signature = (*, thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None))]
     fn new(
         py: Python<'_>,
         thinking: Option<&Bound<'_, PyAny>>,
         tool_format: Option<&Bound<'_, PyAny>>,
         code_fences: Option<&Bound<'_, PyAny>>,
         start_in_thinking: Option<&Bound<'_, PyAny>>,
+        max_calls: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         // A stream cannot look ahead to detect a leading thought: None means "no".
         let start = match start_in_thinking {
             Some(value) if value.is_none() => None,
             value => value,
         };
-        let options = options(py, thinking, tool_format, code_fences, start, Some(false))?;
+        let options = options(py, thinking, tool_format, code_fences, start, Some(false), max_calls)?;
         Ok(Self { machine: StreamMachine::new(options), text_block: None, buffer: Vec::new() })
     }
 
@@ -611,8 +671,8 @@ impl StreamParser {
                 }
                 Event::ToolEnd { index, result } => {
                     let (call, error) = match result {
-                        Ok(call) => (tool_use_block(py, &call)?.unbind(), py.None()),
-                        Err(issue) => (py.None(), parse_issue(py, &issue)?.unbind()),
+                        Ok(call) => (tool_use_block(py, &call, &mut CallStrs::new())?.unbind(), py.None()),
+                        Err(issue) => (py.None(), parse_issue(py, &issue, &mut CallStrs::new())?.unbind()),
                     };
                     Bound::new(py, ToolCallEnd { index, call, error })?.into_any()
                 }

@@ -92,6 +92,8 @@ enum Mode {
     Bracket,
     Thinking { closers: &'static [&'static [u8]] },
     Tool(Payload),
+    /// Past `max_calls`: everything to the end is the raw text of one issue (kept in `payload`).
+    Rest,
 }
 
 /// The streaming parser: [`feed`](Self::feed) chunks, then [`finish`](Self::finish).
@@ -137,6 +139,8 @@ pub struct StreamMachine {
     is_fallback: bool,
     /// A held bracket line is being replayed (no fallback is spawned in replayed bytes).
     replaying: bool,
+    /// Stream offsets `(from, to)`: no `<` in `from..to` (see [`Self::next_lt`]).
+    no_lt: (usize, usize),
 }
 
 /// The first line start in `data[from..end]` (the index after a newline) whose first non-blank
@@ -170,8 +174,9 @@ impl StreamMachine {
         Self::with_output(options, Output::new(false))
     }
 
-    /// A machine for one whole input fed in a single chunk: text and thinking are reported as
-    /// [`Event::TextSpan`] / [`Event::ThinkingSpan`] ranges of that input instead of copies.
+    /// A machine for one whole input that the caller holds (fed in one or more chunks): text
+    /// and thinking are reported as [`Event::TextSpan`] / [`Event::ThinkingSpan`] ranges of that
+    /// input instead of copies, and calls without deltas.
     pub fn for_whole_text(options: Options) -> Self {
         Self::with_output(options, Output::new(true))
     }
@@ -199,6 +204,7 @@ impl StreamMachine {
             fallback_from: None,
             is_fallback: false,
             replaying: false,
+            no_lt: (0, 0),
         };
         if options.start_in_thinking == StartThinking::Yes {
             machine.out.begin_thinking();
@@ -271,6 +277,19 @@ impl StreamMachine {
         let held = std::mem::take(&mut self.partial);
         match self.mode {
             Mode::Text | Mode::Bracket => self.out.text(&held, self.partial_start.0),
+            Mode::Rest => {
+                let max_calls = self.options.max_calls.unwrap_or_default();
+                let issue = Issue {
+                    kind: IssueKind::TooManyCalls,
+                    message: format!(
+                        "more than {max_calls} tool calls (max_calls): this <tool> and the rest of the text are not parsed"
+                    ),
+                    span: (self.tool_start.0, self.pos),
+                    char_span: (self.tool_start.1, self.chars),
+                    raw: std::mem::take(&mut self.payload),
+                };
+                self.out.push(Event::ToolEnd { index: self.tool_count - 1, result: Err(issue) });
+            }
             Mode::Thinking { .. } => {
                 self.out.thinking(&held, self.partial_start.0);
                 self.out.end_thinking(false);
@@ -278,8 +297,8 @@ impl StreamMachine {
             Mode::Tool(_) => {
                 self.payload.extend_from_slice(&held);
                 self.send_payload();
-                let index = self.tool_count - 1;
-                let mut raw = TOOL_OPEN.to_vec();
+                let mut raw = Vec::with_capacity(TOOL_OPEN.len() + self.payload.len());
+                raw.extend_from_slice(TOOL_OPEN);
                 raw.extend_from_slice(&self.payload);
                 let issue = Issue {
                     kind: IssueKind::UnclosedTool,
@@ -288,7 +307,7 @@ impl StreamMachine {
                     char_span: (self.tool_start.1, self.chars),
                     raw,
                 };
-                self.out.push(Event::ToolEnd { index, result: Err(issue) });
+                self.out.push(Event::ToolEnd { index: self.tool_count - 1, result: Err(issue) });
             }
         }
         self.out.end_text();
@@ -366,6 +385,10 @@ impl StreamMachine {
                 Mode::Bracket => self.bracket_line(data, i),
                 Mode::Thinking { closers } => self.thinking(data, i, closers, clock),
                 Mode::Tool(_) => self.tool(data, i, clock),
+                Mode::Rest => {
+                    self.payload.extend_from_slice(&data[i..]);
+                    data.len()
+                }
             };
         }
     }
@@ -381,7 +404,6 @@ impl StreamMachine {
     /// Text mode from `data[i]`; returns where it stopped (the end, or after a mode change).
     fn text(&mut self, data: &[u8], mut i: usize, clock: &mut CharClock) -> usize {
         let mut run = i; // start of text not yet handed to the output
-        let mut next_lt: Option<usize> = None; // the next `<` (or the end), once searched
         while i < data.len() {
             if !self.partial.is_empty() {
                 self.partial.push(data[i]);
@@ -466,13 +488,7 @@ impl StreamMachine {
                     // Plain text runs to the next `<`; newlines only matter where a line
                     // starts (after blanks) with `[`, a backtick or a tilde, so only those
                     // bytes are looked for, not every newline.
-                    // The position of the next `<` is kept: a line start that turns out
-                    // plain must not make the same stretch be searched again.
-                    let end = match next_lt {
-                        Some(at) if at >= i => at,
-                        _ => memchr(b'<', &data[i..]).map_or(data.len(), |k| i + k),
-                    };
-                    next_lt = Some(end);
+                    let end = self.next_lt(data, i, clock);
                     if let Some(start) = special_line_start(data, i, end) {
                         i = start;
                         self.line = Line::Start;
@@ -495,6 +511,21 @@ impl StreamMachine {
         i
     }
 
+    /// The index of the next `<` in `data[i..]`, or `data.len()`. The stretch searched is
+    /// remembered in stream offsets: text mode is left and re-entered at every bracket line
+    /// (and a held line is replayed from its own buffer), and without the memory each re-entry
+    /// would search the same `<`-free stretch again, once per line: quadratic.
+    fn next_lt(&mut self, data: &[u8], i: usize, clock: &CharClock) -> usize {
+        let (known_from, known_to) = self.no_lt;
+        let at = clock.abs(i);
+        let known = known_from <= at && at <= known_to;
+        // `data` may end before `known_to` (a replayed line is a short buffer).
+        let from = if known { (i + (known_to - at)).min(data.len()) } else { i };
+        let end = memchr(b'<', &data[from..]).map_or(data.len(), |k| from + k);
+        self.no_lt = if known { (known_from, known_to.max(clock.abs(end))) } else { (at, clock.abs(end)) };
+        end
+    }
+
     fn open_tag(&mut self, tag: &'static [u8]) {
         self.line = Line::Mid;
         match tag {
@@ -502,11 +533,21 @@ impl StreamMachine {
                 self.out.end_text();
                 let index = self.tool_count;
                 self.tool_count += 1;
-                self.out.push(Event::ToolStart { index });
+                // A whole-text parse folds only the ends of calls: a start event per call
+                // would be memory spent on nothing.
+                if !self.out.spans() {
+                    self.out.push(Event::ToolStart { index });
+                }
                 self.payload.clear();
                 self.payload_sent = 0;
                 self.tool_start = self.partial_start;
-                self.mode = Mode::Tool(Payload::Start);
+                if self.options.max_calls.is_some_and(|max| index >= max) {
+                    // The raw text of the issue is built in place: `<tool>` and all that follows.
+                    self.payload.extend_from_slice(TOOL_OPEN);
+                    self.mode = Mode::Rest;
+                } else {
+                    self.mode = Mode::Tool(Payload::Start);
+                }
             }
             THINK_OPEN | THINKING_OPEN => {
                 self.first_thinking_tag_closes.get_or_insert(false);

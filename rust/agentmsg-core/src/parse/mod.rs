@@ -20,6 +20,9 @@
 //! - **Code fences**: a line whose first non-blank characters are three or more backticks or
 //!   tildes opens a fence; a line of at least as many of the same character (and nothing else
 //!   but blanks) closes it. Inside a fence nothing is parsed.
+//! - **Call limit**: with [`Options::max_calls`] `= Some(n)`, the `<tool>` that would open call
+//!   `n + 1` and everything after it become one issue ([`IssueKind::TooManyCalls`]) whose raw
+//!   text is that rest: nothing is lost and the cost of a reply is bounded.
 //! - **Text**: each run of text between two elements is stripped of ASCII whitespace at both
 //!   ends; empty runs are dropped; the visible text is the runs joined with `"\n"`.
 
@@ -111,6 +114,9 @@ pub struct Options {
     /// Whether code fences are tracked (tags and bracket lines inside them are text).
     pub code_fences: bool,
     pub start_in_thinking: StartThinking,
+    /// At most this many tool calls (good or bad) are parsed; from the next `<tool>` on, the
+    /// rest of the text is one [`IssueKind::TooManyCalls`] issue holding it raw. `None`: no limit.
+    pub max_calls: Option<usize>,
 }
 
 impl Default for Options {
@@ -120,6 +126,7 @@ impl Default for Options {
             tool_format: ToolFormat::Auto,
             code_fences: true,
             start_in_thinking: StartThinking::Detect,
+            max_calls: None,
         }
     }
 }
@@ -201,72 +208,117 @@ impl<'a> Document<'a> {
 
     /// Folds a complete event sequence; span events are ranges of `input`.
     pub fn fold(events: impl IntoIterator<Item = Event>, input: &'a [u8]) -> Self {
-        let mut doc = Document::default();
-        let slice = |start: usize, end: usize| input.get(start..end).unwrap_or_default();
-        // The open text / thinking block: its number, place in `blocks` and span start.
-        let mut text_at: Option<(usize, usize, usize)> = None;
-        let mut thinking_at: Option<(usize, usize, usize)> = None;
-        for event in events {
-            match event {
-                Event::Text { block, text } => match text_at {
-                    Some((b, at, _)) if b == block => {
-                        if let Block::Text(t) = &mut doc.blocks[at] {
-                            extend(t, &text);
-                        }
-                    }
-                    _ => {
-                        text_at = Some((block, doc.blocks.len(), 0));
-                        doc.blocks.push(Block::Text(Cow::Owned(text)));
-                    }
-                },
-                Event::TextSpan { block, start, end } => match text_at {
-                    Some((b, at, first)) if b == block => {
-                        doc.blocks[at] = Block::Text(Cow::Borrowed(slice(first, end)));
-                    }
-                    _ => {
-                        text_at = Some((block, doc.blocks.len(), start));
-                        doc.blocks.push(Block::Text(Cow::Borrowed(slice(start, end))));
-                    }
-                },
-                Event::Thinking { index, text } => match thinking_at {
-                    Some((i, at, _)) if i == index => {
-                        if let Block::Thinking(t) = &mut doc.blocks[at] {
-                            extend(t, &text);
-                        }
-                    }
-                    _ => {
-                        thinking_at = Some((index, doc.blocks.len(), 0));
-                        doc.blocks.push(Block::Thinking(Cow::Owned(text)));
-                    }
-                },
-                Event::ThinkingSpan { index, start, end } => match thinking_at {
-                    Some((i, at, first)) if i == index => {
-                        doc.blocks[at] = Block::Thinking(Cow::Borrowed(slice(first, end)));
-                    }
-                    _ => {
-                        thinking_at = Some((index, doc.blocks.len(), start));
-                        doc.blocks.push(Block::Thinking(Cow::Borrowed(slice(start, end))));
-                    }
-                },
-                Event::ThinkingEnd { index, complete } => {
-                    if thinking_at.map(|(i, _, _)| i) != Some(index) {
-                        // An empty thinking block still marks where the model thought.
-                        doc.blocks.push(Block::Thinking(Cow::Borrowed(&[])));
-                    }
-                    thinking_at = None;
-                    if !complete {
-                        doc.incomplete_thinking = true;
-                    }
+        let mut folder = Folder::new(input);
+        events.into_iter().for_each(|event| folder.push(event));
+        folder.doc
+    }
+}
+
+/// Builds a [`Document`] from events as they come, so a whole-text parse need not hold the
+/// events of the whole text at once.
+struct Folder<'a> {
+    doc: Document<'a>,
+    input: &'a [u8],
+    /// The open text / thinking block: its number, place in `blocks` and span start.
+    text_at: Option<(usize, usize, usize)>,
+    thinking_at: Option<(usize, usize, usize)>,
+}
+
+impl<'a> Folder<'a> {
+    fn new(input: &'a [u8]) -> Self {
+        Self { doc: Document::default(), input, text_at: None, thinking_at: None }
+    }
+
+    fn push(&mut self, event: Event) {
+        match event {
+            Event::Text { block, text } => self.piece(Piece::Copy(text), block, Open::Text),
+            Event::TextSpan { block, start, end } => self.piece(Piece::Span(start, end), block, Open::Text),
+            Event::Thinking { index, text } => self.piece(Piece::Copy(text), index, Open::Thinking),
+            Event::ThinkingSpan { index, start, end } => self.piece(Piece::Span(start, end), index, Open::Thinking),
+            Event::ThinkingEnd { index, complete } => {
+                if self.thinking_at.map(|(i, _, _)| i) != Some(index) {
+                    // An empty thinking block still marks where the model thought.
+                    self.doc.blocks.push(Block::Thinking(Cow::Borrowed(&[])));
                 }
-                Event::ToolStart { .. } | Event::ToolDelta { .. } => {}
-                Event::ToolEnd { result, .. } => match result {
-                    Ok(call) => doc.blocks.push(Block::ToolCall(call)),
-                    Err(issue) => doc.issues.push(issue),
-                },
+                self.thinking_at = None;
+                if !complete {
+                    self.doc.incomplete_thinking = true;
+                }
+            }
+            Event::ToolStart { .. } | Event::ToolDelta { .. } => {}
+            Event::ToolEnd { result, .. } => match result {
+                Ok(call) => self.doc.blocks.push(Block::ToolCall(call)),
+                Err(issue) => self.doc.issues.push(issue),
+            },
+        }
+    }
+
+    /// A piece of text or thinking: it extends the open block of its kind if that block has the
+    /// same number, else it opens a new one.
+    fn piece(&mut self, piece: Piece, number: usize, kind: Open) {
+        let input = self.input;
+        let slice = |start: usize, end: usize| input.get(start..end).unwrap_or_default();
+        let (open, make): (_, fn(Cow<'a, [u8]>) -> Block<'a>) = match kind {
+            Open::Text => (&mut self.text_at, Block::Text),
+            Open::Thinking => (&mut self.thinking_at, Block::Thinking),
+        };
+        let blocks = &mut self.doc.blocks;
+        match (*open, piece) {
+            (Some((n, at, _)), Piece::Copy(text)) if n == number => {
+                if let Block::Text(t) | Block::Thinking(t) = &mut blocks[at] {
+                    extend(t, &text);
+                }
+            }
+            (Some((n, at, first)), Piece::Span(_, end)) if n == number => {
+                blocks[at] = make(Cow::Borrowed(slice(first, end)));
+            }
+            (_, piece) => {
+                let (first, content) = match piece {
+                    Piece::Copy(text) => (0, Cow::Owned(text)),
+                    Piece::Span(start, end) => (start, Cow::Borrowed(slice(start, end))),
+                };
+                *open = Some((number, blocks.len(), first));
+                blocks.push(make(content));
             }
         }
-        doc
     }
+}
+
+/// A piece of a text or thinking block: copied bytes, or a range of the input.
+enum Piece {
+    Copy(Vec<u8>),
+    Span(usize, usize),
+}
+
+/// Which kind of block a piece belongs to.
+#[derive(Clone, Copy)]
+enum Open {
+    Text,
+    Thinking,
+}
+
+/// Bytes of input a whole-text parse feeds at a time: its events are folded after each slice,
+/// so a text of a million small calls never holds a million events besides its document.
+const WHOLE_TEXT_SLICE: usize = 1 << 20;
+
+/// One pass of a whole-text parse, fed `slice` bytes at a time (cut before a UTF-8 lead byte);
+/// also says whether the first thinking tag was a stray closing tag.
+fn parse_in_slices<'a>(text: &'a [u8], options: &Options, slice: usize) -> (Document<'a>, bool) {
+    let mut machine = StreamMachine::for_whole_text(*options);
+    let mut folder = Folder::new(text);
+    let mut events = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let mut end = (start + slice.max(1)).min(text.len());
+        while end < text.len() && (text[end] as i8) < -0x40 {
+            end += 1; // a continuation byte: the character goes on
+        }
+        machine.feed_into(&text[start..end], &mut events);
+        events.drain(..).for_each(|event| folder.push(event));
+        start = end;
+    }
+    machine.finish().into_iter().for_each(|event| folder.push(event));
+    (folder.doc, machine.saw_stray_thinking_close())
 }
 
 /// Parses a whole text. With [`StartThinking::Detect`], a text whose first thinking tag is a
@@ -279,16 +331,12 @@ impl<'a> Document<'a> {
 /// assert_eq!(doc.text(), b"It is 42.");
 /// ```
 pub fn parse<'a>(text: &'a [u8], options: &Options) -> Document<'a> {
-    let mut machine = StreamMachine::for_whole_text(*options);
-    let mut events = machine.feed(text);
-    events.extend(machine.finish());
-    if options.start_in_thinking == StartThinking::Detect && machine.saw_stray_thinking_close() {
+    let (doc, stray_close) = parse_in_slices(text, options, WHOLE_TEXT_SLICE);
+    if options.start_in_thinking == StartThinking::Detect && stray_close {
         let again = Options { start_in_thinking: StartThinking::Yes, ..*options };
-        let mut machine = StreamMachine::for_whole_text(again);
-        events = machine.feed(text);
-        events.extend(machine.finish());
+        return parse_in_slices(text, &again, WHOLE_TEXT_SLICE).0;
     }
-    Document::fold(events, text)
+    doc
 }
 
 /// Parses many texts in parallel (rayon); the result is in input order.

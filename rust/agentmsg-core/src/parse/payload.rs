@@ -53,6 +53,8 @@ pub enum IssueKind {
     InvalidField,
     /// The payload's format is not the one `tool_format` allows.
     WrongFormat,
+    /// A `<tool>` past `max_calls`: the issue holds the rest of the text, unparsed.
+    TooManyCalls,
 }
 
 impl IssueKind {
@@ -66,6 +68,7 @@ impl IssueKind {
             Self::MissingField => "missing_field",
             Self::InvalidField => "invalid_field",
             Self::WrongFormat => "wrong_format",
+            Self::TooManyCalls => "too_many_calls",
         }
     }
 }

@@ -292,15 +292,26 @@ mod props {
         }
 
         #[test]
-        fn streaming_invariant(text in pieces(), cuts in prop::collection::vec(0usize..200, 0..8), mode in 0u8..4, fences: bool, start: bool) {
+        fn streaming_invariant(
+            text in pieces(),
+            cuts in prop::collection::vec(0usize..200, 0..8),
+            mode in 0u8..4,
+            fences: bool,
+            start: bool,
+            max_calls in prop::option::of(0usize..3),
+            slice in 1usize..16,
+        ) {
             let options = Options {
                 thinking: [ThinkingMode::Auto, ThinkingMode::Tags, ThinkingMode::Brackets, ThinkingMode::None][mode as usize],
                 tool_format: ToolFormat::Auto,
                 code_fences: fences,
                 start_in_thinking: if start { StartThinking::Yes } else { StartThinking::No },
+                max_calls,
             };
             let bytes = text.as_bytes();
             let whole = parse(bytes, &options);
+            // A whole-text parse fed in small slices folds to the same document.
+            prop_assert_eq!(&super::super::parse_in_slices(bytes, &options, slice).0, &whole);
             let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
             cuts.sort_unstable();
             let mut m = StreamMachine::new(options);
@@ -416,5 +427,93 @@ fn turns_profile() {
         per_turn * 1e6,
         batched * 1e6
     );
+}
+
+
+/// Seconds of CPU time this thread has used: another process taking the core does not count
+/// (wall time on a busy machine grows with every time slice lost). Elsewhere than Linux, wall time.
+fn thread_time() -> f64 {
+    #[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+    {
+        #[repr(C)]
+        struct Timespec {
+            sec: i64,
+            nsec: i64,
+        }
+        extern "C" {
+            fn clock_gettime(clock: i32, time: *mut Timespec) -> i32;
+        }
+        const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+        let mut time = Timespec { sec: 0, nsec: 0 };
+        // SAFETY: a valid clock id and a pointer to a live timespec of the C layout.
+        if unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut time) } == 0 {
+            return time.sec as f64 + time.nsec as f64 * 1e-9;
+        }
+    }
+    static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    ORIGIN.get_or_init(std::time::Instant::now).elapsed().as_secs_f64()
+}
+
+/// Time of `8n` repeats of `unit` over time of `n`: the best of a few runs, measured again while
+/// over the bound, so a noisy moment does not fail the test.
+fn scaling_ratio(unit: &str, n: usize, parse_fn: &dyn Fn(&[u8])) -> f64 {
+    let best = |text: &[u8]| {
+        (0..3)
+            .map(|_| {
+                let start = thread_time();
+                parse_fn(std::hint::black_box(text));
+                thread_time() - start
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let (small, large) = (unit.repeat(n), unit.repeat(8 * n));
+    let mut ratio = f64::INFINITY;
+    for _ in 0..3 {
+        ratio = best(large.as_bytes()) / best(small.as_bytes()).max(1e-9);
+        if ratio < 12.0 {
+            break;
+        }
+    }
+    ratio
+}
+
+#[test]
+fn shapes_that_were_quadratic_scale_linearly_whole_and_streamed() {
+    let options = Options::default();
+    let whole = |text: &[u8]| {
+        parse(text, &options);
+    };
+    let streamed = |text: &[u8]| {
+        let mut machine = StreamMachine::new(options);
+        for chunk in text.chunks(64) {
+            machine.feed(chunk);
+        }
+        machine.finish();
+    };
+    let ampersands = |n: usize| format!("<tool><a>{}</a></tool>", "&".repeat(n));
+    for unit in ["[ ] task\n", "[x] y\n", "[1] cite\n", "[a\n", "[INFO] server started\n", "<tool></tool>", "<think></think>"] {
+        let n = 32_000 / unit.len();
+        let ratio = scaling_ratio(unit, n, &whole);
+        assert!(ratio < 12.0, "{unit:?} whole: {ratio}");
+        let ratio = scaling_ratio(unit, n, &streamed);
+        assert!(ratio < 12.0, "{unit:?} streamed: {ratio}");
+    }
+    // One call holding n ampersands (the unit is repeated inside the payload).
+    let payload = |text: &[u8]| {
+        parse(ampersands(text.len()).as_bytes(), &options);
+    };
+    let ratio = scaling_ratio("&", 32_000, &payload);
+    assert!(ratio < 12.0, "ampersands in an XML payload: {ratio}");
+}
+
+#[test]
+fn calls_past_max_calls_are_one_issue_with_the_raw_rest() {
+    let text = b"a <tool></tool> b <tool>{} [x]\n<think>c</think>";
+    let d = parse(text, &Options { max_calls: Some(1), ..Options::default() });
+    assert_eq!(shape(&d), ["T:a", "T:b"]);
+    assert_eq!(d.issues.len(), 2);
+    assert_eq!(d.issues[1].kind, IssueKind::TooManyCalls);
+    assert_eq!(s(&d.issues[1].raw), "<tool>{} [x]\n<think>c</think>");
+    assert_eq!(d.issues[1].span, (18, text.len()));
 }
 

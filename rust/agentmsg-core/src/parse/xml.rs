@@ -16,6 +16,8 @@ use jiter::JsonValue;
 use super::payload::{IssueKind, Json, JsonPairs};
 
 const MAX_DEPTH: usize = 128;
+/// Bytes between `&` and `;` in the longest entity read (`#x` and eight hex digits).
+const MAX_ENTITY_NAME: usize = 10;
 
 type Error = (IssueKind, String);
 
@@ -170,7 +172,10 @@ impl<'a> Reader<'a> {
     /// Decodes the entity at `&`, or keeps the `&` as text.
     fn entity(&mut self, text: &mut String) {
         let rest = self.rest();
-        let decoded = rest[1..].find(';').filter(|&end| end <= 10).and_then(|end| {
+        // The longest entity name is 10 bytes: look for its `;` no further (searching the whole
+        // rest for each `&` that is not an entity makes a run of `&` quadratic).
+        let window = &rest.as_bytes()[1..rest.len().min(MAX_ENTITY_NAME + 2)];
+        let decoded = memchr::memchr(b';', window).and_then(|end| {
             let name = &rest[1..1 + end];
             let c = match name {
                 "lt" => Some('<'),
