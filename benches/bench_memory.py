@@ -113,8 +113,8 @@ def compacting_memory(budget, summary=True):
     return ConversationMemory(budget, compactor=Compactor(policies, trigger=0.8))
 
 
-def run_memory(benchmark, make, messages, budget, n):
-    benchmark.group = f"memory-{budget}-{n}"
+def run_memory(benchmark, make, messages, budget, n, group="memory"):
+    benchmark.group = f"{group}-{budget}-{n}"
     small = n < 100_000
     memory = benchmark.pedantic(
         lambda: add_all(make(budget), messages, n), rounds=5 if small else 1, iterations=1,
@@ -141,8 +141,7 @@ def test_memory_reestimating(benchmark, transcript_100k, budget, n):
 
 @pytest.mark.parametrize("budget,n", COMPACTOR)
 def test_memory_agentmsg_compactor(benchmark, transcript_100k, budget, n):
-    run_memory(benchmark, compacting_memory, transcript_100k, budget, n)
-    benchmark.group = f"compactor-{budget}-{n}"
+    run_memory(benchmark, compacting_memory, transcript_100k, budget, n, group="compactor")
 
 
 @pytest.mark.parametrize("n", HELD)

@@ -118,6 +118,10 @@ def select_kept(
     system_over_budget). ``groups[i]`` is the index of the first message of message i's tool
     group (its own index when it is alone); roles and ``start_on`` are role codes."""
 
+def positions_of_role(messages: Sequence[Any], role: Any, message_type: type) -> List[int]:
+    """Indices of the messages whose ``role`` attribute is ``role`` (by identity), in one pass
+    that raises ``MessageTypeError`` naming the first item that is not a ``message_type``."""
+
 def system_share(counts: Sequence[int], max_tokens: int) -> Tuple[int, int]:
     """Rule 1 for system message counts (oldest first): (index of the oldest kept one, tokens the
     kept ones take). All are kept when they fit; else the newest that fit, at least the newest."""

@@ -43,7 +43,7 @@ from .counting import CountCache, Counter, TokenCounter, _checked_count
 from .errors import MessageError, MessageTypeError
 from .estimate import ROLE_CODES
 from .message import Message, Role, _as_list, _to_role
-from .toolpairs import _indices_of, _pair, _role_of, _unencodable
+from .toolpairs import _pair, _role_of, _unencodable
 
 __all__ = ["token_counter", "TrimResult", "trim", "ConversationMemory"]
 
@@ -154,9 +154,11 @@ def trim(
     start_role = None if start_on is None else _to_role(start_on)
     start_code = None if start_role is None else ROLE_CODES[start_role]
     items = messages if isinstance(messages, (list, tuple)) else _as_list(messages, "messages", "a sequence of Message")
-    roles = _roles(items)
     n = len(items)
-    systems = _indices_of(roles, _SYSTEM) if keep_system else []
+    # The one read of the whole history: where the system messages are (and a type check).
+    systems = _core.positions_of_role(items, _SYSTEM, Message)
+    if not keep_system:
+        systems = []
     system_counts = dict(zip(systems, count([items[i] for i in systems], systems)))
     _, system_used = _core.system_share(list(system_counts.values()), budget)
     remaining = budget - system_used
@@ -166,6 +168,7 @@ def trim(
     counted = 0  # sum of the non-system counts from `start` to the end
     start = n
     step = 32
+    roles: List[Role] = []  # the window's roles
     groups: Optional[List[int]] = None  # the window's tool groups, once they decide the selection
     while start > 0:
         # Grow the window toward older messages, doubling, until no run reaching further
@@ -176,16 +179,17 @@ def trim(
         for i, c in zip(fresh, count([items[i] for i in fresh], fresh)):
             counts[i] = c
             counted += c
+        roles[:0] = map(_role_of, items[new_start:start])
         start = new_start
         if counted > remaining:
-            call_of, orphans, _, _ = _pair(items[start:], roles[start:])
+            call_of, orphans, _, _ = _pair(items[start:], roles)
             groups = [c if c >= 0 else j for j, c in enumerate(call_of)]
             if not orphans and (start_code is None or _core.window_decides(
-                    [ROLE_CODES[r] for r in roles[start:]], groups, keep_system, start_code)):
+                    list(map(ROLE_CODES.__getitem__, roles)), groups, keep_system, start_code)):
                 break
             groups = None
     if groups is None:
-        call_of = _pair(items[start:], roles[start:])[0]
+        call_of = _pair(items[start:], roles)[0]
         groups = [c if c >= 0 else j for j, c in enumerate(call_of)]
 
     # Arrays for the core: the system messages before the window, then the window.
@@ -193,7 +197,7 @@ def trim(
     offset = len(positions) - (n - start)
     kept_positions, total, over, system_over = _core.select_kept(
         [system_counts[i] if i in system_counts else counts[i] for i in positions],
-        [ROLE_CODES[roles[i]] for i in positions],
+        [ROLE_CODES[_SYSTEM]] * offset + list(map(ROLE_CODES.__getitem__, roles)),
         list(range(offset)) + [g + offset for g in groups],
         budget,
         keep_system,

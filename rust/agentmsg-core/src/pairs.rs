@@ -73,8 +73,14 @@ enum Undo {
     Opened { call: u64 },
     TurnStarted { previous: HashMap<String, VecDeque<u64>> },
     Answered { call: u64, open: OpenCall },
-    PoppedId { id: String, call: u64 },
-    PoppedName { name: String, call: u64 },
+    Popped { index: Index, key: String, call: u64 },
+}
+
+/// Which lookup a popped call came from.
+#[derive(Debug, Clone, Copy)]
+enum Index {
+    Id,
+    Name,
 }
 
 /// The pairing rule applied one message at a time; message keys are the caller's (an index, a
@@ -86,7 +92,8 @@ pub struct Pairer {
     /// The unanswered calls; a call leaves when answered, so stacks below hold stale numbers
     /// that are skipped (and dropped) when reached.
     open: HashMap<u64, OpenCall>,
-    by_id: HashMap<String, Vec<u64>>,
+    /// Calls by id, latest last.
+    by_id: HashMap<String, VecDeque<u64>>,
     /// LatestTurn: the open turn's calls by name; AnyTurn: every call by name. Oldest first.
     by_name: HashMap<String, VecDeque<u64>>,
     journal: Option<Vec<Undo>>,
@@ -123,12 +130,7 @@ impl Pairer {
                         if !open.id.is_empty() {
                             pop_back_key(&mut self.by_id, &open.id);
                         }
-                        if let Some(queue) = self.by_name.get_mut(&open.name) {
-                            queue.pop_back();
-                            if queue.is_empty() {
-                                self.by_name.remove(&open.name);
-                            }
-                        }
+                        pop_back_key(&mut self.by_name, &open.name);
                     }
                     self.next_call = call;
                 }
@@ -136,8 +138,9 @@ impl Pairer {
                 Undo::Answered { call, open } => {
                     self.open.insert(call, open);
                 }
-                Undo::PoppedId { id, call } => self.by_id.entry(id).or_default().push(call),
-                Undo::PoppedName { name, call } => self.by_name.entry(name).or_default().push_front(call),
+                // Ids pop from the back and names from the front: each goes back where it was.
+                Undo::Popped { index: Index::Id, key, call } => self.by_id.entry(key).or_default().push_back(call),
+                Undo::Popped { index: Index::Name, key, call } => self.by_name.entry(key).or_default().push_front(call),
             }
         }
     }
@@ -163,7 +166,7 @@ impl Pairer {
             let call = self.next_call;
             self.next_call += 1;
             if !id.is_empty() {
-                self.by_id.entry(id.to_owned()).or_default().push(call);
+                self.by_id.entry(id.to_owned()).or_default().push_back(call);
             }
             self.by_name.entry(name.to_owned()).or_default().push_back(call);
             self.open.insert(call, OpenCall { message, id: id.to_owned(), name: name.to_owned() });
@@ -186,43 +189,19 @@ impl Pairer {
 
     /// Pops the latest unanswered call with this id, dropping stale numbers on the way.
     fn pop_live_id(&mut self, id: &str) -> Option<u64> {
-        let stack = self.by_id.get_mut(id)?;
-        let mut popped = Vec::new();
-        let mut found = None;
-        while let Some(call) = stack.pop() {
-            popped.push(call);
-            if self.open.contains_key(&call) {
-                found = Some(call);
-                break;
-            }
-        }
-        if stack.is_empty() {
-            self.by_id.remove(id);
-        }
-        for call in popped {
-            self.record(|| Undo::PoppedId { id: id.to_owned(), call });
-        }
-        found
+        let found = pop_live(&mut self.by_id, &self.open, id, VecDeque::pop_back);
+        self.record_pops(Index::Id, id, found)
     }
 
     /// Pops the first unanswered call of this name in scope, dropping stale numbers on the way.
     fn pop_live_name(&mut self, name: &str) -> Option<u64> {
-        let queue = self.by_name.get_mut(name)?;
-        let mut popped = Vec::new();
-        let mut found = None;
-        while let Some(call) = queue.pop_front() {
-            popped.push(call);
-            if self.open.contains_key(&call) {
-                found = Some(call);
-                break;
-            }
-        }
-        if queue.is_empty() {
-            self.by_name.remove(name);
-        }
-        // Undo pushes to the front, so the latest pop is recorded last... and undone first.
+        let found = pop_live(&mut self.by_name, &self.open, name, VecDeque::pop_front);
+        self.record_pops(Index::Name, name, found)
+    }
+
+    fn record_pops(&mut self, index: Index, key: &str, (popped, found): (Vec<u64>, Option<u64>)) -> Option<u64> {
         for call in popped {
-            self.record(|| Undo::PoppedName { name: name.to_owned(), call });
+            self.record(|| Undo::Popped { index, key: key.to_owned(), call });
         }
         found
     }
@@ -235,10 +214,34 @@ impl Pairer {
     }
 }
 
-fn pop_back_key(map: &mut HashMap<String, Vec<u64>>, key: &str) {
-    if let Some(stack) = map.get_mut(key) {
-        stack.pop();
-        if stack.is_empty() {
+/// Pops calls from `map[key]` (with `pop`) until an unanswered one; returns every popped call
+/// (for the journal) and the unanswered one. Empty queues leave the map.
+fn pop_live(
+    map: &mut HashMap<String, VecDeque<u64>>,
+    open: &HashMap<u64, OpenCall>,
+    key: &str,
+    pop: fn(&mut VecDeque<u64>) -> Option<u64>,
+) -> (Vec<u64>, Option<u64>) {
+    let Some(queue) = map.get_mut(key) else { return (Vec::new(), None) };
+    let mut popped = Vec::new();
+    let mut found = None;
+    while let Some(call) = pop(queue) {
+        popped.push(call);
+        if open.contains_key(&call) {
+            found = Some(call);
+            break;
+        }
+    }
+    if queue.is_empty() {
+        map.remove(key);
+    }
+    (popped, found)
+}
+
+fn pop_back_key(map: &mut HashMap<String, VecDeque<u64>>, key: &str) {
+    if let Some(queue) = map.get_mut(key) {
+        queue.pop_back();
+        if queue.is_empty() {
             map.remove(key);
         }
     }

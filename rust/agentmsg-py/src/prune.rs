@@ -4,7 +4,9 @@
 use agentmsg_core::pairs::Link;
 use agentmsg_core::prune::{self, PruneError, Pushed};
 use agentmsg_core::Role;
+use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::types::PyType;
 
 use crate::errors::agentmsg_error;
 
@@ -75,6 +77,35 @@ fn window_decides(
 ) -> PyResult<bool> {
     let roles = role_codes(py, &roles)?;
     Ok(prune::window_decides(&roles, &groups, keep_system, optional_role(py, start_on)?))
+}
+
+/// Indices of the messages whose `role` attribute is `role` (compared by identity), in one pass
+/// that also checks every item is a `message_type`: the one read of a whole history `trim` makes
+/// (the selection then reads only the newest messages).
+#[pyfunction]
+fn positions_of_role(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    role: &Bound<'_, PyAny>,
+    message_type: &Bound<'_, PyType>,
+) -> PyResult<Vec<usize>> {
+    let name = intern!(py, "role");
+    let mut found = Vec::new();
+    for (index, item) in messages.try_iter()?.enumerate() {
+        let item = item?;
+        if !item.get_type().is(message_type) && !item.is_instance(message_type)? {
+            let type_name = item.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            return Err(agentmsg_error(
+                py,
+                "MessageTypeError",
+                format!("messages[{index}] must be a Message, not {type_name}"),
+            ));
+        }
+        if item.getattr(name)?.is(role) {
+            found.push(index);
+        }
+    }
+    Ok(found)
 }
 
 /// A memory's state but its messages (see `agentmsg_core::prune::RollingHistory`).
@@ -240,6 +271,7 @@ impl RollingBudget {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(select_kept, m)?)?;
+    m.add_function(wrap_pyfunction!(positions_of_role, m)?)?;
     m.add_function(wrap_pyfunction!(system_share, m)?)?;
     m.add_function(wrap_pyfunction!(valid_cuts, m)?)?;
     m.add_function(wrap_pyfunction!(window_decides, m)?)?;
