@@ -51,6 +51,7 @@ _SYSTEM = Role.SYSTEM
 _TOOL = Role.TOOL
 _ASSISTANT = Role.ASSISTANT
 _TOOL_CODE = ROLE_CODES[Role.TOOL]
+_ASSISTANT_CODE = ROLE_CODES[Role.ASSISTANT]
 
 
 def token_counter(counter: Counter) -> Callable[[Sequence[Message]], List[int]]:
@@ -289,7 +290,7 @@ class ConversationMemory:
         if not isinstance(message, Message):
             raise MessageTypeError(f"add() takes a Message, not {type(message).__name__}")
         count = self._counter.count(message)
-        self._change(lambda undo, removed: self._add_counted(((message, count),), undo, removed))
+        self._change(self._add_counted, ((message, count),))
 
     def extend(self, messages: Iterable[Message]) -> None:
         """Adds messages in order (counted in one batch), pruning as each arrives; all or nothing.
@@ -302,22 +303,29 @@ class ConversationMemory:
         items = _as_list(messages, "messages", "a sequence of Message")
         _roles(items)  # type-checks every item before anything is added
         counted = list(zip(items, self._counter.count_many(items)))
-        self._change(lambda undo, removed: self._add_counted(counted, undo, removed))
+        self._change(self._add_counted, counted)
 
-    def _change(self, step: Callable[[list, List[Message]], None]) -> None:
-        """Runs ``step(undo, removed)`` and ``on_prune`` as one transaction: on any exception
-        the core state, the message deques and the counters go back to what they were."""
+    def _change(self, step: Callable[[Any, Optional[list], List[Message]], None], argument: Any) -> None:
+        """Runs ``step(argument, undo, removed)`` and ``on_prune`` as one transaction: on any
+        exception the core state, the message deques and the counters go back to what they
+        were. One message with no callback to fail after it needs no journal (``undo`` None):
+        nothing can raise once its push has begun."""
         with self._lock:
             if self._changing:
                 raise MessageError("on_prune and compaction policies cannot add to the memory they serve")
+            if self._on_prune is None and self._compactor is None and len(argument) == 1:
+                removed: List[Message] = []
+                step(argument, None, removed)
+                self._pruned = removed
+                return
             self._changing = True
             saved = (self._order, self._version, self._pruned, self._adds_since_compaction,
                      self._compaction_spacing, self._compaction_fell_short)
             undo: list = []
-            removed: List[Message] = []
+            removed = []
             self._state.begin()
             try:
-                step(undo, removed)
+                step(argument, undo, removed)
                 self._pruned = removed
                 if removed and self._on_prune is not None:
                     self._on_prune(list(removed))
@@ -333,7 +341,8 @@ class ConversationMemory:
             finally:
                 self._changing = False
 
-    def _add_counted(self, counted: Sequence[Tuple[Message, int]], undo: list, removed: List[Message]) -> None:
+    def _add_counted(self, counted: Sequence[Tuple[Message, int]], undo: Optional[list],
+                     removed: List[Message]) -> None:
         compactor = self._compactor
         for message, count in counted:
             self._push(message, count, undo, removed, prune=compactor is None)
@@ -357,16 +366,17 @@ class ConversationMemory:
             return True
         return total > self._max_tokens and not self._compaction_fell_short
 
-    def _push(self, message: Message, count: int, undo: list, removed: List[Message], prune: bool = True) -> None:
+    def _push(self, message: Message, count: int, undo: Optional[list], removed: List[Message],
+              prune: bool = True) -> None:
         role = message.role
-        calls = None
-        if role is _ASSISTANT:
-            calls = [(b.id, b.name) for b in message.content if isinstance(b, ToolUseBlock)] or None
         try:
             if role is _TOOL:
                 dropped = self._state.push(count, _TOOL_CODE, None, message.tool_id, message.name, prune)
+            elif role is _ASSISTANT:
+                calls = [(b.id, b.name) for b in message.content if isinstance(b, ToolUseBlock)]
+                dropped = self._state.push(count, _ASSISTANT_CODE, calls or None, None, None, prune)
             else:
-                dropped = self._state.push(count, ROLE_CODES[role], calls, None, None, prune)
+                dropped = self._state.push(count, ROLE_CODES[role], None, None, None, prune)
         except UnicodeEncodeError:
             raise _unencodable([message]) from None
         if dropped is None:
@@ -377,14 +387,17 @@ class ConversationMemory:
         self._version += 1
         entries = self._systems if role is _SYSTEM and self._keep_system else self._entries
         entries.append(entry)
-        undo.append((entries.pop,))
-        self._apply_prune(dropped, undo, removed)
+        if undo is not None:
+            undo.append((entries.pop,))
+        if dropped[0] or dropped[1]:
+            self._apply_prune(dropped, undo, removed)
 
-    def _apply_prune(self, dropped: Tuple[int, int], undo: list, removed: List[Message]) -> None:
+    def _apply_prune(self, dropped: Tuple[int, int], undo: Optional[list], removed: List[Message]) -> None:
         for entries, how_many in zip((self._systems, self._entries), dropped):
             for _ in range(how_many):
                 entry = entries.popleft()
-                undo.append((entries.appendleft, entry))
+                if undo is not None:
+                    undo.append((entries.appendleft, entry))
                 removed.append(entry[1])
 
     def _snapshot(self) -> Tuple[List[Message], List[int]]:
@@ -459,7 +472,7 @@ class ConversationMemory:
         if due:
             compacted = await compactor.acompact(snapshot, self._max_tokens, counter=cache)
 
-        def step(undo: list, removed: List[Message]) -> None:
+        def step(items: List[Message], undo: Optional[list], removed: List[Message]) -> None:
             self._adds_since_compaction += len(items)
             if compacted is not None and self._version == version:
                 self._replace(snapshot, compacted, cache, undo, removed)
@@ -469,7 +482,7 @@ class ConversationMemory:
             if compactor is not None:
                 self._apply_prune(self._state.prune(), undo, removed)
 
-        self._change(step)
+        self._change(step, items)
 
     def _compaction_due_after(self, adds: int, tokens: int) -> bool:
         self._adds_since_compaction += adds
