@@ -1,6 +1,6 @@
-"""Pure-Python baselines for the memory benches, written the way seed 000 describes the job.
+"""Pure-Python baselines for the memory benches, written the plain way.
 
-* ``Seed000Memory``: seed 000's ConversationMemory as written there: a list; after each add,
+* ``ReestimatingMemory``: the naive ConversationMemory: a list; after each add,
   while the history's total (every message re-estimated) is over the limit, the oldest
   non-system message goes, with the tool results right after it (so no result outlives its call).
 * ``ListMemory``: the same with each message estimated once, when added (counts kept in a
@@ -8,7 +8,7 @@
 * ``list_trim``: count every message, walk back from the newest while the budget lasts, never
   starting the kept part at a tool result.
 
-Both count with the same seed-000 estimate as agentmsg (``len(utf8) // 4`` + role overhead +
+Both count with the same estimate as agentmsg (``len(utf8) // 4`` + role overhead +
 10 for ``<tool>``), computed here in Python.
 """
 
@@ -76,8 +76,8 @@ def list_trim(messages: List[Message], max_tokens: int) -> List[Message]:
     return [m for i, m in enumerate(messages) if i in kept]
 
 
-class Seed000Memory(ListMemory):
-    """Seed 000's way: the total re-estimates every message of the history each time."""
+class ReestimatingMemory(ListMemory):
+    """The naive way: the total re-estimates every message of the history each time."""
 
     def total_tokens(self) -> int:
         return sum(estimate(m) for m in self.messages)

@@ -9,18 +9,23 @@ Run on a release build:
   token_counter=count_tokens_approximately, include_system=True) on the same messages converted
   to LangChain messages before timing, vs the pure-Python list_trim.
 * memory-<budget>-<n>: n adds into a memory of `budget` tokens, pruning on every add:
-  ConversationMemory vs the pure-Python ListMemory (counts cached) and Seed000Memory (seed 000's
-  way, re-estimating the history). The per-add cost is the median divided by n.
+  ConversationMemory vs the pure-Python ListMemory (counts cached) and ReestimatingMemory (the
+  naive way, re-estimating the history). The per-add cost is the median divided by n.
+* compactor-<budget>-<n>: the same adds into a ConversationMemory with a Compactor (tool output
+  pruning, then a summary), to show the per-add cost stays flat with compaction.
+* held-<n>: n adds into a memory whose budget holds about half of them (up to 500k messages
+  held at once), with the compactor: the per-add cost must not grow with what is held.
 """
 
 from __future__ import annotations
 
 import itertools
+from functools import partial
 
 import pytest
 
-from agentmsg import ConversationMemory, Role, trim
-from baseline_memory import ListMemory, Seed000Memory, list_trim
+from agentmsg import Compactor, ConversationMemory, Role, estimate_tokens_many, prune_tool_outputs, summarize, trim
+from baseline_memory import ListMemory, ReestimatingMemory, list_trim
 from transcripts import build_transcript
 
 TRIM_BUDGET = 8_000
@@ -96,11 +101,20 @@ def add_all(memory, messages, n):
 # is what is compared: median / adds).
 OURS = [(8_000, 10_000), (8_000, 100_000), (8_000, 1_000_000), (128_000, 2_000), (128_000, 100_000)]
 CACHED = OURS
-SEED_000 = [(8_000, 10_000), (128_000, 2_000)]
+REESTIMATING = [(8_000, 10_000), (128_000, 2_000)]
+COMPACTOR = [(8_000, 10_000), (8_000, 100_000), (8_000, 1_000_000), (128_000, 2_000), (128_000, 100_000)]
+HELD = [10_000, 100_000, 1_000_000]
 
 
-def run_memory(benchmark, make, messages, budget, n):
-    benchmark.group = f"memory-{budget}-{n}"
+def compacting_memory(budget, summary=True):
+    policies = [partial(prune_tool_outputs, keep_recent=2)]
+    if summary:
+        policies.append(partial(summarize, summarizer=lambda old: f"[summary of {len(old)} messages]", keep_recent=8))
+    return ConversationMemory(budget, compactor=Compactor(policies, trigger=0.8))
+
+
+def run_memory(benchmark, make, messages, budget, n, group="memory"):
+    benchmark.group = f"{group}-{budget}-{n}"
     small = n < 100_000
     memory = benchmark.pedantic(
         lambda: add_all(make(budget), messages, n), rounds=5 if small else 1, iterations=1,
@@ -120,6 +134,23 @@ def test_memory_list_cached_counts(benchmark, transcript_100k, budget, n):
     run_memory(benchmark, ListMemory, transcript_100k, budget, n)
 
 
-@pytest.mark.parametrize("budget,n", SEED_000)
-def test_memory_seed_000(benchmark, transcript_100k, budget, n):
-    run_memory(benchmark, Seed000Memory, transcript_100k, budget, n)
+@pytest.mark.parametrize("budget,n", REESTIMATING)
+def test_memory_reestimating(benchmark, transcript_100k, budget, n):
+    run_memory(benchmark, ReestimatingMemory, transcript_100k, budget, n)
+
+
+@pytest.mark.parametrize("budget,n", COMPACTOR)
+def test_memory_agentmsg_compactor(benchmark, transcript_100k, budget, n):
+    run_memory(benchmark, compacting_memory, transcript_100k, budget, n, group="compactor")
+
+
+@pytest.mark.parametrize("n", HELD)
+def test_memory_held(benchmark, transcript_100k, n):
+    """A budget of about half the tokens of n adds, and a compactor that only prunes tool
+    outputs: the memory ends holding about n/2 messages (or more, once outputs are pruned)."""
+    per_cycle = sum(estimate_tokens_many(transcript_100k[1:]))
+    budget = per_cycle * n // (2 * (len(transcript_100k) - 1))
+    benchmark.group = f"held-{n}"
+    memory = benchmark.pedantic(lambda: add_all(compacting_memory(budget, summary=False), transcript_100k, n),
+                                rounds=1, iterations=1)
+    assert memory.total_tokens <= budget

@@ -62,7 +62,7 @@ def test_prune_tool_outputs_custom_placeholder_and_short_outputs():
     assert [m.text for m in out] == ["tiny", "<50 gone>"]
 
 
-def test_compress_seed_002_format_and_expand():
+def test_compress_suna_format_and_expand():
     original = Message.user("research about larry ellison", id="uuid")
     (short,) = compress([original], max_chars=28 - 14)
     assert short.text == ('research about... (truncated)\n\nmessage_id "uuid"\n'
@@ -237,10 +237,11 @@ def test_memory_aadd_with_async_summarizer():
     assert seen == [["a" * 40], ["summary", "b" * 40]]
     assert [m.text for m in memory] == ["summary", "c" * 40]
     assert [m.text for m in memory.pruned] == ["summary", "b" * 40]
+    before = (memory.messages, memory.total_tokens, memory.pruned)
     with pytest.raises(MessageTypeError, match="acompact"):
         memory.add(Message.user("d" * 40))
-    # The failed compaction still left the memory pruned to its budget.
-    assert memory.total_tokens <= 40 and memory.messages[-1].text == "d" * 40
+    # add is all or nothing: the failed compaction left the memory exactly as it was.
+    assert (memory.messages, memory.total_tokens, memory.pruned) == before
 
 
 def test_memory_aadd_concurrent_adds_discard_stale_compaction():
@@ -260,7 +261,7 @@ def test_memory_aadd_concurrent_adds_discard_stale_compaction():
     assert len(kept) <= 4
 
 
-def test_memory_aadd_failing_summarizer_still_prunes():
+def test_memory_aadd_failing_summarizer_changes_nothing():
     async def model(old):
         raise RuntimeError("model down")
 
@@ -269,4 +270,5 @@ def test_memory_aadd_failing_summarizer_still_prunes():
     asyncio.run(memory.aadd(Message.user("a" * 40)))
     with pytest.raises(RuntimeError, match="model down"):
         asyncio.run(memory.aadd(Message.user("b" * 40)))
-    assert [m.text for m in memory] == ["b" * 40] and memory.total_tokens == 14
+    # aadd is all or nothing: "b" was not added, so a retry adds it once.
+    assert [m.text for m in memory] == ["a" * 40] and memory.total_tokens == 14

@@ -22,7 +22,7 @@ def memory(max_tokens, **kw):
     return ConversationMemory(max_tokens, counter=by_metadata, **kw)
 
 
-def test_seed_000_flow():
+def test_basic_flow_counts_with_the_estimate():
     mem = ConversationMemory(8000)
     mem.add(Message.system("You are a helpful math tutor"))
     mem.add(Message.user("What is 15 + 27?"))

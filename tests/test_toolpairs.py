@@ -1,4 +1,4 @@
-"""check_tool_pairs / repair_tool_pairs: ids (OpenAI style) and name-only pairs (seed 000)."""
+"""check_tool_pairs / repair_tool_pairs: ids (OpenAI style) and name-only pairs (Forge style)."""
 
 import pytest
 from hypothesis import given, settings

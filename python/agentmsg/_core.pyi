@@ -121,6 +121,60 @@ def select_kept(
     system_over_budget). ``groups[i]`` is the index of the first message of message i's tool
     group (its own index when it is alone); roles and ``start_on`` are role codes."""
 
+def positions_of_role(messages: Sequence[Any], role: Any, message_type: type) -> List[int]:
+    """Indices of the messages whose ``role`` attribute is ``role`` (by identity), in one pass
+    that raises ``MessageTypeError`` naming the first item that is not a ``message_type``."""
+
+def system_share(counts: Sequence[int], max_tokens: int) -> Tuple[int, int]:
+    """Rule 1 for system message counts (oldest first): (index of the oldest kept one, tokens the
+    kept ones take). All are kept when they fit; else the newest that fit, at least the newest."""
+
+def valid_cuts(roles: Sequence[int], groups: Sequence[int], keep_system: bool = True) -> List[bool]:
+    """For each message, whether a kept run of non-system messages may start there without
+    splitting a tool group (``groups`` as for :func:`select_kept`)."""
+
+def window_decides(
+    roles: Sequence[int], groups: Sequence[int], keep_system: bool = True, start_on: Optional[int] = None
+) -> bool:
+    """Whether some run of the window's non-system messages splits no group (and begins at the
+    role ``start_on`` when given): ``trim`` stops growing its window once this holds."""
+
+class RollingHistory:
+    """A memory's state but its messages: counts, tool groups, totals and the pairing of tool
+    results with calls, under one journal (``begin`` / ``commit`` / ``rollback``)."""
+
+    def __init__(self, max_tokens: int, keep_system: bool = True) -> None: ...
+    def push(
+        self,
+        count: int,
+        role: int,
+        calls: Optional[Sequence[Tuple[str, str]]] = None,
+        result_id: Optional[str] = None,
+        result_name: Optional[str] = None,
+        prune: bool = True,
+    ) -> Optional[Tuple[int, int]]:
+        """Adds a message (an assistant's ``(id, name)`` calls open a turn; a tool result pairs
+        by id, else by name); returns how many (system, non-system) messages to remove from the
+        front, or None for a tool result whose call was already pruned (it is not added)."""
+    def prune(self) -> Tuple[int, int]:
+        """Removes the oldest messages while over budget; returns (system, non-system) counts."""
+    def clear(self) -> None:
+        """Forgets every message and pairing (journaled inside a transaction)."""
+    def begin(self) -> None:
+        """Starts a transaction: ``rollback`` restores this state, in time proportional to the changes."""
+    def commit(self) -> None: ...
+    def rollback(self) -> None: ...
+    def system_counts(self) -> List[int]:
+        """The kept system messages' counts, oldest first."""
+    def counts(self) -> List[int]:
+        """The kept non-system messages' counts, oldest first."""
+    @property
+    def total(self) -> int: ...
+    @property
+    def over_budget(self) -> bool: ...
+    @property
+    def system_over_budget(self) -> bool: ...
+
 class RollingBudget:
     """Running totals of a history that grows at the end and is pruned at the front."""
 
@@ -143,3 +197,21 @@ class RollingBudget:
     def over_budget(self) -> bool: ...
     @property
     def system_over_budget(self) -> bool: ...
+
+# -- pairs (tool pairing; agentmsg.toolpairs) ------------------------------------------------------
+
+def pair_tool_results(
+    roles: Sequence[int],
+    result_ids: Sequence[Optional[str]],
+    result_names: Sequence[Optional[str]],
+    call_messages: Sequence[int],
+    call_ids: Sequence[str],
+    call_names: Sequence[str],
+    any_turn: bool = False,
+) -> Tuple[List[int], List[int], List[int]]:
+    """The library's pairing rule over arrays: per message its role code and, for a tool result,
+    the id and name it carries; the calls flattened in order, each naming its assistant message.
+    Returns (call_of: the index of the message whose call each result answers, -1 for none;
+    orphans; unanswered calls as indices into the flattened calls). ``any_turn`` lets a name-only
+    result reach the earliest unanswered call of that name anywhere (Forge's reader) instead of
+    only the latest turn's."""

@@ -1,8 +1,8 @@
-"""Compaction: make a history smaller without dropping it (seeds 002 and 003).
+"""Compaction: make a history smaller without dropping it.
 
 Each policy takes a list of messages and returns a new one; none splits a tool call from its
-results. :class:`Compactor` runs policies in order until the history fits (seed 003's flow: tool
-output pruning, then a summary), and :class:`agentmsg.ConversationMemory` can use one instead of
+results. :class:`Compactor` runs policies in order until the history fits (tool output pruning,
+then a summary), and :class:`agentmsg.ConversationMemory` can use one instead of
 plainly dropping old messages.
 
     >>> import agentmsg
@@ -17,12 +17,15 @@ plainly dropping old messages.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Awaitable, Callable, List, Sequence, Union
+from typing import Any, Awaitable, Callable, Iterable, List, Sequence, Union
 
+from . import _core
 from .blocks import TextBlock, ToolResultBlock
+from .counting import CountCache, Counter, TokenCounter, _describe
 from .errors import MessageError, MessageTypeError
+from .estimate import ROLE_CODES
 from .message import Message, Role, _check_messages
-from .toolpairs import pair_tool_results
+from .toolpairs import _pair
 
 __all__ = [
     "prune_tool_outputs",
@@ -91,7 +94,7 @@ def prune_tool_outputs(
 
 
 def _hint(message_id: str) -> str:
-    # Seed 002's wording, so a model that knows the expand-message tool recognizes it.
+    # Suna's wording, so a model that knows the expand-message tool recognizes it.
     return f'... (truncated)\n\nmessage_id "{message_id}"\nUse expand-message tool to see full content'
 
 
@@ -100,7 +103,7 @@ def _truncated(text: str, max_chars: int, message_id: str) -> TextBlock:
 
 
 def compress(messages: Sequence[Message], max_chars: int = 2000, keep_recent: int = 0) -> List[Message]:
-    """Truncates the text of messages longer than ``max_chars`` the way seed 002 does: the
+    """Truncates the text of messages longer than ``max_chars`` the way Suna does: the
     first ``max_chars`` characters, then ``... (truncated)`` and the expand-message hint with the
     message id. The original stays retrievable: ``metadata["original"]`` holds it (as
     :meth:`Message.to_dict`), and :func:`expand` returns it.
@@ -144,11 +147,13 @@ def expand(messages: Sequence[Message], message_id: str) -> Message:
     >>> expand(chat, "q1").text
     'a long question'
     """
+    if not isinstance(message_id, str):
+        raise MessageTypeError(f"message_id must be a str, not {type(message_id).__name__}")
     for message in messages:
         if isinstance(message, Message) and message.id == message_id:
             original = message.metadata.get("original")
             return Message.from_dict(original) if original is not None else message
-    raise MessageError(f"no message with id {message_id!r}")
+    raise MessageError(f"no message with id {_describe(message_id)}")
 
 
 # -- summary ---------------------------------------------------------------------------------------
@@ -156,15 +161,15 @@ def expand(messages: Sequence[Message], message_id: str) -> Message:
 
 def _summary_span(items: List[Message], keep_recent: int) -> List[int]:
     """Indices of the non-system messages to summarize: all but the newest ``keep_recent``,
-    moved earlier so the kept part never starts inside a tool group."""
+    moved earlier so the kept part never starts inside a tool group (the core's cut check)."""
     others = [i for i, m in enumerate(items) if m.role is not Role.SYSTEM]
     cut = max(0, len(others) - keep_recent)
-    groups = pair_tool_results(items).groups
-    while 0 < cut < len(others):
-        start = others[cut]
-        if all(groups[j] >= start for j in others[cut:]):
-            break
-        cut -= 1
+    if 0 < cut < len(others):
+        call_of = _pair(items)[0]
+        groups = [c if c >= 0 else j for j, c in enumerate(call_of)]
+        valid = _core.valid_cuts([ROLE_CODES[m.role] for m in items], groups, True)
+        while 0 < cut and not valid[others[cut]]:
+            cut -= 1
     return others[:cut]
 
 
@@ -241,7 +246,7 @@ async def asummarize(
 
 
 class Compactor:
-    """Runs compaction policies in order until a history fits (seed 003's flow).
+    """Runs compaction policies in order until a history fits (tool output pruning, then a summary).
 
     A policy is any callable from a list of messages to a new list (or an awaitable of one, for
     :meth:`acompact`), e.g. ``functools.partial(prune_tool_outputs, keep_recent=2)``. Compaction
@@ -256,28 +261,32 @@ class Compactor:
     """
 
     def __init__(self, policies: Sequence[Policy], trigger: float = 0.8) -> None:
+        if isinstance(policies, (str, bytes)) or not isinstance(policies, Iterable):
+            raise MessageTypeError(f"policies must be a list of callables, not {type(policies).__name__}")
         self.policies = list(policies)
         for index, policy in enumerate(self.policies):
             if not callable(policy):
                 raise MessageTypeError(f"policies[{index}] must be callable, not {type(policy).__name__}")
         if isinstance(trigger, bool) or not isinstance(trigger, (int, float)):
             raise MessageTypeError(f"trigger must be a number, not {type(trigger).__name__}")
-        if not 0 < trigger <= 1:
+        if not 0 < trigger <= 1:  # NaN fails this too
             raise MessageError(f"trigger must be a fraction in (0, 1], got {trigger!r}")
         self.trigger = float(trigger)
 
     def _target(self, max_tokens: int) -> float:
         return self.trigger * _count_arg(max_tokens, "max_tokens")
 
-    def compact(self, messages: Sequence[Message], max_tokens: int, counter: Any = "estimate") -> List[Message]:
+    def compact(self, messages: Sequence[Message], max_tokens: int,
+                counter: Union[Counter, TokenCounter, CountCache] = "estimate") -> List[Message]:
         """The history after as many policies as needed to fit under the trigger.
+
+        ``counter`` may be a :class:`agentmsg.counting.CountCache` that already knows counts
+        (a memory passes its own), so only messages a policy creates are counted.
 
         >>> Compactor([]).compact([Message.user("hi")], max_tokens=100)[0].text
         'hi'
         """
-        from .memory import token_counter
-
-        count = _CachedCounter(token_counter(counter))
+        count = _cache(counter)
         items = _check_messages(messages)
         target = self._target(max_tokens)
         for policy in self.policies:
@@ -292,7 +301,8 @@ class Compactor:
         return items
 
     async def acompact(
-        self, messages: Sequence[Message], max_tokens: int, counter: Any = "estimate"
+        self, messages: Sequence[Message], max_tokens: int,
+        counter: Union[Counter, TokenCounter, CountCache] = "estimate",
     ) -> List[Message]:
         """:meth:`compact` that awaits async policies (such as :func:`asummarize`).
 
@@ -300,9 +310,7 @@ class Compactor:
         >>> asyncio.run(Compactor([]).acompact([Message.user("hi")], 100))[0].text
         'hi'
         """
-        from .memory import token_counter
-
-        count = _CachedCounter(token_counter(counter))
+        count = _cache(counter)
         items = _check_messages(messages)
         target = self._target(max_tokens)
         for policy in self.policies:
@@ -318,16 +326,5 @@ class Compactor:
         return f"Compactor({self.policies!r}, trigger={self.trigger})"
 
 
-class _CachedCounter:
-    """Counts each message object once across the policies of one compaction."""
-
-    def __init__(self, count: Callable[[Sequence[Message]], List[int]]) -> None:
-        self._count = count
-        self._known: dict = {}
-
-    def total(self, items: List[Message]) -> int:
-        fresh = [m for m in items if id(m) not in self._known]
-        for message, value in zip(fresh, self._count(fresh)):
-            self._known[id(message)] = (value, message)  # holding the message pins its id
-        return sum(self._known[id(m)][0] for m in items)
-
+def _cache(counter: Union[Counter, TokenCounter, CountCache]) -> CountCache:
+    return counter if isinstance(counter, CountCache) else CountCache(counter)

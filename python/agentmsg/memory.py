@@ -1,5 +1,5 @@
 """A history kept within a token budget: :func:`trim` for a whole transcript,
-:class:`ConversationMemory` for one that grows a message at a time (seed 000).
+:class:`ConversationMemory` for one that grows a message at a time.
 
 Both keep the same four rules, with the selection done in the Rust core:
 
@@ -20,15 +20,14 @@ Both keep the same four rules, with the selection done in the Rust core:
 
 from __future__ import annotations
 
+import heapq
 import threading
 from collections import deque
 from dataclasses import dataclass, field
-from itertools import chain
-from operator import attrgetter
 from typing import (
+    Any,
     Callable,
     Deque,
-    Dict,
     Iterable,
     Iterator,
     List,
@@ -39,26 +38,27 @@ from typing import (
 )
 
 from . import _core
-from .errors import EncodingError, MessageError, MessageTypeError
 from .blocks import ToolUseBlock
-from .estimate import ROLE_CODES, estimate_tokens_many, measured_text
+from .counting import CountCache, Counter, TokenCounter, _checked_count
+from .errors import MessageError, MessageTypeError
+from .estimate import ROLE_CODES
 from .message import Message, Role, _as_list, _to_role
-from .toolpairs import pair_tool_results
+from .toolpairs import _pair, _role_of, _unencodable
 
 __all__ = ["token_counter", "TrimResult", "trim", "ConversationMemory"]
-
-#: What counts a message's tokens: ``"estimate"``, an encoding name, or ``Message -> int``.
-Counter = Union[str, Callable[[Message], int]]
 
 _SYSTEM = Role.SYSTEM
 _TOOL = Role.TOOL
 _ASSISTANT = Role.ASSISTANT
+_TOOL_CODE = ROLE_CODES[Role.TOOL]
+_ASSISTANT_CODE = ROLE_CODES[Role.ASSISTANT]
 
 
 def token_counter(counter: Counter) -> Callable[[Sequence[Message]], List[int]]:
-    """The batch form of ``counter``: a function from messages to their token counts.
+    """The batch form of ``counter``: a function from messages to their token counts (see
+    :class:`agentmsg.counting.TokenCounter`, which this returns the ``count_many`` of).
 
-    ``"estimate"`` is seed 000's heuristic (:func:`agentmsg.estimate_tokens_many`); an encoding
+    ``"estimate"`` is the fast heuristic (:func:`agentmsg.estimate_tokens_many`); an encoding
     name (``"o200k_base"``, ``"cl100k_base"``) gives exact per-message chat counts
     (:func:`agentmsg.message_token_counts`); a callable is called once per message and must
     return an int >= 0.
@@ -68,52 +68,16 @@ def token_counter(counter: Counter) -> Callable[[Sequence[Message]], List[int]]:
     >>> token_counter(lambda m: len(m.text))([Message.user("Hello")])
     [5]
     """
-    if isinstance(counter, str):
-        if counter == "estimate":
-            return estimate_tokens_many
-        from . import tokens
-
-        counts = getattr(tokens, "message_token_counts", None)
-        if counts is None:
-            raise EncodingError(f"unknown counter {counter!r}: exact encodings are not available")
-        counts([], counter)  # an unknown encoding raises EncodingError here, not on first use
-        return lambda messages: counts(messages, counter)
-    if callable(counter):
-        return lambda messages: [_checked_count(counter(m), i) for i, m in enumerate(messages)]
-    raise MessageTypeError(
-        f"counter must be 'estimate', an encoding name or a callable, not {type(counter).__name__}"
-    )
-
-
-def _single_counter(counter: Counter, batch: Callable[[Sequence[Message]], List[int]]) -> Callable[[Message], int]:
-    """The one-message form of a counter, without the batch call's list round trip."""
-    if counter == "estimate":
-        estimate = _core.estimate_tokens
-        return lambda message: estimate(measured_text(message), message.role.value)
-    if callable(counter) and not isinstance(counter, str):
-        return lambda message: _checked_count(counter(message), 0)
-    return lambda message: batch((message,))[0]
-
-
-def _checked_count(value: object, index: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise MessageTypeError(
-            f"counter returned {type(value).__name__} for message {index}; it must return an int"
-        )
-    if not 0 <= value < 2**64:
-        raise MessageError(f"counter returned {value} for message {index}; counts must be in [0, 2**64)")
-    return value
+    return TokenCounter(counter).count_many
 
 
 def _check_budget(max_tokens: object) -> int:
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
         raise MessageTypeError(f"max_tokens must be an int, not {type(max_tokens).__name__}")
     if not 0 <= max_tokens < 2**64:
-        raise MessageError(f"max_tokens must be >= 0 (and < 2**64), got {max_tokens}")
+        shown = max_tokens if abs(max_tokens) < 10**30 else f"an int of {max_tokens.bit_length()} bits"
+        raise MessageError(f"max_tokens must be >= 0 (and < 2**64), got {shown}")
     return max_tokens
-
-
-_role_of = attrgetter("role")
 
 
 def _roles(messages: Sequence[Message]) -> List[Role]:
@@ -185,125 +149,88 @@ def trim(
     ['system', 'assistant']
     """
     budget = _check_budget(max_tokens)
-    count = token_counter(counter)
+    count = TokenCounter(counter).count_many
+    if not isinstance(keep_system, bool):
+        raise MessageTypeError(f"keep_system must be a bool, not {type(keep_system).__name__}")
     start_role = None if start_on is None else _to_role(start_on)
+    start_code = None if start_role is None else ROLE_CODES[start_role]
     items = messages if isinstance(messages, (list, tuple)) else _as_list(messages, "messages", "a sequence of Message")
-    roles = _roles(items)
     n = len(items)
-    systems = _indices_of(roles, _SYSTEM) if keep_system else []
-    system_counts = dict(zip(systems, count([items[i] for i in systems])))
-    remaining = budget - _system_share(systems, system_counts, budget)
+    # The one read of the whole history: where the system messages are (and a type check).
+    systems = _core.positions_of_role(items, _SYSTEM, Message)
+    if not keep_system:
+        systems = []
+    system_counts = dict(zip(systems, count([items[i] for i in systems], systems)))
+    _, system_used = _core.system_share(list(system_counts.values()), budget)
+    remaining = budget - system_used
     is_system = set(systems)
 
-    counts: Dict[int, int] = {}
+    counts = {}
     counted = 0  # sum of the non-system counts from `start` to the end
     start = n
     step = 32
+    roles: List[Role] = []  # the window's roles
+    groups: Optional[List[int]] = None  # the window's tool groups, once they decide the selection
     while start > 0:
         # Grow the window toward older messages, doubling, until no run reaching further
-        # back could be chosen (see _window_is_enough).
+        # back could be chosen (the core's window check).
         new_start = max(0, start - step)
         step *= 2
         fresh = [i for i in range(new_start, start) if i not in is_system]
-        for i, c in zip(fresh, count([items[i] for i in fresh])):
+        for i, c in zip(fresh, count([items[i] for i in fresh], fresh)):
             counts[i] = c
             counted += c
+        roles[:0] = map(_role_of, items[new_start:start])
         start = new_start
-        if counted > remaining and _window_is_enough(items, start, roles, start_role, is_system):
-            break
+        if counted > remaining:
+            call_of, orphans, _, _ = _pair(items[start:], roles)
+            groups = [c if c >= 0 else j for j, c in enumerate(call_of)]
+            if not orphans and (start_code is None or _core.window_decides(
+                    list(map(ROLE_CODES.__getitem__, roles)), groups, keep_system, start_code)):
+                break
+            groups = None
+    if groups is None:
+        call_of = _pair(items[start:], roles)[0]
+        groups = [c if c >= 0 else j for j, c in enumerate(call_of)]
 
     # Arrays for the core: the system messages before the window, then the window.
     positions = [i for i in systems if i < start] + list(range(start, n))
-    pairing = pair_tool_results(items[start:])
     offset = len(positions) - (n - start)
-    groups = [i for i in range(offset)] + [g + offset for g in pairing.groups]
     kept_positions, total, over, system_over = _core.select_kept(
         [system_counts[i] if i in system_counts else counts[i] for i in positions],
-        [ROLE_CODES[roles[i]] for i in positions],
-        groups,
+        [ROLE_CODES[_SYSTEM]] * offset + list(map(ROLE_CODES.__getitem__, roles)),
+        list(range(offset)) + [g + offset for g in groups],
         budget,
         keep_system,
-        None if start_role is None else ROLE_CODES[start_role],
+        start_code,
     )
     kept = tuple(positions[p] for p in kept_positions)
     return TrimResult([items[i] for i in kept], kept, total, over, system_over, items)
 
 
-def _indices_of(roles: List[Role], role: Role) -> List[int]:
-    """Where ``role`` occurs, found by ``list.index`` (a C loop: the scan of a long history)."""
-    found: List[int] = []
-    index = -1
-    try:
-        while True:
-            index = roles.index(role, index + 1)
-            found.append(index)
-    except ValueError:
-        return found
-
-
-def _system_share(systems: List[int], counts: Dict[int, int], budget: int) -> int:
-    """Tokens the kept system messages take (rule 1: newest first, at least the newest); may
-    exceed the budget, and then no run of other messages fits."""
-    total = sum(counts.values())
-    if total <= budget:
-        return total
-    used = counts[systems[-1]]
-    for i in reversed(systems[:-1]):
-        if used + counts[i] > budget:
-            break
-        used += counts[i]
-    return used
-
-
-def _window_is_enough(
-    items: Sequence[Message],
-    start: int,
-    roles: List[Role],
-    start_role: Optional[Role],
-    is_system: set,
-) -> bool:
-    """Whether ``items[start:]`` decides the selection, given that its non-system messages
-    already exceed the budget: every tool result in it pairs with a call in it (so no group
-    reaches further back), and with ``start_on`` some message of that role can start a run."""
-    window = items[start:]
-    pairing = pair_tool_results(window)
-    if pairing.orphans:
-        return False
-    if start_role is None:
-        return True
-    groups = pairing.groups
-    smallest = len(window)
-    for j in range(len(window) - 1, -1, -1):
-        if start + j in is_system:
-            continue
-        smallest = min(smallest, groups[j])
-        if smallest >= j and roles[start + j] is start_role:
-            return True
-    return False
-
-
 # -- ConversationMemory --------------------------------------------------------------------------
 
 
-class _Call:
-    __slots__ = ("group", "name", "id", "answered")
-
-    def __init__(self, group: int, name: str, id: str) -> None:
-        self.group = group
-        self.name = name
-        self.id = id
-        self.answered = False
-
-
 class ConversationMemory:
-    """A conversation history under a token budget, pruned after every add (seed 000).
+    """A conversation history under a token budget, pruned after every add.
 
-    Each message is counted once, when added; pruning removes whole tool groups from the front
-    of the non-system run, so ``add`` costs amortized O(1) however long the history grows.
-    Removed messages are listed in :attr:`pruned` (those of the latest add) and passed to
-    ``on_prune`` if given. With a ``compactor`` (see :class:`agentmsg.Compactor`), the history
-    is compacted when it passes the compactor's trigger, before anything is dropped. Safe to
-    share between threads.
+    Each message is counted once, when added; its count, its tool group and the pairing of
+    results with calls live in the Rust core (``RollingHistory``), the messages here. Pruning
+    removes whole tool groups from the front of the non-system run, so ``add`` costs amortized
+    O(1) however long the history grows. Removed messages are listed in :attr:`pruned` (those
+    of the latest add) and passed to ``on_prune`` if given.
+
+    With a ``compactor`` (see :class:`agentmsg.Compactor`), the history is compacted when it
+    passes the compactor's trigger, before anything is dropped; compaction reuses the counts the
+    memory holds, so only messages a policy creates are counted. A compaction looks at the whole
+    history, so after one the next waits until a quarter of the history is new (it still runs at
+    once, before anything is dropped, when the previous one got the history under the trigger):
+    ``add`` stays amortized O(1) with a compactor too.
+
+    ``add`` and ``extend`` are all or nothing: if ``on_prune`` or the compactor raises, the
+    memory is exactly as before the call (so a retry does not add twice). Safe to share between
+    threads; ``on_prune`` and compaction run under the memory's lock, and may read the memory
+    but not add to it.
 
     >>> memory = ConversationMemory(30)
     >>> memory.extend([Message.system("You are helpful"), Message.user("Hi " * 30), Message.user("Hello")])
@@ -317,35 +244,43 @@ class ConversationMemory:
         *,
         counter: Counter = "estimate",
         keep_system: bool = True,
-        compactor: Optional["object"] = None,
+        compactor: Optional[Any] = None,
         on_prune: Optional[Callable[[List[Message]], object]] = None,
     ) -> None:
         self._max_tokens = _check_budget(max_tokens)
-        self._counter = counter
-        self._count = token_counter(counter)
-        self._count_one = _single_counter(counter, self._count)
-        self._keep_system = bool(keep_system)
+        self._counter = TokenCounter(counter)
+        if not isinstance(keep_system, bool):
+            raise MessageTypeError(f"keep_system must be a bool, not {type(keep_system).__name__}")
+        self._keep_system = keep_system
+        if compactor is not None and not (callable(getattr(compactor, "compact", None))
+                                          and isinstance(getattr(compactor, "trigger", None), float)):
+            raise MessageTypeError(f"compactor must be a Compactor, not {type(compactor).__name__}")
+        if on_prune is not None and not callable(on_prune):
+            raise MessageTypeError(f"on_prune must be callable, not {type(on_prune).__name__}")
         self._compactor = compactor
         self._on_prune = on_prune
         self._lock = threading.RLock()
+        self._changing = False  # a change is under way (on_prune or a policy is running)
         self._version = 0  # bumped by every change, so an async compaction can tell it is stale
-        self._reset()
         self._pruned: List[Message] = []
+        self._reset()
 
     def _reset(self) -> None:
-        self._budget = _core.RollingBudget(self._max_tokens, self._keep_system)
-        # (order, message, count): `order` interleaves the two deques back into one history.
-        self._systems: Deque[Tuple[int, Message, int]] = deque()
-        self._entries: Deque[Tuple[int, Message, int]] = deque()
+        self._state = _core.RollingHistory(self._max_tokens, self._keep_system)
+        # (order, message): `order` interleaves the two deques back into one history; the
+        # counts are the state's, in the same order.
+        self._systems: Deque[Tuple[int, Message]] = deque()
+        self._entries: Deque[Tuple[int, Message]] = deque()
         self._order = 0
         self._version += 1
-        self._calls_by_id: Dict[str, List[_Call]] = {}
-        self._open_turn: List[_Call] = []
+        self._adds_since_compaction = 0
+        self._compaction_spacing = 0  # adds before the next compaction may run
+        self._compaction_fell_short = False  # the last compaction left the history over the trigger
 
     # -- adding --------------------------------------------------------------------------------
 
     def add(self, message: Message) -> None:
-        """Adds one message and prunes; see :attr:`pruned` for what left.
+        """Adds one message and prunes, all or nothing; see :attr:`pruned` for what left.
 
         >>> memory = ConversationMemory(100)
         >>> memory.add(Message.user("Hello"))
@@ -354,10 +289,11 @@ class ConversationMemory:
         """
         if not isinstance(message, Message):
             raise MessageTypeError(f"add() takes a Message, not {type(message).__name__}")
-        self._add_counted((message,), (self._count_one(message),))
+        count = self._counter.count(message)
+        self._change(self._add_counted, ((message, count),))
 
     def extend(self, messages: Iterable[Message]) -> None:
-        """Adds messages in order (counted in one batch), pruning as each arrives.
+        """Adds messages in order (counted in one batch), pruning as each arrives; all or nothing.
 
         >>> memory = ConversationMemory(100)
         >>> memory.extend([Message.user("a"), Message.assistant("b")])
@@ -366,88 +302,135 @@ class ConversationMemory:
         """
         items = _as_list(messages, "messages", "a sequence of Message")
         _roles(items)  # type-checks every item before anything is added
-        self._add_counted(items, self._count(items))
+        counted = list(zip(items, self._counter.count_many(items)))
+        self._change(self._add_counted, counted)
 
-    def _add_counted(self, messages: Sequence[Message], counts: Sequence[int]) -> None:
+    def _change(self, step: Callable[[Any, Optional[list], List[Message]], None], argument: Any) -> None:
+        """Runs ``step(argument, undo, removed)`` and ``on_prune`` as one transaction: on any
+        exception the core state, the message deques and the counters go back to what they
+        were. One message with no callback to fail after it needs no journal (``undo`` None):
+        nothing can raise once its push has begun."""
         with self._lock:
-            removed: List[Message] = []
-            for message, count in zip(messages, counts):
-                if self._compactor is None:
-                    self._push(message, count, removed)
-                else:
-                    # Compaction comes before dropping: push, compact if past the trigger, prune.
-                    self._push(message, count, removed, prune=False)
-                    try:
-                        self._maybe_compact(removed)
-                    finally:  # a failing policy must not leave the memory over budget
-                        self._apply_prune(self._budget.prune(), removed)
-            self._pruned = removed
-        if removed and self._on_prune is not None:
-            self._on_prune(list(removed))
+            if self._changing:
+                raise MessageError("on_prune and compaction policies cannot add to the memory they serve")
+            if self._on_prune is None and self._compactor is None and len(argument) == 1:
+                removed: List[Message] = []
+                step(argument, None, removed)
+                self._pruned = removed
+                return
+            self._changing = True
+            saved = (self._order, self._version, self._pruned, self._adds_since_compaction,
+                     self._compaction_spacing, self._compaction_fell_short)
+            undo: list = []
+            removed = []
+            self._state.begin()
+            try:
+                step(argument, undo, removed)
+                self._pruned = removed
+                if removed and self._on_prune is not None:
+                    self._on_prune(list(removed))
+            except BaseException:
+                self._state.rollback()
+                for action, *args in reversed(undo):
+                    action(*args)
+                (self._order, self._version, self._pruned, self._adds_since_compaction,
+                 self._compaction_spacing, self._compaction_fell_short) = saved
+                raise
+            else:
+                self._state.commit()
+            finally:
+                self._changing = False
 
-    def _push(self, message: Message, count: int, removed: List[Message], prune: bool = True) -> None:
-        budget = self._budget
+    def _add_counted(self, counted: Sequence[Tuple[Message, int]], undo: Optional[list],
+                     removed: List[Message]) -> None:
+        compactor = self._compactor
+        for message, count in counted:
+            self._push(message, count, undo, removed, prune=compactor is None)
+            if compactor is not None:
+                # Compaction comes before dropping: push, compact if due, prune.
+                self._adds_since_compaction += 1
+                if self._compaction_due(0):
+                    history, counts = self._snapshot()
+                    cache = CountCache(self._counter, zip(history, counts))
+                    compacted = compactor.compact(history, self._max_tokens, counter=cache)
+                    self._replace(history, compacted, cache, undo, removed)
+                self._apply_prune(self._state.prune(), undo, removed)
+
+    def _compaction_due(self, extra: int) -> bool:
+        """Whether the history (plus ``extra`` tokens about to come) passed the trigger and the
+        spacing since the last compaction allows one."""
+        total = self._state.total + extra
+        if total <= self._compactor.trigger * self._max_tokens:
+            return False
+        if self._adds_since_compaction >= self._compaction_spacing:
+            return True
+        return total > self._max_tokens and not self._compaction_fell_short
+
+    def _push(self, message: Message, count: int, undo: Optional[list], removed: List[Message],
+              prune: bool = True) -> None:
         role = message.role
-        group: Optional[int] = None
-        turn: List[_Call] = []
-        if role is _TOOL:
-            call = self._answered_call(message)
-            if call is not None:
-                if call.group < budget.front_seq:
-                    # Its call was already pruned: keeping the result would orphan it.
-                    removed.append(message)
-                    return
-                group = call.group
-        elif role is _ASSISTANT:
-            seq = budget.next_seq
-            turn = [_Call(seq, b.name, b.id) for b in message.content if type(b) is ToolUseBlock]
-        if turn:
-            self._open_turn = turn
-            for call in turn:
-                self._calls_by_id.setdefault(call.id, []).append(call)
-        dropped = budget.push(count, ROLE_CODES[role], group, prune)
-        entry = (self._order, message, count)
+        try:
+            if role is _TOOL:
+                dropped = self._state.push(count, _TOOL_CODE, None, message.tool_id, message.name, prune)
+            elif role is _ASSISTANT:
+                calls = [(b.id, b.name) for b in message.content if isinstance(b, ToolUseBlock)]
+                dropped = self._state.push(count, _ASSISTANT_CODE, calls or None, None, None, prune)
+            else:
+                dropped = self._state.push(count, ROLE_CODES[role], None, None, None, prune)
+        except UnicodeEncodeError:
+            raise _unencodable([message]) from None
+        if dropped is None:
+            removed.append(message)  # its call was already pruned: keeping it would orphan it
+            return
+        entry = (self._order, message)
         self._order += 1
         self._version += 1
-        if role is _SYSTEM and self._keep_system:
-            self._systems.append(entry)
-        else:
-            self._entries.append(entry)
-        self._apply_prune(dropped, removed)
+        entries = self._systems if role is _SYSTEM and self._keep_system else self._entries
+        entries.append(entry)
+        if undo is not None:
+            undo.append((entries.pop,))
+        if dropped[0] or dropped[1]:
+            self._apply_prune(dropped, undo, removed)
 
-    def _apply_prune(self, dropped: Tuple[int, int], removed: List[Message]) -> None:
-        drop_systems, drop_messages = dropped
-        for _ in range(drop_systems):
-            removed.append(self._systems.popleft()[1])
-        for _ in range(drop_messages):
-            removed.append(self._entries.popleft()[1])
+    def _apply_prune(self, dropped: Tuple[int, int], undo: Optional[list], removed: List[Message]) -> None:
+        for entries, how_many in zip((self._systems, self._entries), dropped):
+            for _ in range(how_many):
+                entry = entries.popleft()
+                if undo is not None:
+                    undo.append((entries.appendleft, entry))
+                removed.append(entry[1])
 
-    def _answered_call(self, message: Message) -> Optional[_Call]:
-        """The call a tool result answers (marked answered), by id or else by name."""
-        by_id = self._calls_by_id
-        if message.tool_id:
-            pending = by_id.get(message.tool_id)
-            if not pending:
-                return None
-            call = pending.pop()
-            if not pending:
-                del by_id[message.tool_id]
-        else:
-            call = next((c for c in self._open_turn if not c.answered and c.name == message.name), None)
-            if call is None:
-                return None
-            pending = by_id.get(call.id)
-            if pending and call in pending:
-                pending.remove(call)
-                if not pending:
-                    del by_id[call.id]
-        call.answered = True
-        return call
+    def _snapshot(self) -> Tuple[List[Message], List[int]]:
+        """The history and the counts the state holds for it."""
+        systems = list(zip(self._systems, self._state.system_counts()))
+        entries = list(zip(self._entries, self._state.counts()))
+        merged = list(heapq.merge(systems, entries, key=lambda item: item[0][0])) if systems else entries
+        return [m for (_, m), _ in merged], [c for _, c in merged]
+
+    def _replace(self, current: List[Message], compacted: Sequence[Message], cache: CountCache,
+                 undo: list, removed: List[Message]) -> None:
+        """Rebuilds the state from ``compacted``, reusing the counts of unchanged messages."""
+        compacted = list(compacted)
+        kept_ids = {id(m) for m in compacted}
+        removed.extend(m for m in current if id(m) not in kept_ids)
+        counts = cache.counts(compacted)
+        undo.append((self._restore_deques, self._systems, self._entries))
+        self._systems, self._entries = deque(), deque()
+        self._state.clear()
+        for message, count in zip(compacted, counts):
+            self._push(message, count, undo, removed, prune=False)
+        self._adds_since_compaction = 0
+        self._compaction_spacing = max(1, len(compacted) // 4)
+        self._compaction_fell_short = self._state.total > self._compactor.trigger * self._max_tokens
+
+    def _restore_deques(self, systems: Deque[Tuple[int, Message]], entries: Deque[Tuple[int, Message]]) -> None:
+        self._systems, self._entries = systems, entries
 
     async def aadd(self, message: Message) -> None:
         """:meth:`add` for a memory whose compactor has async policies (an LLM summarizer):
-        the compaction is awaited outside the lock. If another add changed the history while it
-        ran, its result is discarded and the next add compacts again.
+        the compaction is awaited outside the lock, before anything changes. If another add
+        changed the history while it ran, its result is discarded and the next add compacts
+        again. All or nothing, like :meth:`add`.
 
         >>> import asyncio
         >>> from functools import partial
@@ -459,10 +442,14 @@ class ConversationMemory:
         >>> [m.text for m in memory]
         ['summary of 1', 'c']
         """
+        if not isinstance(message, Message):
+            raise MessageTypeError(f"aadd() takes a Message, not {type(message).__name__}")
         await self.aextend((message,))
 
     async def aextend(self, messages: Iterable[Message]) -> None:
-        """:meth:`extend` with async compaction (see :meth:`aadd`).
+        """:meth:`extend` with async compaction (see :meth:`aadd`): when the new messages take
+        the history past the trigger, the history with them is compacted once, then they are
+        added and the memory pruned, all or nothing.
 
         >>> import asyncio
         >>> memory = ConversationMemory(100)
@@ -472,58 +459,44 @@ class ConversationMemory:
         """
         items = _as_list(messages, "messages", "a sequence of Message")
         _roles(items)
-        counts = self._count(items)
+        counts = self._counter.count_many(items)
         compactor = self._compactor
-        removed: List[Message] = []
-        for message, count in zip(items, counts):
-            with self._lock:
-                self._push(message, count, removed, prune=compactor is None)
-                due = compactor is not None and self._budget.total > compactor.trigger * self._max_tokens
-                snapshot = self._history() if due else []
-                version = self._version
-            try:
-                if due:
-                    compacted = await compactor.acompact(snapshot, self._max_tokens, counter=self._counter)
-                    with self._lock:
-                        if self._version == version:
-                            self._replace(snapshot, compacted, removed)
-            finally:  # a failing policy must not leave the memory over budget
-                if compactor is not None:
-                    with self._lock:
-                        self._apply_prune(self._budget.prune(), removed)
+        compacted: Optional[List[Message]] = None
         with self._lock:
-            self._pruned = removed
-        if removed and self._on_prune is not None:
-            self._on_prune(list(removed))
+            due = compactor is not None and self._compaction_due_after(len(items), sum(counts))
+            if due:
+                history, history_counts = self._snapshot()
+                snapshot = history + items
+                cache = CountCache(self._counter, zip(snapshot, history_counts + counts))
+                version = self._version
+        if due:
+            compacted = await compactor.acompact(snapshot, self._max_tokens, counter=cache)
 
-    def _maybe_compact(self, removed: List[Message]) -> None:
-        compactor = self._compactor
-        trigger = getattr(compactor, "trigger", 1.0)
-        if self._budget.total <= trigger * self._max_tokens:
-            return
-        current = self._history()
-        compacted = compactor.compact(current, self._max_tokens, counter=self._counter)
-        self._replace(current, compacted, removed)
+        def step(items: List[Message], undo: Optional[list], removed: List[Message]) -> None:
+            self._adds_since_compaction += len(items)
+            if compacted is not None and self._version == version:
+                self._replace(snapshot, compacted, cache, undo, removed)
+            else:
+                for message, count in zip(items, counts):
+                    self._push(message, count, undo, removed, prune=compactor is None)
+            if compactor is not None:
+                self._apply_prune(self._state.prune(), undo, removed)
 
-    def _replace(self, current: List[Message], compacted: List[Message], removed: List[Message]) -> None:
-        """Rebuilds the state from ``compacted``, reusing the counts of unchanged messages."""
-        known = {id(m): c for _, m, c in chain(self._systems, self._entries)}
-        kept_ids = {id(m) for m in compacted}
-        removed.extend(m for m in current if id(m) not in kept_ids)
-        fresh = [m for m in compacted if id(m) not in known]
-        fresh_counts = dict(zip(map(id, fresh), self._count(fresh)))
-        self._reset()
-        for message in compacted:
-            count = known.get(id(message), fresh_counts.get(id(message), 0))
-            self._push(message, count, removed, prune=False)
+        self._change(step, items)
+
+    def _compaction_due_after(self, adds: int, tokens: int) -> bool:
+        self._adds_since_compaction += adds
+        try:
+            return self._compaction_due(tokens)
+        finally:
+            self._adds_since_compaction -= adds
 
     # -- reading -------------------------------------------------------------------------------
 
     def _history(self) -> List[Message]:
         if not self._systems:
-            return [m for _, m, _ in self._entries]
-        merged = sorted(chain(self._systems, self._entries), key=lambda entry: entry[0])
-        return [m for _, m, _ in merged]
+            return [m for _, m in self._entries]
+        return [m for _, m in heapq.merge(self._systems, self._entries, key=lambda entry: entry[0])]
 
     @property
     def messages(self) -> List[Message]:
@@ -543,7 +516,7 @@ class ConversationMemory:
         >>> ConversationMemory(10).total_tokens
         0
         """
-        return self._budget.total
+        return self._state.total
 
     @property
     def max_tokens(self) -> int:
@@ -562,7 +535,7 @@ class ConversationMemory:
         >>> memory.over_budget, len(memory)
         (True, 1)
         """
-        return self._budget.over_budget
+        return self._state.over_budget
 
     @property
     def system_over_budget(self) -> bool:
@@ -572,7 +545,7 @@ class ConversationMemory:
         >>> memory.system_over_budget, [m.text for m in memory]
         (True, ['b'])
         """
-        return self._budget.system_over_budget
+        return self._state.system_over_budget
 
     @property
     def pruned(self) -> List[Message]:
@@ -618,6 +591,8 @@ class ConversationMemory:
         (0, 0)
         """
         with self._lock:
+            if self._changing:
+                raise MessageError("on_prune and compaction policies cannot clear the memory they serve")
             self._reset()
             self._pruned = []
 

@@ -1,11 +1,11 @@
-"""Tool calls and their results: which answers which, checking a history, repairing it (seed 002).
+"""Tool calls and their results: which answers which, checking a history, repairing it.
 
-A tool result pairs with a call in one of two ways:
+The pairing rule lives in the Rust core (``agentmsg_core::pairs``), one for the whole library:
 
 * by id (OpenAI style): ``tool_id`` matches the ``id`` of a preceding call; when an id is
   reused, the result answers the latest unanswered call with that id;
-* by name (seed 000's text format, results carry only the tool's name): the result answers the
-  first unanswered call of that name in the latest assistant message that made tool calls.
+* by name (Forge-style text results carry only the tool's name): the result answers the first
+  unanswered call of that name in the latest assistant message that made tool calls.
 
     >>> import agentmsg
     >>> call = agentmsg.ToolUseBlock("call_1", "calc", {"a": 1})
@@ -16,10 +16,13 @@ A tool result pairs with a call in one of two ways:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from . import _core
 from .blocks import ToolUseBlock
-from .errors import ToolPairError
+from .errors import MessageError, ToolPairError
+from .estimate import ROLE_CODES
 from .message import Message, Role, _check_messages
 
 __all__ = ["ToolPairing", "pair_tool_results", "check_tool_pairs", "repair_tool_pairs"]
@@ -27,14 +30,64 @@ __all__ = ["ToolPairing", "pair_tool_results", "check_tool_pairs", "repair_tool_
 #: The text of the placeholder result that :func:`repair_tool_pairs` gives an unanswered call.
 INTERRUPTED = "[tool call interrupted: no result was recorded]"
 
+_role_of = attrgetter("role")
+_tool_id_of = attrgetter("tool_id")
+_name_of = attrgetter("name")
 
-class _Call:
-    __slots__ = ("index", "block", "answered")
 
-    def __init__(self, index: int, block: ToolUseBlock) -> None:
-        self.index = index
-        self.block = block
-        self.answered = False
+def _indices_of(roles: List[Role], role: Role) -> List[int]:
+    """Where ``role`` occurs, found by ``list.index`` (a C loop: the scan of a long history)."""
+    found: List[int] = []
+    index = -1
+    try:
+        while True:
+            index = roles.index(role, index + 1)
+            found.append(index)
+    except ValueError:
+        return found
+
+
+def _pair(messages: Sequence[Message], roles: Optional[List[Role]] = None,
+          ) -> Tuple[List[int], List[int], List[int], List[Tuple[int, ToolUseBlock]]]:
+    """The core's pairing of checked ``messages``: (call_of with -1 for none, orphans,
+    unanswered as indices into calls, calls as (message index, block))."""
+    if roles is None:
+        roles = list(map(_role_of, messages))
+    calls = [(i, b) for i in _indices_of(roles, Role.ASSISTANT) for b in messages[i].content
+             if isinstance(b, ToolUseBlock)]
+    arrays = (
+        list(map(ROLE_CODES.__getitem__, roles)),
+        list(map(_tool_id_of, messages)),
+        list(map(_name_of, messages)),
+        [i for i, _ in calls],
+        [b.id for _, b in calls],
+        [b.name for _, b in calls],
+    )
+    try:
+        call_of, orphans, unanswered = _core.pair_tool_results(*arrays)
+    except UnicodeEncodeError:
+        raise _unencodable(messages) from None
+    return call_of, orphans, unanswered, calls
+
+
+def _unencodable(messages: Sequence[Message], offset: int = 0) -> MessageError:
+    """The error for an id or name the core cannot read (a lone surrogate), naming the first."""
+    def bad(text: Optional[str]) -> bool:
+        try:
+            (text or "").encode("utf-8")
+            return False
+        except UnicodeEncodeError:
+            return True
+
+    for index, message in enumerate(messages, offset):
+        for field in ("tool_id", "name"):
+            if bad(getattr(message, field)):
+                return MessageError(f"messages[{index}].{field} is not valid Unicode (a lone surrogate)")
+        for block in message.tool_calls:
+            for field in ("id", "name"):
+                if bad(getattr(block, field)):
+                    return MessageError(f"messages[{index}]: a tool call's {field} is not valid Unicode (a lone surrogate)")
+    return MessageError("a tool id or name is not valid Unicode")
 
 
 @dataclass(frozen=True)
@@ -74,50 +127,8 @@ def pair_tool_results(messages: Sequence[Message]) -> ToolPairing:
     ((-1, 0), ())
     """
     messages = _check_messages(messages)
-    call_of = [-1] * len(messages)
-    orphans: List[int] = []
-    calls: List[_Call] = []
-    by_id: Dict[str, List[_Call]] = {}
-    open_turn: List[_Call] = []
-    for index, message in enumerate(messages):
-        role = message.role
-        if role is Role.ASSISTANT:
-            turn = [_Call(index, block) for block in message.tool_calls]
-            if turn:
-                open_turn = turn
-                calls.extend(turn)
-                for call in turn:
-                    by_id.setdefault(call.block.id, []).append(call)
-        elif role is Role.TOOL:
-            call = _answer(by_id, open_turn, message)
-            if call is None:
-                orphans.append(index)
-            else:
-                call_of[index] = call.index
-    unanswered = tuple((c.index, c.block) for c in calls if not c.answered)
-    return ToolPairing(tuple(call_of), tuple(orphans), unanswered)
-
-
-def _answer(by_id: Dict[str, List[_Call]], open_turn: List[_Call], message: Message) -> Optional[_Call]:
-    """Marks and returns the call ``message`` answers, or None for an orphan."""
-    if message.tool_id:
-        pending = by_id.get(message.tool_id)
-        if not pending:
-            return None
-        call = pending.pop()  # the latest unanswered call with this id
-        if not pending:
-            del by_id[message.tool_id]
-    else:
-        call = next((c for c in open_turn if not c.answered and c.block.name == message.name), None)
-        if call is None:
-            return None
-        pending = by_id.get(call.block.id)
-        if pending and call in pending:
-            pending.remove(call)
-            if not pending:
-                del by_id[call.block.id]
-    call.answered = True
-    return call
+    call_of, orphans, unanswered, calls = _pair(messages)
+    return ToolPairing(tuple(call_of), tuple(orphans), tuple(calls[k] for k in unanswered))
 
 
 def _describe_result(message: Message) -> str:

@@ -14,11 +14,13 @@
 //!
 //! [`select`] does this for a whole history in one backward pass that stops as soon as the
 //! budget is spent; [`RollingBudget`] keeps running totals for a history that grows one message
-//! at a time, so each push costs amortized O(1).
+//! at a time, so each push costs amortized O(1); [`RollingHistory`] adds the pairing of tool
+//! results (see [`crate::pairs`]) so a memory keeps all its state but the messages here.
 
 use std::collections::VecDeque;
 use std::fmt;
 
+use crate::pairs::{Link, NameScope, Pairer};
 use crate::Role;
 
 /// Input arrays that do not describe a history.
@@ -94,27 +96,12 @@ pub fn select(
         return Err(PruneError::GroupAfterMessage { index, group: groups[index] });
     }
     let is_system = |i: usize| keep_system && roles[i] == Role::System;
-    // Sums are u128: no sum of u64 counts can overflow it.
     let budget = u128::from(max_tokens);
-
-    // Rule 1: the system messages' share of the budget. When they alone exceed it, the newest
-    // ones that fit are kept (always at least the newest one).
-    let system_total: u128 = (0..n).filter(|&i| is_system(i)).map(|i| u128::from(counts[i])).sum();
-    let system_over_budget = system_total > budget;
-    let mut first_kept_system = 0;
-    let mut system_used = system_total;
-    if system_over_budget {
-        system_used = 0;
-        let mut kept_one = false;
-        for i in (0..n).rev().filter(|&i| is_system(i)) {
-            if kept_one && system_used + u128::from(counts[i]) > budget {
-                break;
-            }
-            kept_one = true;
-            system_used += u128::from(counts[i]);
-            first_kept_system = i;
-        }
-    }
+    let systems: Vec<usize> = (0..n).filter(|&i| is_system(i)).collect();
+    let share = system_share(systems.iter().map(|&i| counts[i]), max_tokens);
+    let first_kept_system = systems.get(share.first_kept).copied().unwrap_or(0);
+    let system_over_budget = share.over_budget;
+    let system_used = share.used;
     // None when the kept systems alone are over: then no run fits and only the newest is kept.
     let remaining = budget.checked_sub(system_used);
 
@@ -142,6 +129,98 @@ fn saturate(sum: u128) -> u64 {
     u64::try_from(sum).unwrap_or(u64::MAX)
 }
 
+/// Rule 1 for a list of system message counts (oldest first): how many of the oldest go and
+/// how many tokens the kept ones take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SystemShare {
+    /// Index (in the given list) of the oldest kept system message.
+    pub first_kept: usize,
+    /// Tokens of the kept ones (may exceed the budget: the newest always stays).
+    pub used: u128,
+    /// The system messages together exceed the budget, so the oldest were removed.
+    pub over_budget: bool,
+}
+
+/// Rule 1: every system message is kept when they fit together; else the newest that fit, and
+/// always at least the newest one.
+///
+/// ```
+/// use agentmsg_core::prune::system_share;
+/// let share = system_share([6, 3, 3], 10);
+/// assert_eq!((share.first_kept, share.used, share.over_budget), (1, 6, true));
+/// ```
+pub fn system_share(counts: impl IntoIterator<Item = u64>, max_tokens: u64) -> SystemShare {
+    // Sums are u128: no sum of u64 counts can overflow it.
+    let counts: Vec<u64> = counts.into_iter().collect();
+    let budget = u128::from(max_tokens);
+    let total: u128 = counts.iter().map(|&c| u128::from(c)).sum();
+    if total <= budget {
+        return SystemShare { first_kept: 0, used: total, over_budget: false };
+    }
+    let mut first_kept = counts.len();
+    let mut used = 0u128;
+    for (i, &count) in counts.iter().enumerate().rev() {
+        if first_kept < counts.len() && used + u128::from(count) > budget {
+            break;
+        }
+        used += u128::from(count);
+        first_kept = i;
+    }
+    SystemShare { first_kept, used, over_budget: true }
+}
+
+/// The cut check: walking the candidates (non-system messages) from the newest back, whether a
+/// kept run starting at each splits no tool group. A cut at `j` is valid exactly when no
+/// candidate at or after `j` belongs to a group that starts before `j`.
+struct Cuts<'a> {
+    groups: &'a [usize],
+    is_candidate: &'a dyn Fn(usize) -> bool,
+    next: usize,
+    min_group: usize,
+}
+
+impl<'a> Cuts<'a> {
+    fn new(groups: &'a [usize], is_candidate: &'a dyn Fn(usize) -> bool) -> Self {
+        Cuts { groups, is_candidate, next: groups.len(), min_group: usize::MAX }
+    }
+}
+
+impl Iterator for Cuts<'_> {
+    /// (candidate index, a run starting there splits no group)
+    type Item = (usize, bool);
+
+    fn next(&mut self) -> Option<(usize, bool)> {
+        while self.next > 0 {
+            self.next -= 1;
+            let j = self.next;
+            if (self.is_candidate)(j) {
+                self.min_group = self.min_group.min(self.groups[j]);
+                return Some((j, self.min_group >= j));
+            }
+        }
+        None
+    }
+}
+
+/// For each message, whether a kept run of non-system messages may start there without
+/// splitting a tool group (`false` for system messages when `keep_system`). The check
+/// compaction uses to place the end of a summarized span.
+///
+/// ```
+/// use agentmsg_core::{prune::valid_cuts, Role};
+/// // An assistant call at 1 answered at 3, a user between: no run may start at 2 or 3.
+/// let roles = [Role::User, Role::Assistant, Role::User, Role::Tool];
+/// assert_eq!(valid_cuts(&roles, &[0, 1, 2, 1], true), vec![true, true, false, false]);
+/// ```
+pub fn valid_cuts(roles: &[Role], groups: &[usize], keep_system: bool) -> Vec<bool> {
+    let is_candidate = |i: usize| !(keep_system && roles.get(i) == Some(&Role::System));
+    let mut valid = vec![false; groups.len()];
+    for (j, ok) in Cuts::new(groups, &is_candidate) {
+        valid[j] = ok;
+    }
+    valid
+}
+
 /// The first kept candidate index: the smallest valid cut whose run fits in `remaining`, else
 /// the largest valid cut (the newest group alone, rule 4). `None` if there is no candidate or,
 /// with `start_on`, no valid cut begins at that role.
@@ -154,22 +233,16 @@ fn choose_cut(
     start_on: Option<Role>,
 ) -> Option<usize> {
     let mut suffix = 0u128;
-    // The smallest group start among the candidates at or after the current index: a cut at j
-    // splits no group exactly when it is j itself.
-    let mut min_group = usize::MAX;
     let mut newest_valid = None;
     let mut best_fitting = None;
-    for j in (0..counts.len()).rev() {
-        if is_system(j) {
-            continue;
-        }
+    let is_candidate = |j: usize| !is_system(j);
+    for (j, splits_nothing) in Cuts::new(groups, &is_candidate) {
         suffix += u128::from(counts[j]);
-        min_group = min_group.min(groups[j]);
         let fits = remaining.is_some_and(|r| suffix <= r);
         if !fits && newest_valid.is_some() {
             break; // runs only grow from here
         }
-        let valid = min_group >= j && start_on.is_none_or(|role| roles[j] == role);
+        let valid = splits_nothing && start_on.is_none_or(|role| roles[j] == role);
         if valid {
             newest_valid.get_or_insert(j);
             if fits {
@@ -183,6 +256,15 @@ fn choose_cut(
         let first = (0..counts.len()).find(|&j| !is_system(j))?;
         start_on.is_none_or(|role| roles[first] == role).then_some(first)
     })
+}
+
+/// Whether a window of the newest messages already decides [`select`] once its non-system
+/// messages exceed the budget: some run in it splits no group (and, with `start_on`, begins
+/// at that role). `trim` grows its window until this holds (and no result in it lacks its call).
+pub fn window_decides(roles: &[Role], groups: &[usize], keep_system: bool, start_on: Option<Role>) -> bool {
+    let is_candidate = |i: usize| !(keep_system && roles.get(i) == Some(&Role::System));
+    Cuts::new(groups, &is_candidate)
+        .any(|(j, ok)| ok && start_on.is_none_or(|role| roles.get(j) == Some(&role)))
 }
 
 /// What one [`RollingBudget::push`] removed, oldest first.
@@ -203,12 +285,35 @@ struct Entry {
     last: u64,
 }
 
+/// One change to undo (see [`RollingBudget::begin`]).
+#[derive(Debug, Clone)]
+enum Undo {
+    PushedSystem,
+    /// An entry pushed at the back; when it joined a group, the head's sequence number and
+    /// its previous `last`.
+    PushedEntry { joined: Option<(u64, u64)> },
+    PoppedSystem(u64),
+    PoppedEntry(Entry),
+    Cleared { systems: VecDeque<u64>, entries: VecDeque<Entry>, front_seq: u64 },
+}
+
+/// The scalars restored by a rollback.
+#[derive(Debug, Clone, Copy)]
+struct Totals {
+    system_total: u128,
+    systems_pushed: u128,
+    front_seq: u64,
+    total: u128,
+}
+
 /// Running totals of a history that grows at the end and is pruned at the front.
 ///
 /// Non-system messages get sequence numbers 0, 1, 2, ... in push order; a message joins a group
 /// by naming the sequence number of the group's first message. Each push returns how many
 /// messages to remove from the front; every message is pushed and removed once, so a push is
-/// amortized O(1).
+/// amortized O(1). Between [`begin`](Self::begin) and [`commit`](Self::commit) every change is
+/// journaled, so [`rollback`](Self::rollback) restores the state in time proportional to the
+/// changes (an all-or-nothing add costs no copy of the history).
 #[derive(Debug, Clone)]
 pub struct RollingBudget {
     max_tokens: u64,
@@ -220,6 +325,7 @@ pub struct RollingBudget {
     entries: VecDeque<Entry>,
     front_seq: u64,
     total: u128,
+    journal: Option<(Totals, Vec<Undo>)>,
 }
 
 impl RollingBudget {
@@ -234,6 +340,7 @@ impl RollingBudget {
             entries: VecDeque::new(),
             front_seq: 0,
             total: 0,
+            journal: None,
         }
     }
 
@@ -261,6 +368,16 @@ impl RollingBudget {
         self.system_total + self.total
     }
 
+    /// The kept system messages' counts, oldest first.
+    pub fn system_counts(&self) -> impl Iterator<Item = u64> + '_ {
+        self.systems.iter().copied()
+    }
+
+    /// The kept non-system messages' counts, oldest first.
+    pub fn counts(&self) -> impl Iterator<Item = u64> + '_ {
+        self.entries.iter().map(|entry| entry.count)
+    }
+
     /// The kept messages exceed the budget.
     pub fn over_budget(&self) -> bool {
         self.sum() > u128::from(self.max_tokens)
@@ -272,11 +389,71 @@ impl RollingBudget {
         self.systems_pushed > u128::from(self.max_tokens)
     }
 
+    fn totals(&self) -> Totals {
+        Totals {
+            system_total: self.system_total,
+            systems_pushed: self.systems_pushed,
+            front_seq: self.front_seq,
+            total: self.total,
+        }
+    }
+
+    fn record(&mut self, undo: impl FnOnce() -> Undo) {
+        if let Some((_, journal)) = &mut self.journal {
+            journal.push(undo());
+        }
+    }
+
+    /// Starts journaling changes, so [`rollback`](Self::rollback) can restore this state.
+    pub fn begin(&mut self) {
+        self.journal = Some((self.totals(), Vec::new()));
+    }
+
+    /// Keeps the changes since [`begin`](Self::begin) and stops journaling.
+    pub fn commit(&mut self) {
+        self.journal = None;
+    }
+
+    /// Undoes every change since [`begin`](Self::begin) (nothing if not journaling).
+    pub fn rollback(&mut self) {
+        let Some((totals, journal)) = self.journal.take() else { return };
+        for undo in journal.into_iter().rev() {
+            match undo {
+                Undo::PushedSystem => {
+                    self.systems.pop_back();
+                }
+                Undo::PushedEntry { joined } => {
+                    self.entries.pop_back();
+                    if let Some((head, last)) = joined {
+                        if let Some(entry) = self.entries.get_mut((head - self.front_seq) as usize) {
+                            entry.last = last;
+                        }
+                    }
+                }
+                Undo::PoppedSystem(count) => self.systems.push_front(count),
+                Undo::PoppedEntry(entry) => {
+                    self.entries.push_front(entry);
+                    self.front_seq -= 1;
+                }
+                Undo::Cleared { systems, entries, front_seq } => {
+                    self.systems = systems;
+                    self.entries = entries;
+                    self.front_seq = front_seq;
+                }
+            }
+        }
+        let Totals { system_total, systems_pushed, front_seq, total } = totals;
+        (self.system_total, self.systems_pushed, self.front_seq, self.total) = (system_total, systems_pushed, front_seq, total);
+    }
+
     /// Forgets everything (sequence numbers keep counting up).
     pub fn clear(&mut self) {
-        self.front_seq = self.next_seq();
-        self.entries.clear();
-        self.systems.clear();
+        let next_seq = self.next_seq();
+        let systems = std::mem::take(&mut self.systems);
+        let entries = std::mem::take(&mut self.entries);
+        let front_seq = self.front_seq;
+        self.record(|| Undo::Cleared { systems, entries, front_seq });
+        self.front_seq = next_seq;
         self.system_total = 0;
         self.systems_pushed = 0;
         self.total = 0;
@@ -296,12 +473,13 @@ impl RollingBudget {
             self.systems.push_back(count);
             self.system_total += u128::from(count);
             self.systems_pushed += u128::from(count);
+            self.record(|| Undo::PushedSystem);
             return Ok(());
         }
         let seq = self.next_seq();
-        let group = match group {
-            None => seq,
-            Some(g) if g == seq => seq,
+        let (group, joined) = match group {
+            None => (seq, None),
+            Some(g) if g == seq => (seq, None),
             Some(g) => {
                 let head = g
                     .checked_sub(self.front_seq)
@@ -312,12 +490,14 @@ impl RollingBudget {
                 if head_entry.group != g {
                     return Err(PruneError::UnknownGroup { group: g });
                 }
+                let previous_last = head_entry.last;
                 head_entry.last = seq;
-                g
+                (g, Some((g, previous_last)))
             }
         };
         self.entries.push_back(Entry { count, group, last: seq });
         self.total += u128::from(count);
+        self.record(|| Undo::PushedEntry { joined });
         Ok(())
     }
 
@@ -326,19 +506,20 @@ impl RollingBudget {
         let mut pruned = Pruned::default();
         // Rule 1: while the systems alone are over, the oldest go (the newest always stays).
         while self.system_total > u128::from(self.max_tokens) && self.systems.len() > 1 {
-            let count = self.systems.pop_front().unwrap_or(0);
+            let Some(count) = self.systems.pop_front() else { break };
             self.system_total -= u128::from(count);
+            self.record(|| Undo::PoppedSystem(count));
             pruned.systems += 1;
         }
         while self.over_budget() {
             let Some(end) = self.front_group_end() else { break };
-            for _ in self.front_seq..end {
-                if let Some(entry) = self.entries.pop_front() {
-                    self.total -= u128::from(entry.count);
-                }
+            while self.front_seq < end {
+                let Some(entry) = self.entries.pop_front() else { break };
+                self.total -= u128::from(entry.count);
+                self.front_seq += 1;
+                pruned.messages += 1;
+                self.record(|| Undo::PoppedEntry(entry));
             }
-            pruned.messages += (end - self.front_seq) as usize;
-            self.front_seq = end;
         }
         pruned
     }
@@ -359,6 +540,112 @@ impl RollingBudget {
             seq += 1;
         }
         (end < newest).then_some(end + 1)
+    }
+}
+
+/// What [`RollingHistory::push`] did with a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pushed {
+    /// Added (with the messages the push pruned, none when not pruning).
+    Added(Pruned),
+    /// A tool result whose call was already pruned: keeping it would orphan it (rule 2), so it
+    /// was not added.
+    LateResult,
+}
+
+/// The whole state of a memory but its messages: the rolling budget (counts, groups, totals)
+/// and the pairing of tool results with calls, under one journal.
+#[derive(Debug)]
+pub struct RollingHistory {
+    budget: RollingBudget,
+    pairer: Pairer,
+    /// Pairers replaced by [`clear`](Self::clear) during a transaction, oldest first.
+    cleared_pairers: Vec<Pairer>,
+}
+
+impl RollingHistory {
+    /// An empty history with a budget of `max_tokens`; results pair by the library's rule.
+    pub fn new(max_tokens: u64, keep_system: bool) -> Self {
+        RollingHistory {
+            budget: RollingBudget::new(max_tokens, keep_system),
+            pairer: Pairer::new(NameScope::LatestTurn),
+            cleared_pairers: Vec::new(),
+        }
+    }
+
+    /// The running totals.
+    pub fn budget(&self) -> &RollingBudget {
+        &self.budget
+    }
+
+    /// Adds a message: an assistant's `calls` (`(id, name)`) open a turn, a tool result pairs by
+    /// `link` and joins its call's group. `prune: false` leaves pruning to [`prune`](Self::prune).
+    pub fn push<'a>(
+        &mut self,
+        count: u64,
+        role: Role,
+        calls: impl IntoIterator<Item = (&'a str, &'a str)>,
+        link: Link<'_>,
+        prune: bool,
+    ) -> Result<Pushed, PruneError> {
+        let mut group = None;
+        match role {
+            Role::Tool => {
+                if let Some(answered) = self.pairer.answer(link) {
+                    if answered.message < self.budget.front_seq() {
+                        return Ok(Pushed::LateResult);
+                    }
+                    group = Some(answered.message);
+                }
+            }
+            Role::Assistant => self.pairer.open_turn(self.budget.next_seq(), calls),
+            Role::System | Role::User => {}
+        }
+        self.budget.push_unpruned(count, role, group)?;
+        Ok(Pushed::Added(if prune { self.budget.prune() } else { Pruned::default() }))
+    }
+
+    /// Removes the oldest messages while over budget.
+    pub fn prune(&mut self) -> Pruned {
+        self.budget.prune()
+    }
+
+    /// Forgets every message and pairing (for a history rebuilt after compaction).
+    pub fn clear(&mut self) {
+        self.budget.clear();
+        let previous = std::mem::replace(&mut self.pairer, Pairer::new(NameScope::LatestTurn));
+        if self.in_transaction() {
+            self.cleared_pairers.push(previous);
+            self.pairer.begin();
+        }
+    }
+
+    fn in_transaction(&self) -> bool {
+        self.budget.journal.is_some()
+    }
+
+    /// Starts a transaction: [`rollback`](Self::rollback) restores this state.
+    pub fn begin(&mut self) {
+        self.budget.begin();
+        self.pairer.begin();
+        self.cleared_pairers.clear();
+    }
+
+    /// Keeps every change since [`begin`](Self::begin).
+    pub fn commit(&mut self) {
+        self.budget.commit();
+        self.pairer.commit();
+        self.cleared_pairers.clear();
+    }
+
+    /// Restores the state at [`begin`](Self::begin).
+    pub fn rollback(&mut self) {
+        self.budget.rollback();
+        self.pairer.rollback();
+        while let Some(mut previous) = self.cleared_pairers.pop() {
+            previous.rollback();
+            self.pairer = previous;
+        }
     }
 }
 
@@ -548,6 +835,53 @@ mod tests {
                 prop_assert_eq!(merged, selection.kept);
                 prop_assert_eq!(budget.over_budget(), selection.over_budget);
             }
+        });
+    }
+
+    /// A history rolled back after any mix of pushes, prunes and clears behaves exactly like one
+    /// that never saw them: same pushes after, same results, totals and counts.
+    #[test]
+    fn rolling_history_rollback_restores_everything() {
+        use crate::pairs::Link;
+        use proptest::prelude::*;
+        // (kind, count, id): kind 0 system, 1 user, 2 assistant with a call, 3 result by id,
+        // 4 result by name, 5 clear, 6 prune.
+        let step = (0u8..7, 0u64..12, 0u8..3);
+        proptest!(|(before in prop::collection::vec(step.clone(), 0..25),
+                    during in prop::collection::vec(step.clone(), 0..25),
+                    after in prop::collection::vec(step, 0..25),
+                    max in 0u64..40)| {
+            let ids = ["a", "b", "c"];
+            let apply = |h: &mut RollingHistory, steps: &[(u8, u64, u8)]| -> Vec<Option<Pushed>> {
+                steps.iter().map(|&(kind, count, id)| {
+                    let id = ids[id as usize];
+                    let pushed = match kind {
+                        0 => h.push(count, Role::System, [], Link::Nothing, true),
+                        1 => h.push(count, Role::User, [], Link::Nothing, true),
+                        2 => h.push(count, Role::Assistant, [(id, "f")], Link::Nothing, count % 2 == 0),
+                        3 => h.push(count, Role::Tool, [], Link::Id(id), true),
+                        4 => h.push(count, Role::Tool, [], Link::Name("f"), true),
+                        5 => { h.clear(); return None; }
+                        _ => { h.prune(); return None; }
+                    };
+                    Some(pushed.unwrap())
+                }).collect()
+            };
+            let snapshot = |h: &RollingHistory| {
+                let b = h.budget();
+                (b.total(), b.over_budget(), b.system_over_budget(), b.next_seq(), b.front_seq(),
+                 b.counts().collect::<Vec<_>>(), b.system_counts().collect::<Vec<_>>())
+            };
+            let mut reference = RollingHistory::new(max, true);
+            let mut tested = RollingHistory::new(max, true);
+            apply(&mut reference, &before);
+            apply(&mut tested, &before);
+            tested.begin();
+            apply(&mut tested, &during);
+            tested.rollback();
+            prop_assert_eq!(snapshot(&reference), snapshot(&tested));
+            prop_assert_eq!(apply(&mut reference, &after), apply(&mut tested, &after));
+            prop_assert_eq!(snapshot(&reference), snapshot(&tested));
         });
     }
 }

@@ -12,6 +12,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod errors;
 mod estimate;
+mod pairs;
 mod parse;
 mod prune;
 mod pystr;
@@ -24,5 +25,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     parse::register(m)?;
     tokens::register(m)?;
     prune::register(m)?;
+    pairs::register(m)?;
     Ok(())
 }

@@ -1,12 +1,16 @@
-//! Binding of budget pruning: `select_kept` for a whole history, `RollingBudget` for a memory.
+//! Binding of budget pruning: `select_kept` for a whole history (with the rule-1 and cut checks
+//! `trim` and compaction use), `RollingHistory` for a memory, `RollingBudget` for its totals.
 
-use agentmsg_core::prune::{self, PruneError};
+use agentmsg_core::pairs::Link;
+use agentmsg_core::prune::{self, PruneError, Pushed};
 use agentmsg_core::Role;
+use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::types::PyType;
 
 use crate::errors::agentmsg_error;
 
-fn role_codes(py: Python<'_>, codes: &[u8]) -> PyResult<Vec<Role>> {
+pub(crate) fn role_codes(py: Python<'_>, codes: &[u8]) -> PyResult<Vec<Role>> {
     codes
         .iter()
         .enumerate()
@@ -35,14 +39,163 @@ fn select_kept(
     start_on: Option<u8>,
 ) -> PyResult<(Vec<usize>, u64, bool, bool)> {
     let roles = role_codes(py, &roles)?;
-    let start_on = match start_on {
-        Some(code) => Some(role_codes(py, &[code])?[0]),
-        None => None,
-    };
+    let start_on = optional_role(py, start_on)?;
     let selection = py
         .detach(|| prune::select(&counts, &roles, &groups, max_tokens, keep_system, start_on))
         .map_err(|error| prune_error(py, error))?;
     Ok((selection.kept, selection.total, selection.over_budget, selection.system_over_budget))
+}
+
+fn optional_role(py: Python<'_>, code: Option<u8>) -> PyResult<Option<Role>> {
+    code.map(|code| role_codes(py, &[code]).map(|roles| roles[0])).transpose()
+}
+
+/// Rule 1 for system counts (oldest first): (index of the oldest kept one, tokens they take).
+#[pyfunction]
+fn system_share(counts: Vec<u64>, max_tokens: u64) -> (usize, u128) {
+    let share = prune::system_share(counts, max_tokens);
+    (share.first_kept, share.used)
+}
+
+/// For each message, whether a kept run may start there without splitting a tool group.
+#[pyfunction]
+#[pyo3(signature = (roles, groups, keep_system = true))]
+fn valid_cuts(py: Python<'_>, roles: Vec<u8>, groups: Vec<usize>, keep_system: bool) -> PyResult<Vec<bool>> {
+    let roles = role_codes(py, &roles)?;
+    Ok(prune::valid_cuts(&roles, &groups, keep_system))
+}
+
+/// Whether some run of the window's non-system messages splits no group (starting at `start_on`).
+#[pyfunction]
+#[pyo3(signature = (roles, groups, keep_system = true, start_on = None))]
+fn window_decides(
+    py: Python<'_>,
+    roles: Vec<u8>,
+    groups: Vec<usize>,
+    keep_system: bool,
+    start_on: Option<u8>,
+) -> PyResult<bool> {
+    let roles = role_codes(py, &roles)?;
+    Ok(prune::window_decides(&roles, &groups, keep_system, optional_role(py, start_on)?))
+}
+
+/// Indices of the messages whose `role` attribute is `role` (compared by identity), in one pass
+/// that also checks every item is a `message_type`: the one read of a whole history `trim` makes
+/// (the selection then reads only the newest messages).
+#[pyfunction]
+fn positions_of_role(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    role: &Bound<'_, PyAny>,
+    message_type: &Bound<'_, PyType>,
+) -> PyResult<Vec<usize>> {
+    let name = intern!(py, "role");
+    let mut found = Vec::new();
+    for (index, item) in messages.try_iter()?.enumerate() {
+        let item = item?;
+        if !item.get_type().is(message_type) && !item.is_instance(message_type)? {
+            let type_name = item.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            return Err(agentmsg_error(
+                py,
+                "MessageTypeError",
+                format!("messages[{index}] must be a Message, not {type_name}"),
+            ));
+        }
+        if item.getattr(name)?.is(role) {
+            found.push(index);
+        }
+    }
+    Ok(found)
+}
+
+/// A memory's state but its messages (see `agentmsg_core::prune::RollingHistory`).
+#[pyclass(module = "agentmsg._core")]
+struct RollingHistory {
+    inner: prune::RollingHistory,
+}
+
+#[pymethods]
+impl RollingHistory {
+    #[new]
+    #[pyo3(signature = (max_tokens, keep_system = true))]
+    fn new(max_tokens: u64, keep_system: bool) -> Self {
+        RollingHistory { inner: prune::RollingHistory::new(max_tokens, keep_system) }
+    }
+
+    /// Adds a message; returns how many (system, non-system) messages to remove from the front,
+    /// or None when it is a tool result whose call was already pruned (it is not added).
+    #[pyo3(signature = (count, role, calls = None, result_id = None, result_name = None, prune = true))]
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        py: Python<'_>,
+        count: u64,
+        role: u8,
+        calls: Option<Vec<(String, String)>>,
+        result_id: Option<&str>,
+        result_name: Option<&str>,
+        prune: bool,
+    ) -> PyResult<Option<(usize, usize)>> {
+        let role = role_codes(py, &[role])?[0];
+        let calls = calls.unwrap_or_default();
+        let pushed = self
+            .inner
+            .push(count, role, calls.iter().map(|(id, name)| (id.as_str(), name.as_str())), Link::of(result_id, result_name), prune)
+            .map_err(|error| prune_error(py, error))?;
+        Ok(match pushed {
+            Pushed::Added(pruned) => Some((pruned.systems, pruned.messages)),
+            Pushed::LateResult => None,
+        })
+    }
+
+    /// Removes the oldest messages while over budget; returns (system, non-system) counts.
+    fn prune(&mut self) -> (usize, usize) {
+        let pruned = self.inner.prune();
+        (pruned.systems, pruned.messages)
+    }
+
+    /// Forgets every message and pairing.
+    fn clear(&mut self) {
+        self.inner.clear();
+    }
+
+    /// Starts a transaction (`rollback` restores this state).
+    fn begin(&mut self) {
+        self.inner.begin();
+    }
+
+    fn commit(&mut self) {
+        self.inner.commit();
+    }
+
+    fn rollback(&mut self) {
+        self.inner.rollback();
+    }
+
+    /// The kept system messages' counts, oldest first.
+    fn system_counts(&self) -> Vec<u64> {
+        self.inner.budget().system_counts().collect()
+    }
+
+    /// The kept non-system messages' counts, oldest first.
+    fn counts(&self) -> Vec<u64> {
+        self.inner.budget().counts().collect()
+    }
+
+    #[getter]
+    fn total(&self) -> u64 {
+        self.inner.budget().total()
+    }
+
+    #[getter]
+    fn over_budget(&self) -> bool {
+        self.inner.budget().over_budget()
+    }
+
+    #[getter]
+    fn system_over_budget(&self) -> bool {
+        self.inner.budget().system_over_budget()
+    }
 }
 
 /// Running token totals of a growing history (see `agentmsg_core::prune::RollingBudget`).
@@ -118,6 +271,11 @@ impl RollingBudget {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(select_kept, m)?)?;
+    m.add_function(wrap_pyfunction!(positions_of_role, m)?)?;
+    m.add_function(wrap_pyfunction!(system_share, m)?)?;
+    m.add_function(wrap_pyfunction!(valid_cuts, m)?)?;
+    m.add_function(wrap_pyfunction!(window_decides, m)?)?;
     m.add_class::<RollingBudget>()?;
+    m.add_class::<RollingHistory>()?;
     Ok(())
 }

@@ -1,0 +1,152 @@
+"""One way to count messages for pruning and compaction, whatever the counter, with one cache.
+
+A counter is ``"estimate"`` (the fast heuristic of :mod:`agentmsg.estimate`), an encoding name
+(``"o200k_base"``, ``"cl100k_base"``: exact chat counts, :func:`agentmsg.message_token_counts`)
+or a callable ``Message -> int``. :class:`TokenCounter` puts each behind one interface, checks
+what a callable returns, and :class:`CountCache` counts each message object once however many
+times a memory, a compactor or its policies ask (messages are immutable, so a count never goes
+stale).
+
+    >>> from agentmsg import Message
+    >>> cache = CountCache(TokenCounter(lambda m: len(m.text)))
+    >>> hello = Message.user("Hello")
+    >>> cache.counts([hello, hello]), cache.total([hello])
+    ([5, 5], 5)
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, Iterable, List, Sequence, Tuple, Union
+
+from . import _core
+from .errors import EncodingError, MessageError, MessageTypeError
+from .estimate import estimate_tokens_many, measured_text
+from .message import Message, Role
+
+__all__ = ["Counter", "TokenCounter", "CountCache"]
+
+#: What counts a message's tokens: ``"estimate"``, an encoding name, or ``Message -> int``.
+Counter = Union[str, Callable[[Message], int]]
+
+_MAX_COUNT = 2**64
+
+
+def _checked_count(value: object, index: int) -> int:
+    if value.__class__ is not int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise MessageTypeError(
+                f"counter returned {type(value).__name__} for message {index}; it must return an int"
+            )
+    if not 0 <= value < _MAX_COUNT:
+        shown = value if abs(value) < 10**30 else f"an int of {value.bit_length()} bits"
+        raise MessageError(f"counter returned {shown} for message {index}; counts must be in [0, 2**64)")
+    return int(value)
+
+
+def _describe(value: object) -> str:
+    """A short, safe description of a bad value for an error message (never a deep repr)."""
+    if isinstance(value, str):
+        text = value[:40].encode("utf-8", "backslashreplace").decode("utf-8")
+        return repr(text) + ("..." if len(value) > 40 else "")
+    return type(value).__name__
+
+
+class TokenCounter:
+    """A counter behind one interface: :meth:`count` one message, :meth:`count_many` a batch.
+
+    ``counter`` is ``"estimate"``, an encoding name, a callable returning an int in
+    ``[0, 2**64)``, or another TokenCounter (used as is). Unknown encodings fail here, not on
+    first use.
+
+    >>> TokenCounter("estimate").count(Message.user("Hello"))
+    5
+    >>> TokenCounter(lambda m: 7).count_many([Message.user("a"), Message.user("b")])
+    [7, 7]
+    """
+
+    __slots__ = ("spec", "count", "count_many")
+
+    spec: Counter
+    count: Callable[[Message], int]
+    #: ``count_many(messages, positions=None)``: ``positions[i]`` is the index an error names.
+    count_many: Callable[..., List[int]]
+
+    def __init__(self, counter: Union[Counter, "TokenCounter"] = "estimate") -> None:
+        if isinstance(counter, TokenCounter):
+            self.spec, self.count, self.count_many = counter.spec, counter.count, counter.count_many
+            return
+        self.spec = counter
+        if isinstance(counter, str):
+            if counter == "estimate":
+                estimate = _core.estimate_tokens
+                names = {role: role.value for role in Role}  # Enum's .value is a slow property
+                self.count = lambda message: estimate(measured_text(message), names[message.role])
+                self.count_many = lambda messages, positions=None: estimate_tokens_many(messages)
+                return
+            self._exact(counter)
+        elif callable(counter):
+            self.count = lambda message: _checked_count(counter(message), 0)
+            self.count_many = lambda messages, positions=None: [
+                _checked_count(counter(m), i if positions is None else positions[i]) for i, m in enumerate(messages)
+            ]
+        else:
+            raise MessageTypeError(
+                f"counter must be 'estimate', an encoding name or a callable, not {type(counter).__name__}"
+            )
+
+    def _exact(self, encoding: str) -> None:
+        from .tokens import message_token_counts
+
+        try:
+            message_token_counts([], encoding)  # an unknown encoding raises here, not on first use
+        except UnicodeError:
+            raise EncodingError(f"unknown counter {_describe(encoding)}: not an encoding name") from None
+        self.count = lambda message: message_token_counts((message,), encoding)[0]
+        self.count_many = lambda messages, positions=None: message_token_counts(messages, encoding)
+
+    def __repr__(self) -> str:
+        return f"TokenCounter({self.spec!r})"
+
+
+class CountCache:
+    """Counts each message object once: later asks for the same object reuse its count.
+
+    The cache holds the messages it counted (so their identities stay theirs); make one per
+    job, or seed it with counts already known (``known``: ``(message, count)`` pairs).
+
+    >>> calls = []
+    >>> cache = CountCache(TokenCounter(lambda m: calls.append(m) or 1))
+    >>> hi = Message.user("hi")
+    >>> cache.total([hi, hi]), cache.total([hi]), len(calls)
+    (2, 1, 1)
+    """
+
+    __slots__ = ("counter", "_known")
+
+    def __init__(self, counter: Union[Counter, TokenCounter] = "estimate",
+                 known: Iterable[Tuple[Message, int]] = ()) -> None:
+        self.counter = counter if isinstance(counter, TokenCounter) else TokenCounter(counter)
+        # id -> (count, message): holding the message pins its id.
+        self._known: Dict[int, Tuple[int, Message]] = {id(m): (c, m) for m, c in known}
+
+    def counts(self, messages: Sequence[Message]) -> List[int]:
+        """The count of each message, counting (in one batch) only those not seen before.
+
+        >>> CountCache("estimate").counts([Message.user("Hello")])
+        [5]
+        """
+        known = self._known
+        fresh = [m for m in messages if id(m) not in known]
+        if fresh:
+            unique = list({id(m): m for m in fresh}.values())
+            for message, value in zip(unique, self.counter.count_many(unique)):
+                known[id(message)] = (value, message)
+        return [known[id(m)][0] for m in messages]
+
+    def total(self, messages: Sequence[Message]) -> int:
+        """The sum of :meth:`counts`.
+
+        >>> CountCache("estimate").total([Message.user("Hello"), Message.user("Hi")])
+        9
+        """
+        return sum(self.counts(messages))

@@ -1,0 +1,517 @@
+//! Tool pairing: which call each tool result answers, over plain arrays.
+//!
+//! The one pairing rule of the library:
+//!
+//! * a result that carries a call id answers the **latest unanswered call with that id** made
+//!   before it (ids can be reused; an empty id never links);
+//! * a result that carries only a tool name (Forge-style text results, `Tool: name`) answers
+//!   the **first unanswered call of that name in the latest assistant message that made tool
+//!   calls** ([`NameScope::LatestTurn`]). Forge's own reader looks further back, to the earliest
+//!   unanswered call of that name anywhere ([`NameScope::AnyTurn`]); both scopes live here;
+//! * a result that answers no call is an *orphan*; a call no result answers is *unanswered*.
+//!
+//! [`Pairer`] applies the rule one message at a time (for a history that grows, such as a
+//! memory), with an optional journal so a caller can undo everything since a checkpoint;
+//! [`pair`] applies it to a whole history given as arrays. Every step is O(1) amortized (hash
+//! lookups and stacks with lazy removal), so pairing n messages is O(n) however ids repeat.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+
+use crate::Role;
+
+/// Where a name-only result looks for its call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NameScope {
+    /// The calls of the latest assistant message that made tool calls (the library's rule).
+    #[default]
+    LatestTurn,
+    /// Every earlier call, earliest unanswered first (Forge's reader).
+    AnyTurn,
+}
+
+/// How a tool result names the call it answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Link<'a> {
+    /// By call id (OpenAI style).
+    Id(&'a str),
+    /// By tool name only (Forge style).
+    Name(&'a str),
+    /// Neither: always an orphan.
+    Nothing,
+}
+
+impl<'a> Link<'a> {
+    /// The link of a result with these fields: a non-empty id wins, else a non-empty name.
+    pub fn of(id: Option<&'a str>, name: Option<&'a str>) -> Self {
+        match (id.filter(|s| !s.is_empty()), name.filter(|s| !s.is_empty())) {
+            (Some(id), _) => Link::Id(id),
+            (None, Some(name)) => Link::Name(name),
+            (None, None) => Link::Nothing,
+        }
+    }
+}
+
+/// A call that a result answered: its number (calls are numbered 0, 1, 2, ... in the order they
+/// were opened) and the key of the message that made it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answered {
+    pub call: u64,
+    pub message: u64,
+}
+
+#[derive(Debug, Clone)]
+struct OpenCall {
+    message: u64,
+    id: String,
+    name: String,
+}
+
+/// One change to undo (see [`Pairer::begin`]).
+#[derive(Debug)]
+enum Undo {
+    Opened { call: u64 },
+    TurnStarted { previous: HashMap<String, VecDeque<u64>> },
+    Answered { call: u64, open: OpenCall },
+    Popped { index: Index, key: String, call: u64 },
+}
+
+/// Which lookup a popped call came from.
+#[derive(Debug, Clone, Copy)]
+enum Index {
+    Id,
+    Name,
+}
+
+/// The pairing rule applied one message at a time; message keys are the caller's (an index, a
+/// sequence number), only compared for equality.
+#[derive(Debug, Default)]
+pub struct Pairer {
+    scope: NameScope,
+    next_call: u64,
+    /// The unanswered calls; a call leaves when answered, so stacks below hold stale numbers
+    /// that are skipped (and dropped) when reached.
+    open: HashMap<u64, OpenCall>,
+    /// Calls by id, latest last.
+    by_id: HashMap<String, VecDeque<u64>>,
+    /// LatestTurn: the open turn's calls by name; AnyTurn: every call by name. Oldest first.
+    by_name: HashMap<String, VecDeque<u64>>,
+    journal: Option<Vec<Undo>>,
+}
+
+impl Pairer {
+    /// An empty pairer with the given name scope.
+    pub fn new(scope: NameScope) -> Self {
+        Pairer { scope, ..Pairer::default() }
+    }
+
+    /// Number the next opened call will get.
+    pub fn next_call(&self) -> u64 {
+        self.next_call
+    }
+
+    /// Starts recording changes, so [`rollback`](Self::rollback) can restore this state.
+    pub fn begin(&mut self) {
+        self.journal = Some(Vec::new());
+    }
+
+    /// Keeps the changes since [`begin`](Self::begin) and stops recording.
+    pub fn commit(&mut self) {
+        self.journal = None;
+    }
+
+    /// Undoes every change since [`begin`](Self::begin) (nothing if not recording).
+    pub fn rollback(&mut self) {
+        let Some(journal) = self.journal.take() else { return };
+        for undo in journal.into_iter().rev() {
+            match undo {
+                Undo::Opened { call } => {
+                    if let Some(open) = self.open.remove(&call) {
+                        if !open.id.is_empty() {
+                            pop_back_key(&mut self.by_id, &open.id);
+                        }
+                        pop_back_key(&mut self.by_name, &open.name);
+                    }
+                    self.next_call = call;
+                }
+                Undo::TurnStarted { previous } => self.by_name = previous,
+                Undo::Answered { call, open } => {
+                    self.open.insert(call, open);
+                }
+                // Ids pop from the back and names from the front: each goes back where it was.
+                Undo::Popped { index: Index::Id, key, call } => self.by_id.entry(key).or_default().push_back(call),
+                Undo::Popped { index: Index::Name, key, call } => self.by_name.entry(key).or_default().push_front(call),
+            }
+        }
+    }
+
+    fn record(&mut self, undo: impl FnOnce() -> Undo) {
+        if let Some(journal) = &mut self.journal {
+            journal.push(undo());
+        }
+    }
+
+    /// Registers the tool calls of the message `message`, as `(id, name)` pairs in order. A
+    /// message without calls changes nothing (it does not close the open turn).
+    pub fn open_turn<'a>(&mut self, message: u64, calls: impl IntoIterator<Item = (&'a str, &'a str)>) {
+        let mut calls = calls.into_iter().peekable();
+        if calls.peek().is_none() {
+            return;
+        }
+        if self.scope == NameScope::LatestTurn {
+            let previous = std::mem::take(&mut self.by_name);
+            self.record(|| Undo::TurnStarted { previous });
+        }
+        for (id, name) in calls {
+            let call = self.next_call;
+            self.next_call += 1;
+            if !id.is_empty() {
+                self.by_id.entry(id.to_owned()).or_default().push_back(call);
+            }
+            self.by_name.entry(name.to_owned()).or_default().push_back(call);
+            self.open.insert(call, OpenCall { message, id: id.to_owned(), name: name.to_owned() });
+            self.record(|| Undo::Opened { call });
+        }
+    }
+
+    /// The call a result with `link` answers (marked answered), or `None` for an orphan.
+    pub fn answer(&mut self, link: Link<'_>) -> Option<Answered> {
+        let call = match link {
+            Link::Id(id) => self.pop_live_id(id)?,
+            Link::Name(name) => self.pop_live_name(name)?,
+            Link::Nothing => return None,
+        };
+        let open = self.open.remove(&call)?;
+        let message = open.message;
+        self.record(|| Undo::Answered { call, open });
+        Some(Answered { call, message })
+    }
+
+    /// Pops the latest unanswered call with this id, dropping stale numbers on the way.
+    fn pop_live_id(&mut self, id: &str) -> Option<u64> {
+        let found = pop_live(&mut self.by_id, &self.open, id, VecDeque::pop_back);
+        self.record_pops(Index::Id, id, found)
+    }
+
+    /// Pops the first unanswered call of this name in scope, dropping stale numbers on the way.
+    fn pop_live_name(&mut self, name: &str) -> Option<u64> {
+        let found = pop_live(&mut self.by_name, &self.open, name, VecDeque::pop_front);
+        self.record_pops(Index::Name, name, found)
+    }
+
+    fn record_pops(&mut self, index: Index, key: &str, (popped, found): (Vec<u64>, Option<u64>)) -> Option<u64> {
+        for call in popped {
+            self.record(|| Undo::Popped { index, key: key.to_owned(), call });
+        }
+        found
+    }
+
+    /// The unanswered calls' numbers, ascending.
+    pub fn unanswered(&self) -> Vec<u64> {
+        let mut calls: Vec<u64> = self.open.keys().copied().collect();
+        calls.sort_unstable();
+        calls
+    }
+}
+
+/// Pops calls from `map[key]` (with `pop`) until an unanswered one; returns every popped call
+/// (for the journal) and the unanswered one. Empty queues leave the map.
+fn pop_live(
+    map: &mut HashMap<String, VecDeque<u64>>,
+    open: &HashMap<u64, OpenCall>,
+    key: &str,
+    pop: fn(&mut VecDeque<u64>) -> Option<u64>,
+) -> (Vec<u64>, Option<u64>) {
+    let Some(queue) = map.get_mut(key) else { return (Vec::new(), None) };
+    let mut popped = Vec::new();
+    let mut found = None;
+    while let Some(call) = pop(queue) {
+        popped.push(call);
+        if open.contains_key(&call) {
+            found = Some(call);
+            break;
+        }
+    }
+    if queue.is_empty() {
+        map.remove(key);
+    }
+    (popped, found)
+}
+
+fn pop_back_key(map: &mut HashMap<String, VecDeque<u64>>, key: &str) {
+    if let Some(queue) = map.get_mut(key) {
+        queue.pop_back();
+        if queue.is_empty() {
+            map.remove(key);
+        }
+    }
+}
+
+/// Arrays that do not describe a history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PairError {
+    /// The per-message arrays have different lengths.
+    LengthMismatch { roles: usize, result_ids: usize, result_names: usize },
+    /// The per-call arrays have different lengths.
+    CallsMismatch { messages: usize, ids: usize, names: usize },
+    /// A call names a message that is not an assistant message, or calls are out of order.
+    BadCallMessage { call: usize, message: usize },
+}
+
+impl fmt::Display for PairError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PairError::LengthMismatch { roles, result_ids, result_names } => write!(
+                f,
+                "{roles} roles, {result_ids} result ids and {result_names} result names: the arrays must have one entry per message"
+            ),
+            PairError::CallsMismatch { messages, ids, names } => write!(
+                f,
+                "{messages} call messages, {ids} call ids and {names} call names: the arrays must have one entry per call"
+            ),
+            PairError::BadCallMessage { call, message } => write!(
+                f,
+                "call {call} names message {message}, which is not an assistant message at or after the previous call's"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PairError {}
+
+/// A history's tool calls, flattened in order: call `k` was made by message `messages[k]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Calls<'a, S: AsRef<str>> {
+    pub messages: &'a [usize],
+    pub ids: &'a [S],
+    pub names: &'a [S],
+}
+
+/// How a history pairs, as [`pair`] finds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pairing {
+    /// For each message: the index of the message whose call it answers (results only).
+    pub call_of: Vec<Option<usize>>,
+    /// The results that answer no call, ascending.
+    pub orphans: Vec<usize>,
+    /// The calls no result answers, as indices into the flattened calls, ascending.
+    pub unanswered: Vec<usize>,
+}
+
+impl Pairing {
+    /// For each message, the index of the first message of its tool group: a result's group is
+    /// its call's message; every other message is its own group (what `prune::select` takes).
+    pub fn groups(&self) -> Vec<usize> {
+        self.call_of.iter().enumerate().map(|(i, call)| call.unwrap_or(i)).collect()
+    }
+}
+
+/// Pairs every tool result of a history with the call it answers, in one pass (module rule).
+///
+/// Per message: its role, and for a tool result the id and name it carries (`None` or empty
+/// when absent); the calls come flattened, in order, each naming its (assistant) message.
+///
+/// ```
+/// use agentmsg_core::{pairs::{pair, Calls, NameScope}, Role};
+/// let roles = [Role::Assistant, Role::Tool, Role::Tool];
+/// let calls = Calls { messages: &[0, 0], ids: &["a", ""], names: &["calc", "search"] };
+/// let p = pair(&roles, &[None, Some("a"), None], &[None, None, Some("search")], calls, NameScope::LatestTurn).unwrap();
+/// assert_eq!(p.call_of, vec![None, Some(0), Some(0)]);
+/// assert!(p.orphans.is_empty() && p.unanswered.is_empty());
+/// ```
+pub fn pair<S: AsRef<str>>(
+    roles: &[Role],
+    result_ids: &[Option<S>],
+    result_names: &[Option<S>],
+    calls: Calls<'_, S>,
+    scope: NameScope,
+) -> Result<Pairing, PairError> {
+    let n = roles.len();
+    if result_ids.len() != n || result_names.len() != n {
+        return Err(PairError::LengthMismatch { roles: n, result_ids: result_ids.len(), result_names: result_names.len() });
+    }
+    let k = calls.messages.len();
+    if calls.ids.len() != k || calls.names.len() != k {
+        return Err(PairError::CallsMismatch { messages: k, ids: calls.ids.len(), names: calls.names.len() });
+    }
+    let mut previous = 0;
+    for (call, &message) in calls.messages.iter().enumerate() {
+        if message < previous || roles.get(message) != Some(&Role::Assistant) {
+            return Err(PairError::BadCallMessage { call, message });
+        }
+        previous = message;
+    }
+
+    let mut pairer = Pairer::new(scope);
+    let mut call_of = vec![None; n];
+    let mut orphans = Vec::new();
+    let mut next = 0; // the first call not yet opened
+    for (index, role) in roles.iter().enumerate() {
+        match role {
+            Role::Assistant => {
+                let end = next + calls.messages[next..].iter().take_while(|&&m| m == index).count();
+                pairer.open_turn(
+                    index as u64,
+                    (next..end).map(|c| (calls.ids[c].as_ref(), calls.names[c].as_ref())),
+                );
+                next = end;
+            }
+            Role::Tool => {
+                let link = Link::of(
+                    result_ids[index].as_ref().map(AsRef::as_ref),
+                    result_names[index].as_ref().map(AsRef::as_ref),
+                );
+                match pairer.answer(link) {
+                    Some(answered) => call_of[index] = Some(answered.message as usize),
+                    None => orphans.push(index),
+                }
+            }
+            Role::System | Role::User => {}
+        }
+    }
+    let unanswered = pairer.unanswered().into_iter().map(|c| c as usize).collect();
+    Ok(Pairing { call_of, orphans, unanswered })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Role::{Assistant as A, Tool as T, User as U};
+
+    struct History {
+        roles: Vec<Role>,
+        ids: Vec<Option<String>>,
+        names: Vec<Option<String>>,
+        call_messages: Vec<usize>,
+        call_ids: Vec<String>,
+        call_names: Vec<String>,
+    }
+
+    impl History {
+        fn new() -> Self {
+            History { roles: vec![], ids: vec![], names: vec![], call_messages: vec![], call_ids: vec![], call_names: vec![] }
+        }
+        fn msg(mut self, role: Role) -> Self {
+            self.roles.push(role);
+            self.ids.push(None);
+            self.names.push(None);
+            self
+        }
+        fn calls(mut self, calls: &[(&str, &str)]) -> Self {
+            let index = self.roles.len();
+            self = self.msg(A);
+            for (id, name) in calls {
+                self.call_messages.push(index);
+                self.call_ids.push(id.to_string());
+                self.call_names.push(name.to_string());
+            }
+            self
+        }
+        fn result(mut self, id: Option<&str>, name: Option<&str>) -> Self {
+            self.roles.push(T);
+            self.ids.push(id.map(String::from));
+            self.names.push(name.map(String::from));
+            self
+        }
+        fn pair(&self, scope: NameScope) -> Pairing {
+            let calls = Calls { messages: &self.call_messages, ids: &self.call_ids, names: &self.call_names };
+            pair(&self.roles, &self.ids, &self.names, calls, scope).unwrap()
+        }
+    }
+
+    #[test]
+    fn ids_pair_with_the_latest_unanswered_call() {
+        let h = History::new().calls(&[("a", "f")]).result(Some("a"), None).calls(&[("a", "f")]).result(Some("a"), None);
+        let p = h.pair(NameScope::LatestTurn);
+        assert_eq!(p.call_of, vec![None, Some(0), None, Some(2)]);
+        // Two open calls with one id: the later answers first.
+        let h = History::new().calls(&[("a", "f")]).calls(&[("a", "g")]).result(Some("a"), None);
+        let p = h.pair(NameScope::LatestTurn);
+        assert_eq!((p.call_of[2], p.unanswered.clone()), (Some(1), vec![0]));
+    }
+
+    #[test]
+    fn names_pair_within_the_latest_turn_in_order() {
+        let h = History::new()
+            .calls(&[("", "calc"), ("", "search"), ("", "calc")])
+            .result(None, Some("calc"))
+            .result(None, Some("search"));
+        let p = h.pair(NameScope::LatestTurn);
+        assert_eq!(p.call_of, vec![None, Some(0), Some(0)]);
+        assert_eq!(p.unanswered, vec![2]); // the second calc
+        // An older turn is out of reach for a name...
+        let h = History::new().calls(&[("", "calc")]).msg(U).calls(&[("", "search")]).result(None, Some("calc"));
+        assert_eq!(h.pair(NameScope::LatestTurn).orphans, vec![3]);
+        // ...but not for Forge's reader.
+        assert_eq!(h.pair(NameScope::AnyTurn).call_of[3], Some(0));
+    }
+
+    #[test]
+    fn a_call_answered_by_name_is_not_answered_again_by_id() {
+        let h = History::new().calls(&[("a", "calc")]).result(None, Some("calc")).result(Some("a"), None);
+        let p = h.pair(NameScope::LatestTurn);
+        assert_eq!((p.call_of[1], p.orphans.clone()), (Some(0), vec![2]));
+    }
+
+    #[test]
+    fn orphans_and_empty_links() {
+        let h = History::new().result(Some("x"), None).calls(&[("", "f")]).result(Some(""), None).result(None, None);
+        let p = h.pair(NameScope::LatestTurn);
+        assert_eq!((p.orphans, p.unanswered), (vec![0, 2, 3], vec![0]));
+    }
+
+    #[test]
+    fn bad_arrays_are_errors() {
+        let calls = Calls { messages: &[1], ids: &["a"], names: &["f"] };
+        let none: [Option<&str>; 2] = [None, None];
+        assert_eq!(pair(&[U, U], &none, &none, calls, NameScope::LatestTurn), Err(PairError::BadCallMessage { call: 0, message: 1 }));
+        let calls = Calls { messages: &[], ids: &["a"], names: &[] };
+        assert!(matches!(pair(&[U, U], &none, &none, calls, NameScope::LatestTurn), Err(PairError::CallsMismatch { .. })));
+        let calls: Calls<'_, &str> = Calls { messages: &[], ids: &[], names: &[] };
+        assert!(matches!(pair(&[U], &none, &none, calls, NameScope::LatestTurn), Err(PairError::LengthMismatch { .. })));
+    }
+
+    #[test]
+    fn many_results_of_one_name_stay_linear() {
+        let n = 50_000;
+        let mut h = History::new().calls(&vec![("", "f"); n]);
+        for _ in 0..n {
+            h = h.result(None, Some("f"));
+        }
+        let p = h.pair(NameScope::LatestTurn);
+        assert!(p.orphans.is_empty() && p.unanswered.is_empty());
+    }
+
+    /// Rolling back restores exactly the state before `begin`: the same answers follow.
+    #[test]
+    fn rollback_restores_the_state() {
+        use proptest::prelude::*;
+        let step = (0u8..3, 0u8..3, 0u8..3);
+        proptest!(|(before in prop::collection::vec(step.clone(), 0..30), during in prop::collection::vec(step.clone(), 0..30), after in prop::collection::vec(step, 0..30), any_turn: bool)| {
+            let scope = if any_turn { NameScope::AnyTurn } else { NameScope::LatestTurn };
+            let ids = ["", "a", "b"];
+            let names = ["f", "g", "h"];
+            let apply = |p: &mut Pairer, steps: &[(u8, u8, u8)], key: &mut u64| -> Vec<Option<Answered>> {
+                steps.iter().map(|&(kind, x, y)| {
+                    *key += 1;
+                    match kind {
+                        0 => { p.open_turn(*key, [(ids[x as usize], names[y as usize]), (ids[y as usize], names[x as usize])]); None }
+                        1 => p.answer(Link::of(Some(ids[x as usize]), None)),
+                        _ => p.answer(Link::of(None, Some(names[y as usize]))),
+                    }
+                }).collect()
+            };
+            let mut reference = Pairer::new(scope);
+            let mut tested = Pairer::new(scope);
+            let (mut k1, mut k2) = (0, 0);
+            apply(&mut reference, &before, &mut k1);
+            apply(&mut tested, &before, &mut k2);
+            tested.begin();
+            let mut k3 = k2;
+            apply(&mut tested, &during, &mut k3);
+            tested.rollback();
+            prop_assert_eq!(apply(&mut reference, &after, &mut k1), apply(&mut tested, &after, &mut k2));
+            prop_assert_eq!(reference.unanswered(), tested.unanswered());
+        });
+    }
+}
