@@ -1,11 +1,11 @@
-//! A hash set of every token's bytes, so a piece that is a whole token counts as 1 without
-//! running the BPE encoder.
+//! A hash map from every token's bytes to its id, so a piece that is a whole token counts as 1
+//! (and encodes to its id) without running the BPE encoder.
 //!
 //! tiktoken itself checks this first (`encoder.get(piece)` before `byte_pair_encode`), and most
 //! pieces of real text (a word with its leading space) are single tokens. The `bpe` crate keeps
 //! its own byte lookup private, and its `count` allocates two buffers per piece.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use bpe_openai::byte_pair_encoding::BytePairEncoding;
@@ -163,17 +163,17 @@ impl ShortTable {
     }
 }
 
-/// The set of all token byte strings of one encoding.
+/// All token byte strings of one encoding, with their ids.
 pub struct WholeTokens {
     short: ShortTable,
-    long: HashSet<&'static [u8], BuildHasherDefault<FxHasher>>,
+    long: HashMap<&'static [u8], u32, BuildHasherDefault<FxHasher>>,
 }
 
 impl WholeTokens {
     pub fn new(bpe: &'static BytePairEncoding) -> Self {
         let count = bpe.num_tokens();
         let mut short = Vec::with_capacity(count);
-        let mut long = HashSet::with_hasher(BuildHasherDefault::default());
+        let mut long = HashMap::with_hasher(BuildHasherDefault::default());
         for id in 0..count {
             // Token ids are dense (0..num_tokens), so the cast cannot truncate. bpe-openai reads
             // the tiktoken file in order, whose lines are in rank order: an id is the rank.
@@ -181,7 +181,7 @@ impl WholeTokens {
             if bytes.len() <= SHORT {
                 short.push((pack(bytes), id as u32));
             } else {
-                long.insert(bytes);
+                long.insert(bytes, id as u32);
             }
         }
         Self {
@@ -193,38 +193,65 @@ impl WholeTokens {
     /// Whether `piece` is exactly one token.
     #[inline]
     pub fn contains(&self, piece: &[u8]) -> bool {
+        self.id(piece).is_some()
+    }
+
+    /// The id of the token whose bytes are exactly `piece`.
+    #[inline]
+    pub fn id(&self, piece: &[u8]) -> Option<u32> {
         match piece.len() {
-            0 => false,
-            1..=SHORT => self.short.rank(pack(piece)).is_some(),
-            _ => self.long.contains(piece),
+            0 => None,
+            1..=SHORT => self.short.rank(pack(piece)),
+            _ => self.long.get(piece).copied(),
         }
     }
 
     /// The number of tokens tiktoken's byte-pair merge makes of a piece of at most [`SHORT`]
-    /// bytes (`None` for a longer one): merge the adjacent pair whose union has the lowest rank,
-    /// leftmost first, until no union is a token. Every union is a substring of the piece, so
-    /// all lookups stay in the short table, and the parts live on the stack.
+    /// bytes (`None` for a longer one).
     pub fn count_short(&self, piece: &[u8]) -> Option<usize> {
+        self.merge_short(piece).map(|merged| merged.parts)
+    }
+
+    /// The token ids tiktoken's byte-pair merge makes of a piece of at most [`SHORT`] bytes,
+    /// appended to `out`; false (and nothing appended) for a longer piece.
+    pub fn encode_short(&self, piece: &[u8], out: &mut Vec<u32>) -> bool {
+        let Some(merged) = self.merge_short(piece) else {
+            return false;
+        };
+        for pair in merged.bounds[..=merged.parts].windows(2) {
+            let part = &piece[usize::from(pair[0])..usize::from(pair[1])];
+            // Every part is a token: single bytes are, and a merge only joins into tokens.
+            out.extend(self.short.rank(pack(part)));
+        }
+        true
+    }
+
+    /// tiktoken's byte-pair merge of a piece of at most [`SHORT`] bytes (`None` for a longer
+    /// one): merge the adjacent pair whose union has the lowest rank, leftmost first, until no
+    /// union is a token. Every union is a substring of the piece, so all lookups stay in the
+    /// short table, and the parts live on the stack.
+    #[inline]
+    fn merge_short(&self, piece: &[u8]) -> Option<Merged> {
         let n = piece.len();
         if n > SHORT {
             return None;
         }
+        // Part i is piece[bounds[i]..bounds[i + 1]]; ranks[i] is the rank of parts i and i + 1
+        // merged (u32::MAX if that is no token).
+        let mut bounds = [0u8; SHORT + 1];
+        for (i, bound) in bounds.iter_mut().enumerate().take(n + 1) {
+            *bound = i as u8;
+        }
         if n <= 1 {
-            return Some(n); // every single byte is a token
+            return Some(Merged { bounds, parts: n }); // every single byte is a token
         }
         let rank_of = |from: u8, to: u8| -> u32 {
             self.short
                 .rank(pack(&piece[usize::from(from)..usize::from(to)]))
                 .unwrap_or(u32::MAX)
         };
-        // Part i is piece[bounds[i]..bounds[i + 1]]; ranks[i] is the rank of parts i and i + 1
-        // merged (u32::MAX if that is no token).
-        let mut bounds = [0u8; SHORT + 1];
         let mut ranks = [u32::MAX; SHORT];
         let mut parts = n;
-        for (i, bound) in bounds.iter_mut().enumerate().take(n + 1) {
-            *bound = i as u8;
-        }
         for i in 0..parts - 1 {
             ranks[i] = rank_of(bounds[i], bounds[i + 2]);
         }
@@ -238,7 +265,7 @@ impl WholeTokens {
                 }
             }
             if best == u32::MAX {
-                return Some(parts);
+                return Some(Merged { bounds, parts });
             }
             // Merge parts `at` and `at + 1`: drop the bound between them.
             bounds.copy_within(at + 2..=parts, at + 1);
@@ -254,6 +281,12 @@ impl WholeTokens {
             }
         }
     }
+}
+
+/// The result of [`WholeTokens::merge_short`]: part i is `piece[bounds[i]..bounds[i + 1]]`.
+struct Merged {
+    bounds: [u8; SHORT + 1],
+    parts: usize,
 }
 
 #[cfg(test)]
@@ -281,6 +314,11 @@ mod tests {
         ) {
             prop_assert_eq!(CL100K.count_short(&piece), Some(bpe_openai::cl100k_base().bpe.count(&piece)));
             prop_assert_eq!(O200K.count_short(&piece), Some(bpe_openai::o200k_base().bpe.count(&piece)));
+            for (tokens, bpe) in [(&*CL100K, &bpe_openai::cl100k_base().bpe), (&*O200K, &bpe_openai::o200k_base().bpe)] {
+                let mut ids = Vec::new();
+                prop_assert!(tokens.encode_short(&piece, &mut ids));
+                prop_assert_eq!(ids, bpe.encode_via_backtracking(&piece));
+            }
         }
     }
 
