@@ -159,7 +159,7 @@ impl TokenEncoder {
         match (result, out_of_range) {
             (Ok(bytes), None) => Ok(PyBytes::new(py, &bytes).into_any()),
             (Ok(_), Some(int)) => Ok(int),
-            (Err(core_encode::InvalidToken(token)), _) => token.into_pyobject(py).map(Bound::into_any),
+            (Err(core_encode::InvalidToken(token)), _) => Ok(token.into_pyobject(py)?.into_any()),
         }
     }
 
