@@ -209,7 +209,7 @@ def truncate_tokens(text: str, max_tokens: int, encoding: Union[str, "Encoding"]
 
     >>> truncate_tokens("The quick brown fox", 3)
     'The quick brown'
-    >>> truncate_tokens("日本語", 1, "cl100k_base")
+    >>> truncate_tokens("日本語", 3, "cl100k_base")
     '日本'
     """
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
@@ -302,7 +302,7 @@ class Encoding:
         text: str,
         *,
         allowed_special: Union[Literal["all"], AbstractSet[str]] = _NOTHING,
-        disallowed_special: Union[Literal["all"], Collection[str]] = "all",
+        disallowed_special: Union[Literal["all"], Collection[str], None] = "all",
     ) -> List[int]:
         """The ids of ``text``, with tiktoken's rules for special tokens: a special token in
         ``allowed_special`` (``"all"``: every one) becomes its id; text equal to a string of
@@ -330,13 +330,13 @@ class Encoding:
         *,
         num_threads: int = 8,
         allowed_special: Union[Literal["all"], AbstractSet[str]] = _NOTHING,
-        disallowed_special: Union[Literal["all"], Collection[str]] = "all",
+        disallowed_special: Union[Literal["all"], Collection[str], None] = "all",
     ) -> List[List[int]]:
         """:meth:`encode` of each text, in one call that releases the GIL and uses every core
         (``num_threads`` is accepted for tiktoken's signature; rayon's pool sizes itself).
 
         >>> get_encoding("o200k_base").encode_batch(["hello world", "goodbye world"])
-        [[24912, 2375], [171731, 2375]]
+        [[24912, 2375], [30744, 43571, 2375]]
         """
         allowed, disallowed = self._special_arguments(allowed_special, disallowed_special)
         if isinstance(disallowed, re.Pattern):
@@ -373,6 +373,8 @@ class Encoding:
             _check_special(allowed_special, "allowed_special")
         if disallowed_special == "all":
             disallowed_special = self.special_tokens_set - allowed_special
+        elif disallowed_special is None:
+            disallowed_special = ()  # tiktoken skips its check for any false value
         else:
             _check_special(disallowed_special, "disallowed_special")
         allowed = [token for token in self._special_order if token in allowed_special]
