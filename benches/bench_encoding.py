@@ -125,11 +125,11 @@ def test_decode_1mb_tiktoken(benchmark, theirs):
 # -- pathological runs: n vs 8n ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("size", [125_000, 1_000_000])
+@pytest.mark.parametrize("size", [125_000, 1_000_000, 8_000_000])
 @pytest.mark.parametrize("char", ["a", " "])
 def test_pathological_run_scaling(benchmark, char, size, ours):
     text = char * size
-    benchmark.group = f"pathological: {char!r} * n, agentmsg (n vs 8n)"
+    benchmark.group = f"pathological: {char!r} * n, agentmsg (n vs 8n vs 64n)"
     ids = benchmark(ours.encode, text)
     assert ours.decode(ids) == text
 

@@ -253,11 +253,7 @@ impl WholeTokens {
         let Some(merged) = self.merge_short(piece) else {
             return false;
         };
-        for pair in merged.bounds[..=merged.parts].windows(2) {
-            let part = &piece[usize::from(pair[0])..usize::from(pair[1])];
-            // Every part is a token: single bytes are, and a merge only joins into tokens.
-            out.extend(self.id(part));
-        }
+        out.extend_from_slice(&merged.ids[..merged.parts]);
         true
     }
 
@@ -277,8 +273,14 @@ impl WholeTokens {
         for (i, bound) in bounds.iter_mut().enumerate().take(n + 1) {
             *bound = i as u8;
         }
+        // ids[i] is the id of part i: every single byte is a token, and a merge makes the
+        // token whose rank it merged by.
+        let mut ids = [0u32; MERGE_MAX];
+        for (id, &byte) in ids.iter_mut().zip(piece) {
+            *id = self.bytes[usize::from(byte)];
+        }
         if n <= 1 {
-            return Some(Merged { bounds, parts: n }); // every single byte is a token
+            return Some(Merged { ids, parts: n });
         }
         let rank_of = |from: u8, to: u8| -> u32 {
             self.id(&piece[usize::from(from)..usize::from(to)])
@@ -300,12 +302,14 @@ impl WholeTokens {
             let live = &ranks[..parts - 1];
             let best = live.iter().copied().min().unwrap_or(u32::MAX);
             if best == u32::MAX {
-                return Some(Merged { bounds, parts });
+                return Some(Merged { ids, parts });
             }
             let at = live.iter().position(|&rank| rank == best).unwrap_or(0);
             // Merge parts `at` and `at + 1`: drop the bound between them.
             bounds.copy_within(at + 2..=parts, at + 1);
             ranks.copy_within(at + 1..parts - 1, at);
+            ids[at] = best;
+            ids.copy_within(at + 2..parts, at + 1);
             parts -= 1;
             ranks[at] = if at + 1 < parts {
                 rank_of(bounds[at], bounds[at + 2])
@@ -324,9 +328,9 @@ fn pair_index(first: u8, second: u8) -> usize {
     usize::from(first) << 8 | usize::from(second)
 }
 
-/// The result of [`WholeTokens::merge_short`]: part i is `piece[bounds[i]..bounds[i + 1]]`.
+/// The result of [`WholeTokens::merge_short`]: the ids of its `parts` tokens, in order.
 struct Merged {
-    bounds: [u8; MERGE_MAX + 1],
+    ids: [u32; MERGE_MAX],
     parts: usize,
 }
 
