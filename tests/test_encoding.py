@@ -111,6 +111,21 @@ def test_unknown_model_raises_tiktokens_key_error(model):
     assert str(ours.value) == str(theirs.value)
 
 
+def test_resolve_encoding_takes_encodings_and_models():
+    from agentmsg.encoding import resolve_encoding
+
+    for name in agentmsg.ENCODINGS:
+        assert resolve_encoding(name) == name
+    assert resolve_encoding("gpt-4.1-mini") == "o200k_base"
+    assert resolve_encoding("text-embedding-3-small") == "cl100k_base"
+    assert agentmsg.count_tokens("hello world", resolve_encoding("gpt-4")) == 2
+    for bad in ["p50k_base", "gpt2", "claude-3", ""]:
+        with pytest.raises(agentmsg.EncodingError):
+            resolve_encoding(bad)
+    with pytest.raises(agentmsg.MessageTypeError):
+        resolve_encoding(None)
+
+
 def test_model_must_be_a_str():
     with pytest.raises(agentmsg.MessageTypeError):
         agentmsg.encoding_for_model(None)

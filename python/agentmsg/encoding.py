@@ -27,6 +27,7 @@ __all__ = [
     "get_encoding",
     "encoding_for_model",
     "encoding_name_for_model",
+    "resolve_encoding",
     "truncate_tokens",
     "TOKEN_ENCODINGS",
     "DisallowedSpecialTokenError",
@@ -155,6 +156,30 @@ def encoding_name_for_model(model: str) -> str:
         "Please use `tiktoken.get_encoding` to explicitly get the tokeniser you expect."
     )
 
+
+def resolve_encoding(encoding_or_model: str) -> str:
+    """The encoding a counter should use for ``encoding_or_model``: the name itself when it is
+    one the counters accept (``"o200k_base"``, ``"cl100k_base"``, ``"estimate"``), else the
+    encoding of that model. :class:`agentmsg.EncodingError` (a ``ValueError``, as for an unknown
+    encoding name today) when it is neither, or names a model whose encoding is not embedded.
+
+    >>> resolve_encoding("cl100k_base"), resolve_encoding("gpt-4o-mini"), resolve_encoding("estimate")
+    ('cl100k_base', 'o200k_base', 'estimate')
+    """
+    if encoding_or_model in _COUNTER_ENCODINGS:
+        return encoding_or_model
+    try:
+        return encoding_for_model(encoding_or_model).name
+    except UnknownModelError:
+        raise EncodingError(
+            f"unknown encoding or model {encoding_or_model!r}; known encodings: "
+            f"{', '.join(_COUNTER_ENCODINGS)}, or a model name tiktoken maps to one"
+        ) from None
+
+
+# The names every counter accepts (agentmsg.ENCODINGS, read from the core to keep this module
+# free of an import of agentmsg.tokens, which may import it).
+_COUNTER_ENCODINGS = tuple(_core.ENCODING_NAMES)
 
 _encodings: Dict[str, "Encoding"] = {}
 
