@@ -14,6 +14,7 @@ from .estimate import *  # noqa: F401,F403
 from .conversation import *  # noqa: F401,F403
 from .parsing import *  # noqa: F401,F403
 from .tokens import *  # noqa: F401,F403
+from .encoding import *  # noqa: F401,F403
 from .memory import *  # noqa: F401,F403
 from .toolpairs import *  # noqa: F401,F403
 from .compaction import *  # noqa: F401,F403
@@ -31,6 +32,7 @@ from . import (
     message as _message,
     parsing as _parsing,
     tokens as _tokens,
+    encoding as _encoding,
     toolpairs as _toolpairs,
     transcripts as _transcripts,
     workbench as _workbench,
@@ -41,7 +43,7 @@ __version__ = "0.1.0"
 __all__ = [
     name
     for module in (
-        _errors, _blocks, _message, _estimate, _conversation, _parsing, _tokens, _memory,
+        _errors, _blocks, _message, _estimate, _conversation, _parsing, _tokens, _encoding, _memory,
         _toolpairs, _compaction, _convert, _transcripts, _workbench,
     )
     for name in module.__all__

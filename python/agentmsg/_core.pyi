@@ -4,7 +4,7 @@ These functions are the Rust hot paths; the public, documented API is the ``agen
 which wraps them.
 """
 
-from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 __version__: str
 
@@ -105,6 +105,35 @@ def count_tokens_grouped(
     texts: Sequence[str], sizes: Sequence[int], base: Sequence[int], encoding: Optional[str] = None
 ) -> List[int]:
     """Group ``i`` is the next ``sizes[i]`` texts; its result is ``base[i]`` plus their counts."""
+
+# -- encoding (token ids; rust/agentmsg-py/src/encoding.rs; public API: agentmsg.encoding) -------
+
+class TokenEncoder:
+    """One of tiktoken's encodings with ids; ``agentmsg.Encoding`` wraps it. Failures tiktoken
+    reports with its own messages come back as values, and ``agentmsg.encoding`` raises them."""
+
+    def __init__(self, name: str) -> None:
+        """``EncodingError`` for a name other than ``o200k_base`` / ``cl100k_base``."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def n_vocab(self) -> int: ...
+    @property
+    def special_tokens(self) -> Dict[str, int]:
+        """The special tokens and their ids, in tiktoken's order."""
+    def encode_ordinary(self, text: str) -> List[int]: ...
+    def encode(self, text: str, allowed: Sequence[str], disallowed: Sequence[str]) -> Union[List[int], str]:
+        """The ids, or the first string of ``disallowed`` found in ``text`` instead."""
+    def encode_batch(
+        self, texts: Sequence[str], allowed: Sequence[str], disallowed: Sequence[str]
+    ) -> Union[List[List[int]], Tuple[int, str]]:
+        """The ids of each text, or (index, string) for the first text holding a disallowed string."""
+    def decode_bytes(self, tokens: Sequence[int]) -> Union[bytes, int]:
+        """The bytes, or the first id that is no token instead."""
+    def token_bytes(self, token: int) -> Optional[bytes]:
+        """The bytes of one token, or ``None`` if the id is no token."""
+    def truncate(self, text: str, max_tokens: int) -> str:
+        """The text of the first ``max_tokens`` tokens, without a character the cut splits."""
 
 # -- prune (budget pruning; agentmsg.memory) ------------------------------------------------------
 

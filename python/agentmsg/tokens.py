@@ -21,6 +21,7 @@ from . import _core
 from .blocks import ToolUseBlock
 from ._checks import describe, json_copy, require_int, require_str, type_name
 from .convert._common import dump_arguments
+from .encoding import resolve_encoding
 from .errors import AgentMsgError, EncodingError, MessageError, MessageTypeError
 from .estimate import ROLE_CODES, measured_text
 from .message import Message, Role, _as_list
@@ -87,7 +88,12 @@ def count_tokens(text: str, encoding: str = "o200k_base") -> int:
     ``encoding="estimate"`` it is seed 000's text formula, ``utf8_bytes // 4`` plus 10 if the text
     contains ``<tool>`` (the per-message role overhead belongs to message counts).
 
+    ``encoding`` is an encoding name or a model name, mapped as tiktoken maps it (every counter
+    here takes either).
+
     >>> count_tokens("tiktoken is great!", "cl100k_base")
+    6
+    >>> count_tokens("tiktoken is great!", "gpt-4")  # gpt-4 uses cl100k_base
     6
     >>> count_tokens("Hello, world!", encoding="estimate")
     3
@@ -95,8 +101,11 @@ def count_tokens(text: str, encoding: str = "o200k_base") -> int:
     try:
         return _core.count_tokens(text, encoding)
     except (AgentMsgError, UnicodeEncodeError):
-        _check_encoding(encoding)
-        raise
+        resolved = _check_encoding(encoding)
+        if resolved == encoding:
+            raise
+    encoding = resolved  # a model name
+    return _core.count_tokens(text, encoding)
 
 
 def count_tokens_batch(texts: Sequence[str], encoding: str = "o200k_base") -> List[int]:
@@ -108,8 +117,11 @@ def count_tokens_batch(texts: Sequence[str], encoding: str = "o200k_base") -> Li
     try:
         return _core.count_tokens_batch(texts, encoding)
     except (AgentMsgError, UnicodeEncodeError):
-        _check_encoding(encoding)
-        raise
+        resolved = _check_encoding(encoding)
+        if resolved == encoding:
+            raise
+    encoding = resolved  # a model name
+    return _core.count_tokens_batch(texts, encoding)
 
 
 def count_tokens_up_to(text: str, limit: int, encoding: str = "o200k_base") -> int:
@@ -128,21 +140,30 @@ def count_tokens_up_to(text: str, limit: int, encoding: str = "o200k_base") -> i
     try:
         return _core.count_tokens_up_to(text, limit, encoding)
     except (AgentMsgError, UnicodeEncodeError):
-        _check_encoding(encoding)
-        raise
+        resolved = _check_encoding(encoding)
+        if resolved == encoding:
+            raise
+    encoding = resolved  # a model name
+    return _core.count_tokens_up_to(text, limit, encoding)
 
 
 def _check_encoding(encoding: object) -> str:
-    """``encoding`` if it names a known encoding, else an error that names it briefly.
+    """The encoding ``encoding`` names: itself for a known encoding, the model's encoding for a
+    model name (``"gpt-4o"`` -> ``"o200k_base"``, as tiktoken maps them), else an error that
+    names it briefly.
 
     The counters call it only after the core refused a call: checking costs nothing on success,
     and the core's own message would quote a bad name whole (or fail to encode a surrogate)."""
     encoding = require_str(encoding, "encoding")
-    if encoding not in ENCODINGS:
-        # The core's wording for a plain name; an excerpt with escapes for anything else.
-        shown = f'"{encoding}"' if len(encoding) <= 40 and encoding.isprintable() else describe(encoding)
-        raise EncodingError(f"unknown encoding {shown}; known encodings: {', '.join(ENCODINGS)}")
-    return encoding
+    if encoding in ENCODINGS:
+        return encoding
+    try:
+        return resolve_encoding(encoding)
+    except EncodingError:
+        pass
+    # The core's wording for a plain name; an excerpt with escapes for anything else.
+    shown = f'"{encoding}"' if len(encoding) <= 40 and encoding.isprintable() else describe(encoding)
+    raise EncodingError(f"unknown encoding {shown}; known encodings: {', '.join(ENCODINGS)}")
 
 
 def fits(text: str, limit: int, encoding: str = "o200k_base") -> bool:
@@ -368,6 +389,7 @@ def count_message_tokens(
     >>> count_message_tokens([Message.user("Hello")], encoding="estimate")
     5
     """
+    encoding = _check_encoding(encoding)
     counts = message_token_counts(messages, encoding)
     total = sum(counts) + _tool_definition_tokens(tools or (), encoding)
     if encoding != "estimate":

@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod encoding;
 mod errors;
 mod estimate;
 mod pairs;
@@ -24,6 +25,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     estimate::register(m)?;
     parse::register(m)?;
     tokens::register(m)?;
+    encoding::register(m)?;
     prune::register(m)?;
     pairs::register(m)?;
     Ok(())

@@ -14,6 +14,7 @@ use bpe_openai::Tokenizer;
 use rayon::prelude::*;
 
 mod chunks;
+pub mod encode;
 mod whole_tokens;
 use whole_tokens::WholeTokens;
 

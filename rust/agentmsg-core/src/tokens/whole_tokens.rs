@@ -1,11 +1,11 @@
-//! A hash set of every token's bytes, so a piece that is a whole token counts as 1 without
-//! running the BPE encoder.
+//! A hash map from every token's bytes to its id, so a piece that is a whole token counts as 1
+//! (and encodes to its id) without running the BPE encoder.
 //!
 //! tiktoken itself checks this first (`encoder.get(piece)` before `byte_pair_encode`), and most
 //! pieces of real text (a word with its leading space) are single tokens. The `bpe` crate keeps
 //! its own byte lookup private, and its `count` allocates two buffers per piece.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use bpe_openai::byte_pair_encoding::BytePairEncoding;
@@ -71,6 +71,19 @@ impl Hasher for FxHasher {
 
 /// Pieces up to this many bytes are looked up by value, packed into a `u128` with their length.
 const SHORT: usize = 15;
+
+/// Pieces up to this many bytes may be merged on the stack as tiktoken merges them; longer ones
+/// go to the bpe crate's backtracking encoder (linear at any length, with the same result). The
+/// merge costs about two table lookups per merge, the encoder a near-constant amount per token,
+/// so the merge wins where a piece is nearly one token per byte (runs of symbols or of rare
+/// characters: random Unicode is mostly such runs, about 0.98 tokens per byte) and loses on long
+/// pieces that merge at most bytes (`aaaa...`, CJK runs).
+pub const MERGE_MAX: usize = 128;
+
+/// A piece longer than [`SHORT`] is merged only if at most one in this many of its adjacent
+/// byte pairs is a token: the pairs are looked up first anyway (in the dense pair table), and
+/// they predict how much merging is to come.
+const MERGEABLE_PAIRS_PER: usize = 8;
 
 /// A short byte string (at most [`SHORT`] bytes) and its length in one integer: no pointer to
 /// follow and one compare. Built from overlapping word loads, never through a stack buffer (a
@@ -163,86 +176,140 @@ impl ShortTable {
     }
 }
 
-/// The set of all token byte strings of one encoding.
+/// All token byte strings of one encoding, with their ids.
 pub struct WholeTokens {
+    /// The id of each one-byte token (every byte is one).
+    bytes: [u32; 256],
+    /// The id of each two-byte string, `u32::MAX` for none: 256 KB, dense, so the pair lookups
+    /// that start every merge (and are nearly all of them in text of rare characters, about one
+    /// token per byte) hit the cache instead of probing the 8 MB short table.
+    pairs: Box<[u32]>,
     short: ShortTable,
-    long: HashSet<&'static [u8], BuildHasherDefault<FxHasher>>,
+    long: HashMap<&'static [u8], u32, BuildHasherDefault<FxHasher>>,
+    /// The length of the longest token: a longer piece is no token, without hashing it.
+    longest: usize,
 }
 
 impl WholeTokens {
     pub fn new(bpe: &'static BytePairEncoding) -> Self {
         let count = bpe.num_tokens();
         let mut short = Vec::with_capacity(count);
-        let mut long = HashSet::with_hasher(BuildHasherDefault::default());
+        let mut long = HashMap::with_hasher(BuildHasherDefault::default());
+        let mut single = [u32::MAX; 256];
+        let mut pairs = vec![u32::MAX; 1 << 16].into_boxed_slice();
         for id in 0..count {
             // Token ids are dense (0..num_tokens), so the cast cannot truncate. bpe-openai reads
             // the tiktoken file in order, whose lines are in rank order: an id is the rank.
             let bytes = bpe.token_bytes(id as u32);
+            match *bytes {
+                [byte] => single[usize::from(byte)] = id as u32,
+                [first, second] => pairs[pair_index(first, second)] = id as u32,
+                _ => {}
+            }
             if bytes.len() <= SHORT {
                 short.push((pack(bytes), id as u32));
             } else {
-                long.insert(bytes);
+                long.insert(bytes, id as u32);
             }
         }
+        let longest = long.keys().map(|bytes| bytes.len()).max().unwrap_or(SHORT);
         Self {
+            bytes: single,
+            pairs,
             short: ShortTable::new(&short),
             long,
+            longest,
         }
     }
 
     /// Whether `piece` is exactly one token.
     #[inline]
     pub fn contains(&self, piece: &[u8]) -> bool {
-        match piece.len() {
-            0 => false,
-            1..=SHORT => self.short.rank(pack(piece)).is_some(),
-            _ => self.long.contains(piece),
+        self.id(piece).is_some()
+    }
+
+    /// The id of the token whose bytes are exactly `piece`.
+    #[inline]
+    pub fn id(&self, piece: &[u8]) -> Option<u32> {
+        match *piece {
+            [] => None,
+            [byte] => Some(self.bytes[usize::from(byte)]),
+            [first, second] => Some(self.pairs[pair_index(first, second)]).filter(|&id| id != u32::MAX),
+            _ if piece.len() <= SHORT => self.short.rank(pack(piece)),
+            _ if piece.len() > self.longest => None,
+            _ => self.long.get(piece).copied(),
         }
     }
 
-    /// The number of tokens tiktoken's byte-pair merge makes of a piece of at most [`SHORT`]
-    /// bytes (`None` for a longer one): merge the adjacent pair whose union has the lowest rank,
-    /// leftmost first, until no union is a token. Every union is a substring of the piece, so
-    /// all lookups stay in the short table, and the parts live on the stack.
+    /// The number of tokens tiktoken's byte-pair merge makes of a piece (`None` for a piece
+    /// left to the backtracking encoder: see [`MERGE_MAX`]).
     pub fn count_short(&self, piece: &[u8]) -> Option<usize> {
+        self.merge_short(piece).map(|merged| merged.parts)
+    }
+
+    /// The token ids tiktoken's byte-pair merge makes of a piece, appended to `out`; false (and
+    /// nothing appended) for a piece left to the backtracking encoder.
+    pub fn encode_short(&self, piece: &[u8], out: &mut Vec<u32>) -> bool {
+        let Some(merged) = self.merge_short(piece) else {
+            return false;
+        };
+        out.extend_from_slice(&merged.ids[..merged.parts]);
+        true
+    }
+
+    /// tiktoken's byte-pair merge of a piece of at most [`MERGE_MAX`] bytes (`None` for a piece
+    /// left to the backtracking encoder): merge the adjacent pair whose union has the lowest rank, leftmost first,
+    /// until no union is a token. The parts live on the stack; unions of up to [`SHORT`] bytes
+    /// are looked up in the flat table.
+    #[inline]
+    fn merge_short(&self, piece: &[u8]) -> Option<Merged> {
         let n = piece.len();
-        if n > SHORT {
+        if n > MERGE_MAX {
             return None;
         }
-        if n <= 1 {
-            return Some(n); // every single byte is a token
-        }
-        let rank_of = |from: u8, to: u8| -> u32 {
-            self.short
-                .rank(pack(&piece[usize::from(from)..usize::from(to)]))
-                .unwrap_or(u32::MAX)
-        };
         // Part i is piece[bounds[i]..bounds[i + 1]]; ranks[i] is the rank of parts i and i + 1
         // merged (u32::MAX if that is no token).
-        let mut bounds = [0u8; SHORT + 1];
-        let mut ranks = [u32::MAX; SHORT];
-        let mut parts = n;
+        let mut bounds = [0u8; MERGE_MAX + 1];
         for (i, bound) in bounds.iter_mut().enumerate().take(n + 1) {
             *bound = i as u8;
         }
+        // ids[i] is the id of part i: every single byte is a token, and a merge makes the
+        // token whose rank it merged by.
+        let mut ids = [0u32; MERGE_MAX];
+        for (id, &byte) in ids.iter_mut().zip(piece) {
+            *id = self.bytes[usize::from(byte)];
+        }
+        if n <= 1 {
+            return Some(Merged { ids, parts: n });
+        }
+        let rank_of = |from: u8, to: u8| -> u32 {
+            self.id(&piece[usize::from(from)..usize::from(to)])
+                .unwrap_or(u32::MAX)
+        };
+        let mut ranks = [u32::MAX; MERGE_MAX];
+        let mut parts = n;
+        let mut mergeable_pairs = 0;
         for i in 0..parts - 1 {
             ranks[i] = rank_of(bounds[i], bounds[i + 2]);
+            mergeable_pairs += usize::from(ranks[i] != u32::MAX);
+        }
+        if n > SHORT && mergeable_pairs * MERGEABLE_PAIRS_PER > n {
+            return None;
         }
         loop {
-            let mut best = u32::MAX;
-            let mut at = 0;
-            for (i, &rank) in ranks[..parts - 1].iter().enumerate() {
-                if rank < best {
-                    best = rank;
-                    at = i;
-                }
-            }
+            // The lowest rank, then its leftmost place: two passes that vectorize, where one
+            // pass tracking the index does not (long pieces merge up to MERGE_MAX times).
+            let live = &ranks[..parts - 1];
+            let best = live.iter().copied().min().unwrap_or(u32::MAX);
             if best == u32::MAX {
-                return Some(parts);
+                return Some(Merged { ids, parts });
             }
+            let at = live.iter().position(|&rank| rank == best).unwrap_or(0);
             // Merge parts `at` and `at + 1`: drop the bound between them.
             bounds.copy_within(at + 2..=parts, at + 1);
             ranks.copy_within(at + 1..parts - 1, at);
+            ids[at] = best;
+            ids.copy_within(at + 2..parts, at + 1);
             parts -= 1;
             ranks[at] = if at + 1 < parts {
                 rank_of(bounds[at], bounds[at + 2])
@@ -254,6 +321,17 @@ impl WholeTokens {
             }
         }
     }
+}
+
+#[inline]
+fn pair_index(first: u8, second: u8) -> usize {
+    usize::from(first) << 8 | usize::from(second)
+}
+
+/// The result of [`WholeTokens::merge_short`]: the ids of its `parts` tokens, in order.
+struct Merged {
+    ids: [u32; MERGE_MAX],
+    parts: usize,
 }
 
 #[cfg(test)]
@@ -276,11 +354,19 @@ mod tests {
         fn short_merge_is_the_bpe_count(
             piece in proptest::collection::vec(
                 prop_oneof![any::<u8>(), b'a'..=b'z', Just(b' '), 0xe0u8..=0xef, 0x80u8..=0xbf],
-                0..=SHORT,
+                0..=MERGE_MAX,
             )
         ) {
-            prop_assert_eq!(CL100K.count_short(&piece), Some(bpe_openai::cl100k_base().bpe.count(&piece)));
-            prop_assert_eq!(O200K.count_short(&piece), Some(bpe_openai::o200k_base().bpe.count(&piece)));
+            for (tokens, bpe) in [(&*CL100K, &bpe_openai::cl100k_base().bpe), (&*O200K, &bpe_openai::o200k_base().bpe)] {
+                let merged = tokens.merge_short(&piece).is_some();
+                prop_assert!(merged || piece.len() > SHORT);
+                if merged {
+                    prop_assert_eq!(tokens.count_short(&piece), Some(bpe.count(&piece)));
+                    let mut ids = Vec::new();
+                    prop_assert!(tokens.encode_short(&piece, &mut ids));
+                    prop_assert_eq!(ids, bpe.encode_via_backtracking(&piece));
+                }
+            }
         }
     }
 
@@ -332,7 +418,7 @@ mod tests {
                     "{piece:?}"
                 );
             }
-            assert_eq!(tokens.count_short(&[b'x'; 16]), None);
+            assert_eq!(tokens.count_short(&[b'x'; MERGE_MAX + 1]), None);
         }
     }
 }

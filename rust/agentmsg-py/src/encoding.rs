@@ -1,0 +1,260 @@
+//! Binding of the tiktoken-compatible encoder: token ids in and out, the GIL released for long
+//! texts and batches.
+//!
+//! Failures that tiktoken reports with its own messages (a disallowed special token, an id that
+//! is no token) come back as values, not exceptions, and `agentmsg.encoding` raises its typed
+//! errors from them: the binding stays free of message texts that belong to the Python API.
+
+use std::borrow::Cow;
+
+use agentmsg_core::tokens::encode::{self as core_encode, first_occurrence};
+use agentmsg_core::tokens::Encoding;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyInt, PyString};
+
+use crate::errors::agentmsg_error;
+use crate::pystr::{extract_texts, storage, type_name, Storage};
+
+/// Texts of fewer characters than this are encoded without releasing the GIL: releasing costs
+/// more than encoding them.
+const DETACH_MIN_CHARS: usize = 4096;
+
+/// One of tiktoken's encodings, with ids: `agentmsg.Encoding` wraps it.
+#[pyclass(frozen, module = "agentmsg._core")]
+pub struct TokenEncoder {
+    inner: core_encode::TokenEncoder,
+}
+
+/// A disallowed special token found in a text: `(index of the text, the token)`.
+type Disallowed = (usize, String);
+
+impl TokenEncoder {
+    /// The first disallowed string found in `texts`, in order (tiktoken checks each text before
+    /// encoding it, so the first failing text is the one it reports).
+    fn find_disallowed(texts: &[Cow<'_, str>], disallowed: &[String]) -> Option<Disallowed> {
+        if disallowed.is_empty() {
+            return None;
+        }
+        let needles: Vec<&str> = disallowed.iter().map(String::as_str).collect();
+        texts.iter().enumerate().find_map(|(index, text)| {
+            first_occurrence(text, &needles).map(|(_, needle)| (index, disallowed[needle].clone()))
+        })
+    }
+}
+
+#[pymethods]
+impl TokenEncoder {
+    /// The encoder of tiktoken's encoding `name`; `EncodingError` for any other name.
+    #[new]
+    fn new(py: Python<'_>, name: &str) -> PyResult<Self> {
+        let encoding = Encoding::from_name(name)
+            .map_err(|error| agentmsg_error(py, "EncodingError", error.to_string()))?;
+        let inner = core_encode::TokenEncoder::new(encoding).ok_or_else(|| {
+            agentmsg_error(
+                py,
+                "EncodingError",
+                format!("encoding {name:?} is an estimate and has no token ids; use o200k_base or cl100k_base"),
+            )
+        })?;
+        // Load the tables now, without the GIL: the first load takes tens of milliseconds.
+        py.detach(|| encoding.load());
+        Ok(Self { inner })
+    }
+
+    #[getter]
+    fn name(&self) -> &'static str {
+        self.inner.encoding().name()
+    }
+
+    #[getter]
+    fn n_vocab(&self) -> u32 {
+        self.inner.n_vocab()
+    }
+
+    /// The special tokens and their ids, in tiktoken's order.
+    #[getter]
+    fn special_tokens<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for &(token, id) in self.inner.special_tokens() {
+            out.set_item(token, id)?;
+        }
+        Ok(out)
+    }
+
+    fn encode_ordinary(&self, py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+        let text = extract_text(py, text)?;
+        let storage = storage(&text)?;
+        let encode = || self.inner.encode_ordinary(&storage.utf8());
+        if storage.chars() < DETACH_MIN_CHARS {
+            return Ok(encode());
+        }
+        Ok(py.detach(encode))
+    }
+
+    /// The ids of `text`, or the first string of `disallowed` found in it (as a str) instead.
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+        allowed: Vec<String>,
+        disallowed: Vec<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let text = extract_text(py, text)?;
+        let storage = storage(&text)?;
+        let encode = || {
+            let text = [storage.utf8()];
+            match Self::find_disallowed(&text, &disallowed) {
+                Some((_, token)) => Err(token),
+                None => Ok(self.inner.encode(&text[0], &as_strs(&allowed))),
+            }
+        };
+        let result = if storage.chars() < DETACH_MIN_CHARS {
+            encode()
+        } else {
+            py.detach(encode)
+        };
+        match result {
+            Ok(ids) => ids.into_pyobject(py),
+            Err(token) => Ok(PyString::new(py, &token).into_any()),
+        }
+    }
+
+    /// The ids of each text, or `(index, token)` for the first text holding a string of
+    /// `disallowed` (then nothing is encoded).
+    fn encode_batch<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        allowed: Vec<String>,
+        disallowed: Vec<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let texts = extract_texts(py, texts, "texts")?;
+        let storages: Vec<Storage<'_>> = texts.iter().map(storage).collect::<PyResult<_>>()?;
+        let result = py.detach(|| {
+            let valid: Vec<Cow<'_, str>> = storages.iter().map(Storage::utf8).collect();
+            match Self::find_disallowed(&valid, &disallowed) {
+                Some(found) => Err(found),
+                None => Ok(core_encode::encode_batch(&self.inner, &valid, &as_strs(&allowed))),
+            }
+        });
+        match result {
+            Ok(ids) => ids.into_pyobject(py),
+            Err(found) => found.into_pyobject(py).map(Bound::into_any),
+        }
+    }
+
+    /// The bytes of `tokens`, or the first id that is no token (as an int) instead.
+    fn decode_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        tokens: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (tokens, out_of_range) = extract_ids(py, tokens)?;
+        let decode = || self.inner.decode_bytes(&tokens);
+        let result = if tokens.len() < DETACH_MIN_CHARS {
+            decode()
+        } else {
+            py.detach(decode)
+        };
+        match (result, out_of_range) {
+            (Ok(bytes), None) => Ok(PyBytes::new(py, &bytes).into_any()),
+            (Ok(_), Some(int)) => Ok(int),
+            (Err(core_encode::InvalidToken(token)), _) => Ok(token.into_pyobject(py)?.into_any()),
+        }
+    }
+
+    /// The bytes of one token, or `None` if the id is no token.
+    fn token_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        token: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let token = match token.extract::<u32>() {
+            Ok(token) => token,
+            Err(_) if token.is_instance_of::<PyInt>() => return Ok(None),
+            Err(_) => return Err(not_an_int(py, "token", token)),
+        };
+        Ok(self.inner.token_bytes(token).map(|bytes| PyBytes::new(py, bytes)))
+    }
+
+    /// The text of the first `max_tokens` tokens of `text`, ending on a character boundary.
+    fn truncate(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyAny>,
+        max_tokens: usize,
+    ) -> PyResult<Py<PyString>> {
+        let text = extract_text(py, text)?;
+        let storage = storage(&text)?;
+        if let Storage::Ascii(ascii) = storage {
+            if max_tokens >= ascii.len() {
+                return Ok(text.unbind()); // the whole text: no copy
+            }
+        }
+        let cut = || {
+            let utf8 = storage.utf8();
+            self.inner.truncate(&utf8, max_tokens).to_owned()
+        };
+        let cut = if storage.chars() < DETACH_MIN_CHARS {
+            cut()
+        } else {
+            py.detach(cut)
+        };
+        Ok(PyString::new(py, &cut).unbind())
+    }
+}
+
+fn as_strs(strings: &[String]) -> Vec<&str> {
+    strings.iter().map(String::as_str).collect()
+}
+
+fn extract_text<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyString>> {
+    text.cast::<PyString>().cloned().map_err(|_| {
+        agentmsg_error(
+            py,
+            "MessageTypeError",
+            format!("text must be a str, not {}", type_name(text)),
+        )
+    })
+}
+
+fn not_an_int(py: Python<'_>, what: &str, value: &Bound<'_, PyAny>) -> PyErr {
+    agentmsg_error(
+        py,
+        "MessageTypeError",
+        format!("{what} must be an int, not {}", type_name(value)),
+    )
+}
+
+/// A sequence of token ids, read up to the first int that is no id of any encoding (negative,
+/// or 2**32 or more), which is returned with them: decoding stops there.
+fn extract_ids<'py>(
+    py: Python<'py>,
+    tokens: &Bound<'py, PyAny>,
+) -> PyResult<(Vec<u32>, Option<Bound<'py, PyAny>>)> {
+    let not_a_sequence = |tokens: &Bound<'py, PyAny>| {
+        agentmsg_error(
+            py,
+            "MessageTypeError",
+            format!("tokens must be a sequence of int, not {}", type_name(tokens)),
+        )
+    };
+    if tokens.is_instance_of::<PyString>() {
+        return Err(not_a_sequence(tokens));
+    }
+    let items = tokens.try_iter().map_err(|_| not_a_sequence(tokens))?;
+    let mut out = Vec::with_capacity(tokens.len().unwrap_or(0));
+    for (index, item) in items.enumerate() {
+        let item = item?;
+        match item.extract::<u32>() {
+            Ok(id) => out.push(id),
+            Err(_) if item.is_instance_of::<PyInt>() => return Ok((out, Some(item))),
+            Err(_) => return Err(not_an_int(py, &format!("tokens[{index}]"), &item)),
+        }
+    }
+    Ok((out, None))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<TokenEncoder>()
+}
