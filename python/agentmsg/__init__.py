@@ -18,6 +18,7 @@ from .memory import *  # noqa: F401,F403
 from .toolpairs import *  # noqa: F401,F403
 from .compaction import *  # noqa: F401,F403
 from .convert import *  # noqa: F401,F403
+from .pool import *  # noqa: F401,F403
 from . import (
     blocks as _blocks,
     compaction as _compaction,
@@ -28,6 +29,7 @@ from . import (
     memory as _memory,
     message as _message,
     parsing as _parsing,
+    pool as _pool,
     tokens as _tokens,
     toolpairs as _toolpairs,
 )
@@ -38,7 +40,7 @@ __all__ = [
     name
     for module in (
         _errors, _blocks, _message, _estimate, _conversation, _parsing, _tokens, _memory,
-        _toolpairs, _compaction, _convert,
+        _toolpairs, _compaction, _convert, _pool,
     )
     for name in module.__all__
 ]

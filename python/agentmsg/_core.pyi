@@ -140,3 +140,11 @@ class RollingBudget:
     def over_budget(self) -> bool: ...
     @property
     def system_over_budget(self) -> bool: ...
+
+# -- the thread pool ---------------------------------------------------------------------------
+
+def num_threads() -> int:
+    """The number of threads of this process's pool (built on first use, again after a fork)."""
+
+def set_num_threads(threads: int) -> None:
+    """Rebuilds the pool with ``threads`` threads (at least 1) on its next use."""

@@ -13,6 +13,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod errors;
 mod estimate;
 mod parse;
+mod pool;
 mod prune;
 mod pystr;
 mod tokens;
@@ -24,5 +25,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     parse::register(m)?;
     tokens::register(m)?;
     prune::register(m)?;
+    pool::register(m)?;
     Ok(())
 }

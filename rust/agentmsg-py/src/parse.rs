@@ -385,7 +385,7 @@ fn parse_many<'py>(
     let options = options(py, thinking, tool_format, code_fences, start_in_thinking, None)?;
     let strings = extract_texts(py, texts, "texts")?;
     let bytes = strings.iter().map(|s| text_bytes(s)).collect::<PyResult<Vec<_>>>()?;
-    let docs = py.detach(|| core_parse::parse_many(&bytes, &options));
+    let docs = crate::pool::run_detached(py, || core_parse::parse_many(&bytes, &options))?;
     let out = PyList::empty(py);
     let _paused = GcPause::new(py);
     for doc in &docs {

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use crate::errors::agentmsg_error;
+use crate::pool;
 use crate::pystr::{estimate_text, extract_texts, storage, type_name, Storage};
 
 /// Texts of fewer characters than this are counted without releasing the GIL: releasing costs more than
@@ -87,12 +88,21 @@ fn count_tokens_up_to(
         return Ok(estimate_text(&text)?.min(limit.saturating_add(1)));
     }
     let storage = storage(&text)?;
-    let count = || tokens::count_tokens_up_to(&storage.utf8(), limit, encoding);
     if storage.chars() < DETACH_MIN_CHARS {
-        return Ok(count());
+        return Ok(tokens::count_tokens_up_to(&storage.utf8(), limit, encoding));
     }
-    // Transcoding and counting both run without the GIL.
-    Ok(py.detach(count))
+    // Transcoding and counting both run without the GIL; only a text long enough to be cut into
+    // chunks goes to the pool (handing work to it costs a thread wake-up).
+    let pool = pool::current(py)?;
+    Ok(py.detach(|| {
+        let utf8 = storage.utf8();
+        let count = || tokens::count_tokens_up_to(&utf8, limit, encoding);
+        if utf8.len() >= tokens::PARALLEL_MIN_BYTES {
+            pool.install(count)
+        } else {
+            count()
+        }
+    }))
 }
 
 fn count_all(
@@ -105,10 +115,10 @@ fn count_all(
         return texts.iter().map(estimate_text).collect();
     }
     let storages: Vec<Storage<'_>> = texts.iter().map(storage).collect::<PyResult<_>>()?;
-    Ok(py.detach(|| {
+    pool::run_detached(py, || {
         let valid: Vec<Cow<'_, str>> = storages.iter().map(Storage::utf8).collect();
         tokens::count_tokens_batch(&valid, encoding)
-    }))
+    })
 }
 
 /// Counts each text in one call, the GIL released and the work spread over the cores.
