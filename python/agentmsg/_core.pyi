@@ -148,3 +148,9 @@ def num_threads() -> int:
 
 def set_num_threads(threads: int) -> None:
     """Rebuilds the pool with ``threads`` threads (at least 1) on its next use."""
+
+# -- Arrow -------------------------------------------------------------------------------------
+
+def count_tokens_arrow(texts: object, encoding: Optional[str] = None) -> Tuple[object, object]:
+    """Counts each string of an Arrow string array (any object with ``__arrow_c_array__``);
+    returns the (schema, array) capsules of a ``uint64`` array, null where the string is null."""

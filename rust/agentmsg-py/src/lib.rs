@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod arrow;
 mod errors;
 mod estimate;
 mod parse;
@@ -26,5 +27,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tokens::register(m)?;
     prune::register(m)?;
     pool::register(m)?;
+    arrow::register(m)?;
     Ok(())
 }
