@@ -33,7 +33,7 @@ def count_in_threads(count, texts, workers):
     """``count`` of every text from ``workers`` threads, each taking interleaved slices."""
     slices = [texts[i::workers * 8] for i in range(workers * 8)]
     with ThreadPoolExecutor(workers) as pool:
-        return sum(sum(map(count, part)) for part in pool.map(lambda part: list(map(count, part)), slices))
+        return sum(sum(counts) for counts in pool.map(lambda part: list(map(count, part)), slices))
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -134,6 +134,10 @@ def test_bad_environment_size_is_named():
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert "MessageError: AGENTMSG_NUM_THREADS must be a positive integer, not \"many\"" in done.stderr
+    # A text too short to be counted in parallel neither needs nor builds the pool.
+    code = "import agentmsg; print(agentmsg.count_tokens('a ' * 4000))"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert done.stdout == "4001\n"
     env["AGENTMSG_NUM_THREADS"] = "1"
     code = "import agentmsg; print(agentmsg.num_threads(), agentmsg.count_tokens_batch(['a b']))"
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)

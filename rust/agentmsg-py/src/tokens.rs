@@ -94,15 +94,19 @@ fn count_tokens_up_to(
         return Ok(tokens::count_tokens_up_to(&storage.utf8(), limit, encoding));
     }
     // Transcoding and counting both run without the GIL; only a text long enough to be cut into
-    // chunks goes to the pool (handing work to it costs a thread wake-up).
-    let pool = pool::current(py)?;
+    // chunks goes to the pool (handing work to it costs a thread wake-up). A character takes at
+    // most 4 UTF-8 bytes, so a shorter text never needs the pool, nor builds it.
+    let pool = if storage.chars().saturating_mul(4) >= tokens::PARALLEL_MIN_BYTES {
+        Some(pool::current(py)?)
+    } else {
+        None
+    };
     Ok(py.detach(|| {
         let utf8 = storage.utf8();
         let count = || tokens::count_tokens_up_to(&utf8, limit, encoding);
-        if utf8.len() >= tokens::PARALLEL_MIN_BYTES {
-            pool.install(count)
-        } else {
-            count()
+        match &pool {
+            Some(pool) if utf8.len() >= tokens::PARALLEL_MIN_BYTES => pool.install(count),
+            _ => count(),
         }
     }))
 }
