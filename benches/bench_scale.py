@@ -107,7 +107,7 @@ def test_prompt_tokens_ray_two_workers(benchmark, conversation_table, expected_p
 
         def run():
             dataset = source.map_batches(
-                agentmsg.ray.CountPromptTokens, batch_format="pyarrow", batch_size=5_000, concurrency=2
+                agentmsg.ray.CountPromptTokens, batch_format="pyarrow", batch_size=5_000, compute=ray.data.ActorPoolStrategy(size=2)
             )
             return pa.concat_tables(ray.get(dataset.to_arrow_refs())).sort_by("row")
 

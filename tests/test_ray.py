@@ -39,7 +39,7 @@ def test_prompt_tokens_of_100k_conversations_equal_serial(local_ray):
     table = pa.table({"row": pa.array(range(CONVERSATIONS)), "messages": conversation_rows(CONVERSATIONS)})
     # 20 blocks, so that both workers get some.
     dataset = ray.data.from_arrow(blocks(table, 20)).map_batches(
-        CountPromptTokens, batch_format="pyarrow", batch_size=5_000, concurrency=2
+        CountPromptTokens, batch_format="pyarrow", batch_size=5_000, compute=ray.data.ActorPoolStrategy(size=2)
     )
     out = dataset.to_arrow_refs()
     result = pa.concat_tables(ray.get(out)).sort_by("row")
@@ -85,7 +85,7 @@ def test_jsonl_to_parquet_example(local_ray, tmp_path):
     source.write_text("".join(json.dumps({"id": i, "messages": c}) + "\n" for i, c in enumerate(conversations)))
     # Read first: the 2 actors below hold both CPUs, which the read tasks would wait for.
     dataset = ray.data.read_json(str(source)).repartition(4).materialize().map_batches(
-        CountPromptTokens, batch_format="pyarrow", concurrency=2
+        CountPromptTokens, batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=2)
     )
     dataset.write_parquet(str(tmp_path / "out"))
     written = pa.concat_tables(

@@ -1,7 +1,8 @@
 """Corpus jobs on Ray Data (and Hugging Face ``datasets``): ready ``map_batches`` callables.
 
-Each job is a class, so that Ray builds it once per worker (``concurrency=...``) and the
-encodings load once per worker, not per batch. Every class takes and returns a
+Each job is a class, so that Ray builds it once per worker
+(``compute=ray.data.ActorPoolStrategy(size=...)``) and the encodings load once per worker, not
+per batch. Every class takes and returns a
 ``pyarrow.Table`` batch (``batch_format="pyarrow"``), reads its input column and appends its
 output column; the rest of the row is passed through. The same objects work as
 ``datasets.Dataset.map(job, batched=True, num_proc=2)`` functions, which take and return a
@@ -18,7 +19,8 @@ Install with ``pip install agentmsg[ray]``. Example (the whole job; runs as is):
     ray.init(num_cpus=2)
     ds = ray.data.read_json("conversations.jsonl")        # {"id": ..., "messages": [...]}
     ds = ds.repartition(8).materialize()                  # read first; blocks are what workers share
-    ds = ds.map_batches(jobs.CountPromptTokens, batch_format="pyarrow", concurrency=2)
+    ds = ds.map_batches(jobs.CountPromptTokens, batch_format="pyarrow",
+                        compute=ray.data.ActorPoolStrategy(size=2))
     ds.write_parquet("out/")
 
     >>> import pyarrow as pa
