@@ -21,6 +21,7 @@ from .compaction import *  # noqa: F401,F403
 from .convert import *  # noqa: F401,F403
 from .transcripts import *  # noqa: F401,F403
 from .workbench import *  # noqa: F401,F403
+from .pool import *  # noqa: F401,F403
 from . import (
     blocks as _blocks,
     compaction as _compaction,
@@ -31,6 +32,7 @@ from . import (
     memory as _memory,
     message as _message,
     parsing as _parsing,
+    pool as _pool,
     tokens as _tokens,
     encoding as _encoding,
     toolpairs as _toolpairs,
@@ -44,7 +46,7 @@ __all__ = [
     name
     for module in (
         _errors, _blocks, _message, _estimate, _conversation, _parsing, _tokens, _encoding, _memory,
-        _toolpairs, _compaction, _convert, _transcripts, _workbench,
+        _toolpairs, _compaction, _convert, _pool, _transcripts, _workbench,
     )
     for name in module.__all__
 ]

@@ -244,3 +244,16 @@ def pair_tool_results(
     orphans; unanswered calls as indices into the flattened calls). ``any_turn`` lets a name-only
     result reach the earliest unanswered call of that name anywhere (Forge's reader) instead of
     only the latest turn's."""
+# -- the thread pool ---------------------------------------------------------------------------
+
+def num_threads() -> int:
+    """The number of threads of this process's pool (built on first use, again after a fork)."""
+
+def set_num_threads(threads: int) -> None:
+    """Rebuilds the pool with ``threads`` threads (at least 1) on its next use."""
+
+# -- Arrow -------------------------------------------------------------------------------------
+
+def count_tokens_arrow(texts: object, encoding: Optional[str] = None) -> Tuple[object, object]:
+    """Counts each string of an Arrow string array (any object with ``__arrow_c_array__``);
+    returns the (schema, array) capsules of a ``uint64`` array, null where the string is null."""

@@ -10,11 +10,13 @@ use pyo3::prelude::*;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod arrow;
 mod encoding;
 mod errors;
 mod estimate;
 mod pairs;
 mod parse;
+mod pool;
 mod prune;
 mod pystr;
 mod tokens;
@@ -28,5 +30,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     encoding::register(m)?;
     prune::register(m)?;
     pairs::register(m)?;
+    pool::register(m)?;
+    arrow::register(m)?;
     Ok(())
 }

@@ -444,7 +444,7 @@ fn parse_many<'py>(
     let options = options(py, thinking, tool_format, code_fences, start_in_thinking, None, max_calls)?;
     let strings = extract_texts(py, texts, "texts")?;
     let bytes = strings.iter().map(|s| text_bytes(s)).collect::<PyResult<Vec<_>>>()?;
-    let docs = py.detach(|| core_parse::parse_many(&bytes, &options));
+    let docs = crate::pool::run_detached(py, || core_parse::parse_many(&bytes, &options))?;
     let out = PyList::empty(py);
     let _paused = GcPause::new(py);
     for doc in &docs {
@@ -538,6 +538,14 @@ macro_rules! event_methods {
                 Ok(format!("{}({})", stringify!($cls), parts.join(", ")))
             }
 
+            /// Pickles as a call of the class with the fields (Ray and `datasets` ship events).
+            fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+                let py = slf.py();
+                let this = slf.get();
+                let fields = PyTuple::new(py, [$((&this.$field).into_bound_py_any(py)?),+])?;
+                Ok((slf.get_type().into_any(), fields))
+            }
+
             fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
                 let Ok(other) = other.cast::<$cls>() else { return Ok(false) };
                 let other = other.get();
@@ -613,6 +621,17 @@ impl StreamParser {
     }
 
     /// Ends the stream; returns the last events.
+    /// A stream in progress is not pickled: it belongs to one connection, and a worker that
+    /// receives text starts its own parser with the same options.
+    fn __reduce__(&self, py: Python<'_>) -> PyResult<()> {
+        Err(agentmsg_error(
+            py,
+            "MessageTypeError",
+            "a StreamParser cannot be pickled: it holds a stream in progress; create a StreamParser \
+             with the same options in the process that reads the stream",
+        ))
+    }
+
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let mut events = self.machine.finish();
         let list = self.events(py, &mut events, None);

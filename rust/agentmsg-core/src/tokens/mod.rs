@@ -20,8 +20,9 @@ use whole_tokens::WholeTokens;
 
 pub use chunks::chunk_bounds;
 
-/// Texts at least this long are cut into chunks counted in parallel.
-const PARALLEL_MIN_BYTES: usize = 64 * 1024;
+/// Texts of at least this many UTF-8 bytes are cut into chunks counted in parallel (on the rayon
+/// pool the call runs in); shorter ones are counted on the calling thread.
+pub const PARALLEL_MIN_BYTES: usize = 64 * 1024;
 /// The smallest chunk worth a rayon task.
 const MIN_CHUNK_BYTES: usize = 32 * 1024;
 

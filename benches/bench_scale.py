@@ -1,0 +1,117 @@
+"""Scaling out: Python threads, Arrow columns, Ray workers; each beside its one-process baseline.
+
+Run on a release build:
+    PYTHONPATH=$PWD/python python -m pytest benches/bench_scale.py --benchmark-only \\
+        --benchmark-columns=median,ops --benchmark-group-by=group
+Quote ratios of the medians within a group. Every benchmark checks its result first.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+import agentmsg
+import agentmsg.ray
+import tiktoken_oracle
+import transcripts
+from agentmsg.arrow import count_tokens_arrow
+from scale_jobs import blocks, conversation_rows, unique_conversations
+
+pa = pytest.importorskip("pyarrow")
+
+ENCODING = "o200k_base"
+
+
+@pytest.fixture(scope="module")
+def ten_thousand_messages():
+    return [m.text for m in transcripts.build_transcript(10_000)]
+
+
+def count_in_threads(count, texts, workers):
+    """``count`` of every text from ``workers`` threads, each taking interleaved slices."""
+    slices = [texts[i::workers * 8] for i in range(workers * 8)]
+    with ThreadPoolExecutor(workers) as pool:
+        return sum(sum(counts) for counts in pool.map(lambda part: list(map(count, part)), slices))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_threads_agentmsg(benchmark, ten_thousand_messages, workers):
+    benchmark.group = "count_tokens over 10,000 messages: 1 vs 2 threads"
+    expected = sum(agentmsg.count_tokens_batch(ten_thousand_messages))
+    count = lambda text: agentmsg.count_tokens(text, ENCODING)  # noqa: E731
+    assert benchmark(count_in_threads, count, ten_thousand_messages, workers) == expected
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_threads_tiktoken(benchmark, ten_thousand_messages, workers):
+    benchmark.group = "count_tokens over 10,000 messages: 1 vs 2 threads"
+    encoding = tiktoken_oracle.encoding(ENCODING)
+    count = lambda text: len(encoding.encode_ordinary(text))  # noqa: E731
+    expected = sum(agentmsg.count_tokens_batch(ten_thousand_messages))
+    assert benchmark.pedantic(count_in_threads, (count, ten_thousand_messages, workers), rounds=3) == expected
+
+
+@pytest.fixture(scope="module")
+def million_strings():
+    """1,000,000 strings: the transcripts' lines, repeated (short, as in a column of titles,
+    tool names or chat turns, where the per-string cost shows)."""
+    lines = [line for m in transcripts.all_messages() for line in m.text.splitlines() if line]
+    return [lines[i % len(lines)] for i in range(1_000_000)]
+
+
+def test_million_strings_python_list(benchmark, million_strings):
+    benchmark.group = "1,000,000 strings: Arrow column vs Python list"
+    expected = agentmsg.count_tokens_batch(million_strings)
+    assert benchmark.pedantic(agentmsg.count_tokens_batch, (million_strings,), rounds=5) == expected
+
+
+def test_million_strings_arrow(benchmark, million_strings):
+    benchmark.group = "1,000,000 strings: Arrow column vs Python list"
+    column = pa.array(million_strings, type=pa.string())
+    expected = agentmsg.count_tokens_batch(million_strings)
+    result = benchmark.pedantic(count_tokens_arrow, (column,), rounds=5)
+    assert result.to_pylist() == expected
+
+
+CONVERSATIONS = 100_000
+
+
+@pytest.fixture(scope="module")
+def conversation_table():
+    return pa.table({"row": pa.array(range(CONVERSATIONS)), "messages": conversation_rows(CONVERSATIONS)})
+
+
+@pytest.fixture(scope="module")
+def expected_prompt_tokens():
+    unique = [agentmsg.count_message_tokens(c) for c in unique_conversations()]
+    return [unique[i % len(unique)] for i in range(CONVERSATIONS)]
+
+
+def test_prompt_tokens_one_process(benchmark, conversation_table, expected_prompt_tokens):
+    benchmark.group = "prompt tokens of 100,000 conversations: 2 Ray workers vs one process"
+    job = agentmsg.ray.CountPromptTokens()
+    batches = [conversation_table.slice(i, 5_000) for i in range(0, CONVERSATIONS, 5_000)]
+    run = lambda: pa.concat_tables([job(batch) for batch in batches])  # noqa: E731
+    assert benchmark.pedantic(run, rounds=3)["prompt_tokens"].to_pylist() == expected_prompt_tokens
+
+
+def test_prompt_tokens_ray_two_workers(benchmark, conversation_table, expected_prompt_tokens):
+    ray = pytest.importorskip("ray")
+    benchmark.group = "prompt tokens of 100,000 conversations: 2 Ray workers vs one process"
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    try:
+        source = ray.data.from_arrow(blocks(conversation_table, 20)).materialize()
+
+        def run():
+            dataset = source.map_batches(
+                agentmsg.ray.CountPromptTokens, batch_format="pyarrow", batch_size=5_000, compute=ray.data.ActorPoolStrategy(size=2)
+            )
+            return pa.concat_tables(ray.get(dataset.to_arrow_refs())).sort_by("row")
+
+        run()  # the actors' first start is not the job's cost
+        assert benchmark.pedantic(run, rounds=2)["prompt_tokens"].to_pylist() == expected_prompt_tokens
+    finally:
+        ray.shutdown()
