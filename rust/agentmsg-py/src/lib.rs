@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod dialect;
 mod errors;
 mod estimate;
 mod parse;
@@ -22,6 +23,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     estimate::register(m)?;
     parse::register(m)?;
+    dialect::register(m)?;
     tokens::register(m)?;
     prune::register(m)?;
     Ok(())
