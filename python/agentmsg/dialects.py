@@ -74,12 +74,13 @@ def parse(
     convert stays a string and is named in the call's ``metadata["schema_errors"]``), and a call
     to a tool not listed is kept with ``metadata["unknown_tool"] = True``.
 
-    >>> p = parse("<tool_call>\\n<function=add>\\n<parameter=a>\\n2\\n</parameter>\\n</function>\\n</tool_call>",
+    >>> from agentmsg import dialects
+    >>> p = dialects.parse("<tool_call>\\n<function=add>\\n<parameter=a>\\n2\\n</parameter>\\n</function>\\n</tool_call>",
     ...           dialect="qwen3_coder", tools=[{"type": "function", "function": {"name": "add",
     ...           "parameters": {"properties": {"a": {"type": "integer"}}}}}])
     >>> p.tool_calls[0].input
     {'a': 2}
-    >>> parse("<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>final<|message|>Hi!",
+    >>> dialects.parse("<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>final<|message|>Hi!",
     ...       dialect="gpt_oss").text
     'Hi!'
     """
@@ -97,7 +98,8 @@ def parse_many(
 ) -> List[Parsed]:
     """Parses many replies in one call, in parallel with the GIL released; rules of :func:`parse`.
 
-    >>> [p.text for p in parse_many(["a<think>b</think>", "c"], dialect="hermes")]
+    >>> from agentmsg import dialects
+    >>> [p.text for p in dialects.parse_many(["a<think>b</think>", "c"], dialect="hermes")]
     ['a', 'c']
     """
     return _core.parse_dialect_many(
@@ -108,7 +110,8 @@ def parse_many(
 def parse_tool_calls(text: str, **options: Any) -> List[ToolUseBlock]:
     """The good tool calls of ``text`` (``parse(text, **options).tool_calls``).
 
-    >>> parse_tool_calls('<tool_call>{"name": "f", "arguments": {}}</tool_call>', dialect="hermes")[0].name
+    >>> from agentmsg import dialects
+    >>> dialects.parse_tool_calls('<tool_call>{"name": "f", "arguments": {}}</tool_call>', dialect="hermes")[0].name
     'f'
     """
     return parse(text, **options).tool_calls
@@ -124,6 +127,7 @@ class StreamParser(_core.DialectStreamParser):
     JSON) and ``ToolCallEnd``. ``finish()`` flushes what was held back and reports a cut-off
     call or reasoning block; ``result()`` is the :class:`~agentmsg.parsing.Parsed` of the stream.
 
+    >>> from agentmsg.dialects import StreamParser
     >>> p = StreamParser(dialect="hermes")
     >>> events = p.feed('<tool_call>{"name": "f", "argu') + p.feed('ments": {"a": [1, 2]}}</tool_call>')
     >>> [type(e).__name__ for e in events]
@@ -155,6 +159,7 @@ def openai_deltas(events: Iterable[object]) -> List[Dict[str, Any]]:
     fragment. ``ThinkingEnd`` and ``ToolCallEnd`` add nothing. ``index`` is the parser's call
     index (it counts bad calls too, so a bad call leaves a gap).
 
+    >>> from agentmsg.dialects import ToolCallHeader, openai_deltas
     >>> openai_deltas([ToolCallHeader(0, "call_1", "f"), ToolCallDelta(0, '{"a":1}')])[1]
     {'tool_calls': [{'index': 0, 'function': {'arguments': '{"a":1}'}}]}
     """
