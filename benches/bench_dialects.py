@@ -120,13 +120,16 @@ def deltas(dialect: str, tokens: int) -> tuple:
     return tuple(pieces)
 
 
-def run_ours(dialect: str, chunks) -> list:
+def run_ours(dialect: str, chunks, out=None) -> None:
+    """Deltas go to ``out`` when given; a server sends them on and keeps none."""
     parser = StreamParser(dialect=dialect)
-    out = []
     for chunk in chunks:
-        out += openai_deltas(parser.feed(chunk))
-    out += openai_deltas(parser.finish())
-    return out
+        deltas = openai_deltas(parser.feed(chunk))
+        if out is not None:
+            out += deltas
+    deltas = openai_deltas(parser.finish())
+    if out is not None:
+        out += deltas
 
 
 def run_ours_events(dialect: str, chunks) -> None:
@@ -137,12 +140,12 @@ def run_ours_events(dialect: str, chunks) -> None:
     parser.finish()
 
 
-def run_baseline(dialect: str, chunks) -> list:
+def run_baseline(dialect: str, chunks, out=None) -> None:
     server = SERVERS[dialect]()
-    out = []
     for chunk in chunks:
-        out += server.feed(chunk)
-    return out
+        deltas = server.feed(chunk)
+        if out is not None:
+            out += deltas
 
 
 def run_floor(dialect: str, chunks) -> None:
@@ -172,7 +175,10 @@ def summary(out: list) -> tuple:
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_baseline_and_ours_agree(dialect):
     chunks = deltas(dialect, 500)
-    ours, theirs = summary(run_ours(dialect, chunks)), summary(run_baseline(dialect, chunks))
+    ours, theirs = [], []
+    run_ours(dialect, chunks, ours)
+    run_baseline(dialect, chunks, theirs)
+    ours, theirs = summary(ours), summary(theirs)
     assert ours[2] == theirs[2]
     assert ours[0].strip() == theirs[0].strip()
     assert ours[1].replace("\n", "") == theirs[1].replace("\n", "").strip()
@@ -188,28 +194,33 @@ def test_stream(benchmark, dialect, impl, tokens):
     benchmark.pedantic(IMPLS[impl], args=(dialect, chunks), rounds=3 if slow else 20, iterations=1)
 
 
-def _median(fn, dialect, chunks, rounds) -> float:
+def _times(fn, dialect, chunks, rounds) -> List[float]:
     times = []
     for _ in range(rounds):
         start = time.perf_counter()
         fn(dialect, chunks)
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return times
 
 
 def main() -> None:
-    print("| dialect | tokens | ours us/token | +openai_deltas | baseline us/token | floor us/token | ratio | ours/floor |")
+    """Medians, and minimums (on a shared machine other processes inflate medians at random)."""
+    print("| dialect | deltas | ours us/token median (min) | +openai_deltas | baseline us/token median (min) "
+          "| floor | ratio of medians (of mins) | ours/floor (mins) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for dialect in DIALECTS:
         for tokens in LENGTHS:
             chunks = deltas(dialect, tokens)
             n = len(chunks)
-            ours = _median(run_ours_events, dialect, chunks, 15) / n * 1e6
-            full = _median(run_ours, dialect, chunks, 15) / n * 1e6
-            base = _median(run_baseline, dialect, chunks, 3 if tokens >= 8000 else 7) / n * 1e6
-            floor = _median(run_floor, dialect, chunks, 15) / n * 1e6
-            print(f"| {dialect} | {n} | {ours:.3f} | {full:.3f} | {base:.1f} | {floor:.3f} | "
-                  f"{base / ours:.0f}x | {ours / floor:.1f}x |", flush=True)
+            per = lambda fn, rounds: [t / n * 1e6 for t in _times(fn, dialect, chunks, rounds)]  # noqa: E731
+            ours = per(run_ours_events, 21)
+            full = per(run_ours, 11)
+            base = per(run_baseline, 3 if tokens >= 8000 else 7)
+            floor = per(run_floor, 21)
+            m = statistics.median
+            print(f"| {dialect} | {n} | {m(ours):.2f} ({min(ours):.2f}) | {m(full):.2f} ({min(full):.2f}) | "
+                  f"{m(base):.0f} ({min(base):.0f}) | {min(floor):.3f} | {m(base) / m(ours):.0f}x "
+                  f"({min(base) / min(ours):.0f}x) | {min(ours) / min(floor):.0f}x |", flush=True)
 
 
 if __name__ == "__main__":
