@@ -274,6 +274,7 @@ GPT_OSS = [
     case("two-analysis-messages", ANALYSIS + "<|start|>assistant<|channel|>analysis<|message|>More.<|end|>",
          thinking=["Need the weather.", "More."]),
     case("final-with-end", "<|channel|>final<|message|>Done.<|end|>", out="Done."),
+    case("stray-end-between-texts", "one<|end|>two", out="one\ntwo"),
     case("escapes", g_call("f", r'{"s": "a\"b\\c\nd\u00e9"}', preamble=""), calls=[("f", {"s": 'a"b\\c\ndé'})]),
     case("big-integer", g_call("f", '{"n": 123456789012345678901234567890}', preamble=""),
          calls=[("f", {"n": 123456789012345678901234567890})]),

@@ -92,6 +92,8 @@ impl HarmonyMachine {
                 if marker == START || marker == CHANNEL {
                     self.open_header(input, at, marker);
                 } else {
+                    // The marker is left out of the text, so the text run ends here.
+                    self.core.out.end_text();
                     self.state = State::Text;
                 }
                 Flow::Continue(at + marker.len())
