@@ -87,6 +87,37 @@ class StreamParser:
     def feed(self, chunk: str) -> List[Event]: ...
     def finish(self) -> List[Event]: ...
 
+# -- model dialects (rust/agentmsg-py/src/dialect.rs; public API and docs: agentmsg.dialects) ----
+
+def dialect_names() -> List[str]:
+    """The dialect names the core reads (``hermes``, ``qwen3_coder``, ``gpt_oss``)."""
+
+def parse_dialect(
+    text: str, *, dialect: str, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
+) -> Any:  # agentmsg.Parsed
+    """One reply in ``dialect``; ``tools_json`` is the JSON text of OpenAI tool definitions."""
+
+def parse_dialect_many(
+    texts: Sequence[str], *, dialect: str, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
+) -> List[Any]:
+    """:func:`parse_dialect` of each text, in parallel with the GIL released."""
+
+class ToolCallHeader:
+    index: int
+    id: str
+    name: str
+    def __init__(self, index: int, id: str, name: str) -> None: ...
+
+DialectEvent = Union[TextDelta, ThinkingDelta, ThinkingEnd, ToolCallHeader, ToolCallDelta, ToolCallEnd]
+
+class DialectStreamParser:
+    def __init__(
+        self, *, dialect: str, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
+    ) -> None: ...
+    def feed(self, chunk: str) -> List[DialectEvent]: ...
+    def finish(self) -> List[DialectEvent]: ...
+    def result(self) -> Any: ...  # agentmsg.Parsed
+
 # -- tokens (exact counting; issue 4) ---------------------------------------------------------------
 
 ENCODING_NAMES: List[str]

@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod arrow;
+mod dialect;
 mod encoding;
 mod errors;
 mod estimate;
@@ -26,6 +27,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     estimate::register(m)?;
     parse::register(m)?;
+    dialect::register(m)?;
     tokens::register(m)?;
     encoding::register(m)?;
     prune::register(m)?;

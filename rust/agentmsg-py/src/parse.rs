@@ -92,14 +92,14 @@ fn build<'py, const N: usize>(
 /// of new objects, so no collection can find garbage among them, yet thousands of them set off
 /// collections that traverse everything (a seventh of `parse_many`'s time). Whatever the
 /// collector would have done it does at its next turn after the pause.
-struct GcPause<'py> {
+pub(crate) struct GcPause<'py> {
     /// Ties the pause to an attached thread: the collector's flag is only touched under the GIL.
     _attached: Python<'py>,
     was_enabled: bool,
 }
 
 impl<'py> GcPause<'py> {
-    fn new(py: Python<'py>) -> Self {
+    pub(crate) fn new(py: Python<'py>) -> Self {
         // SAFETY: attached to the interpreter (`py`); the call only flips the collector's flag.
         let was_enabled = unsafe { ffi::PyGC_Disable() } != 0;
         Self { _attached: py, was_enabled }
@@ -118,7 +118,7 @@ impl Drop for GcPause<'_> {
 // -- conversions ----------------------------------------------------------------------------
 
 /// A Python str from core bytes: UTF-8, or the `surrogatepass` encoding of lone surrogates.
-fn py_str<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
+pub(crate) fn py_str<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
     // SAFETY: the pointer and length describe `bytes`; the error handler name is a C string.
     unsafe {
         let ptr = ffi::PyUnicode_DecodeUTF8(
@@ -132,7 +132,7 @@ fn py_str<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> 
 
 /// The bytes the core reads for a Python str: its UTF-8 in place, or, if it holds lone
 /// surrogates, its `surrogatepass` encoding.
-fn text_bytes<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
+pub(crate) fn text_bytes<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
     match text.to_str() {
         Ok(valid) => Ok(Cow::Borrowed(valid.as_bytes())),
         Err(_) => {
@@ -150,7 +150,7 @@ fn text_bytes<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
     }
 }
 
-fn as_text<'a, 'py>(py: Python<'py>, value: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound<'py, PyString>> {
+pub(crate) fn as_text<'a, 'py>(py: Python<'py>, value: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound<'py, PyString>> {
     value.cast::<PyString>().map_err(|_| {
         agentmsg_error(
             py,
@@ -218,7 +218,7 @@ impl<'d, 'py> Reused<'d, 'py> {
 }
 
 /// The reused strs of the fields of calls and issues (see [`Reused`]).
-struct CallStrs<'d, 'py> {
+pub(crate) struct CallStrs<'d, 'py> {
     name: Reused<'d, 'py>,
     server_name: Reused<'d, 'py>,
     message: Reused<'d, 'py>,
@@ -226,12 +226,12 @@ struct CallStrs<'d, 'py> {
 }
 
 impl CallStrs<'_, '_> {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self { name: Reused::new(), server_name: Reused::new(), message: Reused::new(), raw: Reused::new() }
     }
 }
 
-fn tool_use_block<'d, 'py>(py: Python<'py>, call: &'d ToolCall, strs: &mut CallStrs<'d, 'py>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn tool_use_block<'d, 'py>(py: Python<'py>, call: &'d ToolCall, strs: &mut CallStrs<'d, 'py>) -> PyResult<Bound<'py, PyAny>> {
     build(
         py,
         &TOOL_USE_BLOCK,
@@ -246,7 +246,7 @@ fn tool_use_block<'d, 'py>(py: Python<'py>, call: &'d ToolCall, strs: &mut CallS
     )
 }
 
-fn parse_issue<'d, 'py>(py: Python<'py>, issue: &'d Issue, strs: &mut CallStrs<'d, 'py>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn parse_issue<'d, 'py>(py: Python<'py>, issue: &'d Issue, strs: &mut CallStrs<'d, 'py>) -> PyResult<Bound<'py, PyAny>> {
     let span = PyTuple::new(py, [issue.char_span.0, issue.char_span.1])?;
     build(
         py,
@@ -275,7 +275,7 @@ fn thinking_block<'py>(py: Python<'py>, thinking: Bound<'py, PyString>) -> PyRes
 }
 
 /// A `Parsed` from a core document.
-fn parsed<'py>(py: Python<'py>, doc: &Document) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn parsed<'py>(py: Python<'py>, doc: &Document) -> PyResult<Bound<'py, PyAny>> {
     let blocks = PyList::empty(py);
     let thinking = PyList::empty(py);
     let tool_calls = PyList::empty(py);
@@ -330,7 +330,7 @@ fn parsed<'py>(py: Python<'py>, doc: &Document) -> PyResult<Bound<'py, PyAny>> {
 
 /// One keyword option: its default when not given, a `MessageTypeError` naming it when given
 /// with the wrong type.
-fn option<'py, T: FromPyObjectOwned<'py>>(
+pub(crate) fn option<'py, T: FromPyObjectOwned<'py>>(
     py: Python<'py>,
     value: Option<&Bound<'py, PyAny>>,
     name: &str,
@@ -462,7 +462,7 @@ fn parse_many<'py>(
 /// 'Hi'
 #[pyclass(frozen, get_all, module = "agentmsg")]
 pub struct TextDelta {
-    text: Py<PyString>,
+    pub(crate) text: Py<PyString>,
 }
 
 /// Thinking text as it arrives; ``index`` numbers the thinking blocks from 0.
@@ -471,8 +471,8 @@ pub struct TextDelta {
 /// ThinkingDelta(index=0, text='hmm')
 #[pyclass(frozen, get_all, module = "agentmsg")]
 pub struct ThinkingDelta {
-    index: usize,
-    text: Py<PyString>,
+    pub(crate) index: usize,
+    pub(crate) text: Py<PyString>,
 }
 
 /// A thinking block ended; ``complete`` is False when the text ended before its closing tag.
@@ -481,8 +481,8 @@ pub struct ThinkingDelta {
 /// True
 #[pyclass(frozen, get_all, module = "agentmsg")]
 pub struct ThinkingEnd {
-    index: usize,
-    complete: bool,
+    pub(crate) index: usize,
+    pub(crate) complete: bool,
 }
 
 /// A ``<tool>`` tag opened call number ``index`` (bad calls are numbered too).
@@ -500,8 +500,8 @@ pub struct ToolCallStart {
 /// '{"tool_name"'
 #[pyclass(frozen, get_all, module = "agentmsg")]
 pub struct ToolCallDelta {
-    index: usize,
-    fragment: Py<PyString>,
+    pub(crate) index: usize,
+    pub(crate) fragment: Py<PyString>,
 }
 
 /// Call ``index`` ended: ``call`` is its ``ToolUseBlock``, or ``error`` its ``ParseIssue``.
@@ -510,9 +510,9 @@ pub struct ToolCallDelta {
 /// True
 #[pyclass(frozen, get_all, module = "agentmsg")]
 pub struct ToolCallEnd {
-    index: usize,
-    call: Py<PyAny>,
-    error: Py<PyAny>,
+    pub(crate) index: usize,
+    pub(crate) call: Py<PyAny>,
+    pub(crate) error: Py<PyAny>,
 }
 
 /// Implements `__new__`, `__repr__`, `__eq__` and `__match_args__` for an event class from

@@ -29,6 +29,7 @@
 use std::borrow::Cow;
 
 pub mod bracket;
+pub mod dialect;
 mod chars;
 mod machine;
 mod output;

@@ -1,0 +1,194 @@
+"""Pure-Python baselines of how inference servers stream tool calls today, from their public
+description (vLLM's and SGLang's tool and reasoning parsers).
+
+On every delta each one appends to the text accumulated so far, re-runs its regular expressions
+over all of it, and for a JSON call decodes the open call's partial JSON with
+``partial-json-parser`` (the PyPI package the servers use), serializes the arguments and sends
+the part of the longest stable prefix not sent yet. That re-scan makes the cost per token grow
+with the reply: quadratic in total. They produce the same OpenAI-style deltas as
+``agentmsg.dialects.StreamParser`` + ``openai_deltas`` on well-formed replies; they are honest
+baselines (compiled patterns, no needless copies), not strawmen.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Dict, List, Optional
+
+import partial_json_parser
+
+THINK_END = "</think>"
+HERMES_CALL_RE = re.compile(r"<tool_call>(.*?)</tool_call>|<tool_call>(.*)", re.DOTALL)
+QWEN_FUNCTION_RE = re.compile(r"<function=(.*?)>(.*?)(?:</function>|$)", re.DOTALL)
+# A parameter is sent once its value is complete (as vLLM's qwen3_coder parser does).
+QWEN_PARAMETER_RE = re.compile(r"<parameter=(.*?)>(.*?)</parameter>", re.DOTALL)
+HARMONY_MESSAGE_RE = re.compile(
+    r"<\|channel\|>(\w+)(?: to=([^\s<]+))?[^<]*(?:<\|constrain\|>\w+)?<\|message\|>(.*?)"
+    r"(<\|end\|>|<\|call\|>|<\|return\|>|$)",
+    re.DOTALL,
+)
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return a[:n]
+
+
+class _Server:
+    """What every server parser keeps between deltas: the text so far and what was sent."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.sent_reasoning = 0
+        self.sent_content = 0
+        self.current = -1
+        self.name_sent = False
+        self.sent_arguments = ""
+        self.previous_arguments = ""
+
+    def _stream_arguments(self, index: int, name: Optional[str], arguments: Optional[str], closed: bool,
+                          out: List[Dict[str, Any]]) -> None:
+        """The header once, then the new part of the arguments' stable prefix."""
+        if index != self.current:
+            self.current, self.name_sent = index, False
+            self.sent_arguments = self.previous_arguments = ""
+        if name and not self.name_sent:
+            self.name_sent = True
+            out.append({"tool_calls": [{"index": index, "id": f"call_{index}", "type": "function",
+                                        "function": {"name": name, "arguments": ""}}]})
+        if not self.name_sent or arguments is None:
+            return
+        # An open call's serialization ends with closers the partial decoder added: only the
+        # part stable across two deltas is sent.
+        if not closed:
+            arguments = arguments.rstrip('}]"')
+        stable = arguments if closed else _common_prefix(arguments, self.previous_arguments)
+        self.previous_arguments = arguments
+        if len(stable) > len(self.sent_arguments):
+            out.append({"tool_calls": [{"index": index, "function": {"arguments": stable[len(self.sent_arguments):]}}]})
+            self.sent_arguments = stable
+
+    def _reasoning(self, delta: str, out: List[Dict[str, Any]]) -> Optional[str]:
+        """The DeepSeek-R1 style reasoning parser: everything up to ``</think>`` is reasoning;
+        returns the text after it, or None while still reasoning."""
+        end = self.text.find(THINK_END)
+        if end < 0:
+            reasoning = self.text
+            if reasoning.startswith("<think>"):
+                reasoning = reasoning[len("<think>"):]
+            elif "<think>".startswith(reasoning):
+                reasoning = ""
+            if "<" in reasoning[-len(THINK_END):]:
+                reasoning = reasoning[: reasoning.rindex("<")]
+            if len(reasoning) > self.sent_reasoning:
+                out.append({"reasoning_content": reasoning[self.sent_reasoning:]})
+                self.sent_reasoning = len(reasoning)
+            return None
+        return self.text[end + len(THINK_END):]
+
+    def _content(self, body: str, marker: str, out: List[Dict[str, Any]]) -> None:
+        at = body.find(marker)
+        # A possible marker start at the end is held back until the next delta decides it.
+        content = body if at < 0 else body[:at]
+        if at < 0 and "<" in content[-len(marker):]:
+            content = content[: content.rindex("<")]
+        if len(content) > self.sent_content:
+            out.append({"content": content[self.sent_content:]})
+            self.sent_content = len(content)
+
+
+class HermesServer(_Server):
+    """vLLM's Hermes tool parser with the R1 reasoning parser, as they work on each delta."""
+
+    def feed(self, delta: str) -> List[Dict[str, Any]]:
+        self.text += delta
+        out: List[Dict[str, Any]] = []
+        body = self._reasoning(delta, out)
+        if body is None:
+            return out
+        self._content(body, "<tool_call>", out)
+        matches = HERMES_CALL_RE.findall(body)
+        # Calls that closed since the last delta are finished before the open one.
+        for index in range(max(self.current, 0), len(matches)):
+            closed, open_payload = matches[index]
+            try:
+                call = partial_json_parser.loads(closed or open_payload)
+            except Exception:
+                continue
+            if not isinstance(call, dict):
+                continue
+            arguments = call.get("arguments")
+            text = json.dumps(arguments, ensure_ascii=False) if arguments is not None else None
+            self._stream_arguments(index, call.get("name"), text, bool(closed), out)
+        return out
+
+
+class Qwen3CoderServer(_Server):
+    """vLLM's qwen3_coder parser: the regular expressions over all the text on every delta."""
+
+    def feed(self, delta: str) -> List[Dict[str, Any]]:
+        self.text += delta
+        out: List[Dict[str, Any]] = []
+        body = self._reasoning(delta, out)
+        if body is None:
+            return out
+        self._content(body, "<tool_call>", out)
+        matches = HERMES_CALL_RE.findall(body)
+        for index in range(max(self.current, 0), len(matches)):
+            closed, open_payload = matches[index]
+            function = QWEN_FUNCTION_RE.search(closed or open_payload)
+            if function is None:
+                continue
+            arguments = {}
+            for key, value in QWEN_PARAMETER_RE.findall(function.group(2)):
+                if value.startswith("\n"):
+                    value = value[1:]
+                if value.endswith("\n"):
+                    value = value[:-1]
+                arguments[key] = value
+            text = json.dumps(arguments, ensure_ascii=False)
+            self._stream_arguments(index, function.group(1), text, bool(closed), out)
+        return out
+
+
+class GptOssServer(_Server):
+    """A Harmony parser that re-reads the messages of all the text on every delta."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: Dict[int, int] = {}
+
+    def feed(self, delta: str) -> List[Dict[str, Any]]:
+        self.text += delta
+        out: List[Dict[str, Any]] = []
+        messages = HARMONY_MESSAGE_RE.findall(self.text)
+        calls = 0
+        for i, (channel, recipient, content, end) in enumerate(messages):
+            if recipient:
+                if i == len(messages) - 1 or i not in self.sent:
+                    try:
+                        arguments = partial_json_parser.loads(content) if content.strip() else None
+                    except Exception:
+                        arguments = None
+                    text = json.dumps(arguments, ensure_ascii=False) if arguments is not None else None
+                    self._stream_arguments(calls, recipient.removeprefix("functions."), text, bool(end), out)
+                    if end:
+                        self.sent[i] = len(content)
+                calls += 1
+                continue
+            sent = self.sent.get(i, 0)
+            if not end and "<" in content[-10:]:
+                content = content[: content.rindex("<")]
+            if len(content) > sent:
+                key = "reasoning_content" if channel == "analysis" else "content"
+                out.append({key: content[sent:]})
+                self.sent[i] = len(content)
+        return out
+
+
+SERVERS = {"hermes": HermesServer, "qwen3_coder": Qwen3CoderServer, "gpt_oss": GptOssServer}

@@ -1,0 +1,178 @@
+"""Model dialects: the tool-call and reasoning notations of hermes, qwen3_coder and gpt_oss models.
+
+    >>> from agentmsg import dialects
+    >>> p = dialects.parse('<think>plan</think>On it.<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>',
+    ...                    dialect="hermes")
+    >>> (p.thinking, p.text, p.tool_calls[0].name, p.tool_calls[0].input)
+    (['plan'], 'On it.', 'f', {'a': 1})
+
+Each dialect runs on a streaming machine in the Rust core; parsing a whole text is feeding it in
+one chunk and finishing, so streamed and whole results always agree. Results are the same
+:class:`~agentmsg.parsing.Parsed` as Forge's parser gives. ``docs/dialects.md`` states the rules
+of every dialect.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
+
+from . import _core
+from ._core import ToolCallHeader
+from .blocks import ToolUseBlock
+from .errors import MessageTypeError
+from .parsing import Parsed, TextDelta, ThinkingDelta, ToolCallDelta
+
+__all__ = [
+    "DIALECTS",
+    "parse",
+    "parse_many",
+    "parse_tool_calls",
+    "StreamParser",
+    "ToolCallHeader",
+    "openai_deltas",
+]
+
+#: Every dialect name with the models that write it (``forge`` is :mod:`agentmsg.parsing`'s own).
+DIALECTS: Dict[str, str] = {
+    "forge": "Forge's <tool>{\"tool_name\", \"arguments\"}</tool> with <think> tags and bracket lines",
+    "hermes": "<tool_call>{\"name\", \"arguments\"}</tool_call> and <think>: Hermes 2 Pro, Qwen 2.5, Qwen 3 and their fine-tunes",
+    "qwen3_coder": "<tool_call><function=NAME><parameter=KEY>value</parameter></function></tool_call> and <think>: Qwen3-Coder, Qwen 3.5",
+    "gpt_oss": "OpenAI Harmony channels (analysis, commentary to=functions.NAME, final): gpt-oss",
+}
+
+assert list(DIALECTS)[1:] == list(_core.dialect_names()), "DIALECTS must list the core's dialects"
+
+
+def _tools_json(tools: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:
+    """The JSON text of OpenAI tool definitions for the core, or None."""
+    if tools is None:
+        return None
+    if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
+        raise MessageTypeError(f"tools must be a list of tool definitions, not {type(tools).__name__}")
+    try:
+        return json.dumps(list(tools))
+    except (TypeError, ValueError) as error:
+        raise MessageTypeError(f"tools must be JSON data: {error}") from None
+
+
+def parse(
+    text: str,
+    *,
+    dialect: str,
+    start_in_thinking: Optional[bool] = None,
+    tools: Optional[Sequence[Mapping[str, Any]]] = None,
+) -> Parsed:
+    """Parses a model reply written in ``dialect`` (``"hermes"``, ``"qwen3_coder"``, ``"gpt_oss"``).
+
+    Tool calls become ``tool_calls`` (ids are ``call_`` + 16 hex digits, from the call's place
+    and name); bad or cut-off calls become ``errors`` with their raw text; reasoning becomes
+    ``thinking``; the rest is ``text`` (each run stripped, runs joined with ``"\\n"``).
+    ``start_in_thinking``: the reply starts inside ``<think>`` (the prompt wrote the tag);
+    ``None`` detects it (the first thinking tag is ``</think>``). ``tools``: OpenAI tool
+    definitions; qwen3_coder values are converted to their schema type (a value that does not
+    convert stays a string and is named in the call's ``metadata["schema_errors"]``), and a call
+    to a tool not listed is kept with ``metadata["unknown_tool"] = True``.
+
+    >>> from agentmsg import dialects
+    >>> p = dialects.parse("<tool_call>\\n<function=add>\\n<parameter=a>\\n2\\n</parameter>\\n</function>\\n</tool_call>",
+    ...           dialect="qwen3_coder", tools=[{"type": "function", "function": {"name": "add",
+    ...           "parameters": {"properties": {"a": {"type": "integer"}}}}}])
+    >>> p.tool_calls[0].input
+    {'a': 2}
+    >>> dialects.parse("<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>final<|message|>Hi!",
+    ...       dialect="gpt_oss").text
+    'Hi!'
+    """
+    return _core.parse_dialect(
+        text, dialect=dialect, start_in_thinking=start_in_thinking, tools_json=_tools_json(tools)
+    )
+
+
+def parse_many(
+    texts: Iterable[str],
+    *,
+    dialect: str,
+    start_in_thinking: Optional[bool] = None,
+    tools: Optional[Sequence[Mapping[str, Any]]] = None,
+) -> List[Parsed]:
+    """Parses many replies in one call, in parallel with the GIL released; rules of :func:`parse`.
+
+    >>> from agentmsg import dialects
+    >>> [p.text for p in dialects.parse_many(["a<think>b</think>", "c"], dialect="hermes")]
+    ['a', 'c']
+    """
+    return _core.parse_dialect_many(
+        texts, dialect=dialect, start_in_thinking=start_in_thinking, tools_json=_tools_json(tools)
+    )
+
+
+def parse_tool_calls(text: str, **options: Any) -> List[ToolUseBlock]:
+    """The good tool calls of ``text`` (``parse(text, **options).tool_calls``).
+
+    >>> from agentmsg import dialects
+    >>> dialects.parse_tool_calls('<tool_call>{"name": "f", "arguments": {}}</tool_call>', dialect="hermes")[0].name
+    'f'
+    """
+    return parse(text, **options).tool_calls
+
+
+class StreamParser(_core.DialectStreamParser):
+    """Incremental parser of a streamed reply in one dialect; same rules as :func:`parse`, except
+    ``start_in_thinking`` is explicit (default False: a stream cannot look ahead).
+
+    ``feed(chunk)`` returns the events the chunk completes: ``TextDelta``, ``ThinkingDelta``,
+    ``ThinkingEnd``, :class:`ToolCallHeader` (as soon as a call's name is complete),
+    ``ToolCallDelta`` (argument text; a call's fragments joined are its arguments as compact
+    JSON) and ``ToolCallEnd``. ``finish()`` flushes what was held back and reports a cut-off
+    call or reasoning block; ``result()`` is the :class:`~agentmsg.parsing.Parsed` of the stream.
+
+    >>> from agentmsg.dialects import StreamParser
+    >>> p = StreamParser(dialect="hermes")
+    >>> events = p.feed('<tool_call>{"name": "f", "argu') + p.feed('ments": {"a": [1, 2]}}</tool_call>')
+    >>> [type(e).__name__ for e in events]
+    ['ToolCallHeader', 'ToolCallDelta', 'ToolCallEnd']
+    >>> events[1].fragment
+    '{"a":[1,2]}'
+    >>> p.finish(), p.result().tool_calls[0].input
+    ([], {'a': [1, 2]})
+    """
+
+    def __new__(
+        cls,
+        *,
+        dialect: str,
+        start_in_thinking: Optional[bool] = None,
+        tools: Optional[Sequence[Mapping[str, Any]]] = None,
+    ) -> "StreamParser":
+        return super().__new__(
+            cls, dialect=dialect, start_in_thinking=start_in_thinking, tools_json=_tools_json(tools)
+        )
+
+
+def openai_deltas(events: Iterable[object]) -> List[Dict[str, Any]]:
+    """The ``delta`` dicts of OpenAI Chat Completions chunks for parser events, in order.
+
+    Text becomes ``content``, thinking ``reasoning_content``, a :class:`ToolCallHeader` the first
+    ``tool_calls`` entry of its call (``index``, ``id``, ``type``, ``function.name``, empty
+    ``function.arguments``) and each ``ToolCallDelta`` an entry with the next ``arguments``
+    fragment. ``ThinkingEnd`` and ``ToolCallEnd`` add nothing. ``index`` is the parser's call
+    index (it counts bad calls too, so a bad call leaves a gap).
+
+    >>> from agentmsg.dialects import ToolCallHeader, openai_deltas
+    >>> openai_deltas([ToolCallHeader(0, "call_1", "f"), ToolCallDelta(0, '{"a":1}')])[1]
+    {'tool_calls': [{'index': 0, 'function': {'arguments': '{"a":1}'}}]}
+    """
+    deltas: List[Dict[str, Any]] = []
+    for event in events:
+        if isinstance(event, TextDelta):
+            deltas.append({"content": event.text})
+        elif isinstance(event, ThinkingDelta):
+            deltas.append({"reasoning_content": event.text})
+        elif isinstance(event, ToolCallHeader):
+            call = {"index": event.index, "id": event.id, "type": "function",
+                    "function": {"name": event.name, "arguments": ""}}
+            deltas.append({"tool_calls": [call]})
+        elif isinstance(event, ToolCallDelta):
+            deltas.append({"tool_calls": [{"index": event.index, "function": {"arguments": event.fragment}}]})
+    return deltas

@@ -1,0 +1,213 @@
+//! gpt_oss: OpenAI's Harmony format.
+//!
+//! A reply is a sequence of messages. A message starts with a header (`<|start|>` or
+//! `<|channel|>`, then e.g. `assistant<|channel|>commentary to=functions.get_weather
+//! <|constrain|>json`) that ends at `<|message|>`; its content ends at `<|end|>`, `<|call|>` or
+//! `<|return|>`, at the next header, or at the end of the text (servers strip the final stop
+//! token). The header's channel and recipient decide what the content is: a recipient
+//! (`to=NAME`) makes it a tool call whose arguments are the JSON object of the content (the
+//! name is NAME without a leading `functions.`); else channel `analysis` is reasoning, and
+//! every other channel (`final`, a `commentary` preamble) is visible text. Text outside any
+//! message is visible text. Harmony's markers are special tokens: they are always structure,
+//! except inside a tool call's JSON strings, where they are argument text.
+
+use super::json_call::{JsonCall, JsonShape};
+use super::scan::{find_marker, match_at, Found};
+use super::{Core, Flow, Input, OpenCall, Payload};
+
+const START: &[u8] = b"<|start|>";
+const CHANNEL: &[u8] = b"<|channel|>";
+const MESSAGE: &[u8] = b"<|message|>";
+const END: &[u8] = b"<|end|>";
+const CALL: &[u8] = b"<|call|>";
+const RETURN: &[u8] = b"<|return|>";
+/// What ends a message's content; the first three are part of the message, the others open the next.
+const CONTENT_ENDS: &[&[u8]] = &[END, CALL, RETURN, START, CHANNEL];
+
+#[derive(Clone, Debug)]
+enum State {
+    /// Outside a message.
+    Text,
+    Header { start: usize, start_chars: usize, held: Vec<u8> },
+    Content { thinking: bool },
+    Call(OpenCall),
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct HarmonyMachine {
+    pub core: Core,
+    state: State,
+}
+
+/// The word after `prefix` in a header (up to a blank or `<`).
+fn header_word<'h>(header: &'h [u8], prefix: &[u8]) -> Option<&'h [u8]> {
+    let at = memchr::memmem::rfind(header, prefix)? + prefix.len();
+    let rest = &header[at..];
+    let end = rest.iter().position(|b| b.is_ascii_whitespace() || *b == b'<').unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+impl HarmonyMachine {
+    pub fn new(core: Core) -> Self {
+        Self { core, state: State::Text }
+    }
+
+    pub fn run(&mut self, data: &[u8], clock: &mut crate::parse::chars::CharClock, at_end: bool) -> usize {
+        let mut input = Input { data, clock, at_end };
+        let mut i = 0;
+        while i < data.len() {
+            let flow = match self.state {
+                State::Text | State::Content { .. } => self.content(&mut input, i),
+                State::Header { .. } => self.header(&input, i),
+                State::Call(_) => self.call(&mut input, i),
+            };
+            match flow {
+                Flow::Continue(n) => i = n,
+                Flow::Wait(n) => return n,
+            }
+        }
+        i
+    }
+
+    /// Text outside messages and the content of text and reasoning messages.
+    fn content(&mut self, input: &mut Input, i: usize) -> Flow {
+        let data = input.data;
+        let thinking = matches!(self.state, State::Content { thinking: true });
+        let found = input.settle(find_marker(data, i, CONTENT_ENDS));
+        let until = match found {
+            Found::Marker { at, .. } | Found::Partial { at } => at,
+            Found::None => data.len(),
+        };
+        if thinking {
+            self.core.out.thinking(&data[i..until], input.abs(i));
+        } else {
+            self.core.out.text(&data[i..until], input.abs(i));
+        }
+        match found {
+            Found::Marker { at, which } => {
+                if thinking {
+                    self.core.out.end_thinking(true);
+                }
+                let marker = CONTENT_ENDS[which];
+                if marker == START || marker == CHANNEL {
+                    self.open_header(input, at, marker);
+                } else {
+                    // The marker is left out of the text, so the text run ends here.
+                    self.core.out.end_text();
+                    self.state = State::Text;
+                }
+                Flow::Continue(at + marker.len())
+            }
+            Found::Partial { at } => Flow::Wait(at),
+            Found::None => Flow::Continue(data.len()),
+        }
+    }
+
+    fn open_header(&mut self, input: &mut Input, at: usize, marker: &[u8]) {
+        let (start, start_chars) = input.at(at);
+        self.core.out.end_text();
+        self.state = State::Header { start, start_chars, held: marker.to_vec() };
+    }
+
+    fn header(&mut self, input: &Input, i: usize) -> Flow {
+        let data = input.data;
+        let State::Header { held, .. } = &mut self.state else { return Flow::Wait(i) };
+        let found = input.settle(find_marker(data, i, &[MESSAGE]));
+        let until = match found {
+            Found::Marker { at, .. } | Found::Partial { at } => at,
+            Found::None => data.len(),
+        };
+        held.extend_from_slice(&data[i..until]);
+        match found {
+            Found::Marker { at, .. } => {
+                held.extend_from_slice(MESSAGE);
+                self.open_message();
+                Flow::Continue(at + MESSAGE.len())
+            }
+            Found::Partial { at } => Flow::Wait(at),
+            Found::None => Flow::Continue(data.len()),
+        }
+    }
+
+    /// The header is complete: what its channel and recipient make of the content.
+    fn open_message(&mut self) {
+        let State::Header { start, start_chars, held } = std::mem::replace(&mut self.state, State::Text) else {
+            return;
+        };
+        if let Some(recipient) = header_word(&held, b" to=").or_else(|| header_word(&held, b">to=")) {
+            let name = recipient.strip_prefix(b"functions.").unwrap_or(recipient);
+            let name = std::str::from_utf8(name).ok().filter(|n| !n.is_empty()).map(str::to_owned);
+            let mut call =
+                self.core.open_call(start, start_chars, held, Payload::Json(JsonCall::new(JsonShape::Arguments)));
+            if let Some(name) = name {
+                self.core.start_call(&mut call, &name);
+            }
+            self.state = State::Call(call);
+            return;
+        }
+        let thinking = header_word(&held, CHANNEL) == Some(b"analysis");
+        if thinking {
+            self.core.out.begin_thinking();
+        }
+        self.state = State::Content { thinking };
+    }
+
+    fn call(&mut self, input: &mut Input, mut i: usize) -> Flow {
+        let data = input.data;
+        let State::Call(call) = &mut self.state else { return Flow::Wait(i) };
+        let Payload::Json(json) = &mut call.payload else { return Flow::Wait(i) };
+        loop {
+            let stop = json.scan(data, i);
+            call.raw.extend_from_slice(&data[i..stop]);
+            i = stop;
+            if i == data.len() {
+                self.core.progress(call);
+                return Flow::Continue(i);
+            }
+            match input.settle(match_at(data, i, CONTENT_ENDS)) {
+                Found::Marker { which, .. } => {
+                    let marker = CONTENT_ENDS[which];
+                    let State::Call(call) = std::mem::replace(&mut self.state, State::Text) else {
+                        return Flow::Wait(i);
+                    };
+                    let mut call = call;
+                    if marker == START || marker == CHANNEL {
+                        self.core.end_call(call);
+                        self.open_header(input, i, marker);
+                    } else {
+                        call.raw.extend_from_slice(marker);
+                        self.core.end_call(call);
+                    }
+                    return Flow::Continue(i + marker.len());
+                }
+                Found::Partial { .. } => {
+                    self.core.progress(call);
+                    return Flow::Wait(i);
+                }
+                Found::None => {
+                    json.push_byte(b'<');
+                    call.raw.push(b'<');
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    /// The end of the text ends the open message (its stop token is usually stripped).
+    pub fn finish(&mut self) {
+        match std::mem::replace(&mut self.state, State::Text) {
+            State::Text | State::Content { thinking: false } => {}
+            State::Content { thinking: true } => self.core.out.end_thinking(false),
+            // A header without its message: nothing to classify; its text is kept as text.
+            State::Header { start, held, .. } => self.core.out.text(&held, start),
+            State::Call(call) => {
+                let complete = matches!(&call.payload, Payload::Json(json) if json.closed);
+                if complete {
+                    self.core.end_call(call);
+                } else {
+                    self.core.cut_off(call, "a tool call's arguments");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! Binding of the model dialects: `parse_dialect`, `parse_dialect_many`, `DialectStreamParser`
+//! and the `ToolCallHeader` event. Results and the other events are the classes of `parse`.
+
+use std::sync::Arc;
+
+use agentmsg_core::parse::dialect::{self as core_dialect, Dialect, DialectEvent, DialectMachine, DialectOptions, Tools};
+use agentmsg_core::parse::{Document, Event, StartThinking};
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
+use pyo3::IntoPyObjectExt;
+
+use crate::errors::agentmsg_error;
+use crate::parse::{
+    as_text, option, parse_issue, parsed, py_str, text_bytes, tool_use_block, CallStrs, GcPause, TextDelta, ThinkingDelta,
+    ThinkingEnd, ToolCallDelta, ToolCallEnd,
+};
+use crate::pystr::extract_texts;
+
+/// The options from the keyword arguments; `start_in_thinking` None means "detect" for whole
+/// text and "no" for a stream (`start_default`).
+fn dialect_options(
+    py: Python<'_>,
+    dialect: &Bound<'_, PyAny>,
+    start_in_thinking: Option<&Bound<'_, PyAny>>,
+    tools_json: Option<&Bound<'_, PyAny>>,
+    start_default: StartThinking,
+) -> PyResult<DialectOptions> {
+    let name: String = option(py, Some(dialect), "dialect", "a str", String::new())?;
+    let dialect = Dialect::from_name(&name).ok_or_else(|| {
+        let valid: Vec<&str> = Dialect::ALL.iter().map(|(n, _)| *n).collect();
+        agentmsg_error(py, "MessageError", format!("unknown dialect '{name}'; valid: {}", valid.join(", ")))
+    })?;
+    let start_in_thinking = match start_in_thinking {
+        Some(value) if !value.is_none() => {
+            if option(py, Some(value), "start_in_thinking", "a bool or None", false)? {
+                StartThinking::Yes
+            } else {
+                StartThinking::No
+            }
+        }
+        _ => start_default,
+    };
+    let tools = match tools_json {
+        Some(value) if !value.is_none() => {
+            let text: String = option(py, Some(value), "tools_json", "a str", String::new())?;
+            let tools = Tools::from_json(text.as_bytes())
+                .map_err(|e| agentmsg_error(py, "MessageError", format!("invalid tools: {e}")))?;
+            Some(Arc::new(tools))
+        }
+        _ => None,
+    };
+    Ok(DialectOptions { dialect, start_in_thinking, tools })
+}
+
+/// Parses one text in a dialect into a `Parsed` (see `agentmsg.dialects.parse`).
+#[pyfunction]
+#[pyo3(signature = (text, *, dialect, start_in_thinking = None, tools_json = None))]
+fn parse_dialect<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyAny>,
+    dialect: &Bound<'py, PyAny>,
+    start_in_thinking: Option<&Bound<'py, PyAny>>,
+    tools_json: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let options = dialect_options(py, dialect, start_in_thinking, tools_json, StartThinking::Detect)?;
+    let text = as_text(py, text, "text")?;
+    let bytes = text_bytes(text)?;
+    let doc = if bytes.len() > 1 << 20 {
+        py.detach(|| core_dialect::parse(&bytes, &options))
+    } else {
+        core_dialect::parse(&bytes, &options)
+    };
+    parsed(py, &doc)
+}
+
+/// Parses many texts in a dialect in parallel with the GIL released.
+#[pyfunction]
+#[pyo3(signature = (texts, *, dialect, start_in_thinking = None, tools_json = None))]
+fn parse_dialect_many<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyAny>,
+    dialect: &Bound<'py, PyAny>,
+    start_in_thinking: Option<&Bound<'py, PyAny>>,
+    tools_json: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let options = dialect_options(py, dialect, start_in_thinking, tools_json, StartThinking::Detect)?;
+    let strings = extract_texts(py, texts, "texts")?;
+    let bytes = strings.iter().map(|s| text_bytes(s)).collect::<PyResult<Vec<_>>>()?;
+    let docs = py.detach(|| core_dialect::parse_many(&bytes, &options));
+    let out = PyList::empty(py);
+    let _paused = GcPause::new(py);
+    for doc in &docs {
+        out.append(parsed(py, doc)?)?;
+    }
+    Ok(out)
+}
+
+/// A tool call's name is complete: call ``index`` has this ``id`` and ``name``; its arguments
+/// follow as ``ToolCallDelta`` fragments, and ``ToolCallEnd`` closes it.
+///
+/// >>> ToolCallHeader(0, "call_1", "get_weather").name
+/// 'get_weather'
+#[pyclass(frozen, get_all, module = "agentmsg")]
+pub struct ToolCallHeader {
+    index: usize,
+    id: Py<PyString>,
+    name: Py<PyString>,
+}
+
+#[pymethods]
+impl ToolCallHeader {
+    #[new]
+    fn new(index: usize, id: Py<PyString>, name: Py<PyString>) -> Self {
+        Self { index, id, name }
+    }
+
+    #[classattr]
+    fn __match_args__() -> (&'static str, &'static str, &'static str) {
+        ("index", "id", "name")
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "ToolCallHeader(index={}, id={}, name={})",
+            self.index,
+            self.id.bind(py).repr()?,
+            self.name.bind(py).repr()?
+        ))
+    }
+
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(other) = other.cast::<ToolCallHeader>() else { return Ok(false) };
+        let other = other.get();
+        Ok(self.index == other.index
+            && self.id.bind(py).as_any().eq(other.id.bind(py))?
+            && self.name.bind(py).as_any().eq(other.name.bind(py))?)
+    }
+}
+
+/// Incremental parser of streamed text in one dialect (see `agentmsg.dialects.StreamParser`).
+#[pyclass(subclass, module = "agentmsg")]
+pub struct DialectStreamParser {
+    machine: DialectMachine,
+    /// The text run the last text delta belonged to.
+    text_block: Option<usize>,
+    buffer: Vec<DialectEvent>,
+    /// Every event of the current stream, adjacent text pieces merged, for `result()`.
+    log: Vec<Event>,
+    /// The last stream finished: the next `feed` starts a new one.
+    finished: bool,
+}
+
+#[pymethods]
+impl DialectStreamParser {
+    #[new]
+    #[pyo3(signature = (*, dialect, start_in_thinking = None, tools_json = None))]
+    fn new(
+        py: Python<'_>,
+        dialect: &Bound<'_, PyAny>,
+        start_in_thinking: Option<&Bound<'_, PyAny>>,
+        tools_json: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let options = dialect_options(py, dialect, start_in_thinking, tools_json, StartThinking::No)?;
+        Ok(Self {
+            machine: DialectMachine::new(options),
+            text_block: None,
+            buffer: Vec::new(),
+            log: Vec::new(),
+            finished: false,
+        })
+    }
+
+    /// Reads the next chunk; returns the events it completes.
+    fn feed<'py>(&mut self, py: Python<'py>, chunk: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let chunk = as_text(py, chunk, "chunk")?;
+        let bytes = text_bytes(chunk)?;
+        if std::mem::take(&mut self.finished) {
+            self.log.clear();
+        }
+        let mut events = std::mem::take(&mut self.buffer);
+        self.machine.feed_into(&bytes, &mut events);
+        let list = self.events(py, &mut events, Some((chunk, &bytes)));
+        self.buffer = events;
+        list
+    }
+
+    /// Ends the stream; returns the last events.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut events = self.machine.finish();
+        let list = self.events(py, &mut events, None);
+        self.text_block = None;
+        self.finished = true;
+        list
+    }
+
+    /// The ``Parsed`` of the stream so far (after ``finish()``: of the whole stream).
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        parsed(py, &Document::from_events(self.log.iter().cloned()))
+    }
+}
+
+impl DialectStreamParser {
+    /// Logs an event for `result()`, merging it into the last one when it continues it.
+    fn log(&mut self, event: &Event) {
+        match (self.log.last_mut(), event) {
+            (Some(Event::Text { block: b, text }), Event::Text { block, text: more }) if b == block => {
+                text.extend_from_slice(more)
+            }
+            (Some(Event::Thinking { index: i, text }), Event::Thinking { index, text: more }) if i == index => {
+                text.extend_from_slice(more)
+            }
+            (_, Event::ToolDelta { .. }) => {}
+            _ => self.log.push(event.clone()),
+        }
+    }
+
+    /// The Python events for `events` (left empty). A piece equal to the whole chunk is that str.
+    fn events<'py>(
+        &mut self,
+        py: Python<'py>,
+        events: &mut Vec<DialectEvent>,
+        chunk: Option<(&Bound<'py, PyString>, &[u8])>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let text = |bytes: &[u8]| -> PyResult<Py<PyString>> {
+            match chunk {
+                Some((chunk, chunk_bytes)) if chunk_bytes == bytes => Ok(chunk.clone().unbind()),
+                _ => Ok(py_str(py, bytes)?.unbind()),
+            }
+        };
+        let list = PyList::empty(py);
+        for event in events.drain(..) {
+            let event = match event {
+                DialectEvent::ToolStart { index, id, name } => {
+                    self.log(&Event::ToolStart { index });
+                    let header = ToolCallHeader {
+                        index,
+                        id: PyString::new(py, &id).unbind(),
+                        name: PyString::new(py, &name).unbind(),
+                    };
+                    list.append(Bound::new(py, header)?)?;
+                    continue;
+                }
+                DialectEvent::Event(event) => event,
+            };
+            self.log(&event);
+            let obj: Bound<'py, PyAny> = match event {
+                Event::Text { block, text: bytes } => {
+                    let s = if block > 0 && self.text_block != Some(block) {
+                        let mut joined = Vec::with_capacity(bytes.len() + 1);
+                        joined.push(b'\n');
+                        joined.extend_from_slice(&bytes);
+                        py_str(py, &joined)?.unbind()
+                    } else {
+                        text(&bytes)?
+                    };
+                    self.text_block = Some(block);
+                    Bound::new(py, TextDelta { text: s })?.into_any()
+                }
+                Event::Thinking { index, text: bytes } => {
+                    Bound::new(py, ThinkingDelta { index, text: text(&bytes)? })?.into_any()
+                }
+                Event::ThinkingEnd { index, complete } => Bound::new(py, ThinkingEnd { index, complete })?.into_any(),
+                Event::ToolDelta { index, fragment } => {
+                    Bound::new(py, ToolCallDelta { index, fragment: text(&fragment)? })?.into_any()
+                }
+                Event::ToolEnd { index, result } => {
+                    let (call, error) = match result {
+                        Ok(call) => (tool_use_block(py, &call, &mut CallStrs::new())?.unbind(), py.None()),
+                        Err(issue) => (py.None(), parse_issue(py, &issue, &mut CallStrs::new())?.unbind()),
+                    };
+                    Bound::new(py, ToolCallEnd { index, call, error })?.into_any()
+                }
+                // A stream machine reports copies, never spans; a bare start never leaves the core.
+                Event::TextSpan { .. } | Event::ThinkingSpan { .. } | Event::ToolStart { .. } => continue,
+            };
+            list.append(obj)?;
+        }
+        Ok(list)
+    }
+}
+
+/// The dialect names with the model families that use them, for `agentmsg.DIALECTS`.
+#[pyfunction]
+fn dialect_names(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    Dialect::ALL.iter().map(|(name, _)| *name).collect::<Vec<_>>().into_bound_py_any(py)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(parse_dialect, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_dialect_many, m)?)?;
+    m.add_function(wrap_pyfunction!(dialect_names, m)?)?;
+    m.add_class::<DialectStreamParser>()?;
+    m.add_class::<ToolCallHeader>()?;
+    Ok(())
+}
