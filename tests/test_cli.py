@@ -30,7 +30,7 @@ assistant          4          82          153
 tool               2          33           27
 total              9         194          211
 tool calls: 2, tool results: 2
-exact prompt tokens as an OpenAI chat request: 139 (o200k_base), 140 (cl100k_base)
+exact prompt tokens as an OpenAI chat request: 135 (o200k_base), 136 (cl100k_base)
 """
 
 
@@ -201,8 +201,8 @@ def test_workbench_json_to_stdout_replaces_the_table(capsys):
 
 
 def test_an_unknown_model_is_an_encoding_error():
-    from agentmsg.cli import encoding_for_model
+    from agentmsg.encoding import resolve_encoding
 
     with pytest.raises(agentmsg.EncodingError) as caught:
-        encoding_for_model("llama-3")
+        resolve_encoding("llama-3")
     assert isinstance(caught.value, ValueError)

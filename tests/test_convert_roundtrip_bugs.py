@@ -100,12 +100,11 @@ def test_wolo_warns_when_a_message_between_a_call_and_its_result_moves():
 # -- OpenAI ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
-def test_to_openai_refuses_arguments_that_are_not_json(value):
-    chat = [Message.assistant(tool_calls=[ToolUseBlock("c1", "f", {"x": value})])]
-    with pytest.raises(ConversionError, match=r"^messages\[0\] tool call 'c1'\.input is not valid JSON: "):
-        agentmsg.to_openai(chat)
-    with pytest.raises(ConversionError, match=r"^messages\[0\] tool call 'c1'\.input is not valid JSON: "):
-        agentmsg.to_anthropic(chat)
+def test_arguments_that_are_not_json_never_reach_a_request(value):
+    """NaN and infinities are not JSON: a tool call holding one is refused when it is built, so
+    `to_openai` can never write `{"x": NaN}` into `arguments` (providers reject it)."""
+    with pytest.raises(agentmsg.MessageError, match=r"^ToolUseBlock\.input\['x'\] is -?(nan|inf), which JSON cannot carry"):
+        ToolUseBlock("c1", "f", {"x": value})
 
 
 def test_arguments_written_are_always_valid_json():

@@ -37,38 +37,28 @@ from .convert import (
 from .errors import AgentMsgError, EncodingError
 from .memory import trim
 from .message import Message, Role
+from ._checks import describe
+from .encoding import resolve_encoding
 from .parsing import StreamParser, parse
 from .tokens import ENCODINGS, count_message_tokens
 from .transcripts import TRANSCRIPT_FORMATS, Transcript, TranscriptError, iter_transcripts
 from .workbench import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, builtin_strategies, progress_bar, run_workbench
 
-__all__ = ["main", "load_sample", "encoding_for_model"]
+__all__ = ["main", "load_sample"]
 
 # The exact encodings the summary reports (OpenAI chat format, see agentmsg.count_message_tokens).
 EXACT_ENCODINGS = ("o200k_base", "cl100k_base")
 
 SAMPLE = "sample_transcript.json"
 
-# Model name prefixes and their encodings (tiktoken's table, newest families first).
-_MODEL_ENCODINGS = (
-    ("gpt-4o", "o200k_base"), ("gpt-4.1", "o200k_base"), ("gpt-4.5", "o200k_base"), ("gpt-5", "o200k_base"),
-    ("o1", "o200k_base"), ("o3", "o200k_base"), ("o4", "o200k_base"), ("chatgpt-4o", "o200k_base"),
-    ("gpt-oss", "o200k_base"), ("gpt-4", "cl100k_base"), ("gpt-3.5", "cl100k_base"),
-    ("text-embedding-3", "cl100k_base"), ("text-embedding-ada-002", "cl100k_base"),
-)
-
-
-def encoding_for_model(model: str) -> str:
-    """The token encoding of an OpenAI model name (by family prefix, as tiktoken maps them).
-
-    >>> (encoding_for_model("gpt-4o-mini"), encoding_for_model("gpt-4-turbo"))
-    ('o200k_base', 'cl100k_base')
-    """
-    for prefix, encoding in _MODEL_ENCODINGS:
-        if model == prefix or model.startswith(prefix + "-") or model.startswith(prefix + "."):
-            return encoding
-    known = ", ".join(sorted({p for p, _ in _MODEL_ENCODINGS}))
-    raise EncodingError(f"unknown model {model!r}: give --encoding, or a model of these families: {known}")
+def _model_encoding(model: str) -> str:
+    """The encoding of ``--model``, as tiktoken maps model names (:func:`agentmsg.encoding_for_model`)."""
+    try:
+        return resolve_encoding(model)
+    except EncodingError:
+        raise EncodingError(
+            f"unknown model {describe(model)}: give --encoding, or a model name tiktoken maps to an encoding"
+        ) from None
 
 
 def load_sample() -> List[Message]:
@@ -206,7 +196,7 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def _count(args: argparse.Namespace) -> int:
-    encoding = encoding_for_model(args.model) if args.model else args.encoding
+    encoding = _model_encoding(args.model) if args.model else args.encoding
     total = conversations = 0
     for transcript in _transcripts(args.files, args.format):
         tokens = count_message_tokens(transcript.messages, encoding=encoding)
