@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable, List, NamedTuple, Optional, Tuple
+from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from . import _core
 from ._core import (
-    StreamParser,
     TextDelta,
     ThinkingDelta,
     ThinkingEnd,
@@ -100,8 +99,16 @@ def parse(
     code_fences: bool = True,
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
+    dialect: str = "forge",
+    tools: Optional[Sequence[Mapping[str, Any]]] = None,
 ) -> Parsed:
     """Parses model text into thinking, visible text and tool calls.
+
+    **Dialect.** ``dialect`` names how the model writes calls and reasoning (``agentmsg.DIALECTS``
+    lists them; see :mod:`agentmsg.dialects` and docs/dialects.md). The rules below are those of
+    ``"forge"``, the default; another dialect takes ``start_in_thinking`` and ``tools`` (OpenAI
+    tool definitions, which type the values of dialects that write them as text) and no other
+    option.
 
     **Tool calls.** ``<tool>`` opens a call anywhere outside a code fence, a thinking block or
     another call. The payload ends at the first ``</tool>`` that is not inside a JSON string
@@ -164,6 +171,11 @@ def parse(
     >>> [e.kind for e in parse("<tool></tool>" * 1000, max_calls=2).errors]
     ['invalid_json', 'invalid_json', 'too_many_calls']
     """
+    if dialect != "forge":
+        _check_dialect_options(dialect, thinking, tool_format, code_fences, max_calls)
+        from . import dialects
+
+        return dialects.parse(text, dialect=dialect, start_in_thinking=start_in_thinking, tools=tools)
     if not isinstance(text, str):
         raise MessageTypeError(f"text must be a str, not {type_name(text)}")
     if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
@@ -186,13 +198,22 @@ def parse_many(
     code_fences: bool = True,
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
+    dialect: str = "forge",
+    tools: Optional[Sequence[Mapping[str, Any]]] = None,
 ) -> List[Parsed]:
     """Parses many texts in one call, in parallel, with the GIL released; same rules as :func:`parse`
     (``max_calls`` applies to each text).
 
     >>> [p.text for p in parse_many(["[hm]\\na", "b"])]
     ['a', 'b']
+    >>> [p.tool_calls[0].name for p in parse_many(['<tool_call>{"name": "f", "arguments": {}}</tool_call>'], dialect="hermes")]
+    ['f']
     """
+    if dialect != "forge":
+        _check_dialect_options(dialect, thinking, tool_format, code_fences, max_calls)
+        from . import dialects
+
+        return dialects.parse_many(texts, dialect=dialect, start_in_thinking=start_in_thinking, tools=tools)
     if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
         _check_mode_names(thinking, tool_format)
     return _core.parse_many(
@@ -209,6 +230,62 @@ def parse_many(
 # briefly: the core's message would quote it whole, or fail to encode a lone surrogate in it.
 _THINKING_MODES = ("auto", "tags", "brackets", "none", None)
 _TOOL_FORMATS = ("auto", "json", "xml", None)
+
+
+def _check_dialect_options(
+    dialect: object, thinking: object, tool_format: object, code_fences: object, max_calls: object
+) -> None:
+    """A dialect other than Forge's has its own syntax: the Forge options do not apply to it."""
+    from .dialects import DIALECTS
+
+    if not isinstance(dialect, str) or dialect not in DIALECTS:
+        raise MessageError(f"unknown dialect {describe(dialect)}; known dialects: {', '.join(DIALECTS)}")
+    given = [name for name, value, default in (
+        ("thinking", thinking, "auto"), ("tool_format", tool_format, "auto"),
+        ("code_fences", code_fences, True), ("max_calls", max_calls, None),
+    ) if value != default]
+    if given:
+        raise MessageError(f"{', '.join(given)}: an option of the forge dialect only, not of {dialect!r}")
+
+
+class StreamParser(_core.StreamParser):
+    """Incremental parser of streamed model text: :func:`parse`'s rules, chunk by chunk.
+
+    ``StreamParser(**options)`` reads Forge's dialect with :func:`parse`'s options (except that
+    ``start_in_thinking`` defaults to False: a stream cannot look ahead);
+    ``StreamParser(dialect=..., tools=...)`` gives the parser of another dialect
+    (:class:`agentmsg.dialects.StreamParser`). ``feed(chunk)`` returns the events the chunk
+    completes, ``finish()`` the last ones; the events joined give what :func:`parse` gives for
+    the whole text.
+
+    >>> p = StreamParser()
+    >>> p.feed("Hi <thi") + p.feed("nk>hmm</think>")
+    [TextDelta(text='Hi'), ThinkingDelta(index=0, text='hmm'), ThinkingEnd(index=0, complete=True)]
+    >>> h = StreamParser(dialect="hermes")
+    >>> [type(e).__name__ for e in h.feed('<tool_call>{"name": "f", "arguments": {}}</tool_call>')]
+    ['ToolCallHeader', 'ToolCallDelta', 'ToolCallEnd']
+    """
+
+    def __new__(
+        cls,
+        *,
+        dialect: str = "forge",
+        tools: Optional[Sequence[Mapping[str, Any]]] = None,
+        **options: Any,
+    ) -> Any:
+        if dialect == "forge":
+            if tools is not None:
+                raise MessageError("tools: an option of the dialects that write values as text, not of 'forge'")
+            return super().__new__(cls, **options)
+        start_in_thinking = options.pop("start_in_thinking", None)
+        defaults = {"thinking": "auto", "tool_format": "auto", "code_fences": True, "max_calls": None}
+        unknown = sorted(set(options) - set(defaults))
+        if unknown:
+            raise MessageTypeError(f"StreamParser got unexpected options: {', '.join(unknown)}")
+        _check_dialect_options(dialect, *(options.get(name, value) for name, value in defaults.items()))
+        from . import dialects
+
+        return dialects.StreamParser(dialect=dialect, start_in_thinking=start_in_thinking, tools=tools)
 
 
 def _check_mode_names(thinking: object, tool_format: object) -> None:

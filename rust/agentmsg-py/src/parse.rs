@@ -579,7 +579,8 @@ event_methods!(ToolCallEnd, index: usize, call: Py<PyAny>, error: Py<PyAny>);
 /// [TextDelta(text='Hi'), ThinkingDelta(index=0, text='hmm'), ThinkingEnd(index=0, complete=True)]
 /// >>> p.finish()
 /// []
-#[pyclass(module = "agentmsg")]
+// `subclass`: `agentmsg.StreamParser` is a Python subclass that picks the dialect's parser.
+#[pyclass(subclass, module = "agentmsg._core")]
 pub struct StreamParser {
     machine: StreamMachine,
     /// The text run the last text delta belonged to.
@@ -620,7 +621,6 @@ impl StreamParser {
         list
     }
 
-    /// Ends the stream; returns the last events.
     /// A stream in progress is not pickled: it belongs to one connection, and a worker that
     /// receives text starts its own parser with the same options.
     fn __reduce__(&self, py: Python<'_>) -> PyResult<()> {
@@ -632,6 +632,7 @@ impl StreamParser {
         ))
     }
 
+    /// Ends the stream; returns the last events.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let mut events = self.machine.finish();
         let list = self.events(py, &mut events, None);
