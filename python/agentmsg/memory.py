@@ -248,6 +248,7 @@ class ConversationMemory:
         on_prune: Optional[Callable[[List[Message]], object]] = None,
     ) -> None:
         self._max_tokens = _check_budget(max_tokens)
+        self._counter_given = counter  # kept for pickling: the TokenCounter wraps it in closures
         self._counter = TokenCounter(counter)
         if not isinstance(keep_system, bool):
             raise MessageTypeError(f"keep_system must be a bool, not {type(keep_system).__name__}")
@@ -603,7 +604,31 @@ class ConversationMemory:
     def __iter__(self) -> Iterator[Message]:
         return iter(self.messages)
 
+    def __reduce__(self) -> Tuple[Any, ...]:
+        """Pickles as its settings and messages (so that process pools and Ray can ship it); the
+        counter, compactor and ``on_prune`` must pickle too (a lambda does not).
+
+        >>> import pickle
+        >>> memory = ConversationMemory(100); memory.add(Message.user("hi"))
+        >>> [m.text for m in pickle.loads(pickle.dumps(memory))]
+        ['hi']
+        """
+        with self._lock:
+            settings = {"counter": self._counter_given, "keep_system": self._keep_system,
+                        "compactor": self._compactor, "on_prune": self._on_prune}
+            return (_restore_memory, (self._max_tokens, settings, self._history(), list(self._pruned)))
+
     def __repr__(self) -> str:
         return (
             f"ConversationMemory({len(self)} messages, {self.total_tokens}/{self._max_tokens} tokens)"
         )
+
+
+def _restore_memory(max_tokens: int, settings: Dict[str, Any], messages: List[Message],
+                    pruned: List[Message]) -> ConversationMemory:
+    """Rebuilds a pickled memory: the messages it held fit its budget (or are its newest, kept
+    over budget), so adding them again, with no compactor or callback yet, keeps them all."""
+    memory = ConversationMemory(max_tokens, counter=settings["counter"], keep_system=settings["keep_system"])
+    memory.extend(messages)
+    memory._compactor, memory._on_prune, memory._pruned = settings["compactor"], settings["on_prune"], pruned
+    return memory
