@@ -1,6 +1,6 @@
 """Pure-Python baselines for parsing model text, written the way agent frameworks do it today.
 
-Whole text: regular expressions plus ``json.loads`` (seed 000's Go code, LangChain-style output
+Whole text: regular expressions plus ``json.loads`` (Forge's Go code, LangChain-style output
 parsers). Streaming: a character-at-a-time state machine that buffers a possible tag and the
 payload of an open call (the way Go and Python agent frameworks stream). Both do the same job as
 ``agentmsg.parse`` / ``agentmsg.StreamParser`` for well-formed input: visible text, thinking

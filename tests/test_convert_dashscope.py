@@ -1,4 +1,4 @@
-"""to_dashscope / from_dashscope: seed 004's role mapping, multimodal items, reasoning, round trips."""
+"""to_dashscope / from_dashscope: AgentScope's role mapping, multimodal items, reasoning, round trips."""
 
 import warnings
 

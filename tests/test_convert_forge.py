@@ -1,4 +1,4 @@
-"""Seed 000: Forge's text format, rendered and parsed back with agentmsg.parse."""
+"""Forge's text format, rendered and parsed back with agentmsg.parse."""
 
 import json
 import warnings

@@ -1,4 +1,4 @@
-"""Seed 004's multi-agent formatter and AgentScope Msg JSON; seed 001's message JSON."""
+"""AgentScope's multi-agent formatter and AgentScope Msg JSON; arcaelas' message JSON."""
 
 import warnings
 
@@ -115,7 +115,7 @@ def test_agentscope_round_trip_is_lossless(messages):
         m.to_dict() for m in messages]
 
 
-# -- seed 001 JSON -------------------------------------------------------------------------------
+# -- arcaelas JSON -------------------------------------------------------------------------------
 
 def test_arcaelas_shape_and_validation():
     data = [{"role": "user", "content": "Hi", "timestamp": "2025-10-12T10:30:45.123Z"},

@@ -1,4 +1,4 @@
-"""Seed 002: Suna db rows, cached blocks and the Bedrock filter."""
+"""Suna db rows, cached blocks and the Bedrock filter."""
 
 import json
 import warnings

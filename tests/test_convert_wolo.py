@@ -1,4 +1,4 @@
-"""Seed 003: Wolo parts both ways and to_llm_messages' rules."""
+"""Wolo parts both ways and to_llm_messages' rules."""
 
 import warnings
 

@@ -1,4 +1,4 @@
-"""Seed 000's token estimate through the Rust core."""
+"""Forge's token estimate through the Rust core."""
 
 import json
 import pathlib
@@ -33,7 +33,7 @@ SEED_CALL = """<tool>
 
 
 def reference(text: str, role: str) -> int:
-    """The seed's Go function, written out in Python."""
+    """Forge's Go function, written out in Python."""
     tokens = len(text.encode("utf-8", "surrogatepass")) // 4
     tokens += 10 if role == "tool" else 4
     if "<tool>" in text:
@@ -48,7 +48,7 @@ def test_seed_000_examples():
         "Please explain the difference between lists and tuples in Python, including their "
         "performance characteristics and common use cases."
     )
-    assert estimate_tokens(Message.user(long)) == 32 + 4  # 130 bytes // 4 = 32 (seed: "~25 + 4")
+    assert estimate_tokens(Message.user(long)) == 32 + 4  # 130 bytes // 4 = 32 (Forge: "~25 + 4")
     assert estimate_tokens(Message.assistant(SEED_CALL)) == len(SEED_CALL) // 4 + 4 + 10
 
 

@@ -171,7 +171,7 @@ def test_metadata_is_copied():
     assert message.metadata == {"a": 1}
 
 
-# -- str() follows seed 001 exactly ---------------------------------------------------------------
+# -- str() follows arcaelas exactly ---------------------------------------------------------------
 
 def test_str_of_seed_001_examples():
     assert str(Message.user("What's the weather?")) == "Message(user): What's the weather?"

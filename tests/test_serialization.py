@@ -1,4 +1,4 @@
-"""to_dict / from_dict / to_json / from_json, in seed 004's shape and seed 001's flat shape."""
+"""to_dict / from_dict / to_json / from_json, in AgentScope's shape and arcaelas' flat shape."""
 
 from datetime import datetime, timezone
 

@@ -158,7 +158,7 @@ def test_generated_messages_invariants(messages):
         counts = message_token_counts(messages, name)
         assert counts == [reference_count(m, name) for m in messages]
         assert sum(counts) + 3 == count_message_tokens(messages, encoding=name)
-    # "estimate" is seed 000's per-message estimate, as agentmsg.estimate computes it.
+    # "estimate" is Forge's per-message estimate, as agentmsg.estimate computes it.
     estimates = message_token_counts(messages, "estimate")
     assert estimates == [estimate_tokens(m) for m in messages]
     assert count_message_tokens(messages, encoding="estimate") == sum(estimates)

@@ -8,7 +8,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 __version__: str
 
-# -- estimate (seed 000) ---------------------------------------------------------------------------
+# -- estimate (Forge) ---------------------------------------------------------------------------
 
 def estimate_tokens(text: str, role: str = "user") -> int:
     """``utf8_bytes // 4`` + role overhead (4; 10 for tool) + 10 if ``text`` contains ``<tool>``."""
@@ -118,13 +118,13 @@ class DialectStreamParser:
     def finish(self) -> List[DialectEvent]: ...
     def result(self) -> Any: ...  # agentmsg.Parsed
 
-# -- tokens (exact counting; issue 4) ---------------------------------------------------------------
+# -- tokens (exact counting; agentmsg.tokens) ----------------------------------------------------------
 
 ENCODING_NAMES: List[str]
 # encoding=None means "o200k_base".
 
 def count_tokens(text: str, encoding: Optional[str] = None) -> int:
-    """``len(tiktoken.get_encoding(encoding).encode_ordinary(text))``; ``"estimate"`` gives seed 000's text formula."""
+    """``len(tiktoken.get_encoding(encoding).encode_ordinary(text))``; ``"estimate"`` gives Forge's text formula."""
 
 def count_tokens_up_to(text: str, limit: int, encoding: Optional[str] = None) -> int:
     """``min(count_tokens(text, encoding), limit + 1)``, stopping at the first piece past ``limit``."""

@@ -1,4 +1,4 @@
-"""Content blocks: the typed pieces a message is made of (seed 004's ContentBlock family).
+"""Content blocks: the typed pieces a message is made of (AgentScope's ContentBlock family).
 
 Every block is a frozen dataclass with a ``type`` tag used in serialization::
 

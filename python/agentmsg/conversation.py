@@ -1,4 +1,4 @@
-"""Helpers over a list of messages (seed 001's usage patterns): filter, count, summarize.
+"""Helpers over a list of messages (arcaelas' usage patterns): filter, count, summarize.
 
     >>> import agentmsg
     >>> chat = [agentmsg.system("Be brief"), agentmsg.user("Hi"), agentmsg.assistant("Hello")]

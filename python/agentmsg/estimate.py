@@ -1,4 +1,4 @@
-"""Seed 000's token estimate, computed in the Rust core.
+"""Forge's token estimate, computed in the Rust core.
 
 ``tokens = utf8_bytes(measured text) // 4 + role overhead (4; 10 for tool) + 10 if it contains "<tool>"``
 
@@ -41,7 +41,7 @@ def _tool_call_json(block: ToolUseBlock) -> str:
 def measured_text(message: Message) -> str:
     """The text the estimate measures for a message: its blocks joined with newlines.
 
-    Text and thinking count as written; a tool call counts as seed 000's payload JSON wrapped in
+    Text and thinking count as written; a tool call counts as Forge's payload JSON wrapped in
     ``<tool>...</tool>`` (so the XML overhead applies, as it does to the same call written in
     text); a tool result counts its output's text; media count only their URL (base64 data is
     not text a model reads as tokens).

@@ -1,4 +1,4 @@
-"""The message model: `Role` and the immutable `Message` (seeds 000, 001, 003 and 004).
+"""The message model: `Role` and the immutable `Message` (Forge, arcaelas, Wolo and AgentScope).
 
     >>> import agentmsg
     >>> str(agentmsg.user("What's the weather?"))
@@ -78,7 +78,7 @@ ContentInput = Union[str, Block, Sequence[Block]]
 # to_json's indent: wider is no use to a reader, and a huge one would only make a huge text.
 _MAX_INDENT = 64
 
-# str(msg) shows at most this many characters of content before cutting (seed 001).
+# str(msg) shows at most this many characters of content before cutting (arcaelas).
 _STR_LIMIT = 50
 _STR_KEEP = 47
 
@@ -227,7 +227,7 @@ class Message:
 
     ``content`` is a tuple of blocks; a plain string becomes one :class:`TextBlock`. A tool
     message holds exactly one :class:`ToolResultBlock` and links to its call by ``tool_id``
-    (seed 000's name-only results give ``name`` instead).
+    (Forge's name-only results give ``name`` instead).
 
     >>> m = Message("user", "Hello world")
     >>> (m.role, m.text, m.length)
@@ -358,7 +358,7 @@ class Message:
         is_error: bool = False,
         **kwargs: Any,
     ) -> "Message":
-        """A tool result, linked to its call by ``tool_id`` (or, seed 000 style, by ``name``).
+        """A tool result, linked to its call by ``tool_id`` (or, Forge style, by ``name``).
 
         >>> str(Message.tool("Result data here", tool_id="weather_001"))
         'Message(tool) [weather_001]: Result data here'
@@ -443,7 +443,7 @@ class Message:
 
     @property
     def length(self) -> int:
-        """Character length of :attr:`text` (seed 001).
+        """Character length of :attr:`text` (arcaelas).
 
         >>> Message.user("Hello world").length
         11
@@ -484,7 +484,7 @@ class Message:
         return Message(role, content, **values)
 
     def to_dict(self) -> Dict[str, Any]:
-        """Plain JSON-ready data in seed 004's shape; optional fields appear only when set.
+        """Plain JSON-ready data in AgentScope's shape; optional fields appear only when set.
 
         >>> d = Message.user("Hi", id="m1", timestamp="2024-01-15T10:30:00Z").to_dict()
         >>> d["content"], d["timestamp"]
@@ -506,7 +506,7 @@ class Message:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Message":
-        """Reads :meth:`to_dict` output, or seed 001's flat shape (``content`` a string).
+        """Reads :meth:`to_dict` output, or arcaelas' flat shape (``content`` a string).
 
         >>> Message.from_dict({"role": "tool", "content": "Data", "tool_id": "calc_123"}).text
         'Data'
@@ -563,7 +563,7 @@ class Message:
 
     @classmethod
     def from_json(cls, text: Union[str, bytes]) -> "Message":
-        """Reads :meth:`to_json` output (or seed 001's JSON); bad JSON names line and column.
+        """Reads :meth:`to_json` output (or arcaelas' JSON); bad JSON names line and column.
 
         >>> Message.from_json('{"role": "user", "content": "Hi"}').text
         'Hi'

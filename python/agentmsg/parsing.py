@@ -307,7 +307,7 @@ def parse_tool_calls(text: str, **options: Any) -> List[ToolUseBlock]:
 
 
 def validate_tool_call(text: str) -> ToolUseBlock:
-    """Checks the tool calls in ``text`` like seed 000's ``ValidateToolCall``; returns the first.
+    """Checks the tool calls in ``text`` like Forge's ``ValidateToolCall``; returns the first.
 
     Raises :class:`~agentmsg.ToolCallError` (a ``ValueError``) for: no ``<tool>`` tag, no
     ``</tool>`` tag, invalid JSON (with line and column in the payload), missing ``tool_name``,
@@ -340,7 +340,7 @@ _RESERVED = ("server_name", "tool_name", "arguments")
 
 
 def format_tool_call(block: ToolUseBlock) -> str:
-    """Renders a tool call in seed 000's text form; :func:`parse` reads it back.
+    """Renders a tool call in Forge's text form; :func:`parse` reads it back.
 
     Metadata keys other than ``server_name``, ``tool_name`` and ``arguments`` are written after
     ``arguments``.
@@ -366,7 +366,7 @@ def format_tool_call(block: ToolUseBlock) -> str:
 
 
 class ToolResultText(NamedTuple):
-    """A tool result read from seed 000's text form by :func:`parse_tool_result`.
+    """A tool result read from Forge's text form by :func:`parse_tool_result`.
 
     >>> ToolResultText("calc", "8", False).name
     'calc'
@@ -381,7 +381,7 @@ _ERROR_PREFIX = "Error: "
 
 
 def format_tool_result(name: str, result: str, is_error: bool = False) -> str:
-    """Renders a tool result as seed 000 does: ``Tool: name\\nresult`` or ``Tool: name\\nError: result``.
+    """Renders a tool result as Forge does: ``Tool: name\\nresult`` or ``Tool: name\\nError: result``.
 
     >>> format_tool_result("calculator", "Result: 8")
     'Tool: calculator\\nResult: 8'

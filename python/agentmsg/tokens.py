@@ -1,7 +1,7 @@
 """Exact token counts, offline, with OpenAI's BPE data embedded in the Rust core.
 
 ``count_tokens(text, encoding)`` equals ``len(tiktoken.get_encoding(encoding).encode_ordinary(text))``
-for ``o200k_base`` and ``cl100k_base``; ``encoding="estimate"`` switches any counter to seed 000's
+for ``o200k_base`` and ``cl100k_base``; ``encoding="estimate"`` switches any counter to Forge's
 heuristic instead. Counting is linear on every input and releases the GIL.
 
     >>> import agentmsg
@@ -38,7 +38,7 @@ __all__ = [
     "acount_message_tokens",
 ]
 
-#: The encodings every counter accepts: OpenAI's two current BPE encodings, and seed 000's estimate.
+#: The encodings every counter accepts: OpenAI's two current BPE encodings, and Forge's estimate.
 ENCODINGS: Tuple[str, ...] = tuple(_core.ENCODING_NAMES)
 
 ChatMessage = Union[Message, Mapping[str, Any]]
@@ -85,7 +85,7 @@ def count_tokens(text: str, encoding: str = "o200k_base") -> int:
     """The number of tokens in ``text``: ``len(enc.encode_ordinary(text))`` for tiktoken's encoding.
 
     Special-token strings such as ``<|endoftext|>`` count as plain text. With
-    ``encoding="estimate"`` it is seed 000's text formula, ``utf8_bytes // 4`` plus 10 if the text
+    ``encoding="estimate"`` it is Forge's text formula, ``utf8_bytes // 4`` plus 10 if the text
     contains ``<tool>`` (the per-message role overhead belongs to message counts).
 
     ``encoding`` is an encoding name or a model name, mapped as tiktoken maps it (every counter
@@ -262,7 +262,7 @@ def _chat_parts(message: ChatMessage, index: int) -> Tuple[str, List[str], Optio
 
 
 def _estimate_parts(message: ChatMessage, index: int) -> Tuple[str, int]:
-    """The measured text and role code seed 000's estimate uses for a message or a dict."""
+    """The measured text and role code Forge's estimate uses for a message or a dict."""
     if isinstance(message, Message):
         return measured_text(message), ROLE_CODES[message.role]
     role, texts, _ = _chat_parts(message, index)
@@ -381,7 +381,7 @@ def count_message_tokens(
     """The prompt tokens of a chat request, by the OpenAI cookbook's rules (see docs/tokens.md).
 
     ``messages`` are :class:`Message` objects or OpenAI-style dicts; ``tools`` are OpenAI tool
-    definitions. With ``encoding="estimate"`` it is the sum of seed 000's per-message estimates
+    definitions. With ``encoding="estimate"`` it is the sum of Forge's per-message estimates
     (plus a quarter of the tools' JSON bytes).
 
     >>> count_message_tokens([{"role": "user", "content": "Hello, world!"}])

@@ -1,4 +1,4 @@
-"""AgentScope ``Msg`` JSON (seed 004), both ways.
+"""AgentScope ``Msg`` JSON, both ways.
 
 ``{"name", "role": "USER"|"ASSISTANT"|"SYSTEM"|"TOOL", "content": [blocks], "metadata", "id",
 "timestamp"}`` with AgentScope's block shapes: ``text``, ``image`` / ``audio`` / ``video``

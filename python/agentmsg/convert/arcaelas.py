@@ -1,4 +1,4 @@
-"""Seed 001's message JSON (``@arcaelas/agent``), both ways.
+"""arcaelas' message JSON (``@arcaelas/agent``), both ways.
 
 ``{"role", "content": str, "tool_id"?, "timestamp"}``: text only, a tool message links to its
 call by ``tool_id``. What it cannot carry, left out with a :class:`ConversionWarning`: tool
@@ -32,12 +32,12 @@ __all__ = ["to_arcaelas", "from_arcaelas"]
 
 
 def _timestamp(message: Message) -> str:
-    # seed 001 shows JavaScript's toISOString(): milliseconds and a Z
+    # arcaelas shows JavaScript's toISOString(): milliseconds and a Z
     return message.timestamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def to_arcaelas(messages: Iterable[Message]) -> List[Dict[str, Any]]:
-    """Converts messages to seed 001's JSON objects (``Message.toJSON()``).
+    """Converts messages to arcaelas' JSON objects (``Message.toJSON()``).
 
     >>> to_arcaelas([Message.user("Hello", timestamp="2025-10-12T10:30:45.123Z")])
     [{'role': 'user', 'content': 'Hello', 'timestamp': '2025-10-12T10:30:45.123Z'}]
@@ -65,7 +65,7 @@ def to_arcaelas(messages: Iterable[Message]) -> List[Dict[str, Any]]:
         data: Dict[str, Any] = {"role": message.role.value, "content": message.text}
         if message.role is Role.TOOL:
             if not message.tool_id:
-                raise ConversionError(f"messages[{index}].tool_id: seed 001 tool messages require tool_id")
+                raise ConversionError(f"messages[{index}].tool_id: arcaelas tool messages require tool_id")
             data["tool_id"] = message.tool_id
         data["timestamp"] = _timestamp(message)
         out.append(data)
@@ -75,11 +75,11 @@ def to_arcaelas(messages: Iterable[Message]) -> List[Dict[str, Any]]:
 
 
 def from_arcaelas(messages: Iterable[Mapping[str, Any]], *, on_orphan: str = "keep") -> List[Message]:
-    """Reads seed 001's JSON objects, with its validation: role required, content a non-empty
+    """Reads arcaelas' JSON objects, with its validation: role required, content a non-empty
     string (a tool result may be empty, as :func:`to_arcaelas` writes a result with no output),
     ``tool_id`` required for tool messages.
 
-    Seed 001 histories carry no tool calls, so every tool result has no call to pair with:
+    arcaelas histories carry no tool calls, so every tool result has no call to pair with:
     ``on_orphan`` defaults to ``"keep"`` here.
 
     >>> [m.tool_id for m in from_arcaelas([{"role": "tool", "content": "Data", "tool_id": "calc_123"}])]

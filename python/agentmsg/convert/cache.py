@@ -1,4 +1,4 @@
-"""Seed 002's cached blocks and the Bedrock filter that must leave them alone.
+"""Suna's cached blocks and the Bedrock filter that must leave them alone.
 
 A cached block is one user message whose single text block holds a whole stretch of
 conversation (``User: ...\\n\\nAssistant: ...\\n\\nTool: ...``) marked with ``cache_control``.
@@ -44,7 +44,7 @@ def _entry(message: Message, index: int) -> str:
 
 
 def format_conversation_for_cache(messages: Iterable[Message]) -> Dict[str, Any]:
-    """Folds messages into one cached user message (seed 002's ``format_conversation_for_cache``).
+    """Folds messages into one cached user message (Suna's ``format_conversation_for_cache``).
 
     Each message becomes ``Label: text`` (labels ``System``, ``User``, ``Assistant``, ``Tool``),
     separated by blank lines. Tool calls appear as ``[tool call name {arguments}]`` and media
@@ -85,7 +85,7 @@ def _text(content: Any) -> str:
 
 
 def filter_for_bedrock(messages: Iterable[Mapping[str, Any]]) -> List[Mapping[str, Any]]:
-    """Drops tool results that no earlier tool call asked for, keeping cached blocks (seed 002).
+    """Drops tool results that no earlier tool call asked for, keeping cached blocks (Suna).
 
     Works on OpenAI-style dicts. Dropped: a ``tool`` message whose ``tool_call_id`` matches no
     earlier assistant ``tool_calls`` id, and a user message that is an embedded tool result

@@ -1,4 +1,4 @@
-"""DashScope (Qwen) messages, both ways, with seed 004's role mapping.
+"""DashScope (Qwen) messages, both ways, with AgentScope's role mapping.
 
 Roles map one to one (SYSTEM -> system, USER -> user, ASSISTANT -> assistant, TOOL -> tool).
 Text-only content is a string; anything with media is DashScope's multimodal item list

@@ -1,4 +1,4 @@
-"""Forge's text format (seed 000), both ways: everything lives in ``{"role", "content"}`` text.
+"""Forge's text format, both ways: everything lives in ``{"role", "content"}`` text.
 
 An assistant turn is thinking in ``[brackets]``, text, and tool calls as ``<tool>`` JSON blocks,
 separated by blank lines; a tool result is ``Tool: name\\nresult`` (``Error: ...`` for errors).
@@ -99,7 +99,7 @@ def _without_own_text(call: ToolUseBlock, index: int) -> ToolUseBlock:
 
 
 def to_forge(messages: Iterable[Message]) -> List[Dict[str, str]]:
-    """Renders messages as Forge ``{"role", "content"}`` dicts (seed 000's text format).
+    """Renders messages as Forge ``{"role", "content"}`` dicts (Forge's text format).
 
     A tool result is written with its message's ``name``, else the name of the call it answers.
 

@@ -1,4 +1,4 @@
-"""Seed 004's multi-agent formatter: other agents' turns become ``[Name]: text`` user turns.
+"""AgentScope's multi-agent formatter: other agents' turns become ``[Name]: text`` user turns.
 
 A model that expects one assistant cannot tell several agents apart, so every named message
 not written by the agent being prompted is shown to it as a user turn labelled with the

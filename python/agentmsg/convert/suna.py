@@ -1,4 +1,4 @@
-"""Suna's ``messages`` table rows (seed 002), both ways.
+"""Suna's ``messages`` table rows, both ways.
 
 A row has ``message_id``, ``thread_id``, ``type``, ``content`` (a JSON string of an OpenAI-style
 message, a plain string, or an object), ``is_llm_message``, ``metadata``, ``created_at``...
@@ -46,7 +46,7 @@ from .openai import message_from_openai, message_to_openai
 __all__ = ["from_db_rows", "to_db_rows", "NON_LLM_ROW_TYPES"]
 
 NON_LLM_ROW_TYPES = frozenset(("status", "llm_response_end"))
-"""Row types that are bookkeeping, never sent to the model (seed 002).
+"""Row types that are bookkeeping, never sent to the model (Suna).
 
 >>> "status" in NON_LLM_ROW_TYPES
 True
@@ -61,7 +61,7 @@ def from_db_rows(rows: Iterable[Mapping[str, Any]], *, on_orphan: str = "raise")
 
     A row is skipped when ``is_llm_message`` is false or its ``type`` is ``status`` or
     ``llm_response_end``. Another unknown ``type`` is a ConversionError. ``on_orphan``: raise,
-    repair or keep (seed 002: a result must match an earlier call's id).
+    repair or keep (Suna: a result must match an earlier call's id).
 
     >>> row = {"type": "tool", "content": {"role": "tool", "content": "42", "name": "calc"},
     ...        "metadata": {"tool_call_id": "t1"}, "is_llm_message": True}
@@ -133,7 +133,7 @@ def _content_dict(content: Any, kind: str, where: str) -> Dict[str, Any]:
         if isinstance(parsed, dict) and ("content" in parsed or "tool_calls" in parsed):
             content = parsed
         else:
-            return {"role": kind, "content": content}  # a plain string (seed 002)
+            return {"role": kind, "content": content}  # a plain string (Suna)
     if isinstance(content, list):
         return {"role": kind, "content": content}
     if not isinstance(content, Mapping):

@@ -1,4 +1,4 @@
-"""Wolo's part-based messages (seed 003): ``from_wolo``, ``to_wolo`` and ``to_llm_messages``.
+"""Wolo's part-based messages: ``from_wolo``, ``to_wolo`` and ``to_llm_messages``.
 
 A Wolo message holds ``TextPart`` and ``ToolPart`` parts; a tool part carries its call *and*
 its outcome (``output``, ``status``, timings). In agentmsg a call and its result are separate
@@ -6,7 +6,7 @@ messages, so :func:`from_wolo` splits each finished tool part into a tool messag
 assistant message, and :func:`to_wolo` folds them back. Part ids, statuses and timings are kept
 in ``metadata["wolo"]`` so a Wolo history survives the round trip.
 
-The classes below mirror seed 003's dataclasses; the functions also accept plain dicts with the
+The classes below mirror Wolo's dataclasses; the functions also accept plain dicts with the
 same keys (and Wolo's own objects, read by attribute).
 
     >>> import agentmsg
@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 WOLO_SYSTEM_PROMPT = "You are Wolo, an AI coding agent that helps users with software engineering tasks."
-"""The system prompt :func:`to_llm_messages` injects when a history has none (seed 003).
+"""The system prompt :func:`to_llm_messages` injects when a history has none (Wolo).
 
 >>> WOLO_SYSTEM_PROMPT.startswith("You are Wolo")
 True
@@ -71,7 +71,7 @@ False
 
 @dataclass
 class WoloTextPart:
-    """Seed 003's ``TextPart``.
+    """Wolo's ``TextPart``.
 
     >>> WoloTextPart("text_001", "Hello").type
     'text'
@@ -84,7 +84,7 @@ class WoloTextPart:
 
 @dataclass
 class WoloToolPart:
-    """Seed 003's ``ToolPart``: a call with its output, status and timings.
+    """Wolo's ``ToolPart``: a call with its output, status and timings.
 
     >>> WoloToolPart("tool_001", "read", {"path": "a.py"}).status
     'pending'
@@ -105,7 +105,7 @@ WoloPart = Union[WoloTextPart, WoloToolPart]
 
 @dataclass
 class WoloMessage:
-    """Seed 003's internal ``Message``.
+    """Wolo's internal ``Message``.
 
     >>> WoloMessage("msg_001", "user", [WoloTextPart("t1", "Hi")], timestamp=1704067200.0).finished
     False
@@ -360,7 +360,7 @@ def to_llm_messages(
     system_prompt: str = WOLO_SYSTEM_PROMPT,
     agent_display_name: Optional[str] = None,
 ) -> List[Dict[str, Any]]:
-    """Seed 003's ``to_llm_messages``: Wolo messages to OpenAI-style dicts, by its rules.
+    """Wolo's ``to_llm_messages``: Wolo messages to OpenAI-style dicts, by its rules.
 
     1. system and user messages send their text (text parts joined with newlines);
     2. an assistant message sends its text, ``reasoning_content`` when set, and a call for each

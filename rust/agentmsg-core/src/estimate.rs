@@ -1,4 +1,4 @@
-//! The seed-000 token estimate: a cheap, deterministic stand-in for exact counting.
+//! Forge's token estimate: a cheap, deterministic stand-in for exact counting.
 //!
 //! `tokens = utf8_bytes / 4 + role overhead (4, or 10 for tool) + 10 if the text contains "<tool>"`.
 
@@ -49,7 +49,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn seed_examples() {
+    fn forge_examples() {
         assert_eq!(estimate_tokens("Hello", Role::User), 5);
         let long = "Please explain the difference between lists and tuples in Python, including their performance characteristics and common use cases.";
         assert_eq!(estimate_tokens(long, Role::User), long.len() / 4 + 4);

@@ -1,4 +1,4 @@
-//! Binding of the seed-000 token estimate.
+//! Binding of Forge's token estimate.
 
 use agentmsg_core::estimate;
 use agentmsg_core::Role;
@@ -24,7 +24,7 @@ fn estimate_str(text: &Bound<'_, PyString>, role: Role) -> PyResult<usize> {
     Ok(estimate_text(text)? + estimate::role_overhead(role))
 }
 
-/// Estimates the tokens of `text` written by `role` (seed 000's heuristic).
+/// Estimates the tokens of `text` written by `role` (Forge's heuristic).
 #[pyfunction]
 #[pyo3(signature = (text, role = "user"))]
 fn estimate_tokens(py: Python<'_>, text: &Bound<'_, PyString>, role: &str) -> PyResult<usize> {

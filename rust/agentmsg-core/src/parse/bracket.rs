@@ -1,4 +1,4 @@
-//! `[bracket]` thinking lines (seed 000).
+//! `[bracket]` thinking lines (Forge).
 //!
 //! A line is a thought when its first non-blank character (blanks: space, tab) is `[`, the
 //! bracket that opens there closes (counting nested `[` `]`) at the last non-blank character of

@@ -31,7 +31,7 @@ fn shape(doc: &Document) -> Vec<String> {
 const CALL: &str = "<tool>\n{\n  \"server_name\": \"local\",\n  \"tool_name\": \"calculator\",\n  \"arguments\": {\"a\": 5, \"b\": 3}\n}\n</tool>";
 
 #[test]
-fn seed_tool_call_with_thinking() {
+fn forge_tool_call_with_thinking() {
     let d = doc(&format!("[I'll use the calculator for this]\n\n{CALL}"));
     assert_eq!(shape(&d), ["K:I'll use the calculator for this", "C:calculator"]);
     let Block::ToolCall(call) = &d.blocks[1] else { panic!() };
@@ -130,7 +130,7 @@ fn bracket_thoughts_and_exclusions() {
 }
 
 #[test]
-fn seed_multi_step_reasoning_lines_are_separate_thoughts() {
+fn forge_multi_step_reasoning_lines_are_separate_thoughts() {
     let d = doc("[First]\n[Second]\n[Third]\n\nAnswer.");
     assert_eq!(shape(&d), ["K:First", "K:Second", "K:Third", "T:Answer."]);
 }

@@ -4,7 +4,7 @@
 //! strings such as `<|endoftext|>` are plain text. The `bpe` crate's backtracking encoder is
 //! linear in the input, so a million identical characters cost what a million words cost.
 //!
-//! [`Encoding::Estimate`] is seed 000's heuristic for text (`utf8_bytes / 4`, plus 10 if the text
+//! [`Encoding::Estimate`] is Forge's heuristic for text (`utf8_bytes / 4`, plus 10 if the text
 //! holds `<tool>`), so one parameter switches a pipeline between exact and estimated counts.
 
 use std::fmt;
@@ -28,14 +28,14 @@ const MIN_CHUNK_BYTES: usize = 32 * 1024;
 
 pub use crate::estimate::{estimate_text_bytes, estimate_text_size};
 
-/// A way of counting tokens: one of OpenAI's BPE encodings, or the seed-000 estimate.
+/// A way of counting tokens: one of OpenAI's BPE encodings, or Forge's estimate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Encoding {
     /// GPT-4o, GPT-4.1, o-series, GPT-5.
     O200kBase,
     /// GPT-4, GPT-3.5-turbo, text-embedding-3.
     Cl100kBase,
-    /// Seed 000's heuristic: a quarter of the UTF-8 bytes, plus 10 for a `<tool>` tag.
+    /// Forge's heuristic: a quarter of the UTF-8 bytes, plus 10 for a `<tool>` tag.
     Estimate,
 }
 
@@ -283,7 +283,7 @@ mod tests {
     }
 
     #[test]
-    fn estimate_is_seed_formula_without_role() {
+    fn estimate_is_forge_formula_without_role() {
         for text in ["", "Hello", "<tool>{}</tool>", "日本語日", "<too l>"] {
             let tag = text.contains("<tool>");
             assert_eq!(
