@@ -37,11 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from ._checks import describe, require_str, type_name, where_label
+from ._checks import describe, require_int, require_str, type_name, where_label
 from .blocks import ToolUseBlock
 from .convert import from_anthropic, from_bedrock, from_openai
 from .errors import AgentMsgError, MessageTypeError
-from .message import Message
+from .message import Message, _check_messages
 
 __all__ = ["TranscriptError", "Transcript", "load_transcript", "iter_transcripts", "TRANSCRIPT_FORMATS"]
 
@@ -87,6 +87,17 @@ class Transcript:
     format: str
     source: str
     line: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        checked = {
+            "name": require_str(self.name, "Transcript.name"),
+            "messages": _check_messages(self.messages, "Transcript.messages"),
+            "format": require_str(self.format, "Transcript.format"),
+            "source": require_str(self.source, "Transcript.source"),
+            "line": None if self.line is None else require_int(self.line, "Transcript.line", minimum=1),
+        }
+        for key, value in checked.items():  # frozen: set as dataclasses' own __init__ does
+            object.__setattr__(self, key, value)
 
 
 # -- reading bytes -------------------------------------------------------------------------------
