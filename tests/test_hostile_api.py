@@ -4,7 +4,9 @@ The walk covers ``agentmsg.__all__`` minus the converters (``agentmsg.convert`` 
 function, constructor and main method is called with good arguments except one, which takes a
 value from ``tests/hostile_values.py`` in one of its shapes (bare, in a list, as a dict field).
 A call passes when it returns (and what it returned serializes and counts without error) or raises
-an ``AgentMsgError`` that is also a ``ValueError`` or ``TypeError``, whose text is short. The
+an ``AgentMsgError`` that is also a ``ValueError`` or ``TypeError``, whose text is short (for the
+targets that open files, a hostile path may also end in the short ``OSError`` of a file that
+cannot be opened: that is the error a missing file is, not a bad argument). The
 table is sampled with a fixed seed so the test takes seconds; ``AGENTMSG_HOSTILE_ALL=1`` runs
 every combination (and prints the tally).
 """
@@ -92,6 +94,26 @@ def _memory() -> Any:
     memory = agentmsg.ConversationMemory(1000)
     memory.extend(_messages())
     return memory
+
+
+def _reduce_to_last(messages: Any, budget: Any, counter: Any) -> Any:
+    return messages[-2:]
+
+
+def _keep_last(history: Any, budget: Any) -> Any:
+    return history[-2:]
+
+
+def _start_keeping_all(budget: Any, counter: Any) -> Any:
+    return list
+
+
+def _transcripts(*args: Any, **kwargs: Any) -> List[Any]:
+    """:func:`agentmsg.iter_transcripts` read to the end: it is lazy, so errors come while reading."""
+    return list(agentmsg.iter_transcripts(*args, **kwargs))
+
+
+TRANSCRIPT_FILE = os.path.join(os.path.dirname(__file__), "data", "transcript-formats", "openai.jsonl")
 
 
 def _stream() -> Any:
@@ -193,6 +215,27 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("Compactor", agentmsg.Compactor, ([],), {"trigger": 0.5}),
     ("Compactor.compact", _method(lambda: agentmsg.Compactor([]), "compact"), (_messages(), 100),
      {"counter": "estimate"}),
+    ("load_transcript", agentmsg.load_transcript, (TRANSCRIPT_FILE,), {"format": "openai"}),
+    ("iter_transcripts", _transcripts, ([TRANSCRIPT_FILE],), {"format": "auto"}),
+    ("Transcript", agentmsg.Transcript, ("chat", _messages(), "openai JSON", "chat.json"), {"line": 3}),
+    ("MessageCounter", agentmsg.MessageCounter, ("estimate",), {}),
+    ("MessageCounter.__call__", _method(lambda: agentmsg.MessageCounter("estimate"), "__call__"),
+     (Message.user("hi"),), {}),
+    ("MessageCounter.total", _method(lambda: agentmsg.MessageCounter("o200k_base"), "total"),
+     (_messages(),), {}),
+    ("Strategy", agentmsg.Strategy, ("keep-all", _start_keeping_all), {}),
+    ("Strategy.from_reducer", agentmsg.Strategy.from_reducer, ("last-2", _reduce_to_last),
+     {"incremental": False}),
+    ("Strategy.from_function", agentmsg.Strategy.from_function, (_keep_last,), {"name": "last-2"}),
+    ("first_sentence_summary", agentmsg.first_sentence_summary, (_messages(),), {"max_chars": 20}),
+    ("builtin_strategies", agentmsg.builtin_strategies, (),
+     {"keep_tool_outputs": 2, "compress_chars": 500, "keep_recent": 4,
+      "summarizer": agentmsg.first_sentence_summary}),
+    ("ordering_problem", agentmsg.ordering_problem, (_messages(), "bedrock"), {}),
+    ("replay", agentmsg.replay, (_messages(), "trim", 100), {"counter": "estimate", "name": "chat"}),
+    ("run_workbench", agentmsg.run_workbench, ([_messages()], ["trim", "memory"], [50, 100]),
+     {"encoding": "estimate", "progress": False}),
+    ("progress_bar", agentmsg.progress_bar, (3, False, "replay"), {}),
 ]
 
 # Public names that are not called: exceptions, constants, typing aliases, and result records
@@ -201,6 +244,8 @@ NOT_CALLED = {
     "AgentMsgError", "MessageError", "MessageTypeError", "ToolCallError", "EncodingError",
     "ToolPairError", "ConversionError", "Source", "Block", "ROLE_CODES", "ENCODINGS",
     "ConversationStats", "Parsed", "ParseIssue", "ToolResultText", "TrimResult", "ToolPairing",
+    "TranscriptError", "MissingDependencyError", "TRANSCRIPT_FORMATS", "DEFAULT_STRATEGIES",
+    "DEFAULT_BUDGETS", "PROVIDERS", "ReplayMetrics", "WorkbenchReport",
 }
 _PENDING_MODULES = ("agentmsg.memory", "agentmsg.compaction", "agentmsg.toolpairs")
 
@@ -257,6 +302,10 @@ def all_calls() -> List[Call]:
     return calls
 
 
+# Targets that open the paths they are given.
+OPENS_FILES = {"load_transcript", "iter_transcripts"}
+
+
 def outcome(call: Call) -> str:
     """``"returned"``, ``"typed"`` (a good error) or a description of what went wrong."""
     try:
@@ -271,6 +320,9 @@ def outcome(call: Call) -> str:
     except BaseException as error:  # noqa: BLE001 - the point is to catch everything
         if isinstance(error, (KeyboardInterrupt, SystemExit)):
             raise
+        if isinstance(error, OSError) and call.target in OPENS_FILES:
+            text = str(error)
+            return "typed" if len(text) <= MAX_ERROR_CHARS else f"{type(error).__name__} of {len(text)} characters"
         return f"bare {type(error).__name__}: {str(error)[:100]}"
     return "returned"
 

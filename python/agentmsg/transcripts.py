@@ -37,10 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
+from ._checks import describe, require_int, require_str, type_name, where_label
 from .blocks import ToolUseBlock
 from .convert import from_anthropic, from_bedrock, from_openai
-from .errors import AgentMsgError
-from .message import Message
+from .errors import AgentMsgError, MessageTypeError
+from .message import Message, _check_messages
 
 __all__ = ["TranscriptError", "Transcript", "load_transcript", "iter_transcripts", "TRANSCRIPT_FORMATS"]
 
@@ -66,7 +67,8 @@ class TranscriptError(AgentMsgError, ValueError):
 
     def __init__(self, path: str, line: Optional[int], reason: str) -> None:
         self.path, self.line, self.reason = path, line, reason
-        where = f"{path}: line {line}" if line is not None else path
+        label = where_label(path)  # a path of any length gives a short message
+        where = f"{label}: line {line}" if line is not None else label
         super().__init__(f"{where}: {reason}")
 
 
@@ -86,6 +88,17 @@ class Transcript:
     source: str
     line: Optional[int] = None
 
+    def __post_init__(self) -> None:
+        checked = {
+            "name": require_str(self.name, "Transcript.name"),
+            "messages": _check_messages(self.messages, "Transcript.messages"),
+            "format": require_str(self.format, "Transcript.format"),
+            "source": require_str(self.source, "Transcript.source"),
+            "line": None if self.line is None else require_int(self.line, "Transcript.line", minimum=1),
+        }
+        for key, value in checked.items():  # frozen: set as dataclasses' own __init__ does
+            object.__setattr__(self, key, value)
+
 
 # -- reading bytes -------------------------------------------------------------------------------
 
@@ -93,13 +106,26 @@ class Transcript:
 def _describe(source: Source) -> str:
     if isinstance(source, (str, os.PathLike)):
         return os.fspath(source)
-    return str(getattr(source, "name", "<stream>"))
+    name = getattr(source, "name", "<stream>")
+    return str(name) if isinstance(name, (str, int)) else "<stream>"
+
+
+def _is_source(value: object) -> bool:
+    return isinstance(value, (str, os.PathLike)) or hasattr(value, "read")
 
 
 def _binary_lines(source: Source) -> Tuple[Iterator[bytes], Optional[IO]]:
-    """The source's lines as bytes (newlines kept), and the file to close (if we opened one)."""
+    """The source's lines as bytes (newlines kept), and the file to close (if we opened one).
+
+    A file that cannot be opened raises its OSError, with the path cut short in the message."""
     if isinstance(source, (str, os.PathLike)):
-        handle = open(source, "rb")
+        path = os.fspath(source)
+        try:
+            handle = open(path, "rb")
+        except OSError as error:
+            raise type(error)(error.errno, error.strerror, where_label(str(path))) from None
+        except ValueError:  # a NUL character, or a lone surrogate the file system cannot encode
+            raise TranscriptError(str(path), None, "not a usable file name (a NUL character or a lone surrogate)") from None
         return iter(handle), handle
     buffer = getattr(source, "buffer", None)
     if buffer is not None:  # sys.stdin and other text wrappers: read their bytes
@@ -257,7 +283,7 @@ def _messages_from(data: Any, fmt: str, system: Any = None) -> Tuple[List[Messag
             if key in data:
                 return _messages_from(data[key], fmt, data.get("system"))
         raise ValueError(f"an object needs a 'messages', 'trajectory' or 'history' field with the messages; it has "
-                         f"{', '.join(map(repr, list(data)[:6])) or 'no fields'}")
+                         f"{', '.join(map(describe, list(data)[:6])) or 'no fields'}")
     if not isinstance(data, list):
         raise ValueError(f"expected a list of messages, not {type(data).__name__}")
     items = _normalized(data)
@@ -284,9 +310,10 @@ def _messages_from(data: Any, fmt: str, system: Any = None) -> Tuple[List[Messag
     return messages, fmt
 
 
-def _checked(fmt: str) -> str:
+def _checked(fmt: object) -> str:
+    fmt = require_str(fmt, "format")
     if fmt != "auto" and fmt not in TRANSCRIPT_FORMATS:
-        raise TranscriptError("<format>", None, f"unknown format {fmt!r}; valid: auto, {', '.join(TRANSCRIPT_FORMATS)}")
+        raise TranscriptError("<format>", None, f"unknown format {describe(fmt)}; valid: auto, {', '.join(TRANSCRIPT_FORMATS)}")
     return fmt
 
 
@@ -318,9 +345,15 @@ def iter_transcripts(sources: Union[Source, Iterable[Source]], format: str = "au
     [('<stream>:1', 1, 'a'), ('<stream>:2', 2, 'b')]
     """
     fmt = _checked(format)
-    if isinstance(sources, (str, os.PathLike)) or hasattr(sources, "read"):
+    if _is_source(sources):
         sources = [sources]  # type: ignore[list-item]
-    for source in sources:  # type: ignore[union-attr]
+    elif isinstance(sources, (bytes, bytearray, dict)) or not isinstance(sources, Iterable):
+        raise MessageTypeError(f"sources must be a path, an open file or an iterable of them, not {type_name(sources)}")
+    for index, source in enumerate(sources):  # type: ignore[arg-type]
+        if not _is_source(source):
+            raise MessageTypeError(f"sources[{index}] must be a path or an open file, not {type_name(source)}")
+        if isinstance(source, str):
+            source = require_str(source, f"sources[{index}]")  # a str subclass's methods must not run
         if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
             for child in sorted(Path(source).iterdir()):
                 if child.suffix in (".json", ".jsonl", ".traj") and child.is_file():
@@ -417,10 +450,12 @@ def load_transcript(source: Source, format: str = "auto") -> Transcript:
     """
     found = iter_transcripts(source, format)
     try:
-        transcript = next(found)
-        extra = next(found, None)
+        transcript = next(found, None)
+        extra = None if transcript is None else next(found, None)
     finally:
         found.close()
+    if transcript is None:  # an empty list of sources, or a directory without transcript files
+        raise TranscriptError(_describe(source) if _is_source(source) else "sources", None, "holds no transcript")
     if extra is not None:
         raise TranscriptError(transcript.source, extra.line, "holds more than one conversation: use iter_transcripts")
     return transcript

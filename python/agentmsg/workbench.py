@@ -42,12 +42,13 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache, partial
 from typing import IO, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Sized, Tuple, Union
 
+from ._checks import describe, optional_str, require_bool, require_int, require_str, type_name
 from .compaction import Compactor, compress, prune_tool_outputs, summarize
 from .errors import AgentMsgError, MessageError, MessageTypeError
 from .estimate import measured_text
 from .memory import ConversationMemory, token_counter, trim
 from .blocks import ToolUseBlock
-from .message import Message, Role
+from .message import Message, Role, _as_list, _check_messages
 from .transcripts import Transcript
 
 __all__ = [
@@ -105,7 +106,9 @@ class MessageCounter:
         known = self._counts.get(id(message))
         if known is not None:
             return known[1]
-        count = self._batch([message])[0]
+        if not isinstance(message, Message):
+            raise MessageTypeError(f"message must be a Message, not {type_name(message)}")
+        count = _called("the counter", self._batch, [message])[0]
         self._counts[id(message)] = (message, count)
         return count
 
@@ -115,7 +118,7 @@ class MessageCounter:
         >>> MessageCounter("estimate").total([Message.user("Hello")])
         5
         """
-        return sum(map(self, messages))
+        return sum(map(self, _check_messages(messages)))
 
 
 # A step takes the messages added since the last model call and returns the next prompt.
@@ -139,6 +142,10 @@ class Strategy:
     name: str
     start: Callable[[int, MessageCounter], Step]
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", require_str(self.name, "Strategy.name"))
+        _require_callable(self.start, "Strategy.start")
+
     @classmethod
     def from_reducer(
         cls, name: str, reduce: Callable[[List[Message], int, MessageCounter], List[Message]],
@@ -152,6 +159,9 @@ class Strategy:
         >>> s.name
         'trim'
         """
+        name = require_str(name, "name")
+        _require_callable(reduce, "reduce")
+        incremental = require_bool(incremental, "incremental")
 
         def start(budget: int, counter: MessageCounter) -> Step:
             context: List[Message] = []
@@ -176,13 +186,41 @@ class Strategy:
         >>> Strategy.from_function(lambda history, budget: history).name
         '<lambda>'
         """
-        if not callable(function):
-            raise MessageTypeError(f"a strategy must be a name, a Strategy or a callable, not {type(function).__name__}")
-        return cls.from_reducer(
-            name or getattr(function, "__name__", type(function).__name__),
-            lambda messages, budget, counter: list(function(messages, budget)),
-            incremental=False,
-        )
+        _require_callable(function, "a strategy", "a name, a Strategy or a callable")
+        name = optional_str(name, "name")
+        if not name:
+            name = getattr(function, "__name__", None)
+            name = name if isinstance(name, str) else type_name(function)
+        what = f"strategy {describe(name)}"
+
+        def reduce(messages: List[Message], budget: int, counter: MessageCounter) -> List[Message]:
+            return _check_messages(_called(what, function, messages, budget), f"the result of {what}")
+
+        return cls.from_reducer(name, reduce, incremental=False)
+
+
+def _called(what: str, function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` for a caller's function: its failure is a MessageError naming ``what``
+    (the original error chained), so a replay says which strategy or counter broke."""
+    try:
+        return function(*args)
+    except AgentMsgError:
+        raise
+    except Exception as error:  # noqa: BLE001 - any failure of the caller's function is theirs
+        raise MessageError(f"{what} raised {type_name(error)}") from error
+
+
+def _budget(value: object, where: str) -> int:
+    """A token budget: an int in [0, 2**64), the range :func:`agentmsg.trim` takes."""
+    budget = require_int(value, where)
+    if budget >= 2**64:
+        raise MessageError(f"{where} must be less than 2**64, not {describe(budget)}")
+    return budget
+
+
+def _require_callable(value: object, where: str, expected: str = "a callable") -> None:
+    if not callable(value):
+        raise MessageTypeError(f"{where} must be {expected}, not {type_name(value)}")
 
 
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
@@ -197,8 +235,9 @@ def first_sentence_summary(messages: Sequence[Message], max_chars: int = 200) ->
     user: Fix the bug.
     assistant: On it!
     """
+    max_chars = require_int(max_chars, "max_chars", minimum=3)  # room for the "..." of a cut sentence
     lines = ["Summary of earlier messages:"]
-    for message in messages:
+    for message in _check_messages(messages):
         text = " ".join(message.text[: max_chars * 4].split())
         end = _SENTENCE_END.search(text)
         sentence = text[: end.end()] if end else text
@@ -297,6 +336,10 @@ def builtin_strategies(
     >>> sorted(builtin_strategies())[:3]
     ['compress', 'langchain', 'mask-tool-outputs']
     """
+    keep_tool_outputs = require_int(keep_tool_outputs, "keep_tool_outputs")
+    compress_chars = require_int(compress_chars, "compress_chars")
+    keep_recent = require_int(keep_recent, "keep_recent")
+    _require_callable(summarizer, "summarizer")
     strategies = {
         "trim": Strategy.from_reducer("trim", _trimmed),
         "trim-user": Strategy.from_reducer("trim-user", partial(_trimmed, start_on="user")),
@@ -323,9 +366,10 @@ def _strategy(spec: Union[str, Strategy, Callable], known: Dict[str, Strategy]) 
     if isinstance(spec, Strategy):
         return spec
     if isinstance(spec, str):
+        spec = require_str(spec, "strategy")
         if spec not in known:
             hint = " (langchain needs langchain-core installed)" if spec == "langchain" else ""
-            raise MessageError(f"unknown strategy {spec!r}{hint}; known: {', '.join(sorted(known))}")
+            raise MessageError(f"unknown strategy {describe(spec)}{hint}; known: {', '.join(sorted(known))}")
         return known[spec]
     return Strategy.from_function(spec)
 
@@ -346,8 +390,10 @@ def ordering_problem(messages: Sequence[Message], provider: str) -> Optional[str
     >>> (ordering_problem(chat, "openai"), ordering_problem(chat, "anthropic"))
     (None, 'messages[1]: the first turn is assistant, not user')
     """
+    provider = require_str(provider, "provider")
     if provider not in PROVIDERS:
-        raise MessageError(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
+        raise MessageError(f"unknown provider {describe(provider)}; known: {', '.join(PROVIDERS)}")
+    messages = _check_messages(messages)
     pending: List[Tuple[Optional[str], Optional[str]]] = []  # (id, name) of calls awaiting results
     caller = -1
     for index, message in enumerate(messages):
@@ -506,13 +552,11 @@ def replay(
     >>> (m.turns, m.tokens_max, m.over_budget, m.user_turns_lost)
     (2, 104, 1, 1)
     """
-    if isinstance(budget, bool) or not isinstance(budget, int):
-        raise MessageTypeError(f"budget must be an int, not {type(budget).__name__}")
-    if budget < 0:
-        raise MessageError(f"budget must be >= 0, got {budget}")
+    budget = _budget(budget, "budget")
+    name = require_str(name, "name")
+    history = _check_messages(messages)
     count = counter if isinstance(counter, MessageCounter) else MessageCounter(counter)
     chosen = _strategy(strategy, builtin_strategies())
-    history = list(messages)
     count.total(history)  # count every message now, so no strategy's time includes counting
     step = chosen.start(budget, count)
     turns: Dict[str, list] = {key: [] for key in ("tokens", "kept", "stability", "used", "found", "seconds", *PROVIDERS)}
@@ -723,6 +767,11 @@ def progress_bar(total: Optional[int], enabled: Optional[bool], unit: str) -> An
     """
     from tqdm import tqdm
 
+    if total is not None:
+        total = require_int(total, "total")
+    if enabled is not None:
+        enabled = require_bool(enabled, "enabled")
+    unit = require_str(unit, "unit")
     if enabled is None:
         enabled = sys.stderr.isatty()
     return tqdm(total=total, disable=not enabled, file=sys.stderr, unit=unit, leave=False, delay=0.5)
@@ -748,19 +797,28 @@ def run_workbench(
     [('trim', 10), ('trim', 20), ('memory', 10), ('memory', 20)]
     """
     known = builtin_strategies()
-    chosen = [_strategy(s, known) for s in (DEFAULT_STRATEGIES if strategies is None else strategies)]
+    specs = DEFAULT_STRATEGIES if strategies is None else _as_list(strategies, "strategies", "a sequence of strategies")
+    chosen = [_strategy(s, known) for s in specs]
     if not chosen:
         raise MessageError("no strategies to replay")
-    budget_list = list(budgets)
+    budget_list = [_budget(b, f"budgets[{i}]") for i, b in enumerate(_as_list(budgets, "budgets", "a sequence of int"))]
     if not budget_list:
         raise MessageError("no budgets to replay")
+    MessageCounter(encoding)  # an unknown encoding is an error before any replay
+    if progress is not None:
+        progress = require_bool(progress, "progress")
+    try:
+        items = iter(transcripts)
+    except TypeError:
+        raise MessageTypeError(f"transcripts must be an iterable of transcripts, not {type_name(transcripts)}") from None
     size = len(transcripts) if isinstance(transcripts, Sized) else None
     bar = progress_bar(None if size is None else size * len(chosen) * len(budget_list), progress, "replay")
     rows: List[ReplayMetrics] = []
     try:
-        for number, item in enumerate(transcripts, start=1):  # streamed: one transcript in memory at a time
+        for number, item in enumerate(_streamed(items), start=1):  # one transcript in memory at a time
             name = item.name if isinstance(item, Transcript) else f"transcript {number}"
-            messages = item.messages if isinstance(item, Transcript) else list(item)
+            messages = _check_messages(item.messages if isinstance(item, Transcript) else item,
+                                       f"transcripts[{number - 1}]")
             counter = MessageCounter(encoding)  # shared by this transcript's replays
             for strategy in chosen:
                 for budget in budget_list:
@@ -769,5 +827,22 @@ def run_workbench(
                     bar.update()
     finally:
         bar.close()
+    if not rows:
+        raise MessageError("no transcripts to replay")
     overall = [_pooled([r for r in rows if r.strategy == s.name and r.budget == b]) for s in chosen for b in budget_list]
     return WorkbenchReport(rows, overall, encoding)
+
+
+def _streamed(items: Iterator[Any]) -> Iterator[Any]:
+    """The caller's items; a failure of their iterator is a MessageTypeError (as in
+    ``_as_list``), except our own errors and OSError (a file that cannot be read), kept."""
+    while True:
+        try:
+            item = next(items)
+        except StopIteration:
+            return
+        except (AgentMsgError, OSError):
+            raise
+        except Exception as error:  # noqa: BLE001 - any other failure of the caller's iterator is theirs
+            raise MessageTypeError(f"transcripts: iterating it raised {type_name(error)}") from error
+        yield item
