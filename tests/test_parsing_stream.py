@@ -2,8 +2,11 @@
 
 from collections import defaultdict
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import agentmsg
 
 from agentmsg import (
     StreamParser,
@@ -205,3 +208,25 @@ def test_unterminated_string_recovery_arrives_at_finish():
     assert [type(e).__name__ for e in last] == ["ToolCallEnd", "TextDelta"]
     assert last[0].error.raw == '<tool>{"tool_name": "t", "arguments": {"s": "oops}</tool>'
     assert last[1] == TextDelta("after")
+
+
+@pytest.mark.parametrize(
+    "build, error, message",
+    [
+        (lambda: agentmsg.TextDelta(None), agentmsg.MessageTypeError, "TextDelta.text must be a str, not a NoneType"),
+        (lambda: agentmsg.ThinkingDelta(-1, "x"), agentmsg.MessageError,
+         "ThinkingDelta.index must be a non-negative int below 2**64, not out of range"),
+        (lambda: agentmsg.ThinkingEnd(0, 1), agentmsg.MessageTypeError, "ThinkingEnd.complete must be a bool, not a int"),
+        (lambda: agentmsg.ToolCallStart(True), agentmsg.MessageTypeError,
+         "ToolCallStart.index must be a non-negative int below 2**64, not a bool"),
+        (lambda: agentmsg.ToolCallDelta(2**64, "x"), agentmsg.MessageError,
+         "ToolCallDelta.index must be a non-negative int below 2**64, not out of range"),
+        (lambda: agentmsg.ToolCallHeader(0, "c1", b"f"), agentmsg.MessageTypeError,
+         "ToolCallHeader.name must be a str, not a bytes"),
+    ],
+)
+def test_event_constructors_raise_typed_errors_naming_the_field(build, error, message):
+    with pytest.raises(error) as caught:
+        build()
+    assert str(caught.value) == message
+    assert isinstance(caught.value, (ValueError, TypeError))

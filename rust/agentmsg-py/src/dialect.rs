@@ -6,7 +6,7 @@ use std::sync::Arc;
 use agentmsg_core::parse::dialect::{self as core_dialect, Dialect, DialectEvent, DialectMachine, DialectOptions, Tools};
 use agentmsg_core::parse::{Document, Event, StartThinking};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyList, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 
 use crate::errors::agentmsg_error;
@@ -107,35 +107,7 @@ pub struct ToolCallHeader {
     name: Py<PyString>,
 }
 
-#[pymethods]
-impl ToolCallHeader {
-    #[new]
-    fn new(index: usize, id: Py<PyString>, name: Py<PyString>) -> Self {
-        Self { index, id, name }
-    }
-
-    #[classattr]
-    fn __match_args__() -> (&'static str, &'static str, &'static str) {
-        ("index", "id", "name")
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "ToolCallHeader(index={}, id={}, name={})",
-            self.index,
-            self.id.bind(py).repr()?,
-            self.name.bind(py).repr()?
-        ))
-    }
-
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let Ok(other) = other.cast::<ToolCallHeader>() else { return Ok(false) };
-        let other = other.get();
-        Ok(self.index == other.index
-            && self.id.bind(py).as_any().eq(other.id.bind(py))?
-            && self.name.bind(py).as_any().eq(other.name.bind(py))?)
-    }
-}
+crate::parse::event_methods!(ToolCallHeader, index: usize, id: Py<PyString>, name: Py<PyString>);
 
 /// Incremental parser of streamed text in one dialect (see `agentmsg.dialects.StreamParser`).
 #[pyclass(subclass, module = "agentmsg")]

@@ -14,7 +14,7 @@ use agentmsg_core::parse::{
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
 use pyo3::{ffi, intern, IntoPyObjectExt};
 use std::borrow::Cow;
 
@@ -515,15 +515,70 @@ pub struct ToolCallEnd {
     pub(crate) error: Py<PyAny>,
 }
 
-/// Implements `__new__`, `__repr__`, `__eq__` and `__match_args__` for an event class from
-/// its field list.
+/// What an event field accepts: read from a constructor argument, or `None` for a value the
+/// field cannot hold (the constructor then raises a typed error naming the field).
+pub(crate) trait EventField: Sized {
+    /// What the field wants, for the error message.
+    const WANTS: &'static str;
+    /// An int is the right type (so a refused int is out of range).
+    const IS_INT: bool = false;
+    fn read(value: &Bound<'_, PyAny>) -> Option<Self>;
+}
+
+impl EventField for usize {
+    const WANTS: &'static str = "a non-negative int below 2**64";
+    const IS_INT: bool = true;
+    fn read(value: &Bound<'_, PyAny>) -> Option<Self> {
+        if value.is_instance_of::<PyBool>() {
+            return None;
+        }
+        value.extract().ok()
+    }
+}
+
+impl EventField for bool {
+    const WANTS: &'static str = "a bool";
+    fn read(value: &Bound<'_, PyAny>) -> Option<Self> {
+        value.cast::<PyBool>().ok().map(|flag| flag.is_true())
+    }
+}
+
+impl EventField for Py<PyString> {
+    const WANTS: &'static str = "a str";
+    fn read(value: &Bound<'_, PyAny>) -> Option<Self> {
+        value.cast::<PyString>().ok().map(|text| text.clone().unbind())
+    }
+}
+
+impl EventField for Py<PyAny> {
+    const WANTS: &'static str = "any object";
+    fn read(value: &Bound<'_, PyAny>) -> Option<Self> {
+        Some(value.clone().unbind())
+    }
+}
+
+/// Reads constructor argument `field` of event class `class`: a wrong type is a
+/// `MessageTypeError`, an int out of range a `MessageError`; neither shows the value.
+pub(crate) fn event_field<T: EventField>(class: &str, field: &str, value: &Bound<'_, PyAny>) -> PyResult<T> {
+    T::read(value).ok_or_else(|| {
+        let (kind, what) = if T::IS_INT && value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
+            ("MessageError", "out of range".to_owned())
+        } else {
+            ("MessageTypeError", format!("a {}", type_name(value)))
+        };
+        agentmsg_error(value.py(), kind, format!("{class}.{field} must be {}, not {what}", T::WANTS))
+    })
+}
+
+/// Implements `__new__` (typed errors for bad arguments), `__repr__`, `__eq__`, `__reduce__`
+/// and `__match_args__` for an event class from its field list.
 macro_rules! event_methods {
     ($cls:ident, $($field:ident: $ty:ty),+) => {
         #[pymethods]
         impl $cls {
             #[new]
-            fn new($($field: $ty),+) -> Self {
-                Self { $($field),+ }
+            fn new($($field: &Bound<'_, PyAny>),+) -> PyResult<Self> {
+                Ok(Self { $($field: $crate::parse::event_field::<$ty>(stringify!($cls), stringify!($field), $field)?),+ })
             }
 
             #[classattr]
@@ -566,6 +621,7 @@ event_methods!(ThinkingEnd, index: usize, complete: bool);
 event_methods!(ToolCallStart, index: usize);
 event_methods!(ToolCallDelta, index: usize, fragment: Py<PyString>);
 event_methods!(ToolCallEnd, index: usize, call: Py<PyAny>, error: Py<PyAny>);
+pub(crate) use event_methods;
 
 /// Incremental parser of streamed model text; same rules and options as ``parse``, except
 /// ``start_in_thinking`` is explicit (default False: a stream cannot look ahead).
