@@ -43,6 +43,9 @@ def batch_results() -> dict:
         "count_tokens_long": agentmsg.count_tokens(LONG_TEXT),
         "message_token_counts": agentmsg.message_token_counts(history),
         "trim": [m.id for m in agentmsg.trim(history, 20_000, counter="o200k_base").messages],
+        "parse_many_hermes": [p.text for p in agentmsg.parse_many(TEXTS, dialect="hermes")],
+        "encode_batch": [len(ids) for ids in agentmsg.get_encoding("o200k_base").encode_batch(TEXTS)],
+        "encode_long": len(agentmsg.get_encoding("o200k_base").encode_ordinary(LONG_TEXT)),
     }
 
 

@@ -11,7 +11,7 @@ use pyo3::IntoPyObjectExt;
 
 use crate::errors::agentmsg_error;
 use crate::parse::{
-    as_text, option, parse_issue, parsed, py_str, text_bytes, tool_use_block, CallStrs, GcPause, TextDelta, ThinkingDelta,
+    as_text, option, parse_issue, parsed, parsed_list, py_str, text_bytes, tool_use_block, CallStrs, TextDelta, ThinkingDelta,
     ThinkingEnd, ToolCallDelta, ToolCallEnd,
 };
 use crate::pystr::extract_texts;
@@ -86,13 +86,9 @@ fn parse_dialect_many<'py>(
     let options = dialect_options(py, dialect, start_in_thinking, tools_json, StartThinking::Detect)?;
     let strings = extract_texts(py, texts, "texts")?;
     let bytes = strings.iter().map(|s| text_bytes(s)).collect::<PyResult<Vec<_>>>()?;
-    let docs = py.detach(|| core_dialect::parse_many(&bytes, &options));
-    let out = PyList::empty(py);
-    let _paused = GcPause::new(py);
-    for doc in &docs {
-        out.append(parsed(py, doc)?)?;
-    }
-    Ok(out)
+    // On the per-process pool, like every batch function: safe after a fork.
+    let docs = crate::pool::run_detached(py, || core_dialect::parse_many(&bytes, &options))?;
+    parsed_list(py, &docs)
 }
 
 /// A tool call's name is complete: call ``index`` has this ``id`` and ``name``; its arguments

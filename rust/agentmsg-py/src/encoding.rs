@@ -88,7 +88,8 @@ impl TokenEncoder {
         if storage.chars() < DETACH_MIN_CHARS {
             return Ok(encode());
         }
-        Ok(py.detach(encode))
+        // A long text is encoded in chunks on the per-process pool (rayon's own is gone after a fork).
+        crate::pool::run_detached(py, encode)
     }
 
     /// The ids of `text`, or the first string of `disallowed` found in it (as a str) instead.
@@ -111,7 +112,7 @@ impl TokenEncoder {
         let result = if storage.chars() < DETACH_MIN_CHARS {
             encode()
         } else {
-            py.detach(encode)
+            crate::pool::run_detached(py, encode)?
         };
         match result {
             Ok(ids) => ids.into_pyobject(py),
@@ -130,13 +131,13 @@ impl TokenEncoder {
     ) -> PyResult<Bound<'py, PyAny>> {
         let texts = extract_texts(py, texts, "texts")?;
         let storages: Vec<Storage<'_>> = texts.iter().map(storage).collect::<PyResult<_>>()?;
-        let result = py.detach(|| {
+        let result = crate::pool::run_detached(py, || {
             let valid: Vec<Cow<'_, str>> = storages.iter().map(Storage::utf8).collect();
             match Self::find_disallowed(&valid, &disallowed) {
                 Some(found) => Err(found),
                 None => Ok(core_encode::encode_batch(&self.inner, &valid, &as_strs(&allowed))),
             }
-        });
+        })?;
         match result {
             Ok(ids) => ids.into_pyobject(py),
             Err(found) => found.into_pyobject(py).map(Bound::into_any),

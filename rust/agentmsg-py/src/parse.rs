@@ -445,9 +445,14 @@ fn parse_many<'py>(
     let strings = extract_texts(py, texts, "texts")?;
     let bytes = strings.iter().map(|s| text_bytes(s)).collect::<PyResult<Vec<_>>>()?;
     let docs = crate::pool::run_detached(py, || core_parse::parse_many(&bytes, &options))?;
+    parsed_list(py, &docs)
+}
+
+/// The `Parsed` of each document, built with the cyclic GC paused (a batch makes many objects).
+pub(crate) fn parsed_list<'py>(py: Python<'py>, docs: &[Document]) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
     let _paused = GcPause::new(py);
-    for doc in &docs {
+    for doc in docs {
         out.append(parsed(py, doc)?)?;
     }
     Ok(out)
