@@ -90,3 +90,12 @@ def test_conversation_memory_round_trips(counter):
     copy.add(one_more)
     memory.add(one_more)
     assert copy.messages == memory.messages and copy.pruned == memory.pruned
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_encodings_pickle_to_the_same_encoder(name):
+    encoding = agentmsg.get_encoding(name)
+    copy = pickle.loads(pickle.dumps(encoding))
+    assert copy.name == name and copy.encode("hello <|endoftext|>", allowed_special="all") == encoding.encode(
+        "hello <|endoftext|>", allowed_special="all"
+    )
