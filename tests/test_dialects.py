@@ -376,7 +376,7 @@ def test_dialects_are_listed():
     (lambda: dialects.parse(1, dialect="hermes"), "text must be a str, not int"),
     (lambda: dialects.parse("x", dialect="hermes", tools="f"), "tools must be a list of tool definitions, not str"),
     (lambda: dialects.parse("x", dialect="hermes", tools=[{}]), "invalid tools: tools[0] has no function name"),
-    (lambda: StreamParser(dialect="hermes").feed(None), "chunk must be a str, not NoneType"),
+    (lambda: StreamParser(dialect="hermes").feed(b"x"), "chunk must be a str, not bytes"),
     (lambda: dialects.parse("x", dialect="hermes", start_in_thinking="yes"),
      "start_in_thinking must be a bool or None, not str"),
 ])

@@ -230,3 +230,27 @@ def test_event_constructors_raise_typed_errors_naming_the_field(build, error, me
         build()
     assert str(caught.value) == message
     assert isinstance(caught.value, (ValueError, TypeError))
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts, st.lists(st.integers(0, 200), max_size=8), option_sets)
+def test_result_of_a_stream_is_the_parse_of_its_text(text, cuts, options):
+    """`StreamParser.result()` after `finish()` is `parse` of everything fed, with the same
+    options; `None` chunks (empty SDK deltas) change nothing."""
+    parser = StreamParser(**options)
+    for chunk in chunked(text, cuts):
+        parser.feed(chunk)
+        parser.feed(None)
+    parser.finish()
+    assert parser.result() == parse(text, **options)
+
+
+def test_result_is_the_stream_so_far_and_a_finished_parser_starts_anew():
+    parser = StreamParser()
+    parser.feed("Hello <think>plan")
+    assert (parser.result().text, parser.result().thinking) == ("Hello", ["plan"])
+    parser.finish()
+    assert parser.result().incomplete_thinking
+    parser.feed("second")
+    parser.finish()
+    assert parser.result() == parse("second", start_in_thinking=False)

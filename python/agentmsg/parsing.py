@@ -255,12 +255,16 @@ class StreamParser(_core.StreamParser):
     ``start_in_thinking`` defaults to False: a stream cannot look ahead);
     ``StreamParser(dialect=..., tools=...)`` gives the parser of another dialect
     (:class:`agentmsg.dialects.StreamParser`). ``feed(chunk)`` returns the events the chunk
-    completes, ``finish()`` the last ones; the events joined give what :func:`parse` gives for
-    the whole text.
+    completes (``None`` is an empty chunk), ``finish()`` the last ones; the events joined give
+    what :func:`parse` gives for the whole text, and ``result()`` is that :class:`Parsed`
+    (of the stream so far before ``finish()``). After ``finish()`` the next ``feed`` starts a
+    new stream.
 
     >>> p = StreamParser()
     >>> p.feed("Hi <thi") + p.feed("nk>hmm</think>")
     [TextDelta(text='Hi'), ThinkingDelta(index=0, text='hmm'), ThinkingEnd(index=0, complete=True)]
+    >>> p.finish(), p.result().thinking
+    ([], ['hmm'])
     >>> h = StreamParser(dialect="hermes")
     >>> [type(e).__name__ for e in h.feed('<tool_call>{"name": "f", "arguments": {}}</tool_call>')]
     ['ToolCallHeader', 'ToolCallDelta', 'ToolCallEnd']

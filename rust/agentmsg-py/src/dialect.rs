@@ -4,14 +4,14 @@
 use std::sync::Arc;
 
 use agentmsg_core::parse::dialect::{self as core_dialect, Dialect, DialectEvent, DialectMachine, DialectOptions, Tools};
-use agentmsg_core::parse::{Document, Event, StartThinking};
+use agentmsg_core::parse::{Event, Folder, StartThinking};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 
 use crate::errors::agentmsg_error;
 use crate::parse::{
-    as_text, option, parse_issue, parsed, parsed_list, py_str, text_bytes, tool_use_block, CallStrs, TextDelta, ThinkingDelta,
+    as_text, fold_event, option, parse_issue, parsed, parsed_list, py_str, text_bytes, tool_use_block, CallStrs, TextDelta, ThinkingDelta,
     ThinkingEnd, ToolCallDelta, ToolCallEnd,
 };
 use crate::pystr::extract_texts;
@@ -113,7 +113,7 @@ pub struct DialectStreamParser {
     text_block: Option<usize>,
     buffer: Vec<DialectEvent>,
     /// Every event of the current stream, adjacent text pieces merged, for `result()`.
-    log: Vec<Event>,
+    folder: Folder<'static>,
     /// The last stream finished: the next `feed` starts a new one.
     finished: bool,
 }
@@ -133,17 +133,21 @@ impl DialectStreamParser {
             machine: DialectMachine::new(options),
             text_block: None,
             buffer: Vec::new(),
-            log: Vec::new(),
+            folder: Folder::for_stream(),
             finished: false,
         })
     }
 
     /// Reads the next chunk; returns the events it completes.
+    /// ``None`` is an empty chunk (an SDK delta without content).
     fn feed<'py>(&mut self, py: Python<'py>, chunk: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        if chunk.is_none() {
+            return Ok(PyList::empty(py));
+        }
         let chunk = as_text(py, chunk, "chunk")?;
         let bytes = text_bytes(chunk)?;
         if std::mem::take(&mut self.finished) {
-            self.log.clear();
+            self.folder = Folder::for_stream();
         }
         let mut events = std::mem::take(&mut self.buffer);
         self.machine.feed_into(&bytes, &mut events);
@@ -163,25 +167,11 @@ impl DialectStreamParser {
 
     /// The ``Parsed`` of the stream so far (after ``finish()``: of the whole stream).
     fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        parsed(py, &Document::from_events(self.log.iter().cloned()))
+        parsed(py, self.folder.document())
     }
 }
 
 impl DialectStreamParser {
-    /// Logs an event for `result()`, merging it into the last one when it continues it.
-    fn log(&mut self, event: &Event) {
-        match (self.log.last_mut(), event) {
-            (Some(Event::Text { block: b, text }), Event::Text { block, text: more }) if b == block => {
-                text.extend_from_slice(more)
-            }
-            (Some(Event::Thinking { index: i, text }), Event::Thinking { index, text: more }) if i == index => {
-                text.extend_from_slice(more)
-            }
-            (_, Event::ToolDelta { .. }) => {}
-            _ => self.log.push(event.clone()),
-        }
-    }
-
     /// The Python events for `events` (left empty). A piece equal to the whole chunk is that str.
     fn events<'py>(
         &mut self,
@@ -199,7 +189,6 @@ impl DialectStreamParser {
         for event in events.drain(..) {
             let event = match event {
                 DialectEvent::ToolStart { index, id, name } => {
-                    self.log(&Event::ToolStart { index });
                     let header = ToolCallHeader {
                         index,
                         id: PyString::new(py, &id).unbind(),
@@ -210,7 +199,7 @@ impl DialectStreamParser {
                 }
                 DialectEvent::Event(event) => event,
             };
-            self.log(&event);
+            fold_event(&mut self.folder, &event);
             let obj: Bound<'py, PyAny> = match event {
                 Event::Text { block, text: bytes } => {
                     let s = if block > 0 && self.text_block != Some(block) {

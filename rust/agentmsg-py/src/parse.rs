@@ -9,7 +9,7 @@
 //! dominate the cost of small results.
 
 use agentmsg_core::parse::{
-    self as core_parse, Block, Document, Event, Issue, Json, JsonValue, Options, StartThinking, StreamMachine,
+    self as core_parse, Block, Document, Event, Folder, Issue, Json, JsonValue, Options, StartThinking, StreamMachine,
     ThinkingMode, ToolCall, ToolFormat,
 };
 use pyo3::prelude::*;
@@ -644,6 +644,10 @@ pub(crate) use event_methods;
 #[pyclass(subclass, module = "agentmsg._core")]
 pub struct StreamParser {
     machine: StreamMachine,
+    /// The result of the stream so far, for `result()`.
+    folder: Folder<'static>,
+    /// The last stream finished: the next `feed` starts a new one.
+    finished: bool,
     /// The text run the last text delta belonged to.
     text_block: Option<usize>,
     /// Event buffer reused across `feed` calls.
@@ -668,13 +672,26 @@ impl StreamParser {
             value => value,
         };
         let options = options(py, thinking, tool_format, code_fences, start, Some(false), max_calls)?;
-        Ok(Self { machine: StreamMachine::new(options), text_block: None, buffer: Vec::new() })
+        Ok(Self {
+            machine: StreamMachine::new(options),
+            folder: Folder::for_stream(),
+            finished: false,
+            text_block: None,
+            buffer: Vec::new(),
+        })
     }
 
     /// Reads the next chunk; returns the events it completes.
+    /// ``None`` is an empty chunk (an SDK delta without content).
     fn feed<'py>(&mut self, py: Python<'py>, chunk: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        if chunk.is_none() {
+            return Ok(PyList::empty(py));
+        }
         let chunk = as_text(py, chunk, "chunk")?;
         let bytes = text_bytes(chunk)?;
+        if std::mem::take(&mut self.finished) {
+            self.folder = Folder::for_stream();
+        }
         let mut events = std::mem::take(&mut self.buffer);
         self.machine.feed_into(&bytes, &mut events);
         let list = self.events(py, &mut events, Some((chunk, &bytes)));
@@ -698,7 +715,22 @@ impl StreamParser {
         let mut events = self.machine.finish();
         let list = self.events(py, &mut events, None);
         self.text_block = None;
+        self.finished = true;
         list
+    }
+
+    /// The ``Parsed`` of the stream so far (after ``finish()``: of the whole stream, equal to
+    /// ``parse`` of the text fed with the same options).
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        parsed(py, self.folder.document())
+    }
+}
+
+/// Adds an event to a stream's result (argument fragments are not needed there: the call
+/// arrives whole with its end).
+pub(crate) fn fold_event(folder: &mut Folder<'static>, event: &Event) {
+    if !matches!(event, Event::ToolDelta { .. } | Event::ToolStart { .. }) {
+        folder.push(event.clone());
     }
 }
 
@@ -726,6 +758,7 @@ impl StreamParser {
         let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(count as ffi::Py_ssize_t))? };
         let mut at = 0;
         for event in events.drain(..) {
+            fold_event(&mut self.folder, &event);
             let obj: Bound<'py, PyAny> = match event {
                 Event::Text { block, text: bytes } => {
                     let s = if block > 0 && self.text_block != Some(block) {

@@ -216,8 +216,8 @@ impl<'a> Document<'a> {
 }
 
 /// Builds a [`Document`] from events as they come, so a whole-text parse need not hold the
-/// events of the whole text at once.
-struct Folder<'a> {
+/// events of the whole text at once, and a stream can give its result at any point.
+pub struct Folder<'a> {
     doc: Document<'a>,
     input: &'a [u8],
     /// The open text / thinking block: its number, place in `blocks` and span start.
@@ -225,12 +225,25 @@ struct Folder<'a> {
     thinking_at: Option<(usize, usize, usize)>,
 }
 
+impl Folder<'static> {
+    /// A folder for the events of a stream (pieces are copies, never spans of an input).
+    pub fn for_stream() -> Self {
+        Folder::new(&[])
+    }
+}
+
 impl<'a> Folder<'a> {
     fn new(input: &'a [u8]) -> Self {
         Self { doc: Document::default(), input, text_at: None, thinking_at: None }
     }
 
-    fn push(&mut self, event: Event) {
+    /// The document of the events pushed so far.
+    pub fn document(&self) -> &Document<'a> {
+        &self.doc
+    }
+
+    /// Adds the next event.
+    pub fn push(&mut self, event: Event) {
         match event {
             Event::Text { block, text } => self.piece(Piece::Copy(text), block, Open::Text),
             Event::TextSpan { block, start, end } => self.piece(Piece::Span(start, end), block, Open::Text),
