@@ -280,6 +280,9 @@ class StreamParser(_core.StreamParser):
         if dialect == "forge":
             if tools is not None:
                 raise MessageError("tools: an option of the dialects that write values as text, not of 'forge'")
+            thinking, tool_format = options.get("thinking"), options.get("tool_format")
+            if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
+                _check_mode_names(thinking, tool_format)  # named briefly, as parse() names them
             return super().__new__(cls, **options)
         start_in_thinking = options.pop("start_in_thinking", None)
         defaults = {"thinking": "auto", "tool_format": "auto", "code_fences": True, "max_calls": None}
