@@ -40,11 +40,9 @@ SAMPLE_COSTLY = 30  # calls with 10 MB texts, 100,000-deep nesting and the like
 # An error's text stays this short whatever the input: values are described, never dumped.
 MAX_ERROR_CHARS = 600
 
-# Names whose module another helper is rewriting (memory.py, compaction.py, toolpairs.py): their
-# failing calls are listed in the report and the set is emptied after merging.
+# Names whose fixes are in Rust (rust/agentmsg-py): their failing calls are listed with
+# AGENTMSG_HOSTILE_ALL=1 and the set is emptied when the binding checks its arguments.
 PENDING_ELSEWHERE = {
-    # memory.py, compaction.py (bare TypeError/OverflowError/RecursionError, 10 MB error texts):
-    "trim", "ConversationMemory", "expand", "summarize", "asummarize", "Compactor",
     # The stream parser and its event classes are Rust classes (rust/agentmsg-py): their
     # constructors raise bare TypeErrors, and StreamParser quotes a bad mode name whole.
     "StreamParser", "TextDelta", "ThinkingDelta", "ThinkingEnd", "ToolCallStart", "ToolCallDelta",
@@ -340,6 +338,12 @@ def all_calls() -> List[Call]:
 # to no encoding), so code written for tiktoken catches it: those two are good errors too.
 TIKTOKEN_KEY_ERRORS = (agentmsg.TokenIdError, agentmsg.UnknownModelError)
 
+# Arguments the library calls (a counter, a summarizer): when a hostile value is itself callable
+# (abs, int), calling it fails in the caller's code, and that error reaches the caller unchanged,
+# as a model client's error raised in a summarizer must.
+CALLBACKS = {("trim", "counter"), ("summarize", "arg1"), ("asummarize", "arg1")}
+CALLABLE_VALUES = {"function", "type"}
+
 # Targets that open the paths they are given.
 OPENS_FILES = {"load_transcript", "iter_transcripts"}
 
@@ -358,6 +362,8 @@ def outcome(call: Call) -> str:
     except BaseException as error:  # noqa: BLE001 - the point is to catch everything
         if isinstance(error, (KeyboardInterrupt, SystemExit)):
             raise
+        if (call.target, call.position) in CALLBACKS and call.label in CALLABLE_VALUES:
+            return "typed"  # the caller's callback failed: its own error reaches the caller
         if isinstance(error, OSError) and call.target in OPENS_FILES:
             text = str(error)
             return "typed" if len(text) <= MAX_ERROR_CHARS else f"{type(error).__name__} of {len(text)} characters"
