@@ -246,7 +246,6 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("replay", agentmsg.replay, (_messages(), "trim", 100), {"counter": "estimate", "name": "chat"}),
     ("run_workbench", agentmsg.run_workbench, ([_messages()], ["trim", "memory"], [50, 100]),
      {"encoding": "estimate", "progress": False}),
-    ("progress_bar", agentmsg.progress_bar, (3, False, "replay"), {}),
     ("get_encoding", agentmsg.get_encoding, ("cl100k_base",), {}),
     ("encoding_for_model", agentmsg.encoding_for_model, ("gpt-4o",), {}),
     ("encoding_name_for_model", agentmsg.encoding_name_for_model, ("gpt-4.1-mini",), {}),
