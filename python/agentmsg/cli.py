@@ -38,16 +38,13 @@ from .errors import AgentMsgError, EncodingError
 from .memory import trim
 from .message import Message, Role
 from ._checks import describe
-from .encoding import resolve_encoding
+from .encoding import TOKEN_ENCODINGS, resolve_encoding
 from .parsing import StreamParser, parse
 from .tokens import ENCODINGS, count_message_tokens
 from .transcripts import TRANSCRIPT_FORMATS, Transcript, TranscriptError, iter_transcripts
-from .workbench import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, builtin_strategies, progress_bar, run_workbench
+from .workbench import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, _progress_bar, builtin_strategies, run_workbench
 
 __all__ = ["main", "load_sample"]
-
-# The exact encodings the summary reports (OpenAI chat format, see agentmsg.count_message_tokens).
-EXACT_ENCODINGS = ("o200k_base", "cl100k_base")
 
 SAMPLE = "sample_transcript.json"
 
@@ -82,7 +79,7 @@ def _sample() -> Transcript:
 def _transcripts(files: Sequence[str], fmt: str = "auto", progress: bool = True) -> Iterator[Transcript]:
     """The transcripts of ``files`` (``-`` is stdin), streamed, with a progress bar on stderr
     for long runs when it is a terminal."""
-    bar = progress_bar(None, None if progress else False, "conversation")
+    bar = _progress_bar(None, None if progress else False, "conversation")
     try:
         for name in files:
             for transcript in iter_transcripts(sys.stdin if name == "-" else name, fmt):
@@ -167,7 +164,8 @@ TARGETS: Dict[str, Callable[[List[Message]], Any]] = {
 def _stats_block(transcript: Transcript, as_json: bool) -> str:
     messages = transcript.messages
     stats = conversation_stats(messages)
-    exact = {name: count_message_tokens(messages, encoding=name) for name in EXACT_ENCODINGS}
+    # Exact counts in every embedded encoding, OpenAI chat format.
+    exact = {name: count_message_tokens(messages, encoding=name) for name in TOKEN_ENCODINGS}
     if as_json:
         return _dumps({"name": transcript.name, "source": transcript.source, "format": transcript.format,
                        **stats.__dict__, "prompt_tokens": exact})

@@ -17,14 +17,15 @@ plainly dropping old messages.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Awaitable, Callable, Iterable, List, Sequence, Union
+from typing import Any, Awaitable, Callable, List, Sequence, Union
 
 from . import _core
+from ._checks import describe, require_int
 from .blocks import TextBlock, ToolResultBlock
 from .counting import CountCache, Counter, TokenCounter, _describe
 from .errors import MessageError, MessageTypeError
 from .estimate import ROLE_CODES
-from .message import Message, Role, _check_messages
+from .message import Message, Role, _as_list, _check_messages
 from .toolpairs import _pair
 
 __all__ = [
@@ -44,11 +45,7 @@ Summarizer = Callable[[List[Message]], Union[str, Message, Awaitable[Union[str, 
 
 
 def _count_arg(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise MessageTypeError(f"{what} must be an int, not {type(value).__name__}")
-    if value < 0:
-        raise MessageError(f"{what} must be >= 0, got {value}")
-    return value
+    return require_int(value, what)
 
 
 # -- tool output pruning ----------------------------------------------------------------------
@@ -149,8 +146,8 @@ def expand(messages: Sequence[Message], message_id: str) -> Message:
     """
     if not isinstance(message_id, str):
         raise MessageTypeError(f"message_id must be a str, not {type(message_id).__name__}")
-    for message in messages:
-        if isinstance(message, Message) and message.id == message_id:
+    for message in _check_messages(messages):
+        if message.id == message_id:
             original = message.metadata.get("original")
             return Message.from_dict(original) if original is not None else message
     raise MessageError(f"no message with id {_describe(message_id)}")
@@ -261,20 +258,19 @@ class Compactor:
     """
 
     def __init__(self, policies: Sequence[Policy], trigger: float = 0.8) -> None:
-        if isinstance(policies, (str, bytes)) or not isinstance(policies, Iterable):
-            raise MessageTypeError(f"policies must be a list of callables, not {type(policies).__name__}")
-        self.policies = list(policies)
+        self.policies = _as_list(policies, "policies", "a list of callables")
         for index, policy in enumerate(self.policies):
             if not callable(policy):
                 raise MessageTypeError(f"policies[{index}] must be callable, not {type(policy).__name__}")
         if isinstance(trigger, bool) or not isinstance(trigger, (int, float)):
             raise MessageTypeError(f"trigger must be a number, not {type(trigger).__name__}")
         if not 0 < trigger <= 1:  # NaN fails this too
-            raise MessageError(f"trigger must be a fraction in (0, 1], got {trigger!r}")
+            raise MessageError(f"trigger must be a fraction in (0, 1], got {describe(trigger)}")
         self.trigger = float(trigger)
 
     def _target(self, max_tokens: int) -> float:
-        return self.trigger * _count_arg(max_tokens, "max_tokens")
+        # A float holds any budget up to 2**1023; a larger one leaves nothing to compact.
+        return self.trigger * min(_count_arg(max_tokens, "max_tokens"), 2**1000)
 
     def compact(self, messages: Sequence[Message], max_tokens: int,
                 counter: Union[Counter, TokenCounter, CountCache] = "estimate") -> List[Message]:

@@ -21,6 +21,7 @@ from . import _core
 from ._core import ToolCallHeader
 from .blocks import ToolUseBlock
 from .errors import MessageTypeError
+from .message import _as_list
 from .parsing import Parsed, TextDelta, ThinkingDelta, ToolCallDelta
 
 __all__ = [
@@ -164,7 +165,7 @@ def openai_deltas(events: Iterable[object]) -> List[Dict[str, Any]]:
     {'tool_calls': [{'index': 0, 'function': {'arguments': '{"a":1}'}}]}
     """
     deltas: List[Dict[str, Any]] = []
-    for event in events:
+    for event in _as_list(events, "events", "a sequence of parser events"):
         if isinstance(event, TextDelta):
             deltas.append({"content": event.text})
         elif isinstance(event, ThinkingDelta):

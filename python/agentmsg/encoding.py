@@ -16,11 +16,14 @@ subclasses of :class:`agentmsg.AgentMsgError`), for ``o200k_base`` and ``cl100k_
 
 from __future__ import annotations
 
+import codecs
 import re
 from typing import AbstractSet, Collection, Dict, FrozenSet, List, Literal, Sequence, Union
 
 from . import _core
+from ._checks import describe, require_int, require_str
 from .errors import AgentMsgError, EncodingError, MessageError, MessageTypeError
+from .message import _as_list
 
 __all__ = [
     "Encoding",
@@ -143,16 +146,17 @@ def encoding_name_for_model(model: str) -> str:
     >>> encoding_name_for_model("gpt-4.1-mini"), encoding_name_for_model("gpt-3.5-turbo-0125")
     ('o200k_base', 'cl100k_base')
     """
-    if not isinstance(model, str):
-        raise MessageTypeError(f"model must be a str, not {type(model).__name__}")
+    model = require_str(model, "model")
     name = MODEL_TO_ENCODING.get(model)
     if name is not None:
         return name
     for prefix, name in MODEL_PREFIX_TO_ENCODING.items():
         if model.startswith(prefix):
             return name
+    # tiktoken's message, with a long name described instead of quoted whole.
+    shown = model if len(model) <= 100 else describe(model)
     raise UnknownModelError(
-        f"Could not automatically map {model} to a tokeniser. "
+        f"Could not automatically map {shown} to a tokeniser. "
         "Please use `tiktoken.get_encoding` to explicitly get the tokeniser you expect."
     )
 
@@ -172,7 +176,7 @@ def resolve_encoding(encoding_or_model: str) -> str:
         return encoding_for_model(encoding_or_model).name
     except UnknownModelError:
         raise EncodingError(
-            f"unknown encoding or model {encoding_or_model!r}; known encodings: "
+            f"unknown encoding or model {describe(encoding_or_model)}; known encodings: "
             f"{', '.join(_COUNTER_ENCODINGS)}, or a model name tiktoken maps to one"
         ) from None
 
@@ -193,8 +197,11 @@ def get_encoding(name: str) -> "Encoding":
     """
     encoding = _encodings.get(name) if isinstance(name, str) else None
     if encoding is None:
-        if not isinstance(name, str):
-            raise MessageTypeError(f"encoding name must be a str, not {type(name).__name__}")
+        name = require_str(name, "encoding name")
+        if name not in TOKEN_ENCODINGS:
+            raise EncodingError(
+                f"unknown encoding {describe(name)}; known encodings: {', '.join(TOKEN_ENCODINGS)}"
+            )
         encoding = _encodings.setdefault(name, Encoding(_core.TokenEncoder(name)))
     return encoding
 
@@ -237,10 +244,7 @@ def truncate_tokens(text: str, max_tokens: int, encoding: Union[str, "Encoding"]
     >>> truncate_tokens("日本語", 3, "cl100k_base")
     '日本'
     """
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
-        raise MessageTypeError(f"max_tokens must be an int, not {type(max_tokens).__name__}")
-    if max_tokens < 0:
-        raise MessageError(f"max_tokens must be at least 0, not {max_tokens}")
+    max_tokens = require_int(max_tokens, "max_tokens")
     return _as_encoding(encoding)._encoder.truncate(text, min(max_tokens, 2**64 - 1))
 
 
@@ -427,9 +431,11 @@ class Encoding:
         >>> get_encoding("cl100k_base").decode_bytes([15339, 1917])
         b'hello world'
         """
+        if tokens.__class__ is not list and tokens.__class__ is not tuple:
+            tokens = _as_list(tokens, "tokens", "a sequence of int")
         result = self._encoder.decode_bytes(tokens)
         if isinstance(result, int):
-            raise TokenIdError(f"Invalid token for decoding: {result}")
+            raise TokenIdError(f"Invalid token for decoding: {describe(result)}")
         return result
 
     def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
@@ -439,6 +445,7 @@ class Encoding:
         >>> get_encoding("cl100k_base").decode([15339, 1917])
         'hello world'
         """
+        _check_error_handler(errors)
         return self.decode_bytes(tokens).decode("utf-8", errors=errors)
 
     def decode_batch(
@@ -460,7 +467,7 @@ class Encoding:
         """
         result = self._encoder.token_bytes(token)
         if result is None:
-            raise TokenIdError(str(token))
+            raise TokenIdError(describe(token))
         return result
 
     def decode_tokens_bytes(self, tokens: Sequence[int]) -> List[bytes]:
@@ -474,6 +481,17 @@ class Encoding:
     def __reduce__(self) -> "tuple[object, tuple[str]]":
         # Pickled by name, as tiktoken pickles its registered encodings.
         return get_encoding, (self.name,)
+
+
+def _check_error_handler(errors: object) -> None:
+    """``errors`` names a registered codec error handler (``"replace"``, ``"strict"``, ...)."""
+    name = require_str(errors, "errors")
+    try:
+        codecs.lookup_error(name)
+    except (LookupError, ValueError):  # an unknown name; a NUL or a lone surrogate in it
+        raise MessageError(
+            f"errors must name a codec error handler such as 'replace' or 'strict', not {describe(name)}"
+        ) from None
 
 
 def _texts(texts: object) -> Sequence[str]:

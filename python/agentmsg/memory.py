@@ -38,6 +38,7 @@ from typing import (
 )
 
 from . import _core
+from ._checks import describe
 from .blocks import ToolUseBlock
 from .counting import CountCache, Counter, TokenCounter, _checked_count
 from .errors import MessageError, MessageTypeError
@@ -75,8 +76,7 @@ def _check_budget(max_tokens: object) -> int:
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
         raise MessageTypeError(f"max_tokens must be an int, not {type(max_tokens).__name__}")
     if not 0 <= max_tokens < 2**64:
-        shown = max_tokens if abs(max_tokens) < 10**30 else f"an int of {max_tokens.bit_length()} bits"
-        raise MessageError(f"max_tokens must be >= 0 (and < 2**64), got {shown}")
+        raise MessageError(f"max_tokens must be >= 0 (and < 2**64), got {describe(max_tokens)}")
     return max_tokens
 
 

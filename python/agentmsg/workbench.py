@@ -65,7 +65,6 @@ __all__ = [
     "replay",
     "run_workbench",
     "MissingDependencyError",
-    "progress_bar",
 ]
 
 #: The strategies :func:`run_workbench` replays when none are named.
@@ -759,11 +758,11 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def progress_bar(total: Optional[int], enabled: Optional[bool], unit: str) -> Any:
+def _progress_bar(total: Optional[int], enabled: Optional[bool], unit: str) -> Any:
     """A tqdm bar on stderr; by default on only when stderr is a terminal, and drawn only once a
     run has lasted half a second, so short runs print nothing.
 
-    >>> bar = progress_bar(3, False, "replay"); bar.update(); bar.close()
+    >>> bar = _progress_bar(3, False, "replay"); bar.update(); bar.close()
     """
     from tqdm import tqdm
 
@@ -812,7 +811,7 @@ def run_workbench(
     except TypeError:
         raise MessageTypeError(f"transcripts must be an iterable of transcripts, not {type_name(transcripts)}") from None
     size = len(transcripts) if isinstance(transcripts, Sized) else None
-    bar = progress_bar(None if size is None else size * len(chosen) * len(budget_list), progress, "replay")
+    bar = _progress_bar(None if size is None else size * len(chosen) * len(budget_list), progress, "replay")
     rows: List[ReplayMetrics] = []
     try:
         for number, item in enumerate(_streamed(items), start=1):  # one transcript in memory at a time
