@@ -409,7 +409,7 @@ def test_bad_arguments_raise_agentmsg_errors():
         parse_many(["a", 1])
     with pytest.raises(MessageError, match="unknown thinking mode 'brain'; valid: auto, tags, brackets, none"):
         parse("x", thinking="brain")
-    with pytest.raises(MessageError, match="unknown tool_format 'yaml'"):
+    with pytest.raises(MessageError, match="unknown tool format 'yaml'; valid: auto, json, xml"):
         agentmsg.StreamParser(tool_format="yaml")
     with pytest.raises(MessageTypeError, match="chunk must be a str, not bytes"):
         agentmsg.StreamParser().feed(b"x")

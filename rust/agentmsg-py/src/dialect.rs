@@ -4,16 +4,13 @@
 use std::sync::Arc;
 
 use agentmsg_core::parse::dialect::{self as core_dialect, Dialect, DialectEvent, DialectMachine, DialectOptions, Tools};
-use agentmsg_core::parse::{Event, Folder, StartThinking};
+use agentmsg_core::parse::{Folder, StartThinking};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 
 use crate::errors::agentmsg_error;
-use crate::parse::{
-    as_text, fold_event, option, parse_issue, parsed, parsed_list, py_str, text_bytes, tool_use_block, CallStrs, TextDelta, ThinkingDelta,
-    ThinkingEnd, ToolCallDelta, ToolCallEnd,
-};
+use crate::parse::{as_text, event_object, fold_event, option, parsed, parsed_list, py_str, text_bytes};
 use crate::pystr::extract_texts;
 
 /// The options from the keyword arguments; `start_in_thinking` None means "detect" for whole
@@ -200,36 +197,8 @@ impl DialectStreamParser {
                 DialectEvent::Event(event) => event,
             };
             fold_event(&mut self.folder, &event);
-            let obj: Bound<'py, PyAny> = match event {
-                Event::Text { block, text: bytes } => {
-                    let s = if block > 0 && self.text_block != Some(block) {
-                        let mut joined = Vec::with_capacity(bytes.len() + 1);
-                        joined.push(b'\n');
-                        joined.extend_from_slice(&bytes);
-                        py_str(py, &joined)?.unbind()
-                    } else {
-                        text(&bytes)?
-                    };
-                    self.text_block = Some(block);
-                    Bound::new(py, TextDelta { text: s })?.into_any()
-                }
-                Event::Thinking { index, text: bytes } => {
-                    Bound::new(py, ThinkingDelta { index, text: text(&bytes)? })?.into_any()
-                }
-                Event::ThinkingEnd { index, complete } => Bound::new(py, ThinkingEnd { index, complete })?.into_any(),
-                Event::ToolDelta { index, fragment } => {
-                    Bound::new(py, ToolCallDelta { index, fragment: text(&fragment)? })?.into_any()
-                }
-                Event::ToolEnd { index, result } => {
-                    let (call, error) = match result {
-                        Ok(call) => (tool_use_block(py, &call, &mut CallStrs::new())?.unbind(), py.None()),
-                        Err(issue) => (py.None(), parse_issue(py, &issue, &mut CallStrs::new())?.unbind()),
-                    };
-                    Bound::new(py, ToolCallEnd { index, call, error })?.into_any()
-                }
-                // A stream machine reports copies, never spans; a bare start never leaves the core.
-                Event::TextSpan { .. } | Event::ThinkingSpan { .. } | Event::ToolStart { .. } => continue,
-            };
+            // A dialect announces a call with its header (above), not a bare start.
+            let Some(obj) = event_object(py, event, &mut self.text_block, &text, false)? else { continue };
             list.append(obj)?;
         }
         Ok(list)

@@ -734,6 +734,48 @@ pub(crate) fn fold_event(folder: &mut Folder<'static>, event: &Event) {
     }
 }
 
+/// The Python event for a stream event, or `None` for one a stream does not show (spans, and a
+/// bare tool start where the caller announces calls its own way: `tool_start` false).
+/// `text_block` is the text run the last text delta belonged to: a new run starts with `"\n"`.
+/// `text` makes the str of a piece (the fed chunk itself when the piece is all of it).
+pub(crate) fn event_object<'py>(
+    py: Python<'py>,
+    event: Event,
+    text_block: &mut Option<usize>,
+    text: &impl Fn(&[u8]) -> PyResult<Py<PyString>>,
+    tool_start: bool,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let obj = match event {
+        Event::Text { block, text: bytes } => {
+            let s = if block > 0 && *text_block != Some(block) {
+                let mut joined = Vec::with_capacity(bytes.len() + 1);
+                joined.push(b'\n');
+                joined.extend_from_slice(&bytes);
+                py_str(py, &joined)?.unbind()
+            } else {
+                text(&bytes)?
+            };
+            *text_block = Some(block);
+            Bound::new(py, TextDelta { text: s })?.into_any()
+        }
+        Event::Thinking { index, text: bytes } => Bound::new(py, ThinkingDelta { index, text: text(&bytes)? })?.into_any(),
+        Event::ThinkingEnd { index, complete } => Bound::new(py, ThinkingEnd { index, complete })?.into_any(),
+        Event::ToolStart { index } if tool_start => Bound::new(py, ToolCallStart { index })?.into_any(),
+        Event::ToolDelta { index, fragment } => {
+            Bound::new(py, ToolCallDelta { index, fragment: text(&fragment)? })?.into_any()
+        }
+        Event::ToolEnd { index, result } => {
+            let (call, error) = match result {
+                Ok(call) => (tool_use_block(py, &call, &mut CallStrs::new())?.unbind(), py.None()),
+                Err(issue) => (py.None(), parse_issue(py, &issue, &mut CallStrs::new())?.unbind()),
+            };
+            Bound::new(py, ToolCallEnd { index, call, error })?.into_any()
+        }
+        Event::ToolStart { .. } | Event::TextSpan { .. } | Event::ThinkingSpan { .. } => return Ok(None),
+    };
+    Ok(Some(obj))
+}
+
 impl StreamParser {
     /// The Python events for `events`, which is left empty (its allocation is reused). A piece
     /// of text equal to the whole `chunk` fed (the usual case for small chunks) is that same
@@ -759,38 +801,7 @@ impl StreamParser {
         let mut at = 0;
         for event in events.drain(..) {
             fold_event(&mut self.folder, &event);
-            let obj: Bound<'py, PyAny> = match event {
-                Event::Text { block, text: bytes } => {
-                    let s = if block > 0 && self.text_block != Some(block) {
-                        let mut joined = Vec::with_capacity(bytes.len() + 1);
-                        joined.push(b'\n');
-                        joined.extend_from_slice(&bytes);
-                        py_str(py, &joined)?.unbind()
-                    } else {
-                        text(&bytes)?
-                    };
-                    self.text_block = Some(block);
-                    Bound::new(py, TextDelta { text: s })?.into_any()
-                }
-                Event::Thinking { index, text: bytes } => {
-                    Bound::new(py, ThinkingDelta { index, text: text(&bytes)? })?.into_any()
-                }
-                Event::ThinkingEnd { index, complete } => {
-                    Bound::new(py, ThinkingEnd { index, complete })?.into_any()
-                }
-                Event::ToolStart { index } => Bound::new(py, ToolCallStart { index })?.into_any(),
-                Event::TextSpan { .. } | Event::ThinkingSpan { .. } => continue,
-                Event::ToolDelta { index, fragment } => {
-                    Bound::new(py, ToolCallDelta { index, fragment: text(&fragment)? })?.into_any()
-                }
-                Event::ToolEnd { index, result } => {
-                    let (call, error) = match result {
-                        Ok(call) => (tool_use_block(py, &call, &mut CallStrs::new())?.unbind(), py.None()),
-                        Err(issue) => (py.None(), parse_issue(py, &issue, &mut CallStrs::new())?.unbind()),
-                    };
-                    Bound::new(py, ToolCallEnd { index, call, error })?.into_any()
-                }
-            };
+            let Some(obj) = event_object(py, event, &mut self.text_block, &text, true)? else { continue };
             // SAFETY: `at < count` (the non-span events were counted above); SET_ITEM steals
             // the reference `into_ptr` hands over.
             unsafe { ffi::PyList_SET_ITEM(list.as_ptr(), at as ffi::Py_ssize_t, obj.into_ptr()) };
