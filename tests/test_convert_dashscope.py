@@ -92,7 +92,17 @@ def carried(message):
 @settings(max_examples=150, deadline=None)
 @given(histories)
 def test_round_trip_keeps_what_dashscope_carries(messages):
-    back = quiet(from_dashscope, quiet(to_dashscope, messages), on_orphan="keep")
+    import warnings
+
+    from hypothesis import assume
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        written = to_dashscope(messages)
+    # A message between a call and its results is moved after them, with a warning (the API
+    # requires results right after their call): such histories do not keep their order.
+    assume(not any("after the tool results" in str(w.message) for w in caught))
+    back = quiet(from_dashscope, written, on_orphan="keep")
     assert [carried(m) for m in back] == [carried(m) for m in messages]
 
 
