@@ -179,7 +179,9 @@ def test_workbench_command_writes_table_json_csv_and_plot(capsys, tmp_path):
 
 
 def module(*argv, stdin=b""):
-    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
+    # The agentmsg these tests imported (installed, or a dev tree on PYTHONPATH), not the bare source
+    # tree, which has no compiled core in a fresh clone.
+    env = {**os.environ, "PYTHONPATH": str(Path(agentmsg.__file__).resolve().parent.parent)}
     return subprocess.run([sys.executable, "-m", "agentmsg", *argv], input=stdin, capture_output=True, env=env,
                           cwd=REPO, timeout=120)
 
