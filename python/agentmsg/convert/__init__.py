@@ -19,6 +19,32 @@ from .multi_agent import *  # noqa: F401,F403
 from .agentscope import *  # noqa: F401,F403
 from .arcaelas import *  # noqa: F401,F403
 from .wolo import *  # noqa: F401,F403
-from . import _common, agentscope, anthropic, arcaelas, bedrock, cache, dashscope, forge, multi_agent, openai, suna, wolo
-
-__all__ = [name for module in (_common, openai, anthropic, bedrock, dashscope, forge, suna, cache, multi_agent, agentscope, arcaelas, wolo,) for name in module.__all__]
+# A literal list, so type checkers see every name (mypy cannot follow a list built at run time);
+# tests/test_typing.py checks it equals the modules' own __all__.
+__all__ = [
+    # agentmsg.convert._common
+    "ConversionWarning",
+    # agentmsg.convert.openai
+    "to_openai", "from_openai",
+    # agentmsg.convert.anthropic
+    "to_anthropic", "from_anthropic",
+    # agentmsg.convert.bedrock
+    "to_bedrock", "from_bedrock",
+    # agentmsg.convert.dashscope
+    "to_dashscope", "from_dashscope",
+    # agentmsg.convert.forge
+    "to_forge", "from_forge",
+    # agentmsg.convert.suna
+    "from_db_rows", "to_db_rows", "NON_LLM_ROW_TYPES",
+    # agentmsg.convert.cache
+    "format_conversation_for_cache", "is_cached_block", "filter_for_bedrock",
+    # agentmsg.convert.multi_agent
+    "format_multi_agent",
+    # agentmsg.convert.agentscope
+    "to_agentscope", "from_agentscope",
+    # agentmsg.convert.arcaelas
+    "to_arcaelas", "from_arcaelas",
+    # agentmsg.convert.wolo
+    "WoloTextPart", "WoloToolPart", "WoloMessage", "from_wolo", "to_wolo", "to_llm_messages",
+    "WOLO_SYSTEM_PROMPT", "WOLO_SENT_STATUSES",
+]

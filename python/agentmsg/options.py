@@ -1,0 +1,33 @@
+"""The values each string option accepts, as ``Literal`` types for type checkers.
+
+Functions still check their options at run time (a bad value is a typed ``AgentMsgError``);
+these types let a type checker catch the mistake before the run, and let code that passes an
+option through a variable say which values it holds::
+
+    >>> from agentmsg import from_openai
+    >>> from agentmsg.options import OrphanPolicy
+    >>> policy: OrphanPolicy = "repair"
+    >>> from_openai([{"role": "user", "content": "Hi"}], on_orphan=policy)[0].text
+    'Hi'
+
+``encoding`` options stay ``str``: they take any model name tiktoken maps (``"gpt-4o-2024-08-06"``
+and every other dated or fine-tuned name), which no finite list holds.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = ["ThinkingMode", "ToolFormat", "DialectName", "OrphanPolicy"]
+
+ThinkingMode = Literal["auto", "tags", "brackets", "none"]
+"""How Forge's parser finds reasoning (``parse(thinking=...)``)."""
+
+ToolFormat = Literal["auto", "json", "xml"]
+"""How Forge's parser reads the payload of a ``<tool>`` tag (``parse(tool_format=...)``)."""
+
+DialectName = Literal["forge", "hermes", "qwen3_coder", "gpt_oss"]
+"""The model dialects ``parse``, ``StreamParser`` and ``agentmsg.dialects`` read (``DIALECTS``)."""
+
+OrphanPolicy = Literal["raise", "repair", "keep"]
+"""What a ``from_*`` converter does with a tool call or result that lacks its pair."""
