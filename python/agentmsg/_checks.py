@@ -67,7 +67,7 @@ def where_label(where: object) -> str:
 def require_str(value: object, where: str) -> str:
     """``value`` as a plain str; a MessageTypeError naming ``where`` if it is not a str."""
     if value.__class__ is str:
-        return value  # type: ignore[return-value]
+        return value
     if isinstance(value, str):
         return str.__str__(value)  # a subclass's overridden methods must not run later
     raise MessageTypeError(f"{where} must be a str, not {type_name(value)}")
@@ -84,7 +84,7 @@ def optional_str(value: object, where: str) -> Optional[str]:
 
 def require_bool(value: object, where: str) -> bool:
     if value is True or value is False:
-        return value  # type: ignore[return-value]
+        return value
     raise MessageTypeError(f"{where} must be a bool, not {type_name(value)}")
 
 
@@ -142,7 +142,8 @@ def json_copy_dict(value: object, where: str) -> Dict[str, Any]:
             raise MessageTypeError(f"{where} must be a dict, not {type_name(value)}")
     elif not value:
         return {}
-    return json_copy(value, where)
+    copy: Dict[str, Any] = json_copy(value, where)
+    return copy
 
 
 def _copy(value: Any, depth: int) -> Any:

@@ -68,7 +68,8 @@ def load_sample() -> List[Message]:
 
 
 def _sample() -> Transcript:
-    with resources.files("agentmsg").joinpath("data", SAMPLE).open("rb") as handle:
+    # One name per joinpath: Python 3.10's Traversable takes no more.
+    with resources.files("agentmsg").joinpath("data").joinpath(SAMPLE).open("rb") as handle:
         found = next(iter_transcripts(handle))
     return dataclasses.replace(found, name=SAMPLE, source=SAMPLE, format=f"sample shipped with agentmsg, {found.format}")
 
@@ -97,9 +98,11 @@ class _Output:
         self._handle: Optional[TextIO] = None
 
     def write(self, text: str) -> None:
-        if self._handle is None:
-            self._handle = sys.stdout if self.path in (None, "-") else open(self.path, "w", encoding="utf-8")
-        self._handle.write(text)
+        handle = self._handle
+        if handle is None:
+            path = self.path
+            handle = self._handle = sys.stdout if path is None or path == "-" else open(path, "w", encoding="utf-8")
+        handle.write(text)
 
     def close(self) -> None:
         if self._handle is not None and self._handle is not sys.stdout:
@@ -294,7 +297,7 @@ def _stdin_chunk(size: int) -> str:
     buffer = getattr(sys.stdin, "buffer", None)
     if buffer is None or not hasattr(buffer, "read1"):
         return sys.stdin.read(size)
-    data = buffer.read1(size)
+    data: bytes = buffer.read1(size)
     # A UTF-8 character may straddle two reads: complete it before decoding.
     while data and _incomplete_utf8(data):
         more = buffer.read(1)
@@ -350,7 +353,8 @@ def _command(commands: Any, name: str, summary: str, example: str, run: Callable
     sub = commands.add_parser(name, help=summary, description=summary, epilog=f"example:\n  {example}",
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     sub.set_defaults(run=run)
-    return sub
+    parser: argparse.ArgumentParser = sub
+    return parser
 
 
 def _inputs(sub: argparse.ArgumentParser, required: bool = True, option: str = "--format") -> None:
@@ -442,7 +446,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except SystemExit as stop:  # --help, --version and usage errors
         return stop.code if isinstance(stop.code, int) else 2
     try:
-        return args.run(args)
+        status: int = args.run(args)
+        return status
     except (AgentMsgError, OSError, ValueError, RecursionError, MemoryError) as error:
         if isinstance(error, BrokenPipeError):  # e.g. `agentmsg convert ... | head`: stop quietly
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

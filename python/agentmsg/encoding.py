@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from typing import AbstractSet, Collection, Dict, FrozenSet, List, Literal, Sequence, Union
+from typing import AbstractSet, Collection, Dict, FrozenSet, List, Literal, Sequence, Union, cast
 
 from . import _core
 from ._checks import describe, require_int, require_str
@@ -383,7 +383,8 @@ class Encoding:
         >>> get_encoding("o200k_base").encode_ordinary_batch(["hello world", "<|endoftext|>"])
         [[24912, 2375], [27, 91, 419, 1440, 919, 91, 29]]
         """
-        return self._encoder.encode_batch(text, [], [])
+        # Nothing is disallowed, so the core returns ids, never the (index, string) of a find.
+        return cast(List[List[int]], self._encoder.encode_batch(text, [], []))
 
     def _special_arguments(
         self, allowed_special: object, disallowed_special: object
@@ -407,7 +408,7 @@ class Encoding:
         else:
             _check_special(disallowed_special, "disallowed_special")
         allowed = [token for token in self._special_order if token in allowed_special]
-        disallowed = frozenset(disallowed_special)  # type: ignore[arg-type]
+        disallowed = frozenset(disallowed_special)  # type: ignore[call-overload]
         if disallowed <= self.special_tokens_set:
             # No special token is a prefix of another, so the leftmost one found is the one
             # tiktoken's alternation finds.
