@@ -159,3 +159,17 @@ def test_any_input_loads_or_raises_transcript_error(data):
         list(iter_transcripts(io.BytesIO(data)))
     except TranscriptError as error:
         assert "\n" not in str(error)
+
+
+def test_swe_agent_list_content_is_its_text_parts_joined():
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "Fix"}, {"type": "text", "text": "it", "cache_control": {}}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "On it"}],
+         "tool_calls": [{"id": "c1", "function": {"name": "bash", "arguments": "{}"}}]},
+    ]
+    t = agentmsg.load_transcript(io.StringIO(json.dumps({"history": history})))
+    assert [m.text for m in t.messages] == ["Fix\nit", "On it"]
+    assert t.messages[1].tool_calls[0].name == "bash"
+    image = {"history": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}
+    with pytest.raises(ValueError, match=r"history\[0\]\.content\[0\] must be a text part"):
+        agentmsg.load_transcript(io.StringIO(json.dumps(image)))

@@ -35,13 +35,16 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import IO, TYPE_CHECKING, Any, Dict, Generator, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ._checks import describe, require_int, require_str, type_name, where_label
 from .blocks import ToolUseBlock
 from .convert import from_anthropic, from_bedrock, from_openai
 from .errors import AgentMsgError, MessageTypeError
 from .message import Message, _check_messages
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
 
 __all__ = ["TranscriptError", "Transcript", "load_transcript", "iter_transcripts", "TRANSCRIPT_FORMATS"]
 
@@ -52,7 +55,7 @@ TRANSCRIPT_FORMATS = ("agentmsg", "openai", "anthropic", "bedrock", "swe-agent")
 RECORD_FIELDS = ("messages", "trajectory", "history")
 
 # Role names some datasets use for the two speakers (OpenHands and SWE-agent dataset dumps).
-_ROLE_ALIASES = {"human": "user", "ai": "assistant", "gpt": "assistant"}
+_ROLE_ALIASES: Dict[Any, Any] = {"human": "user", "ai": "assistant", "gpt": "assistant"}
 
 Source = Union[str, "os.PathLike[str]", IO[str], IO[bytes]]
 
@@ -110,11 +113,11 @@ def _describe(source: Source) -> str:
     return str(name) if isinstance(name, (str, int)) else "<stream>"
 
 
-def _is_source(value: object) -> bool:
+def _is_source(value: object) -> TypeIs[Source]:
     return isinstance(value, (str, os.PathLike)) or hasattr(value, "read")
 
 
-def _binary_lines(source: Source) -> Tuple[Iterator[bytes], Optional[IO]]:
+def _binary_lines(source: Source) -> Tuple[Iterator[bytes], Optional[IO[bytes]]]:
     """The source's lines as bytes (newlines kept), and the file to close (if we opened one).
 
     A file that cannot be opened raises its OSError, with the path cut short in the message."""
@@ -135,7 +138,7 @@ def _binary_lines(source: Source) -> Tuple[Iterator[bytes], Optional[IO]]:
     return iter(source), None
 
 
-def _is_text(source: Any) -> bool:
+def _is_text(source: Any) -> TypeIs[IO[str]]:
     mode = getattr(source, "mode", "")
     return isinstance(mode, str) and "b" not in mode and hasattr(source, "encoding")
 
@@ -170,7 +173,7 @@ def _json(text: str, path: str, line: int) -> Any:
 # -- from dicts to messages ------------------------------------------------------------------------
 
 
-def _literal_list(value: Any, what: str) -> list:
+def _literal_list(value: Any, what: str) -> List[Any]:
     """A list given as a JSON list or as its JSON or Python ``repr`` string (SWE-agent).
 
     ``ast.literal_eval`` reads literals only: no name lookups, calls or attribute access.
@@ -200,7 +203,18 @@ def _swe_agent_call(call: Any, where: str) -> ToolUseBlock:
             arguments = json.loads(arguments)
         except (json.JSONDecodeError, RecursionError):
             raise ValueError(f"{where}.function.arguments is not valid JSON") from None
-    return ToolUseBlock(id=call.get("id"), name=function.get("name"), input=arguments)
+    return ToolUseBlock(id=call.get("id"), name=function.get("name"), input=arguments)  # type: ignore[arg-type]  # it checks the id
+
+
+def _swe_agent_text(parts: List[Any], where: str) -> str:
+    """The text of SWE-agent's list content (``[{"type": "text", "text": ...}]``), parts joined
+    with newlines; any other part is an error, so nothing is dropped."""
+    texts = []
+    for index, part in enumerate(parts):
+        if not isinstance(part, dict) or part.get("type") != "text" or not isinstance(part.get("text"), str):
+            raise ValueError(f"{where}[{index}] must be a text part ({{'type': 'text', 'text': ...}})")
+        texts.append(part["text"])
+    return "\n".join(texts)
 
 
 def _swe_agent_messages(history: Any) -> List[Message]:
@@ -215,9 +229,11 @@ def _swe_agent_messages(history: Any) -> List[Message]:
         where = f"history[{index}]"
         if not isinstance(entry, dict):
             raise ValueError(f"{where} must be an object, not {type(entry).__name__}")
-        role = _ROLE_ALIASES.get(entry.get("role"), entry.get("role"))
+        role: Any = _ROLE_ALIASES.get(entry.get("role"), entry.get("role"))  # Message checks it
         content = entry.get("content") or ""
-        if not isinstance(content, (str, list)):
+        if isinstance(content, list):
+            content = _swe_agent_text(content, f"{where}.content")
+        elif not isinstance(content, str):
             raise ValueError(f"{where}.content must be a string or a list of parts")
         metadata = {key: entry[key] for key in ("agent", "message_type") if key in entry}
         try:
@@ -331,7 +347,9 @@ def _read(data: Any, fmt: str, path: str, line: Optional[int], system: Any = Non
 # -- the public readers ------------------------------------------------------------------------------
 
 
-def iter_transcripts(sources: Union[Source, Iterable[Source]], format: str = "auto") -> Iterator[Transcript]:
+def iter_transcripts(
+    sources: Union[Source, Iterable[Source]], format: str = "auto"
+) -> Generator[Transcript, None, None]:
     """The conversations in one or many files, streamed: a JSON Lines file of whole conversations
     is read one line at a time, so memory stays constant however long it is.
 
@@ -346,10 +364,10 @@ def iter_transcripts(sources: Union[Source, Iterable[Source]], format: str = "au
     """
     fmt = _checked(format)
     if _is_source(sources):
-        sources = [sources]  # type: ignore[list-item]
+        sources = [sources]
     elif isinstance(sources, (bytes, bytearray, dict)) or not isinstance(sources, Iterable):
         raise MessageTypeError(f"sources must be a path, an open file or an iterable of them, not {type_name(sources)}")
-    for index, source in enumerate(sources):  # type: ignore[arg-type]
+    for index, source in enumerate(sources):
         if not _is_source(source):
             raise MessageTypeError(f"sources[{index}] must be a path or an open file, not {type_name(source)}")
         if isinstance(source, str):
