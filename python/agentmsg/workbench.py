@@ -107,7 +107,7 @@ class MessageCounter:
             return known[1]
         if not isinstance(message, Message):
             raise MessageTypeError(f"message must be a Message, not {type_name(message)}")
-        count = _called("the counter", self._batch, [message])[0]
+        count: int = _called("the counter", self._batch, [message])[0]
         self._counts[id(message)] = (message, count)
         return count
 
@@ -122,6 +122,8 @@ class MessageCounter:
 
 # A step takes the messages added since the last model call and returns the next prompt.
 Step = Callable[[Sequence[Message]], List[Message]]
+# What Strategy.from_function takes: function(history, budget) -> messages.
+_StrategyFunction = Callable[[List[Message], int], Sequence[Message]]
 
 
 @dataclass(frozen=True)
@@ -264,7 +266,7 @@ def _memory_strategy(name: str, compactor: Optional[Compactor]) -> Strategy:
     return Strategy(name, start)
 
 
-def _summarized(messages: List[Message], budget: int, counter: MessageCounter, summarizer: Callable, keep_recent: int) -> List[Message]:
+def _summarized(messages: List[Message], budget: int, counter: MessageCounter, summarizer: Callable[[List[Message]], Any], keep_recent: int) -> List[Message]:
     if counter.total(messages) > budget:
         messages = summarize(messages, summarizer, keep_recent=keep_recent)
     return _trimmed(messages, budget, counter)
@@ -361,7 +363,7 @@ def builtin_strategies(
     return strategies
 
 
-def _strategy(spec: Union[str, Strategy, Callable], known: Dict[str, Strategy]) -> Strategy:
+def _strategy(spec: Union[str, Strategy, _StrategyFunction], known: Dict[str, Strategy]) -> Strategy:
     if isinstance(spec, Strategy):
         return spec
     if isinstance(spec, str):
@@ -491,7 +493,7 @@ class ReplayMetrics:
     recall: Optional[float]
     seconds_per_turn: float
     seconds: float
-    _turns: Dict[str, list] = field(default_factory=dict, repr=False, compare=False)
+    _turns: Dict[str, List[Any]] = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> Dict[str, Any]:
         """The measures as plain JSON data.
@@ -509,7 +511,7 @@ def _p95(values: Sequence[int]) -> int:
     return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)] if ordered else 0
 
 
-def _metrics(transcript: str, strategy: str, budget: int, turns: Dict[str, list],
+def _metrics(transcript: str, strategy: str, budget: int, turns: Dict[str, List[Any]],
              lost: Tuple[int, int, int, int]) -> ReplayMetrics:
     tokens, stability, used, found = turns["tokens"], turns["stability"], turns["used"], turns["found"]
     n = len(tokens)
@@ -538,7 +540,7 @@ def _common_prefix_tokens(prompt: List[Message], previous: List[Message], counte
 
 
 def replay(
-    messages: Sequence[Message], strategy: Union[str, Strategy, Callable], budget: int, *,
+    messages: Sequence[Message], strategy: Union[str, Strategy, _StrategyFunction], budget: int, *,
     counter: Union[str, MessageCounter] = "o200k_base", name: str = "transcript",
 ) -> ReplayMetrics:
     """Replays one transcript with one strategy at one budget (see the module) and measures it.
@@ -558,7 +560,7 @@ def replay(
     chosen = _strategy(strategy, builtin_strategies())
     count.total(history)  # count every message now, so no strategy's time includes counting
     step = chosen.start(budget, count)
-    turns: Dict[str, list] = {key: [] for key in ("tokens", "kept", "stability", "used", "found", "seconds", *PROVIDERS)}
+    turns: Dict[str, List[Any]] = {key: [] for key in ("tokens", "kept", "stability", "used", "found", "seconds", *PROVIDERS)}
     originals: Dict[int, Message] = {}
     terms: Dict[int, FrozenSet[str]] = {}
     seen_terms: Set[str] = set()
@@ -607,12 +609,12 @@ def replay(
 
 
 def _pooled(rows: List[ReplayMetrics]) -> ReplayMetrics:
-    turns: Dict[str, list] = {key: [] for key in rows[0]._turns}
+    turns: Dict[str, List[Any]] = {key: [] for key in rows[0]._turns}
     for row in rows:
         for key, values in row._turns.items():
             turns[key].extend(values)
     lost = tuple(sum(getattr(r, f) for r in rows) for f in ("tool_outputs_lost", "tool_outputs", "user_turns_lost", "user_turns"))
-    return _metrics("(all)", rows[0].strategy, rows[0].budget, turns, lost)  # type: ignore[arg-type]
+    return _metrics("(all)", rows[0].strategy, rows[0].budget, turns, lost)
 
 
 # -- the report ------------------------------------------------------------------------------------
@@ -778,7 +780,7 @@ def _progress_bar(total: Optional[int], enabled: Optional[bool], unit: str) -> A
 
 def run_workbench(
     transcripts: Iterable[Union[Transcript, Sequence[Message]]],
-    strategies: Optional[Sequence[Union[str, Strategy, Callable]]] = None,
+    strategies: Optional[Sequence[Union[str, Strategy, _StrategyFunction]]] = None,
     budgets: Sequence[int] = DEFAULT_BUDGETS,
     *, encoding: str = "o200k_base", progress: Optional[bool] = None,
 ) -> WorkbenchReport:
