@@ -9,35 +9,15 @@ use pyo3::IntoPyObjectExt;
 
 use crate::events::ToolCallHeader;
 use crate::options::dialect_options;
-use crate::parse::{parse_batch, parse_one};
 use crate::stream::{Machine, Stream};
 
-/// Parses one text in a dialect into a `Parsed` (see `agentmsg.dialects.parse`).
-#[pyfunction]
-#[pyo3(signature = (text, *, dialect, start_in_thinking = None, tools_json = None))]
-fn parse_dialect<'py>(
-    py: Python<'py>,
-    text: &Bound<'py, PyAny>,
-    dialect: &Bound<'py, PyAny>,
-    start_in_thinking: Option<&Bound<'py, PyAny>>,
-    tools_json: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let options = dialect_options(py, dialect, start_in_thinking, tools_json, StartThinking::Detect)?;
-    parse_one(py, text, |bytes| core_dialect::parse(bytes, &options))
-}
-
-/// Parses many texts in a dialect in parallel with the GIL released.
-#[pyfunction]
-#[pyo3(signature = (texts, *, dialect, start_in_thinking = None, tools_json = None))]
-fn parse_dialect_many<'py>(
-    py: Python<'py>,
-    texts: &Bound<'py, PyAny>,
-    dialect: &Bound<'py, PyAny>,
-    start_in_thinking: Option<&Bound<'py, PyAny>>,
-    tools_json: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyList>> {
-    let options = dialect_options(py, dialect, start_in_thinking, tools_json, StartThinking::Detect)?;
-    parse_batch(py, texts, |bytes| core_dialect::parse_many(bytes, &options))
+crate::parse::whole_text_functions! {
+    /// Parses one text in a dialect into a `Parsed` (see `agentmsg.dialects.parse`).
+    parse_dialect as "parse_dialect",
+    /// Parses many texts in a dialect in parallel with the GIL released.
+    parse_dialect_many as "parse_dialect_many",
+    options (dialect, start_in_thinking = None, tools_json = None) => dialect_options,
+    core core_dialect::parse, core_dialect::parse_many,
 }
 
 impl Machine for DialectMachine {
@@ -72,11 +52,11 @@ impl DialectStreamParser {
     #[pyo3(signature = (*, dialect, start_in_thinking = None, tools_json = None))]
     fn new(
         py: Python<'_>,
-        dialect: &Bound<'_, PyAny>,
+        dialect: Option<&Bound<'_, PyAny>>,
         start_in_thinking: Option<&Bound<'_, PyAny>>,
         tools_json: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let options = dialect_options(py, dialect, start_in_thinking, tools_json, StartThinking::No)?;
+        let options = dialect_options(py, StartThinking::No, dialect, start_in_thinking, tools_json)?;
         Ok(Self { stream: Stream::new(DialectMachine::new(options)) })
     }
 

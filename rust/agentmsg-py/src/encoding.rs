@@ -26,16 +26,25 @@ pub struct TokenEncoder {
 type Disallowed = (usize, String);
 
 impl TokenEncoder {
-    /// The first disallowed string found in `texts`, in order (tiktoken checks each text before
-    /// encoding it, so the first failing text is the one it reports).
-    fn find_disallowed(texts: &[Cow<'_, str>], disallowed: &[String]) -> Option<Disallowed> {
+    /// `encode(texts)`, unless a text holds a string of `disallowed`: then the first one found,
+    /// in order, and nothing is encoded (tiktoken checks each text before encoding it, so the
+    /// first failing text is the one it reports).
+    fn unless_disallowed<T>(
+        texts: &[Cow<'_, str>],
+        disallowed: &[String],
+        encode: impl FnOnce(&[Cow<'_, str>]) -> T,
+    ) -> Result<T, Disallowed> {
         if disallowed.is_empty() {
-            return None;
+            return Ok(encode(texts));
         }
         let needles: Vec<&str> = disallowed.iter().map(String::as_str).collect();
-        texts.iter().enumerate().find_map(|(index, text)| {
+        let found = texts.iter().enumerate().find_map(|(index, text)| {
             first_occurrence(text, &needles).map(|(_, needle)| (index, disallowed[needle].clone()))
-        })
+        });
+        match found {
+            Some(found) => Err(found),
+            None => Ok(encode(texts)),
+        }
     }
 }
 
@@ -92,15 +101,11 @@ impl TokenEncoder {
     ) -> PyResult<Bound<'py, PyAny>> {
         let storage = storage(as_text(text, "text")?)?;
         let result = run_for_text(py, storage.chars(), || {
-            let text = [storage.utf8()];
-            match Self::find_disallowed(&text, &disallowed) {
-                Some((_, token)) => Err(token),
-                None => Ok(self.inner.encode(&text[0], &as_strs(&allowed))),
-            }
+            Self::unless_disallowed(&[storage.utf8()], &disallowed, |text| self.inner.encode(&text[0], &as_strs(&allowed)))
         })?;
         match result {
             Ok(ids) => ids.into_pyobject(py),
-            Err(token) => Ok(PyString::new(py, &token).into_any()),
+            Err((_, token)) => Ok(PyString::new(py, &token).into_any()),
         }
     }
 
@@ -117,10 +122,7 @@ impl TokenEncoder {
         let storages: Vec<Storage<'_>> = texts.iter().map(storage).collect::<PyResult<_>>()?;
         let result = crate::pool::run_detached(py, || {
             let valid: Vec<Cow<'_, str>> = storages.iter().map(Storage::utf8).collect();
-            match Self::find_disallowed(&valid, &disallowed) {
-                Some(found) => Err(found),
-                None => Ok(core_encode::encode_batch(&self.inner, &valid, &as_strs(&allowed))),
-            }
+            Self::unless_disallowed(&valid, &disallowed, |valid| core_encode::encode_batch(&self.inner, valid, &as_strs(&allowed)))
         })?;
         match result {
             Ok(ids) => ids.into_pyobject(py),

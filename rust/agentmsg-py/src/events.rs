@@ -11,66 +11,6 @@ use crate::errors::ErrorClass;
 use crate::pystr::{py_str, type_name};
 use crate::results::{parse_issue, tool_use_block, CallStrs};
 
-/// Visible text as it arrives. Joined, the ``text`` of all ``TextDelta`` events equals
-/// ``parse(whole).text`` (a new text run after an element starts with ``"\n"``).
-///
-/// >>> TextDelta("Hi").text
-/// 'Hi'
-#[pyclass(frozen, get_all, module = "agentmsg")]
-pub struct TextDelta {
-    pub(crate) text: Py<PyString>,
-}
-
-/// Thinking text as it arrives; ``index`` numbers the thinking blocks from 0.
-///
-/// >>> ThinkingDelta(0, "hmm")
-/// ThinkingDelta(index=0, text='hmm')
-#[pyclass(frozen, get_all, module = "agentmsg")]
-pub struct ThinkingDelta {
-    pub(crate) index: usize,
-    pub(crate) text: Py<PyString>,
-}
-
-/// A thinking block ended; ``complete`` is False when the text ended before its closing tag.
-///
-/// >>> ThinkingEnd(0, True).complete
-/// True
-#[pyclass(frozen, get_all, module = "agentmsg")]
-pub struct ThinkingEnd {
-    pub(crate) index: usize,
-    pub(crate) complete: bool,
-}
-
-/// A ``<tool>`` tag opened call number ``index`` (bad calls are numbered too).
-///
-/// >>> ToolCallStart(0)
-/// ToolCallStart(index=0)
-#[pyclass(frozen, get_all, module = "agentmsg")]
-pub struct ToolCallStart {
-    index: usize,
-}
-
-/// Raw payload text of call ``index`` as it arrives (tags excluded).
-///
-/// >>> ToolCallDelta(0, '{"tool_name"').fragment
-/// '{"tool_name"'
-#[pyclass(frozen, get_all, module = "agentmsg")]
-pub struct ToolCallDelta {
-    pub(crate) index: usize,
-    pub(crate) fragment: Py<PyString>,
-}
-
-/// Call ``index`` ended: ``call`` is its ``ToolUseBlock``, or ``error`` its ``ParseIssue``.
-///
-/// >>> ToolCallEnd(0, None, None).call is None
-/// True
-#[pyclass(frozen, get_all, module = "agentmsg")]
-pub struct ToolCallEnd {
-    pub(crate) index: usize,
-    pub(crate) call: Py<PyAny>,
-    pub(crate) error: Py<PyAny>,
-}
-
 /// What an event field accepts: read from a constructor argument, or `None` for a value the
 /// field cannot hold (the constructor then raises a typed error naming the field).
 pub(crate) trait EventField: Sized {
@@ -126,10 +66,16 @@ pub(crate) fn event_field<T: EventField>(class: &str, field: &str, value: &Bound
     })
 }
 
-/// Implements `__new__` (typed errors for bad arguments), `__repr__`, `__eq__`, `__reduce__`
-/// and `__match_args__` for an event class from its field list.
-macro_rules! event_methods {
-    ($cls:ident, $($field:ident: $ty:ty),+) => {
+/// An event class: a frozen class with read-only fields, and its `__new__` (typed errors for bad
+/// arguments), `__repr__`, `__eq__`, `__reduce__` and `__match_args__`, from its field list.
+macro_rules! event_class {
+    ($(#[$doc:meta])* $cls:ident { $($field:ident: $ty:ty),+ $(,)? }) => {
+        $(#[$doc])*
+        #[pyclass(frozen, get_all, module = "agentmsg")]
+        pub struct $cls {
+            $(pub(crate) $field: $ty),+
+        }
+
         #[pymethods]
         impl $cls {
             #[new]
@@ -171,26 +117,63 @@ macro_rules! event_methods {
     };
 }
 
-event_methods!(TextDelta, text: Py<PyString>);
-event_methods!(ThinkingDelta, index: usize, text: Py<PyString>);
-event_methods!(ThinkingEnd, index: usize, complete: bool);
-event_methods!(ToolCallStart, index: usize);
-event_methods!(ToolCallDelta, index: usize, fragment: Py<PyString>);
-event_methods!(ToolCallEnd, index: usize, call: Py<PyAny>, error: Py<PyAny>);
-
-/// A tool call's name is complete: call ``index`` has this ``id`` and ``name``; its arguments
-/// follow as ``ToolCallDelta`` fragments, and ``ToolCallEnd`` closes it.
-///
-/// >>> ToolCallHeader(0, "call_1", "get_weather").name
-/// 'get_weather'
-#[pyclass(frozen, get_all, module = "agentmsg")]
-pub struct ToolCallHeader {
-    index: usize,
-    id: Py<PyString>,
-    name: Py<PyString>,
+event_class! {
+    /// Visible text as it arrives. Joined, the ``text`` of all ``TextDelta`` events equals
+    /// ``parse(whole).text`` (a new text run after an element starts with ``"\n"``).
+    ///
+    /// >>> TextDelta("Hi").text
+    /// 'Hi'
+    TextDelta { text: Py<PyString> }
 }
 
-event_methods!(ToolCallHeader, index: usize, id: Py<PyString>, name: Py<PyString>);
+event_class! {
+    /// Thinking text as it arrives; ``index`` numbers the thinking blocks from 0.
+    ///
+    /// >>> ThinkingDelta(0, "hmm")
+    /// ThinkingDelta(index=0, text='hmm')
+    ThinkingDelta { index: usize, text: Py<PyString> }
+}
+
+event_class! {
+    /// A thinking block ended; ``complete`` is False when the text ended before its closing tag.
+    ///
+    /// >>> ThinkingEnd(0, True).complete
+    /// True
+    ThinkingEnd { index: usize, complete: bool }
+}
+
+event_class! {
+    /// A ``<tool>`` tag opened call number ``index`` (bad calls are numbered too).
+    ///
+    /// >>> ToolCallStart(0)
+    /// ToolCallStart(index=0)
+    ToolCallStart { index: usize }
+}
+
+event_class! {
+    /// A tool call's name is complete: call ``index`` has this ``id`` and ``name``; its arguments
+    /// follow as ``ToolCallDelta`` fragments, and ``ToolCallEnd`` closes it.
+    ///
+    /// >>> ToolCallHeader(0, "call_1", "get_weather").name
+    /// 'get_weather'
+    ToolCallHeader { index: usize, id: Py<PyString>, name: Py<PyString> }
+}
+
+event_class! {
+    /// Raw payload text of call ``index`` as it arrives (tags excluded).
+    ///
+    /// >>> ToolCallDelta(0, '{"tool_name"').fragment
+    /// '{"tool_name"'
+    ToolCallDelta { index: usize, fragment: Py<PyString> }
+}
+
+event_class! {
+    /// Call ``index`` ended: ``call`` is its ``ToolUseBlock``, or ``error`` its ``ParseIssue``.
+    ///
+    /// >>> ToolCallEnd(0, None, None).call is None
+    /// True
+    ToolCallEnd { index: usize, call: Py<PyAny>, error: Py<PyAny> }
+}
 
 impl ToolCallHeader {
     /// The header event of a dialect's call (a dialect announces a call with its id and name).

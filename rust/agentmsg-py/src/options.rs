@@ -59,11 +59,11 @@ fn max_calls(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>> {
 /// The options of Forge's parser (`parse`, `parse_many`, `StreamParser`).
 pub(crate) fn parse_options(
     py: Python<'_>,
+    start_default: StartThinking,
     thinking: Option<&Bound<'_, PyAny>>,
     tool_format: Option<&Bound<'_, PyAny>>,
     code_fences: Option<&Bound<'_, PyAny>>,
     start: Option<&Bound<'_, PyAny>>,
-    start_default: StartThinking,
     max: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Options> {
     let max_calls = max_calls(max)?;
@@ -81,14 +81,17 @@ pub(crate) fn parse_options(
 }
 
 /// The options of a dialect's parser (`parse_dialect`, `parse_dialect_many`,
-/// `DialectStreamParser`).
+/// `DialectStreamParser`); `dialect` is required, so `None` here is a `None` given for it.
 pub(crate) fn dialect_options(
     py: Python<'_>,
-    dialect: &Bound<'_, PyAny>,
+    start_default: StartThinking,
+    dialect: Option<&Bound<'_, PyAny>>,
     start: Option<&Bound<'_, PyAny>>,
     tools_json: Option<&Bound<'_, PyAny>>,
-    start_default: StartThinking,
 ) -> PyResult<DialectOptions> {
+    let Some(dialect) = dialect else {
+        return Err(ErrorClass::MessageType.new_err(py, "dialect must be a str, not NoneType"));
+    };
     let name: String = option(Some(dialect), "dialect", "a str", String::new())?;
     let dialect = Dialect::from_name(&name).ok_or_else(|| {
         let valid: Vec<&str> = Dialect::ALL.iter().map(|(n, _)| *n).collect();

@@ -41,36 +41,51 @@ pub(crate) fn parse_batch<'py>(
     parsed_list(py, &docs)
 }
 
-/// Parses one text into a `Parsed` (see `agentmsg.parse` for the rules).
-#[pyfunction(name = "parse")]
-#[pyo3(signature = (text, *, thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None))]
-fn parse_text<'py>(
-    py: Python<'py>,
-    text: &Bound<'py, PyAny>,
-    thinking: Option<&Bound<'py, PyAny>>,
-    tool_format: Option<&Bound<'py, PyAny>>,
-    code_fences: Option<&Bound<'py, PyAny>>,
-    start_in_thinking: Option<&Bound<'py, PyAny>>,
-    max_calls: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let options = parse_options(py, thinking, tool_format, code_fences, start_in_thinking, StartThinking::Detect, max_calls)?;
-    parse_one(py, text, |bytes| core_parse::parse(bytes, &options))
-}
+/// Defines a parser's two whole-text functions, for one text and for a batch, from one list of
+/// keyword options (`name` for a required one, `name = None` for an optional one, each read as
+/// `Option<&Bound<PyAny>>`): `$options` reads them into the core's options (with `start_in_thinking`
+/// detected when not given), `$parse` and `$parse_many` are the core's functions.
+macro_rules! whole_text_functions {
+    (
+        $(#[$one_doc:meta])* $one:ident as $one_name:literal,
+        $(#[$many_doc:meta])* $many:ident as $many_name:literal,
+        options ($($option:ident $(= $default:ident)?),+) => $options:path,
+        core $parse:path, $parse_many:path $(,)?
+    ) => {
+        $(#[$one_doc])*
+        #[pyfunction(name = $one_name)]
+        #[pyo3(signature = (text, *, $($option $(= $default)?),+))]
+        fn $one<'py>(
+            py: Python<'py>,
+            text: &Bound<'py, PyAny>,
+            $($option: Option<&Bound<'py, PyAny>>),+
+        ) -> PyResult<Bound<'py, PyAny>> {
+            let options = $options(py, StartThinking::Detect, $($option),+)?;
+            $crate::parse::parse_one(py, text, |bytes| $parse(bytes, &options))
+        }
 
-/// Parses many texts in parallel with the GIL released; a list of `Parsed` in input order.
-#[pyfunction]
-#[pyo3(signature = (texts, *, thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None))]
-fn parse_many<'py>(
-    py: Python<'py>,
-    texts: &Bound<'py, PyAny>,
-    thinking: Option<&Bound<'py, PyAny>>,
-    tool_format: Option<&Bound<'py, PyAny>>,
-    code_fences: Option<&Bound<'py, PyAny>>,
-    start_in_thinking: Option<&Bound<'py, PyAny>>,
-    max_calls: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyList>> {
-    let options = parse_options(py, thinking, tool_format, code_fences, start_in_thinking, StartThinking::Detect, max_calls)?;
-    parse_batch(py, texts, |bytes| core_parse::parse_many(bytes, &options))
+        $(#[$many_doc])*
+        #[pyfunction(name = $many_name)]
+        #[pyo3(signature = (texts, *, $($option $(= $default)?),+))]
+        fn $many<'py>(
+            py: Python<'py>,
+            texts: &Bound<'py, PyAny>,
+            $($option: Option<&Bound<'py, PyAny>>),+
+        ) -> PyResult<Bound<'py, PyList>> {
+            let options = $options(py, StartThinking::Detect, $($option),+)?;
+            $crate::parse::parse_batch(py, texts, |bytes| $parse_many(bytes, &options))
+        }
+    };
+}
+pub(crate) use whole_text_functions;
+
+whole_text_functions! {
+    /// Parses one text into a `Parsed` (see `agentmsg.parse` for the rules).
+    parse_text as "parse",
+    /// Parses many texts in parallel with the GIL released; a list of `Parsed` in input order.
+    parse_many as "parse_many",
+    options (thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None) => parse_options,
+    core core_parse::parse, core_parse::parse_many,
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

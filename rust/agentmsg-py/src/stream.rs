@@ -157,7 +157,7 @@ impl StreamParser {
         start_in_thinking: Option<&Bound<'_, PyAny>>,
         max_calls: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let options = parse_options(py, thinking, tool_format, code_fences, start_in_thinking, StartThinking::No, max_calls)?;
+        let options = parse_options(py, StartThinking::No, thinking, tool_format, code_fences, start_in_thinking, max_calls)?;
         Ok(Self { stream: Stream::new(StreamMachine::new(options)) })
     }
 
