@@ -16,7 +16,7 @@ def estimate_tokens(text: str, role: str = "user") -> int:
 def estimate_tokens_many(texts: Sequence[str], roles: Sequence[int]) -> List[int]:
     """:func:`estimate_tokens` of each text; ``roles`` holds codes 0 system, 1 user, 2 assistant, 3 tool."""
 
-# -- parsing (rust/agentmsg-py/src/parse.rs; public API and docs: agentmsg.parsing) -------------
+# -- parsing (rust/agentmsg-py/src/parse.rs, stream.rs, events.rs; public API and docs: agentmsg.parsing) -------------
 
 # Options given as None take their defaults: thinking "auto", tool_format "auto", code_fences True,
 # start_in_thinking detected (whole text) or False (stream), max_calls no limit.
@@ -87,6 +87,11 @@ class StreamParser:
     def feed(self, chunk: Optional[str]) -> List[Event]: ...
     def finish(self) -> List[Event]: ...
     def result(self) -> Any: ...  # agentmsg.Parsed
+
+def result_classes() -> List[Tuple[str, str, List[str]]]:
+    """``(module, class, fields)`` of each class parse results are built of without ``__init__``
+    (rust/agentmsg-py/src/results.rs); ``tests/test_result_classes.py`` holds them to the
+    dataclasses."""
 
 # -- model dialects (rust/agentmsg-py/src/dialect.rs; public API and docs: agentmsg.dialects) ----
 

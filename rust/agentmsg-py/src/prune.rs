@@ -2,13 +2,13 @@
 //! `trim` and compaction use), `RollingHistory` for a memory, `RollingBudget` for its totals.
 
 use agentmsg_core::pairs::Link;
-use agentmsg_core::prune::{self, PruneError, Pushed};
+use agentmsg_core::prune::{self, Pushed};
 use agentmsg_core::Role;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
-use crate::errors::agentmsg_error;
+use crate::errors::{core_error, ErrorClass};
 
 pub(crate) fn role_codes(py: Python<'_>, codes: &[u8]) -> PyResult<Vec<Role>> {
     codes
@@ -16,14 +16,10 @@ pub(crate) fn role_codes(py: Python<'_>, codes: &[u8]) -> PyResult<Vec<Role>> {
         .enumerate()
         .map(|(index, &code)| {
             Role::from_code(code).ok_or_else(|| {
-                agentmsg_error(py, "MessageError", format!("unknown role code {code} at index {index}"))
+                ErrorClass::Message.new_err(py, format!("unknown role code {code} at index {index}"))
             })
         })
         .collect()
-}
-
-fn prune_error(py: Python<'_>, error: PruneError) -> PyErr {
-    agentmsg_error(py, "MessageError", error.to_string())
 }
 
 /// Indices to keep within `max_tokens`, plus (total, over_budget, system_over_budget).
@@ -42,7 +38,7 @@ fn select_kept(
     let start_on = optional_role(py, start_on)?;
     let selection = py
         .detach(|| prune::select(&counts, &roles, &groups, max_tokens, keep_system, start_on))
-        .map_err(|error| prune_error(py, error))?;
+        .map_err(|error| core_error(py, error))?;
     Ok((selection.kept, selection.total, selection.over_budget, selection.system_over_budget))
 }
 
@@ -95,11 +91,7 @@ fn positions_of_role(
         let item = item?;
         if !item.get_type().is(message_type) && !item.is_instance(message_type)? {
             let type_name = item.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-            return Err(agentmsg_error(
-                py,
-                "MessageTypeError",
-                format!("messages[{index}] must be a Message, not {type_name}"),
-            ));
+            return Err(ErrorClass::MessageType.new_err(py, format!("messages[{index}] must be a Message, not {type_name}")));
         }
         if item.getattr(name)?.is(role) {
             found.push(index);
@@ -141,7 +133,7 @@ impl RollingHistory {
         let pushed = self
             .inner
             .push(count, role, calls.iter().map(|(id, name)| (id.as_str(), name.as_str())), Link::of(result_id, result_name), prune)
-            .map_err(|error| prune_error(py, error))?;
+            .map_err(|error| core_error(py, error))?;
         Ok(match pushed {
             Pushed::Added(pruned) => Some((pruned.systems, pruned.messages)),
             Pushed::LateResult => None,
@@ -224,7 +216,7 @@ impl RollingBudget {
         prune: bool,
     ) -> PyResult<(usize, usize)> {
         let role = role_codes(py, &[role])?[0];
-        self.inner.push_unpruned(count, role, group).map_err(|error| prune_error(py, error))?;
+        self.inner.push_unpruned(count, role, group).map_err(|error| core_error(py, error))?;
         Ok(if prune { self.prune() } else { (0, 0) })
     }
 
