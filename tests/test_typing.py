@@ -48,6 +48,23 @@ def test_option_literals_hold_exactly_the_accepted_values():
     assert get_args(OrphanPolicy) == ORPHAN_POLICIES
 
 
+def test_core_stub_matches_the_native_module():
+    """Every name of ``agentmsg._core`` has a stub, with the runtime's parameters (stubtest)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy.stubtest", "--mypy-config-file", "pyproject.toml", "--concise",
+         "--ignore-disjoint-bases", "--allowlist", "tests/typing/stubtest_allowlist.txt", "agentmsg._core"],
+        cwd=ROOT, capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="the binding's __match_args__ is a list; `match` needs a tuple")
+def test_event_classes_match_positionally():
+    match agentmsg.TextDelta("hi"):
+        case agentmsg.TextDelta(text):
+            assert text == "hi"
+
+
 def test_mypy_strict_accepts_the_package_and_a_user_script(tmp_path):
     # Every exported name, imported the way users do: mypy must see each one.
     every_name = tmp_path / "every_name.py"

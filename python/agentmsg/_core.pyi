@@ -4,7 +4,12 @@ These functions are the Rust hot paths; the public, documented API is the ``agen
 which wraps them.
 """
 
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, final
+
+from typing_extensions import Self
+
+from agentmsg.blocks import ToolUseBlock
+from agentmsg.parsing import Parsed, ParseIssue
 
 __version__: str
 
@@ -29,7 +34,7 @@ def parse(
     code_fences: Optional[bool] = None,
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
-) -> Any:
+) -> Parsed:
     """Parses ``text``; returns an ``agentmsg.parsing.Parsed``."""
 
 def parse_many(
@@ -40,53 +45,65 @@ def parse_many(
     code_fences: Optional[bool] = None,
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
-) -> List[Any]:
+) -> List[Parsed]:
     """Parses each text in parallel with the GIL released; a list of ``Parsed``."""
 
+@final
 class TextDelta:
     text: str
-    def __init__(self, text: str) -> None: ...
+    __match_args__ = ("text",)
+    def __new__(cls, text: str) -> Self: ...
 
+@final
 class ThinkingDelta:
     index: int
     text: str
-    def __init__(self, index: int, text: str) -> None: ...
+    __match_args__ = ("index", "text")
+    def __new__(cls, index: int, text: str) -> Self: ...
 
+@final
 class ThinkingEnd:
     index: int
     complete: bool
-    def __init__(self, index: int, complete: bool) -> None: ...
+    __match_args__ = ("index", "complete")
+    def __new__(cls, index: int, complete: bool) -> Self: ...
 
+@final
 class ToolCallStart:
     index: int
-    def __init__(self, index: int) -> None: ...
+    __match_args__ = ("index",)
+    def __new__(cls, index: int) -> Self: ...
 
+@final
 class ToolCallDelta:
     index: int
     fragment: str
-    def __init__(self, index: int, fragment: str) -> None: ...
+    __match_args__ = ("index", "fragment")
+    def __new__(cls, index: int, fragment: str) -> Self: ...
 
+@final
 class ToolCallEnd:
     index: int
-    call: Optional[Any]  # agentmsg.ToolUseBlock
-    error: Optional[Any]  # agentmsg.ParseIssue
-    def __init__(self, index: int, call: Optional[Any], error: Optional[Any]) -> None: ...
+    call: Optional[ToolUseBlock]
+    error: Optional[ParseIssue]
+    __match_args__ = ("index", "call", "error")
+    def __new__(cls, index: int, call: Optional[ToolUseBlock], error: Optional[ParseIssue]) -> Self: ...
 
 Event = Union[TextDelta, ThinkingDelta, ThinkingEnd, ToolCallStart, ToolCallDelta, ToolCallEnd]
 
 class StreamParser:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         thinking: Optional[str] = None,
         tool_format: Optional[str] = None,
         code_fences: Optional[bool] = None,
         start_in_thinking: Optional[bool] = None,
         max_calls: Optional[int] = None,
-    ) -> None: ...
+    ) -> Self: ...
     def feed(self, chunk: Optional[str]) -> List[Event]: ...
     def finish(self) -> List[Event]: ...
-    def result(self) -> Any: ...  # agentmsg.Parsed
+    def result(self) -> Parsed: ...
 
 def result_classes() -> List[Tuple[str, str, List[str]]]:
     """``(module, class, fields)`` of each class parse results are built of without ``__init__``
@@ -100,29 +117,31 @@ def dialect_names() -> List[str]:
 
 def parse_dialect(
     text: str, *, dialect: str, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
-) -> Any:  # agentmsg.Parsed
+) -> Parsed:
     """One reply in ``dialect``; ``tools_json`` is the JSON text of OpenAI tool definitions."""
 
 def parse_dialect_many(
-    texts: Sequence[str], *, dialect: str, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
-) -> List[Any]:
+    texts: Iterable[str], *, dialect: str, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
+) -> List[Parsed]:
     """:func:`parse_dialect` of each text, in parallel with the GIL released."""
 
+@final
 class ToolCallHeader:
     index: int
     id: str
     name: str
-    def __init__(self, index: int, id: str, name: str) -> None: ...
+    __match_args__ = ("index", "id", "name")
+    def __new__(cls, index: int, id: str, name: str) -> Self: ...
 
 DialectEvent = Union[TextDelta, ThinkingDelta, ThinkingEnd, ToolCallHeader, ToolCallDelta, ToolCallEnd]
 
 class DialectStreamParser:
-    def __init__(
-        self, *, dialect: str, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
-    ) -> None: ...
+    def __new__(
+        cls, *, dialect: str, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
+    ) -> Self: ...
     def feed(self, chunk: Optional[str]) -> List[DialectEvent]: ...
     def finish(self) -> List[DialectEvent]: ...
-    def result(self) -> Any: ...  # agentmsg.Parsed
+    def result(self) -> Parsed: ...
 
 # -- tokens (exact counting; agentmsg.tokens) ----------------------------------------------------------
 
@@ -145,11 +164,12 @@ def count_tokens_grouped(
 
 # -- encoding (token ids; rust/agentmsg-py/src/encoding.rs; public API: agentmsg.encoding) -------
 
+@final
 class TokenEncoder:
     """One of tiktoken's encodings with ids; ``agentmsg.Encoding`` wraps it. Failures tiktoken
     reports with its own messages come back as values, and ``agentmsg.encoding`` raises them."""
 
-    def __init__(self, name: str) -> None:
+    def __new__(cls, name: str) -> Self:
         """``EncodingError`` for a name other than ``o200k_base`` / ``cl100k_base``."""
     @property
     def name(self) -> str: ...
@@ -205,11 +225,12 @@ def window_decides(
     """Whether some run of the window's non-system messages splits no group (and begins at the
     role ``start_on`` when given): ``trim`` stops growing its window once this holds."""
 
+@final
 class RollingHistory:
     """A memory's state but its messages: counts, tool groups, totals and the pairing of tool
     results with calls, under one journal (``begin`` / ``commit`` / ``rollback``)."""
 
-    def __init__(self, max_tokens: int, keep_system: bool = True) -> None: ...
+    def __new__(cls, max_tokens: int, keep_system: bool = True) -> Self: ...
     def push(
         self,
         count: int,
@@ -241,10 +262,11 @@ class RollingHistory:
     @property
     def system_over_budget(self) -> bool: ...
 
+@final
 class RollingBudget:
     """Running totals of a history that grows at the end and is pruned at the front."""
 
-    def __init__(self, max_tokens: int, keep_system: bool = True) -> None: ...
+    def __new__(cls, max_tokens: int, keep_system: bool = True) -> Self: ...
     def push(self, count: int, role: int, group: Optional[int] = None, prune: bool = True) -> Tuple[int, int]:
         """Adds a message (joining the group that starts at sequence number ``group``); returns
         how many (system, non-system) messages to remove from the front."""
