@@ -22,10 +22,11 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, cast
 
 from ..blocks import (
     AudioBlock,
+    Block,
     Base64Source,
     ImageBlock,
     TextBlock,
@@ -100,7 +101,10 @@ def to_bedrock(
     return system, turns
 
 
-def _place_cache_points(places: list, system: list, turns: list, ends: dict, count: int) -> None:
+def _place_cache_points(
+    places: List[CachePlace], system: List[Dict[str, Any]], turns: List[Dict[str, Any]],
+    ends: Dict[int, Tuple[int, int]], count: int,
+) -> None:
     spots = set()
     for place in places:
         if place == "system":
@@ -137,10 +141,11 @@ def _media(block: Any, index: int, losses: Losses) -> Optional[Dict[str, Any]]:
 
 def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[str, List[Dict[str, Any]]]:
     role = message.role
+    block: Any  # dispatched on type(block), which mypy cannot follow through `kind`
     if message.reasoning_content is not None:
         losses.add("reasoning_content", index)
     if role is Role.TOOL:
-        result: ToolResultBlock = message.content[0]
+        result = cast(ToolResultBlock, message.content[0])  # a tool message holds one result
         if not message.tool_id:
             raise ConversionError(
                 f"messages[{index}].tool_id: Bedrock needs the id of the call a tool message answers"
@@ -229,8 +234,8 @@ def from_bedrock(system: Any, messages: Iterable[Any], *, on_orphan: str = "rais
         content = require(turn, "content", where)
         if not isinstance(content, (list, tuple)):
             raise MessageTypeError(f"{where}.content must be a list of blocks, not {type(content).__name__}")
-        pending: list = []
-        redacted: list = []
+        pending: List[Block] = []
+        redacted: List[str] = []
         for j, block in enumerate(content):
             bwhere = f"{where}.content[{j}]"
             block = require_dict(block, bwhere)
@@ -261,7 +266,7 @@ def from_bedrock(system: Any, messages: Iterable[Any], *, on_orphan: str = "rais
     return settle_tool_pairs(out, on_orphan, "from_bedrock")
 
 
-def _turn_message(role: str, blocks: list, redacted: list, where: str) -> Message:
+def _turn_message(role: str, blocks: List[Block], redacted: List[str], where: str) -> Message:
     metadata = {"bedrock": {"redacted_reasoning": redacted}} if redacted else {}
     if not blocks:
         blocks = [ThinkingBlock("")]  # a turn of only redacted reasoning still happened
@@ -291,7 +296,7 @@ def _tool_result(data: Any, where: str, call_names: Dict[str, str]) -> Message:
 _BLOCK_KINDS = ("text", "image", "video", "audio", "toolUse", "reasoningContent")
 
 
-def _block_from_bedrock(block: Dict[str, Any], where: str, allowed: Sequence[str] = _BLOCK_KINDS) -> Any:
+def _block_from_bedrock(block: Mapping[str, Any], where: str, allowed: Tuple[str, ...] = _BLOCK_KINDS) -> Any:
     kind = next((k for k in allowed if k in block), None)
     if kind is None:
         valid = ", ".join(allowed + (("toolResult", "cachePoint") if allowed is _BLOCK_KINDS else ("json",)))

@@ -13,9 +13,9 @@ sender's name.
 from __future__ import annotations
 
 import json
-from typing import Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Tuple, cast
 
-from ..blocks import TextBlock, ThinkingBlock, ToolUseBlock
+from ..blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from ..message import Message, Role
 from ._common import check_messages
 
@@ -48,14 +48,15 @@ def format_multi_agent(messages: Iterable[Message], *, self_name: Optional[str] 
                 out.append(message)
             else:
                 label = f"[{agent}] tool result{' (error)' if message.is_error else ''}: "
-                out.append(_relabel(message, [TextBlock(label + message.text)] + _media(message.content[0].output)))
+                out.append(_relabel(message, [TextBlock(label + message.text)] + _media(cast(ToolResultBlock, message.content[0]).output)))
             continue
         name = message.name
         if name is None or name == self_name:
             out.append(message)
             continue
-        blocks: list = []
+        blocks: List[Block] = []
         texts = []
+        block: Any  # dispatched on type(block), which mypy cannot follow through `kind`
         for block in message.content:
             kind = type(block)
             if kind is TextBlock:
@@ -70,11 +71,11 @@ def format_multi_agent(messages: Iterable[Message], *, self_name: Optional[str] 
     return out
 
 
-def _media(blocks: tuple) -> list:
+def _media(blocks: Tuple[Block, ...]) -> List[Block]:
     return [b for b in blocks if type(b) is not TextBlock]
 
 
-def _relabel(message: Message, content: list) -> Message:
+def _relabel(message: Message, content: List[Block]) -> Message:
     metadata = dict(message.metadata)
     metadata["multi_agent_role"] = message.role.value
     # the name now lives in the text, so the message itself is unnamed (as providers expect)

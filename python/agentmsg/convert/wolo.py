@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Union
+from typing import Any, Dict, Iterable, List, Optional, Union, cast
 
-from ..blocks import TextBlock, ThinkingBlock, ToolUseBlock
+from ..blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role
 from ._common import (
@@ -199,7 +199,7 @@ def from_wolo(messages: Iterable[Any]) -> List[Message]:
             if call_extras is not None:
                 metadata[_CALL_EXTRAS] = call_extras  # not ours: someone else's data, kept as is
             call_extras = {}
-        blocks: list = []
+        blocks: List[Block] = []
         text_ids: List[str] = []
         tools: Dict[str, Dict[str, Any]] = {}
         results: List[Message] = []
@@ -282,7 +282,8 @@ def to_wolo(messages: Iterable[Message]) -> List[WoloMessage]:
                 )
             part.output = message.text
             part.status = "failed" if message.is_error else "completed"
-            if len(message.content[0].output) != sum(1 for b in message.content[0].output if type(b) is TextBlock):
+            output = cast(ToolResultBlock, message.content[0]).output  # a tool message holds one result
+            if len(output) != sum(1 for b in output if type(b) is TextBlock):
                 losses.add("media in tool results", index)
             continue
         metadata = json_copy(message.metadata, f"messages[{index}].metadata")
@@ -297,6 +298,7 @@ def to_wolo(messages: Iterable[Message]) -> List[WoloMessage]:
         thinking: List[str] = []
         call_extras: Dict[str, Any] = {}
         texts = 0
+        block: Any  # dispatched on type(block), which mypy cannot follow through `kind`
         for block in message.content:
             kind = type(block)
             if kind is TextBlock:
