@@ -44,6 +44,7 @@ def to_arcaelas(messages: Iterable[Message]) -> List[Dict[str, Any]]:
     """
     losses = Losses("to_arcaelas")
     out = []
+    block: Any  # dispatched on type(block), which mypy cannot follow through `kind`
     for index, message in enumerate(check_messages(messages)):
         for block in message.content:
             kind = type(block)
