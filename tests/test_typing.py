@@ -6,6 +6,7 @@ import importlib
 import subprocess
 import sys
 import types
+import typing
 from pathlib import Path
 from typing import get_args
 
@@ -34,9 +35,12 @@ def test_stated_all_is_exactly_what_the_package_exports(name):
     stated = _stated_all(package)
     assert len(stated) == len(set(stated)), "a name is listed twice"
     assert stated == package.__all__
+    for key in stated:  # each one is there (agentmsg loads its names on first use)
+        getattr(package, key)
     exported = {
         key for key, value in vars(package).items()
         if not key.startswith("_") and not isinstance(value, types.ModuleType)
+        and value is not getattr(typing, key, None)  # the package's own `from typing import ...`
     }
     assert set(stated) == exported
 
