@@ -5,7 +5,8 @@ use proptest::prelude::*;
 use super::*;
 use crate::parse::Block;
 
-const ALL: [Dialect; 3] = [Dialect::Hermes, Dialect::Qwen3Coder, Dialect::GptOss];
+const ALL: [Dialect; 6] =
+    [Dialect::Hermes, Dialect::Qwen3Coder, Dialect::GptOss, Dialect::Mistral, Dialect::Llama3Json, Dialect::Pythonic];
 
 /// The document of `text` streamed in `size`-byte pieces (cut only at character boundaries).
 fn streamed(text: &str, dialect: Dialect, size: usize) -> Document<'static> {
@@ -57,6 +58,9 @@ fn adversarial(dialect: Dialect, n: usize) -> String {
         Dialect::Hermes => format!("<tool_call>{{\"name\": \"f\", \"arguments\": {{\"s\": \"{}", "<tool_call x ".repeat(n / 13)),
         Dialect::Qwen3Coder => format!("<tool_call><function=f><parameter=s>{}", "</paramete <".repeat(n / 12)),
         Dialect::GptOss => format!("{}<|channel|>analysis<|message|>{}", "<|x|> <".repeat(n / 14), "<|en <".repeat(n / 12)),
+        Dialect::Mistral => format!("{}[TOOL_CALLS]f[ARGS]{{\"s\": \"{}", "[TOOL_CALL [/THIN ".repeat(n / 36), "[TOOL_CALLS [ARG ".repeat(n / 34)),
+        Dialect::Llama3Json => format!("{{\"s\": \"{}\"}}{}", "<|python_ta {".repeat(n / 26), "<|python_tag|> x ".repeat(n / 34)),
+        Dialect::Pythonic => format!("{}[g(s='{}", "[f(a=(1, '<|python_start|>')),\n".repeat(n / 64), "\\u00e9\\'[x(".repeat(n / 24)),
     }
 }
 

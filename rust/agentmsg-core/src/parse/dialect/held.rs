@@ -1,0 +1,23 @@
+//! Bytes read while deciding whether a call starts: they become the call's raw text if one
+//! does, and visible text if none does.
+
+use super::Core;
+
+#[derive(Clone, Debug)]
+pub(crate) struct Held {
+    /// Stream offsets (bytes, characters) of `bytes[0]`.
+    pub start: usize,
+    pub start_chars: usize,
+    pub bytes: Vec<u8>,
+}
+
+impl Held {
+    pub fn new((start, start_chars): (usize, usize), bytes: &[u8]) -> Self {
+        Self { start, start_chars, bytes: bytes.to_vec() }
+    }
+
+    /// No call after all: the bytes are text.
+    pub fn into_text(self, core: &mut Core) {
+        core.out.text(&self.bytes, self.start);
+    }
+}
