@@ -33,7 +33,7 @@ enum State {
     Call(OpenCall),
     /// After a call's `)`: blanks (held), then `,` or `]`.
     AfterCall(Held),
-    /// After the list's `]`: blanks, then `<|python_end|>` is dropped.
+    /// After the list's `]`: blanks on its line, then `<|python_end|>` is dropped.
     AfterList,
 }
 
@@ -266,7 +266,8 @@ impl PythonicMachine {
 
     fn after_list(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
-        let blanks = data[i..].iter().take_while(|b| is_space(**b)).count();
+        // Not the newline: the text state reads it, so the next line may hold a list.
+        let blanks = data[i..].iter().take_while(|b| is_line_blank(**b)).count();
         self.core.out.text(&data[i..i + blanks], input.abs(i));
         let i = i + blanks;
         if i == data.len() {
