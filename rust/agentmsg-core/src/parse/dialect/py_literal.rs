@@ -3,9 +3,8 @@
 //!
 //! - Strings: `'…'`, `"…"`, triple-quoted, with the prefixes `u` and `r` (any case), and every
 //!   escape of Python string literals (`\\ \' \" \a \b \f \n \r \t \v`, octal `\ooo`, `\xhh`,
-//!   `\uXXXX`, `\UXXXXXXXX`, a backslash-newline continuation; an unknown escape keeps its
-//!   backslash, as Python does) except `\N{NAME}`, which needs Unicode's name table. Bytes
-//!   and f-strings, lone surrogates and `\N{…}` are errors.
+//!   `\uXXXX`, `\UXXXXXXXX`, `\N{NAME}`, a backslash-newline continuation; an unknown escape
+//!   keeps its backslash, as Python does). Bytes, f-strings and lone surrogates are errors.
 //! - Numbers: ints (with `_`, `0x`/`0o`/`0b`; at most 4300 characters, Python's own limit),
 //!   floats (finite), an optional sign. Complex numbers are errors.
 //! - `True`, `False`, `None`; lists and tuples (JSON arrays), dicts (JSON objects; keys that
@@ -71,6 +70,10 @@ enum Escape {
     Hex { value: u32, left: u8 },
     /// After a backslash-CR continuation: a LF right after belongs to it.
     SkipLf,
+    /// After `\N`: `{` must follow.
+    NameOpen,
+    /// Inside `\N{…}`: the name is collected up to `}`.
+    Name,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -102,6 +105,8 @@ pub(crate) struct ArgsReader {
     token: Token,
     keyword: Vec<u8>,
     keywords: HashSet<Vec<u8>>,
+    /// The name of a `\N{…}` escape being read.
+    character_name: Vec<u8>,
 }
 
 fn is_name_start(b: u8) -> bool {
@@ -126,6 +131,7 @@ impl ArgsReader {
             token: Token::None,
             keyword: Vec::new(),
             keywords: HashSet::new(),
+            character_name: Vec::new(),
         }
     }
 
@@ -406,14 +412,14 @@ impl ArgsReader {
     /// Reads string bytes from `data[i..]`; returns where it stopped (the string may go on), or
     /// where and why it is malformed.
     fn string(&mut self, data: &[u8], mut i: usize) -> Result<usize, (usize, String)> {
-        let Self { token, out, .. } = self;
+        let Self { token, out, character_name, .. } = self;
         let Token::Str(s) = token else { return Ok(i) };
         loop {
             if i == data.len() {
                 return Ok(i);
             }
             if s.escape != Escape::None {
-                if escape_byte(s, data[i], out).map_err(|why| (i, why))? {
+                if escape_byte(s, data[i], out, character_name).map_err(|why| (i, why))? {
                     i += 1;
                 }
                 continue;
@@ -472,7 +478,7 @@ enum Read {
 
 /// One byte of an escape sequence; returns whether it was used (else it is read again as
 /// string text).
-fn escape_byte(s: &mut Str, b: u8, out: &mut Vec<u8>) -> Result<bool, String> {
+fn escape_byte(s: &mut Str, b: u8, out: &mut Vec<u8>, name: &mut Vec<u8>) -> Result<bool, String> {
     match s.escape {
         Escape::None => Ok(false),
         Escape::SkipLf => {
@@ -507,7 +513,7 @@ fn escape_byte(s: &mut Str, b: u8, out: &mut Vec<u8>) -> Result<bool, String> {
                 (None, b'x') => s.escape = Escape::Hex { value: 0, left: 2 },
                 (None, b'u') => s.escape = Escape::Hex { value: 0, left: 4 },
                 (None, b'U') => s.escape = Escape::Hex { value: 0, left: 8 },
-                (None, b'N') => return Err("\\N{...} escapes are not supported".into()),
+                (None, b'N') => s.escape = Escape::NameOpen,
                 // Python keeps an unknown escape as written.
                 (None, _) => {
                     out.extend_from_slice(b"\\\\");
@@ -530,6 +536,27 @@ fn escape_byte(s: &mut Str, b: u8, out: &mut Vec<u8>) -> Result<bool, String> {
             s.escape = Escape::None;
             code_point_into(value, out)?;
             Ok(false)
+        }
+        Escape::NameOpen if b == b'{' => {
+            s.escape = Escape::Name;
+            name.clear();
+            Ok(true)
+        }
+        Escape::NameOpen => Err("\\N must be followed by {NAME}".into()),
+        Escape::Name if b == b'}' => {
+            s.escape = Escape::None;
+            let found = std::str::from_utf8(name).ok().and_then(unicode_names2::character);
+            let c = found.ok_or_else(|| format!("unknown Unicode character name '{}'", String::from_utf8_lossy(name)))?;
+            json_text::escape_into(c.encode_utf8(&mut [0; 4]).as_bytes(), out);
+            Ok(true)
+        }
+        // Names are letters, digits, spaces and hyphens; the longest has 88 characters.
+        Escape::Name if !(b.is_ascii_alphanumeric() || b == b' ' || b == b'-') || name.len() >= 128 => {
+            Err("a malformed \\N{NAME} escape".into())
+        }
+        Escape::Name => {
+            name.push(b);
+            Ok(true)
         }
         Escape::Hex { value, left } => {
             let Some(digit) = char::from(b).to_digit(16) else {
@@ -700,6 +727,7 @@ mod tests {
              r#"{"n":-255,"m":5,"o":15,"f":1.0005,"g":0.5,"h":5.0,"z":0,"big":123456789012345678901234567890}"#),
             ("k = - 2 , e='', q=\"it's\", w='\\q', c='a\\\nb')", r#"{"k":-2,"e":"","q":"it's","w":"\\q","c":"ab"}"#),
             ("x=0xffffffffffffffffffffffffffffffff)", r#"{"x":340282366920938463463374607431768211455}"#),
+            ("x='\\N{BULLET}\\N{latin small letter e with acute}')", r#"{"x":"•é"}"#),
         ];
         for (args, expected) in cases {
             assert_eq!(json(args).as_deref(), Ok(expected), "{args}");
@@ -721,7 +749,8 @@ mod tests {
             ("a=[1 2])", "expected ',' or the closing bracket"),
             ("a={[1]: 2})", "a dict key must be a string, a number, True, False or None"),
             ("a=__import__('os'))", "'__import__' is not a literal"),
-            ("a='\\N{BULLET}')", "\\N{...} escapes are not supported"),
+            ("a='\\N{NO SUCH NAME}')", "unknown Unicode character name 'NO SUCH NAME'"),
+            ("a='\\N{BULLET')", "a malformed \\N{NAME} escape"),
         ];
         for (args, expected) in cases {
             assert_eq!(json(args), Err(expected.to_string()), "{args}");
