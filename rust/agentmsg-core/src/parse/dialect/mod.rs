@@ -28,6 +28,8 @@ pub mod schema;
 mod tagged;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_more;
 
 use std::sync::Arc;
 

@@ -9,7 +9,7 @@ const ALL: [Dialect; 6] =
     [Dialect::Hermes, Dialect::Qwen3Coder, Dialect::GptOss, Dialect::Mistral, Dialect::Llama3Json, Dialect::Pythonic];
 
 /// The document of `text` streamed in `size`-byte pieces (cut only at character boundaries).
-fn streamed(text: &str, dialect: Dialect, size: usize) -> Document<'static> {
+pub(super) fn streamed(text: &str, dialect: Dialect, size: usize) -> Document<'static> {
     let mut options = DialectOptions::new(dialect);
     options.start_in_thinking = StartThinking::No;
     let mut machine = DialectMachine::new(options);
@@ -27,7 +27,7 @@ fn streamed(text: &str, dialect: Dialect, size: usize) -> Document<'static> {
     Document::from_events(core_events(events))
 }
 
-fn whole(text: &str, dialect: Dialect) -> Document<'static> {
+pub(super) fn whole(text: &str, dialect: Dialect) -> Document<'static> {
     let options = DialectOptions { start_in_thinking: StartThinking::No, ..DialectOptions::new(dialect) };
     parse(text.as_bytes(), &options).into_owned()
 }
