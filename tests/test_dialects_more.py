@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from agentmsg import dialects
 from agentmsg.dialects import StreamParser
 from agentmsg.parsing import ToolCallDelta
-from test_dialects import TOOLS, case, check_events, run_case, split, stream
+from test_dialects import TOOLS, case, check_events, chunking_agrees, marker_soup, run_case, split, stream
 
 # -- mistral --------------------------------------------------------------------------------
 
@@ -228,23 +228,14 @@ FRAGMENTS = {
 @settings(max_examples=150, deadline=None)
 @given(st.sampled_from(CASES), st.lists(st.integers(0, 400), max_size=30))
 def test_random_chunkings_of_every_case(picked, cuts):
-    dialect, text, options = picked
-    options = {k: v for k, v in options.items() if k != "start_in_thinking"}
-    whole = dialects.parse(text, dialect=dialect, start_in_thinking=False, **options)
-    events, result = stream(text, dialect, dict(options, start_in_thinking=False), split(text, cuts))
-    assert result == whole
-    check_events(events, result)
+    chunking_agrees(*picked, cuts)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(list(FRAGMENTS)), st.data())
 def test_arbitrary_marker_soup_streams_as_whole(dialect, data):
-    text = "".join(data.draw(st.lists(st.sampled_from(FRAGMENTS[dialect]), max_size=40)))
-    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=20))
-    whole = dialects.parse(text, dialect=dialect, start_in_thinking=False)
-    events, result = stream(text, dialect, {"start_in_thinking": False}, split(text, cuts))
-    assert result == whole
-    check_events(events, result)
+    text, cuts = marker_soup(FRAGMENTS[dialect], data)
+    whole = chunking_agrees(dialect, text, {}, cuts)
     for issue in whole.errors:
         assert text[issue.span[0]:issue.span[1]] == issue.raw
 

@@ -10,7 +10,8 @@
 
 use super::held::Held;
 use super::json_call::{JsonCall, JsonShape};
-use super::scan::{find_marker, is_space, match_at, Found};
+use super::reading::{read_until, text_blanks};
+use super::scan::{is_space, match_at, Found};
 use super::{Core, Flow, Input, OpenCall, Payload};
 
 const PYTHON_TAG: &[u8] = b"<|python_tag|>";
@@ -67,10 +68,7 @@ impl LlamaJsonMachine {
 
     fn start(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
-        let blanks = data[i..].iter().take_while(|b| is_space(**b)).count();
-        // Leading blanks are stripped from the text anyway.
-        self.core.out.text(&data[i..i + blanks], input.abs(i));
-        let i = i + blanks;
+        let i = text_blanks(&mut self.core, input, i, is_space);
         if i == data.len() {
             return Flow::Continue(i);
         }
@@ -86,30 +84,19 @@ impl LlamaJsonMachine {
     }
 
     fn text(&mut self, input: &mut Input, i: usize) -> Flow {
-        let data = input.data;
-        match input.settle(find_marker(data, i, &[PYTHON_TAG])) {
-            Found::Marker { at, .. } => {
-                self.core.out.text(&data[i..at], input.abs(i));
+        match read_until(&mut self.core, input, i, &[PYTHON_TAG], false) {
+            Ok((at, _)) => {
                 self.state = State::BeforeObject(Held::new(input.at(at), PYTHON_TAG));
                 Flow::Continue(at + PYTHON_TAG.len())
             }
-            Found::Partial { at } => {
-                self.core.out.text(&data[i..at], input.abs(i));
-                Flow::Wait(at)
-            }
-            Found::None => {
-                self.core.out.text(&data[i..], input.abs(i));
-                Flow::Continue(data.len())
-            }
+            Err(flow) => flow,
         }
     }
 
     fn before_object(&mut self, input: &Input, mut i: usize) -> Flow {
         let data = input.data;
         let State::BeforeObject(held) = &mut self.state else { return Flow::Wait(i) };
-        let blanks = data[i..].iter().take_while(|b| is_space(**b)).count();
-        held.bytes.extend_from_slice(&data[i..i + blanks]);
-        i += blanks;
+        i = held.hold_blanks(data, i);
         if i == data.len() {
             return Flow::Continue(i);
         }
@@ -189,9 +176,7 @@ impl LlamaJsonMachine {
 
     fn after_call(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
-        let blanks = data[i..].iter().take_while(|b| is_space(**b)).count();
-        self.core.out.text(&data[i..i + blanks], input.abs(i));
-        let i = i + blanks;
+        let i = text_blanks(&mut self.core, input, i, is_space);
         if i == data.len() {
             return Flow::Continue(i);
         }

@@ -21,7 +21,8 @@ use jiter::JsonValue;
 
 use super::held::Held;
 use super::json_call::{JsonCall, JsonShape};
-use super::scan::{find_marker, is_space, match_at, Found};
+use super::reading::read_until;
+use super::scan::{is_space, match_at, Found};
 use super::{Core, Flow, Input, OpenCall, Payload};
 use crate::parse::payload::IssueKind;
 
@@ -103,52 +104,33 @@ impl MistralMachine {
     }
 
     fn text(&mut self, input: &mut Input, i: usize) -> Flow {
-        let data = input.data;
-        match input.settle(find_marker(data, i, TEXT_MARKERS)) {
-            Found::Marker { at, which } => {
-                self.core.out.text(&data[i..at], input.abs(i));
-                let marker = TEXT_MARKERS[which];
-                if marker == TOOL_CALLS {
-                    self.state = State::Opening(Held::new(input.at(at), marker));
-                } else if marker == THINK_OPEN {
-                    self.saw_open = true;
-                    self.core.out.begin_thinking();
-                    self.state = State::Thinking;
-                } else {
-                    self.saw_stray_close |= !self.saw_open;
-                    self.saw_open = true;
-                    self.core.out.text(marker, input.abs(at));
-                }
-                Flow::Continue(at + marker.len())
-            }
-            Found::Partial { at } => {
-                self.core.out.text(&data[i..at], input.abs(i));
-                Flow::Wait(at)
-            }
-            Found::None => {
-                self.core.out.text(&data[i..], input.abs(i));
-                Flow::Continue(data.len())
-            }
+        let (at, which) = match read_until(&mut self.core, input, i, TEXT_MARKERS, false) {
+            Ok(found) => found,
+            Err(flow) => return flow,
+        };
+        let marker = TEXT_MARKERS[which];
+        if marker == TOOL_CALLS {
+            self.state = State::Opening(Held::new(input.at(at), marker));
+        } else if marker == THINK_OPEN {
+            self.saw_open = true;
+            self.core.out.begin_thinking();
+            self.state = State::Thinking;
+        } else {
+            self.saw_stray_close |= !self.saw_open;
+            self.saw_open = true;
+            self.core.out.text(marker, input.abs(at));
         }
+        Flow::Continue(at + marker.len())
     }
 
     fn thinking(&mut self, input: &Input, i: usize) -> Flow {
-        let data = input.data;
-        match input.settle(find_marker(data, i, &[THINK_CLOSE])) {
-            Found::Marker { at, .. } => {
-                self.core.out.thinking(&data[i..at], input.abs(i));
+        match read_until(&mut self.core, input, i, &[THINK_CLOSE], true) {
+            Ok((at, _)) => {
                 self.core.out.end_thinking(true);
                 self.state = State::Text;
                 Flow::Continue(at + THINK_CLOSE.len())
             }
-            Found::Partial { at } => {
-                self.core.out.thinking(&data[i..at], input.abs(i));
-                Flow::Wait(at)
-            }
-            Found::None => {
-                self.core.out.thinking(&data[i..], input.abs(i));
-                Flow::Continue(data.len())
-            }
+            Err(flow) => flow,
         }
     }
 
@@ -162,9 +144,7 @@ impl MistralMachine {
     fn opening(&mut self, input: &Input, mut i: usize) -> Flow {
         let data = input.data;
         let State::Opening(held) = &mut self.state else { return Flow::Wait(i) };
-        let blanks = data[i..].iter().take_while(|b| is_space(**b)).count();
-        held.bytes.extend_from_slice(&data[i..i + blanks]);
-        i += blanks;
+        i = held.hold_blanks(data, i);
         if i == data.len() {
             return Flow::Continue(i);
         }
@@ -278,11 +258,10 @@ impl MistralMachine {
     fn list_item(&mut self, input: &mut Input, mut i: usize) -> Flow {
         let data = input.data;
         let State::ListItem { held } = &mut self.state else { return Flow::Wait(i) };
-        let blanks = data[i..].iter().take_while(|b| is_space(**b)).count();
-        if let Some(held) = held {
-            held.bytes.extend_from_slice(&data[i..i + blanks]);
-        }
-        i += blanks;
+        i = match held {
+            Some(held) => held.hold_blanks(data, i),
+            None => i + data[i..].iter().take_while(|b| is_space(**b)).count(),
+        };
         if i == data.len() {
             return Flow::Continue(i);
         }

@@ -23,6 +23,7 @@ mod llama_json;
 mod mistral;
 mod py_literal;
 mod pythonic;
+mod reading;
 mod scan;
 pub mod schema;
 mod tagged;

@@ -13,7 +13,8 @@
 
 use super::held::Held;
 use super::py_literal::{ArgsReader, Step};
-use super::scan::{is_space, match_at, Found};
+use super::reading::text_blanks;
+use super::scan::{match_at, Found};
 use super::{Core, Flow, Input, OpenCall, Payload};
 use crate::parse::payload::IssueKind;
 
@@ -85,9 +86,7 @@ impl PythonicMachine {
 
     fn line_start(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
-        let blanks = data[i..].iter().take_while(|b| is_line_blank(**b) || **b == b'\n').count();
-        self.core.out.text(&data[i..i + blanks], input.abs(i));
-        let i = i + blanks;
+        let i = text_blanks(&mut self.core, input, i, |b| is_line_blank(b) || b == b'\n');
         if i == data.len() {
             return Flow::Continue(i);
         }
@@ -129,13 +128,6 @@ impl PythonicMachine {
         }
     }
 
-    /// Blanks into `held`; returns where the next other byte is (or the end).
-    fn hold_blanks(held: &mut Held, data: &[u8], i: usize) -> usize {
-        let blanks = data[i..].iter().take_while(|b| is_space(**b)).count();
-        held.bytes.extend_from_slice(&data[i..i + blanks]);
-        i + blanks
-    }
-
     /// What was held is text; reading goes on at `i` as text.
     fn not_a_call(&mut self, held: Held, i: usize) -> Flow {
         held.into_text(&mut self.core);
@@ -146,7 +138,7 @@ impl PythonicMachine {
     fn after_start_tag(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
         let State::AfterStartTag(held) = &mut self.state else { return Flow::Wait(i) };
-        let i = Self::hold_blanks(held, data, i);
+        let i = held.hold_blanks(data, i);
         if i == data.len() {
             return Flow::Continue(i);
         }
@@ -164,7 +156,7 @@ impl PythonicMachine {
     fn before_name(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
         let State::BeforeName { held, .. } = &mut self.state else { return Flow::Wait(i) };
-        let i = Self::hold_blanks(held, data, i);
+        let i = held.hold_blanks(data, i);
         if i == data.len() {
             return Flow::Continue(i);
         }
@@ -243,7 +235,7 @@ impl PythonicMachine {
     fn after_call(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
         let State::AfterCall(held) = &mut self.state else { return Flow::Wait(i) };
-        let i = Self::hold_blanks(held, data, i);
+        let i = held.hold_blanks(data, i);
         if i == data.len() {
             return Flow::Continue(i);
         }
@@ -267,9 +259,7 @@ impl PythonicMachine {
     fn after_list(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
         // Not the newline: the text state reads it, so the next line may hold a list.
-        let blanks = data[i..].iter().take_while(|b| is_line_blank(**b)).count();
-        self.core.out.text(&data[i..i + blanks], input.abs(i));
-        let i = i + blanks;
+        let i = text_blanks(&mut self.core, input, i, is_line_blank);
         if i == data.len() {
             return Flow::Continue(i);
         }
