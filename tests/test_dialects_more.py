@@ -249,9 +249,12 @@ def as_json_data(value):
     return value
 
 
+FLOATS = st.floats(allow_nan=False, allow_infinity=False)
+SCALARS = st.none() | st.booleans() | st.integers() | FLOATS | st.text()
 LITERALS = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.tuples() | st.tuples(inner) | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=5) | st.integers() | FLOATS | st.booleans() | st.none(), inner, max_size=4),
     max_leaves=12,
 )
 

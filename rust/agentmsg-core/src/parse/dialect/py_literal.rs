@@ -616,7 +616,7 @@ fn number_json(text: &[u8], negative: bool, out: &mut Vec<u8>) -> Result<(), Str
             return Err(format!("'{}' is too large for JSON", shown()));
         }
         let value = if negative { -value } else { value };
-        out.extend_from_slice(format!("{value:?}").as_bytes());
+        out.extend_from_slice(python_float_repr(value).as_bytes());
         return Ok(());
     }
     if digits.is_empty() || !digits.iter().all(|c| char::from(*c).is_digit(radix)) {
@@ -638,6 +638,32 @@ fn number_json(text: &[u8], negative: bool, out: &mut Vec<u8>) -> Result<(), Str
     }
     out.extend_from_slice(&decimal);
     Ok(())
+}
+
+/// Python's `repr` of a finite float, which `json.dumps` writes (also for a dict key): the
+/// shortest digits that read back, positional for exponents -4 to 15, else `1.5e+16`.
+fn python_float_repr(value: f64) -> String {
+    let scientific = format!("{value:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let (sign, mantissa) = mantissa.strip_prefix('-').map_or(("", mantissa), |m| ("-", m));
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if !(-4..16).contains(&exponent) {
+        let (first, rest) = digits.split_at(1);
+        let dot = if rest.is_empty() { "" } else { "." };
+        let exponent_sign = if exponent < 0 { '-' } else { '+' };
+        return format!("{sign}{first}{dot}{rest}e{exponent_sign}{:02}", exponent.abs());
+    }
+    // How many digits go before the point (zero or less: leading zeros after it).
+    let point = exponent + 1;
+    let before = point.unsigned_abs() as usize;
+    if point <= 0 {
+        format!("{sign}0.{}{digits}", "0".repeat(before))
+    } else if before >= digits.len() {
+        format!("{sign}{digits}{}.0", "0".repeat(before - digits.len()))
+    } else {
+        format!("{sign}{}.{}", &digits[..before], &digits[before..])
+    }
 }
 
 /// `digits [. digits] [e [+-] digits]` or `. digits …`, with at least one mantissa digit.
@@ -719,6 +745,8 @@ mod tests {
     fn literals_become_compact_json() {
         let cases = [
             ("a=1, b='x')", r#"{"a":1,"b":"x"}"#),
+            ("a=1e16, b=1.5e-7, c=0.0001, d=123.456, e=-0.0, f=1e15, g=2.5e300, h=1e-05)",
+             r#"{"a":1e+16,"b":1.5e-07,"c":0.0001,"d":123.456,"e":-0.0,"f":1000000000000000.0,"g":2.5e+300,"h":1e-05}"#),
             (")", "{}"),
             ("x=[1, (2, 3), (4), (), (5,), {'k': None, 1: True, 2.5: False}],)", r#"{"x":[1,[2,3],4,[],[5],{"k":null,"1":true,"2.5":false}]}"#),
             ("s='a\\'b\\n\\t\\x41\\u00e9\\U0001F389\\101\\0', r=r'\\d\\'', t='''x\n'y\\'''', u=\"\"\"\"\"\")",
