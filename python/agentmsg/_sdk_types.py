@@ -21,3 +21,5 @@ if TYPE_CHECKING:
     OpenAIMessageParam: TypeAlias = ChatCompletionMessageParam
     AnthropicMessageParam: TypeAlias = MessageParam
     AnthropicTextBlockParam: TypeAlias = TextBlockParam
+    # What to_anthropic returns: the `system` and `messages` of Anthropic().messages.create.
+    AnthropicSystemAndMessages: TypeAlias = "tuple[list[TextBlockParam], list[MessageParam]]"

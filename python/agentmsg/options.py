@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["ThinkingMode", "ToolFormat", "DialectName", "OrphanPolicy"]
+__all__ = ["ThinkingMode", "ToolFormat", "DialectName", "OrphanPolicy", "TrimStrategy"]
 
 ThinkingMode = Literal["auto", "tags", "brackets", "none"]
 """How Forge's parser finds reasoning (``parse(thinking=...)``)."""
@@ -26,8 +26,11 @@ ThinkingMode = Literal["auto", "tags", "brackets", "none"]
 ToolFormat = Literal["auto", "json", "xml"]
 """How Forge's parser reads the payload of a ``<tool>`` tag (``parse(tool_format=...)``)."""
 
-DialectName = Literal["forge", "hermes", "qwen3_coder", "gpt_oss"]
+DialectName = Literal["forge", "hermes", "qwen3_coder", "gpt_oss", "mistral", "llama3_json", "pythonic"]
 """The model dialects ``parse``, ``StreamParser`` and ``agentmsg.dialects`` read (``DIALECTS``)."""
 
 OrphanPolicy = Literal["raise", "repair", "keep"]
 """What a ``from_*`` converter does with a tool call or result that lacks its pair."""
+
+TrimStrategy = Literal["last", "first"]
+"""Which end of the history ``trim`` keeps: the newest messages or the oldest."""
