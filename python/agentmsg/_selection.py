@@ -83,34 +83,40 @@ def select(
     offset = len(positions) - (n - start)
     count_of: Dict[int, Optional[int]] = dict(zip(range(start, n), counts))
     count_of.update(system_counts)  # the window holds 0 for them
-    kept_positions, total, over, system_over = _core.select_kept(
+    arrays = (
         [_UNCOUNTED if count_of[i] is None else count_of[i] for i in positions],
         [_SYSTEM_CODE] * offset + codes,
         list(range(offset)) + [g + offset for g in groups],
-        budget,
-        keep_system,
-        start_on,
-        end_on,
-        first,
     )
-    kept = [positions[p] for p in kept_positions]
-    uncounted = [i for i in kept if count_of[i] is None]
-    if uncounted:  # the oldest group alone over budget (strategy first) reached past the counted
-        count_of.update(zip(uncounted, source.counts(uncounted)))
-        total = sum(count_of[i] for i in kept)  # type: ignore[misc]
-        over = total > budget
 
+    def run_core(start_rule: Optional[List[int]], end_rule: Optional[List[int]]) -> Tuple[List[int], int, bool, bool]:
+        kept_positions, total, over, system_over = _core.select_kept(
+            *arrays, budget, keep_system, start_rule, end_rule, first)
+        kept = [positions[p] for p in kept_positions]
+        uncounted = [i for i in kept if count_of[i] is None]
+        if uncounted:  # the oldest group alone over budget (strategy first) reached past the counted
+            count_of.update(zip(uncounted, source.counts(uncounted)))
+            total = sum(count_of[i] for i in kept)  # type: ignore[misc]
+            over = total > budget
+        return kept, total, over, system_over
+
+    kept, total, over, system_over = run_core(start_on, end_on)
     partial = None
     if allow_partial:
+        # The cut message goes just past the longest run the budget allows, whatever its role;
+        # it must have a role the run may begin (strategy last) or end (first) with. So the run
+        # is chosen again without that role rule.
+        rule = end_on if first else start_on
+        base = run_core(None, None if first else end_on) if rule else (kept, total, over, system_over)
         is_candidate = [not (keep_system and code == _SYSTEM_CODE) for code in codes]
-        run = [i for i in kept if i >= start and is_candidate[i - start]]
-        target, others = _partial_target(run, over, first, start, is_candidate, codes, groups,
-                                         start_on if not first else end_on, count_of, total)
+        run = [i for i in base[0] if i >= start and is_candidate[i - start]]
+        target, others = _partial_target(run, base[2], first, start, is_candidate, codes, groups, rule,
+                                         count_of, base[1])
         if target is not None and budget - others > 0:
             cut = source.cut(target, budget - others, not first)
             if cut is not None:
                 partial = (target, cut[0])
-                kept = sorted(set(kept) | {target})
+                kept = sorted(set(base[0]) | {target})
                 total = others + cut[1]
                 over = total > budget
     return Selection(tuple(kept), total, over, system_over, partial)
@@ -180,17 +186,17 @@ def _partial_target(
     if over:
         if len(run) != 1:
             return None, total
-        target = run[0]
-        return (target if _alone(target - start, groups) else None), total - count_of[target]  # type: ignore[operator]
-    step = 1 if first else -1
-    j = (run[-1] if first else run[0]) - start + step
-    while 0 <= j < len(codes) and not is_candidate[j]:
-        j += step
-    if not 0 <= j < len(codes) or not _alone(j, groups):
+        j, others = run[0] - start, total - count_of[run[0]]  # type: ignore[operator]
+    else:
+        step = 1 if first else -1
+        j, others = (run[-1] if first else run[0]) - start + step, total
+        while 0 <= j < len(codes) and not is_candidate[j]:
+            j += step
+        if not 0 <= j < len(codes):
+            return None, total
+    if not _alone(j, groups) or (role_rule is not None and codes[j] not in role_rule):
         return None, total
-    if role_rule is not None and codes[j] not in role_rule:
-        return None, total
-    return j + start, total
+    return j + start, others
 
 
 def _alone(j: int, groups: List[int]) -> bool:
