@@ -74,7 +74,9 @@ def trim_messages(
     >>> from langchain_core.messages import HumanMessage, AIMessage
     >>> chat = [HumanMessage("first question"), AIMessage("first answer"),
     ...         HumanMessage("second question"), AIMessage("second answer")]
-    >>> [m.content for m in trim_messages(chat, max_tokens=16, token_counter="approximate",
+    >>> [m.content for m in trim_messages(chat, max_tokens=26, token_counter="approximate")]
+    ['first answer', 'second question', 'second answer']
+    >>> [m.content for m in trim_messages(chat, max_tokens=26, token_counter="approximate",
     ...                                   start_on="human")]
     ['second question', 'second answer']
     """

@@ -170,11 +170,11 @@ def trim(
     over budget, when it alone does not fit); ``start_on`` is then an error, as in LangChain.
 
     ``allow_partial=True`` keeps part of one more message instead of dropping it whole: the
-    message just before the kept run (after it, for ``"first"``), or the newest message when it
-    alone is over budget, cut at a token boundary (of the counter's encoding; ``o200k_base``
-    for other counters) to its newest part (oldest, for ``"first"``) that fits. Only a message
-    of one text block with no tool call is cut, never one of a tool group; ``partial`` says
-    which.
+    message just past the longest run the budget allows (before it; after it for ``"first"``)
+    when its role may begin (end) the run, or the newest message when it alone is over budget,
+    cut at a token boundary (of the counter's encoding; ``o200k_base`` for other counters) to
+    its newest part (oldest, for ``"first"``) that fits. Only a message of one text block with
+    no tool call is cut, never one of a tool group; ``partial`` says which.
 
     Only the messages that can be kept are counted: the run is found from its end and counting
     stops once the budget is spent, so the cost follows the kept size, not the history's (the
