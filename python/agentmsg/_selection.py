@@ -31,8 +31,9 @@ class Source(Protocol):
     def counts(self, positions: Sequence[int]) -> List[int]:
         """The token counts of the messages at ``positions``."""
 
-    def groups(self, start: int, stop: int) -> Tuple[List[int], bool]:
-        """The tool groups of messages ``start:stop`` (indices relative to ``start``: each
+    def groups(self, start: int, stop: int, codes: List[int]) -> Tuple[List[int], bool]:
+        """The tool groups of messages ``start:stop``, whose role codes are ``codes`` (indices
+        relative to ``start``: each
         message's group is the index of its call's message, else its own) and whether some
         result there answers no call in the window."""
 
@@ -74,7 +75,7 @@ def select(
     if first:
         start, codes = 0, source.role_codes(0, n)
         counts = _count_forward(source, codes, keep_system, remaining)
-        groups, _ = source.groups(0, n)
+        groups, _ = source.groups(0, n, codes)
     else:
         start, codes, counts, groups = _newest_window(source, keep_system, remaining, start_on, end_on)
 
@@ -145,11 +146,11 @@ def _newest_window(
         counts[:0] = [fresh_counts.get(i, 0) for i in range(new_start, start)]
         start = new_start
         if counted > remaining:
-            groups, orphans = source.groups(start, n)
+            groups, orphans = source.groups(start, n, codes)
             if not orphans and _core.window_decides(counts, codes, groups, max(remaining, 0),
                                                     keep_system, start_on, end_on):
                 return start, codes, counts, groups
-    return start, codes, counts, source.groups(start, n)[0]
+    return start, codes, counts, source.groups(start, n, codes)[0]
 
 
 def _count_forward(source: Source, codes: List[int], keep_system: bool, remaining: int) -> List[Optional[int]]:

@@ -169,29 +169,33 @@ class _LangChainSource:
         return code
 
     def role_codes(self, start: int, stop: int) -> List[int]:
-        return [self.code(m) for m in self.items[start:stop]]
+        window = self.items[start:stop]
+        try:
+            codes = [_TYPE_CODES.get(m.type) for m in window]
+        except AttributeError:
+            raise _NotAMessage from None
+        if None in codes:  # chat messages and chunks
+            codes = [self.code(m) if c is None else c for m, c in zip(window, codes)]
+        return codes  # type: ignore[return-value]
 
     def counts(self, positions: Sequence[int]) -> List[int]:
         items, count_one = self.items, self.count_one
         return [count_one(items[i]) for i in positions]
 
-    def groups(self, start: int, stop: int) -> Tuple[List[int], bool]:
+    def groups(self, start: int, stop: int, codes: List[int]) -> Tuple[List[int], bool]:
         window = self.items[start:stop]
-        codes = self.role_codes(start, stop)
-        result_ids: List[Optional[str]] = []
-        result_names: List[Optional[str]] = []
+        result_ids: List[Optional[str]] = [None] * len(window)
+        result_names: List[Optional[str]] = [None] * len(window)
         call_messages: List[int] = []
         call_ids: List[str] = []
         call_names: List[str] = []
-        for j, (message, code) in enumerate(zip(window, codes)):
+        for j, code in enumerate(codes):
             if code == _TOOL:
-                result_ids.append(getattr(message, "tool_call_id", None))
-                result_names.append(message.name)
-                continue
-            result_ids.append(None)
-            result_names.append(None)
-            if code == _ASSISTANT:
-                for call in getattr(message, "tool_calls", None) or ():
+                message = window[j]
+                result_ids[j] = getattr(message, "tool_call_id", None)
+                result_names[j] = message.name
+            elif code == _ASSISTANT:
+                for call in getattr(window[j], "tool_calls", None) or ():
                     call_messages.append(j)
                     call_ids.append(call.get("id") or "")
                     call_names.append(call.get("name") or "")
@@ -372,38 +376,41 @@ def count_approximately(message: Any) -> int:
     """
     content = message.content
     tokens = 0
-    if isinstance(content, str):
+    kind = message.type
+    if content.__class__ is str:
         chars = len(content)
+        if kind == "ai" or kind == "AIMessageChunk":
+            calls = message.tool_calls
+            if calls:
+                chars += len(repr(calls))
     else:
         chars = 0
         for block in content:
             if isinstance(block, str):
                 chars += len(block)
             elif isinstance(block, dict):
-                kind = block.get("type", "")
-                if kind in ("image", "image_url"):
+                block_type = block.get("type", "")
+                if block_type in ("image", "image_url"):
                     tokens += 85
-                elif kind == "text":
+                elif block_type == "text":
                     chars += len(block.get("text", ""))
                 else:
                     chars += len(repr(block))
             else:
                 chars += len(repr(block))
-    kind = message.type
-    if isinstance(content, str) and getattr(message, "tool_calls", None) and kind in ("ai", "AIMessageChunk"):
-        chars += len(repr(message.tool_calls))
+        if isinstance(content, str) and getattr(message, "tool_calls", None):  # a str subclass
+            chars += len(repr(message.tool_calls))
     if kind == "tool" or kind == "ToolMessageChunk":
         chars += len(message.tool_call_id)
-    chars += len(_openai_role(message, kind))
-    if message.name:
-        chars += len(message.name)
-    return tokens + math.ceil(chars / 4) + 3
+    role = _ROLE_NAMES.get(kind)
+    chars += len(role) if role is not None else len(_openai_role(message, kind))
+    name = message.name
+    if name:
+        chars += len(name)
+    return tokens + (chars + 3) // 4 + 3
 
 
 def _openai_role(message: Any, kind: str) -> str:
-    role = _ROLE_NAMES.get(kind)
-    if role is not None:
-        return role
     if kind == "system":
         return message.additional_kwargs.get("__openai_role__", "system")  # type: ignore[no-any-return]
     if kind == "chat":

@@ -239,7 +239,7 @@ class _MessageSource:
     def counts(self, positions: Sequence[int]) -> List[int]:
         return self.counter.count_many([self.items[i] for i in positions], positions)
 
-    def groups(self, start: int, stop: int) -> Tuple[List[int], bool]:
+    def groups(self, start: int, stop: int, codes: List[int]) -> Tuple[List[int], bool]:
         call_of, orphans, _, _ = _pair(self.items[start:stop])
         return [c if c >= 0 else j for j, c in enumerate(call_of)], bool(orphans)
 
