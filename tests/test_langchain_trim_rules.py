@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentmsg import Message, MessageError, MessageTypeError, get_encoding, pair_tool_results, trim
-from conversations import by_metadata, conversations, m, turn
+from conversations import by_metadata, rule1, conversations, m, turn
 
 ROLES = ["user", "assistant", "tool"]
 
@@ -14,13 +14,7 @@ ROLES = ["user", "assistant", "tool"]
 def model(source, budget, start_on=None, end_on=None, first=False):
     """The kept indices by definition: systems by rule 1, then among the runs that split no tool
     group and meet the role rules, the longest that fits, else the shortest."""
-    counts = [by_metadata(x) for x in source]
-    systems = [i for i, x in enumerate(source) if x.role == "system"]
-    others = [i for i, x in enumerate(source) if x.role != "system"]
-    kept_systems = list(systems)
-    while sum(counts[i] for i in kept_systems) > budget and len(kept_systems) > 1:
-        kept_systems.pop(0)
-    remaining = budget - sum(counts[i] for i in kept_systems)
+    counts, kept_systems, others, remaining = rule1(source, budget)
     groups = pair_tool_results(source).groups
 
     def whole(run):

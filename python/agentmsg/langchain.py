@@ -239,12 +239,19 @@ class _LangChainSource:
         return best
 
 
+def _class_codes() -> Tuple[Tuple[type, int], ...]:
+    """The role code of each LangChain message class (a chunk's is its base class's)."""
+    from langchain_core.messages import AIMessage, FunctionMessage, HumanMessage, SystemMessage, ToolMessage
+
+    return ((AIMessage, _ASSISTANT), (HumanMessage, _USER), (SystemMessage, _SYSTEM), (ToolMessage, _TOOL),
+            (FunctionMessage, _TOOL))
+
+
 def _code_of_chunk(message: Any) -> int:
     """A chunk's type is its class name (``"AIMessageChunk"``): its role is its base class's."""
-    from langchain_core.messages import AIMessage, ChatMessage, FunctionMessage, HumanMessage, SystemMessage, ToolMessage
+    from langchain_core.messages import ChatMessage
 
-    for kind, code in ((AIMessage, _ASSISTANT), (HumanMessage, _USER), (SystemMessage, _SYSTEM),
-                       (ToolMessage, _TOOL), (FunctionMessage, _TOOL)):
+    for kind, code in _class_codes():
         if isinstance(message, kind):
             return code
     if isinstance(message, ChatMessage):
@@ -300,10 +307,7 @@ def _codes(rule: TypeRule, what: str) -> Optional[List[int]]:
 
 
 def _code_of_class(cls: type, what: str) -> int:
-    from langchain_core.messages import AIMessage, FunctionMessage, HumanMessage, SystemMessage, ToolMessage
-
-    for kind, code in ((AIMessage, _ASSISTANT), (HumanMessage, _USER), (SystemMessage, _SYSTEM),
-                       (ToolMessage, _TOOL), (FunctionMessage, _TOOL)):
+    for kind, code in _class_codes():
         if issubclass(cls, kind):
             return code
     raise MessageError(f"{what}: {cls.__name__} is not a LangChain message class agentmsg can match")

@@ -973,7 +973,8 @@ mod tests {
         });
     }
 
-    /// Roles and groups of a generated history: a result joins the newest call when asked to.
+    /// Roles and groups of a generated history: results follow their call; a result joins the
+    /// newest call when asked to, and one that does not closes the group.
     fn shape(raw: &[(u64, u8, bool)]) -> (Vec<Role>, Vec<usize>) {
         let mut roles = Vec::new();
         let mut groups = Vec::new();
@@ -1085,24 +1086,7 @@ mod tests {
         use proptest::prelude::*;
         let history = prop::collection::vec((0u64..20, 0u8..4, any::<bool>()), 0..40);
         proptest!(|(raw in history, max in 0u64..60)| {
-            let mut roles = Vec::new();
-            let mut groups = Vec::new();
-            let mut open: Option<usize> = None;
-            for (i, &(_, code, joins)) in raw.iter().enumerate() {
-                let role = Role::from_code(code).unwrap();
-                let group = match (role, open) {
-                    (Role::Tool, Some(g)) if joins => g,
-                    _ => i,
-                };
-                // Results follow their call; a result that does not join closes the group.
-                open = match role {
-                    Role::Assistant => Some(i),
-                    Role::Tool if joins => open,
-                    _ => None,
-                };
-                roles.push(role);
-                groups.push(group);
-            }
+            let (roles, groups) = shape(&raw);
             let counts: Vec<u64> = raw.iter().map(|r| r.0).collect();
             let mut budget = RollingBudget::new(max, true);
             let mut seq_of = vec![0u64; raw.len()];
