@@ -72,6 +72,7 @@ def select(
     system_counts = dict(zip(systems, source.counts(systems)))
     _, system_used = _core.system_share(list(system_counts.values()), budget)
     remaining = budget - system_used
+    counts: Sequence[Optional[int]]
     if first:
         start, codes = 0, source.role_codes(0, n)
         counts = _count_forward(source, codes, keep_system, remaining)
@@ -84,8 +85,9 @@ def select(
     offset = len(positions) - (n - start)
     count_of: Dict[int, Optional[int]] = dict(zip(range(start, n), counts))
     count_of.update(system_counts)  # the window holds 0 for them
+    known_counts: List[int] = [_UNCOUNTED if (c := count_of[i]) is None else c for i in positions]
     arrays = (
-        [_UNCOUNTED if count_of[i] is None else count_of[i] for i in positions],
+        known_counts,
         [_SYSTEM_CODE] * offset + codes,
         list(range(offset)) + [g + offset for g in groups],
     )

@@ -347,7 +347,9 @@ def _list_counter(count_list: Callable[[List[Any]], int]) -> Tuple[Callable[[Any
 def _checked(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise MessageTypeError(f"token_counter returned {type(value).__name__}; it must return an int")
-    return math.ceil(value)
+    if not 0 <= value < 2**64:
+        raise MessageError(f"token_counter returned {describe(value)}; counts must be in [0, 2**64)")
+    return int(math.ceil(value))
 
 
 def _our_counter(name: str) -> Callable[[Any], int]:

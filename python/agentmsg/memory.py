@@ -250,17 +250,18 @@ class _MessageSource:
         spec = self.counter.spec
         encoding = get_encoding(resolve_encoding(spec) if isinstance(spec, str) and spec != "estimate" else "o200k_base")
         pieces = _TokenPieces(message.content[0].text, encoding, keep_end)
-        best = None
+        best: Optional[Tuple[Message, int]] = None
         low, high = 1, pieces.size  # the most tokens whose cut message fits
         while low <= high:
             middle = (low + high) // 2
             text = pieces.text(middle)
-            candidate = message.replace(content=text) if text else None
-            counted = self.counter.count(candidate) if candidate is not None else None
-            if counted is not None and counted <= tokens:
-                best, low = (candidate, counted), middle + 1
-            elif counted is None:
+            if not text:  # the tokens end inside one character: take more
                 low = middle + 1
+                continue
+            candidate = message.replace(content=text)
+            counted = self.counter.count(candidate)
+            if counted <= tokens:
+                best, low = (candidate, counted), middle + 1
             else:
                 high = middle - 1
         return best

@@ -34,7 +34,7 @@ functions run; without it they raise :class:`agentmsg.workbench.MissingDependenc
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import AbstractSet, Any, Dict, Iterable, List, Optional, Sequence, Tuple, cast
 
 from .._checks import json_copy as checked_json_copy
 from ..blocks import (
@@ -223,7 +223,7 @@ def _text(block: Mapping[str, Any], key: str, where: str) -> str:
     return value
 
 
-def _note_extras(block: Mapping[str, Any], known: set, index: int, losses: Losses) -> None:
+def _note_extras(block: Mapping[str, Any], known: AbstractSet[str], index: int, losses: Losses) -> None:
     extra = [key for key in block if key not in known and key not in _ACCOUNTED]
     if extra:
         losses.add(f"content block fields ({', '.join(sorted(map(str, extra)))})", index)
@@ -298,7 +298,7 @@ def _to_one(lc: Any, message: Message, index: int) -> Any:
     role = message.role.value
     content = _content(_message_blocks(message.content), bool(kept.get("list_content")))
     if role == "tool":
-        result = message.content[0]
+        result = cast(ToolResultBlock, message.content[0])  # a tool message holds exactly one
         if message.tool_id is None:
             if result.is_error:
                 ours["is_error"] = True
@@ -327,7 +327,7 @@ def _to_one(lc: Any, message: Message, index: int) -> Any:
     )
 
 
-def _message_blocks(content: List[Any]) -> List[Any]:
+def _message_blocks(content: Sequence[Any]) -> List[Any]:
     """The blocks LangChain holds as content (a tool result's output, an assistant's content
     without its calls)."""
     if len(content) == 1 and type(content[0]) is ToolResultBlock:
