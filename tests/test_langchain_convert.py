@@ -205,7 +205,7 @@ def test_what_cannot_be_kept_is_reported():
                                AIMessage([{"type": "text", "text": "hi", "annotations": [1]}])])
     assert [str(w.message) for w in caught] == [
         "from_langchain cannot carry artifact that is not JSON (message 0); they were left out",
-        "from_langchain cannot carry content block fields (annotations) (message 1); they were left out",
+        "from_langchain cannot carry content block fields ('annotations') (message 1); they were left out",
     ]
     assert all(w.category is ConversionWarning for w in caught) and chat[0].text == "x"
 

@@ -50,7 +50,20 @@ from ..blocks import (
 )
 from ..errors import AgentMsgError, ConversionError, MessageTypeError
 from ..message import Message, _format_timestamp
-from ._common import Losses, build, check_messages, json_copy, own_namespace, require_dict, shown
+from ._common import (
+    Losses,
+    block_kind,
+    bounded,
+    build,
+    check_dicts,
+    check_messages,
+    json_copy,
+    optional_dict,
+    own_namespace,
+    require_dict,
+    require_list,
+    shown,
+)
 from .openai import source_from_url
 
 __all__ = ["to_langchain", "from_langchain"]
@@ -91,10 +104,10 @@ def from_langchain(messages: Iterable[Any]) -> List[Message]:
     [('user', 'ann', 'Hi', ''), ('assistant', None, 'Hello', 'greet')]
     """
     lc = _langchain()
-    if isinstance(messages, (str, bytes, Mapping)) or isinstance(messages, lc.BaseMessage):
+    if isinstance(messages, lc.BaseMessage):
         raise MessageTypeError(f"messages must be a list of LangChain messages, not a single {type(messages).__name__}")
     losses = Losses("from_langchain")
-    out = [_from_one(lc, message, index, losses) for index, message in enumerate(messages)]
+    out = [_from_one(lc, message, index, losses) for index, message in enumerate(check_dicts(messages, "messages"))]
     losses.warn()
     return out
 
@@ -104,10 +117,11 @@ def _from_one(lc: Any, message: Any, index: int, losses: Losses) -> Message:
     if not isinstance(message, lc.BaseMessage):
         raise MessageTypeError(f"{where} must be a LangChain message, not {type(message).__name__}")
     kept: Dict[str, Any] = {}
+    additional = optional_dict(message.additional_kwargs, f"{where}.additional_kwargs")
     for field in _KEPT_FIELDS:
         value = getattr(message, field, None)
-        if field == "additional_kwargs" and value:
-            value = {k: v for k, v in value.items() if k not in (_OURS, "reasoning_content")}
+        if field == "additional_kwargs":
+            value = {k: v for k, v in additional.items() if k not in (_OURS, "reasoning_content")}
         if value or (value is not None and field in ("artifact", "usage_metadata")):
             try:
                 kept[field] = checked_json_copy(value, f"{where}.{field}")
@@ -115,10 +129,10 @@ def _from_one(lc: Any, message: Any, index: int, losses: Losses) -> Message:
                 losses.add(f"{field} that is not JSON", index)
     if message.id is None:
         kept["id"] = None
-    ours = require_dict(message.additional_kwargs.get(_OURS) or {}, f"{where}.additional_kwargs[{_OURS!r}]")
-    metadata = dict(ours.get("metadata") or {})
+    ours = optional_dict(additional.get(_OURS), f"{where}.additional_kwargs[{_OURS!r}]")
+    metadata = optional_dict(ours.get("metadata"), f"{where}.additional_kwargs[{_OURS!r}].metadata")
     extras = {key: ours[key] for key in ("timestamp", "finished", "finish_reason") if key in ours}
-    reasoning = message.additional_kwargs.get("reasoning_content")
+    reasoning = additional.get("reasoning_content")
     if reasoning is not None:
         extras["reasoning_content"] = reasoning
 
@@ -130,10 +144,9 @@ def _from_one(lc: Any, message: Any, index: int, losses: Losses) -> Message:
         content: List[Any] = [result]
         extras["tool_id"] = link
     else:
-        call_ids = {call.get("id") for call in getattr(message, "tool_calls", ())}
-        content = _blocks(message.content, where, index, losses, call_ids)
-        if role == "assistant":
-            content += _tool_calls(message, where, ours.get("calls") or [], content)
+        calls = _tool_calls(message, where, ours.get("calls")) if role == "assistant" else []
+        content = _blocks(message.content, where, index, losses, [call.id for call in calls])
+        content += calls
     if isinstance(message.content, list) and not isinstance(_content(_message_blocks(content)), list):
         kept["list_content"] = True  # content LangChain held as a list that we write as a string
     if kept:
@@ -155,7 +168,7 @@ def _role_of(lc: Any, message: Any, where: str, kept: Dict[str, Any]) -> Tuple[s
     if isinstance(message, lc.FunctionMessage):
         return "tool", None
     if isinstance(message, lc.ChatMessage):
-        role = _CHAT_ROLES.get(message.role)
+        role = _CHAT_ROLES.get(message.role) if isinstance(message.role, str) else None
         if role is None:
             raise ConversionError(
                 f"{where}: a ChatMessage with role {shown(message.role)} has no agentmsg role; "
@@ -189,14 +202,14 @@ _ACCOUNTED = {"type", "index", "id"}
 
 
 def _block(block: Mapping[str, Any], where: str, index: int, losses: Losses, call_ids: Iterable[Any]) -> Any:
-    kind = block.get("type")
+    kind = block_kind(block, where)
     if kind == "text":
         _note_extras(block, {"text"}, index, losses)
         return build(where, lambda: TextBlock(_text(block, "text", where)))
     if kind in ("reasoning", "thinking"):
         text = block.get(kind, "")
-        extras = block.get("extras") if kind == "reasoning" else None
-        signature = block.get("signature") if kind == "thinking" else (extras or {}).get("signature")
+        extras = optional_dict(block.get("extras") if kind == "reasoning" else None, f"{where}.extras")
+        signature = block.get("signature") if kind == "thinking" else extras.get("signature")
         _note_extras(block, {kind, "signature", "extras"}, index, losses)
         return build(where, lambda: ThinkingBlock(text, signature))
     if kind in ("tool_use", "tool_call"):
@@ -226,7 +239,7 @@ def _text(block: Mapping[str, Any], key: str, where: str) -> str:
 def _note_extras(block: Mapping[str, Any], known: AbstractSet[str], index: int, losses: Losses) -> None:
     extra = [key for key in block if key not in known and key not in _ACCOUNTED]
     if extra:
-        losses.add(f"content block fields ({', '.join(sorted(map(str, extra)))})", index)
+        losses.add(f"content block fields ({', '.join(sorted(map(shown, extra)))})", index)
 
 
 def _source(block: Mapping[str, Any], where: str) -> Any:
@@ -247,11 +260,14 @@ def _source(block: Mapping[str, Any], where: str) -> Any:
     raise ConversionError(f"{where}: media with neither url nor base64 data (a file_id cannot be read)")
 
 
-def _tool_calls(message: Any, where: str, call_extras: List[Any], content: List[Any]) -> List[ToolUseBlock]:
+def _tool_calls(message: Any, where: str, call_extras: Any) -> List[ToolUseBlock]:
+    """An AIMessage's tool calls, with what agentmsg wrote of them in ``additional_kwargs``."""
+    extras = require_list(call_extras or [], f"{where}.additional_kwargs[{_OURS!r}].calls")
     out = []
-    for position, call in enumerate(getattr(message, "tool_calls", ())):
+    for position, call in enumerate(require_list(getattr(message, "tool_calls", None) or [], f"{where}.tool_calls")):
         place = f"{where}.tool_calls[{position}]"
-        extra = call_extras[position] if position < len(call_extras) and isinstance(call_extras[position], Mapping) else {}
+        call = require_dict(call, place)
+        extra = optional_dict(extras[position] if position < len(extras) else None, f"{place} extras")
         out.append(build(place, lambda: ToolUseBlock(
             call.get("id") or "", call.get("name"), call.get("args") or {},
             extra.get("server_name", "local"), extra.get("metadata") or {},
@@ -272,7 +288,15 @@ def to_langchain(messages: Iterable[Message]) -> List[Any]:
     ['SystemMessage', 'HumanMessage', 'FunctionMessage']
     """
     lc = _langchain()
-    return [_to_one(lc, message, index) for index, message in enumerate(check_messages(messages))]
+    out = []
+    for index, message in enumerate(check_messages(messages)):
+        try:
+            out.append(_to_one(lc, message, index))
+        except AgentMsgError:
+            raise
+        except (ValueError, TypeError) as error:  # LangChain's validation of what metadata["langchain"] held
+            raise ConversionError(f"messages[{index}]: LangChain refused the message: {bounded(error)}") from None
+    return out
 
 
 def _to_one(lc: Any, message: Message, index: int) -> Any:
