@@ -221,3 +221,13 @@ def test_long_history_counts_only_the_tail():
     kept = trim_messages(history, max_tokens=50, token_counter=counter, include_system=True, start_on="human")
     assert kept[0] is history[0] and [m.type for m in kept[1:]] == ["human", "ai", "human", "ai"]
     assert len(counted) < 200
+
+
+def test_missing_langchain_is_a_typed_error(monkeypatch):
+    import sys
+
+    from agentmsg.workbench import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "langchain_core", None)
+    with pytest.raises(MissingDependencyError, match="pip install 'langchain-core"):
+        trim_messages([], max_tokens=5, token_counter="approximate")

@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core, _selection
 from ._checks import describe
+from .convert.langchain import _langchain
 from .counting import TokenCounter
 from .encoding import resolve_encoding
 from .errors import EncodingError, MessageError, MessageTypeError
@@ -80,8 +81,7 @@ def trim_messages(
     ...                                   start_on="human")]
     ['second question', 'second answer']
     """
-    from langchain_core.messages import BaseMessage, SystemMessage, convert_to_messages
-
+    lc = _langchain()
     if strategy not in ("last", "first"):
         raise MessageError(f"Unrecognized strategy={describe(strategy)}. Supported strategies are 'last' and 'first'.")
     if start_on and strategy == "first":
@@ -92,17 +92,17 @@ def trim_messages(
     if hasattr(messages, "to_messages"):  # a PromptValue
         messages = messages.to_messages()
     items = messages if isinstance(messages, list) else list(messages)
-    count_one, overhead = _counter(token_counter, BaseMessage)
+    count_one, overhead = _counter(token_counter, lc.BaseMessage)
     splitter = _splitter(text_splitter)
     start_codes, end_codes = _codes(start_on, "start_on"), _codes(end_on, "end_on")
     options = (budget, count_one, overhead, strategy == "first", allow_partial, start_codes, end_codes,
-               include_system, splitter, SystemMessage)
+               include_system, splitter, lc.SystemMessage)
     try:
         return _trim(items, *options)
     except _NotAMessage:
         pass
     try:  # dicts, tuples and strings: read by LangChain first, then the same trim
-        return _trim(convert_to_messages(items), *options)
+        return _trim(lc.convert_to_messages(items), *options)
     except _NotAMessage:
         raise MessageTypeError("messages must be LangChain messages (a RemoveMessage or other type "
                                "has no role to trim by)") from None
