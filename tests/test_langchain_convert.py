@@ -183,6 +183,14 @@ def test_agrees_with_langchains_openai_converter():
         assert mine == reference
 
 
+def test_our_fields_are_not_sent_to_providers():
+    chat = [Message.user("Hi", metadata={"trace": 1}),
+            Message.assistant("ok", tool_calls=[ToolUseBlock("c1", "calc", {}, "mcp", {"k": 1})], finished=True),
+            Message.tool("2", tool_id="c1")]
+    sent = convert_to_openai_messages(to_langchain(chat))
+    assert "agentmsg" not in repr(sent) and "trace" not in repr(sent) and "mcp" not in repr(sent)
+
+
 def test_errors():
     with pytest.raises(MessageTypeError, match=r"messages\[1\] must be a LangChain message, not dict"):
         from_langchain([HumanMessage("a"), {"role": "user", "content": "b"}])
