@@ -47,7 +47,7 @@ from .estimate import ROLE_CODES
 from .message import Message, Role, _as_list, _to_role
 from .toolpairs import _pair, _role_of, _unencodable
 
-__all__ = ["token_counter", "TrimResult", "RoleRule", "trim", "ConversationMemory"]
+__all__ = ["token_counter", "TrimResult", "trim", "ConversationMemory"]
 
 _SYSTEM = Role.SYSTEM
 _TOOL = Role.TOOL
