@@ -67,7 +67,7 @@ __all__ = [
     "is_cached_block", "filter_for_bedrock", "format_multi_agent", "to_agentscope",
     "from_agentscope", "to_arcaelas", "from_arcaelas", "WoloTextPart", "WoloToolPart",
     "WoloMessage", "from_wolo", "to_wolo", "to_llm_messages", "WOLO_SYSTEM_PROMPT",
-    "WOLO_SENT_STATUSES",
+    "WOLO_SENT_STATUSES", "to_langchain", "from_langchain",
     # agentmsg.pool
     "num_threads", "set_num_threads",
     # agentmsg.transcripts

@@ -201,11 +201,15 @@ def select_kept(
     groups: Sequence[int],
     max_tokens: int,
     keep_system: bool = True,
-    start_on: Optional[int] = None,
+    start_on: Optional[Sequence[int]] = None,
+    end_on: Optional[Sequence[int]] = None,
+    first: bool = False,
 ) -> Tuple[List[int], int, bool, bool]:
     """Indices kept within ``max_tokens`` by the four pruning rules, and (total, over_budget,
     system_over_budget). ``groups[i]`` is the index of the first message of message i's tool
-    group (its own index when it is alone); roles and ``start_on`` are role codes."""
+    group (its own index when it is alone); roles are role codes, ``start_on`` and ``end_on``
+    lists of them (the run begins / ends at one of those roles); ``first`` keeps the oldest
+    messages instead of the newest."""
 
 def positions_of_role(messages: Sequence[Any], role: Any, message_type: type) -> List[int]:
     """Indices of the messages whose ``role`` attribute is ``role`` (by identity), in one pass
@@ -220,10 +224,17 @@ def valid_cuts(roles: Sequence[int], groups: Sequence[int], keep_system: bool = 
     splitting a tool group (``groups`` as for :func:`select_kept`)."""
 
 def window_decides(
-    roles: Sequence[int], groups: Sequence[int], keep_system: bool = True, start_on: Optional[int] = None
+    counts: Sequence[int],
+    roles: Sequence[int],
+    groups: Sequence[int],
+    remaining: int,
+    keep_system: bool = True,
+    start_on: Optional[Sequence[int]] = None,
+    end_on: Optional[Sequence[int]] = None,
 ) -> bool:
-    """Whether some run of the window's non-system messages splits no group (and begins at the
-    role ``start_on`` when given): ``trim`` stops growing its window once this holds."""
+    """Whether a window of the newest messages decides ``select_kept``: the run's end (by
+    ``end_on``) is in it, its non-system counts up to that end exceed ``remaining``, and some run
+    there splits no group (and begins at ``start_on``): ``trim`` stops growing its window then."""
 
 @final
 class RollingHistory:

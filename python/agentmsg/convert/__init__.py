@@ -19,6 +19,7 @@ from .multi_agent import *  # noqa: F401,F403
 from .agentscope import *  # noqa: F401,F403
 from .arcaelas import *  # noqa: F401,F403
 from .wolo import *  # noqa: F401,F403
+from .langchain import *  # noqa: F401,F403
 # A literal list, so type checkers see every name (mypy cannot follow a list built at run time);
 # tests/test_typing.py checks it equals the modules' own __all__.
 __all__ = [
@@ -47,4 +48,6 @@ __all__ = [
     # agentmsg.convert.wolo
     "WoloTextPart", "WoloToolPart", "WoloMessage", "from_wolo", "to_wolo", "to_llm_messages",
     "WOLO_SYSTEM_PROMPT", "WOLO_SENT_STATUSES",
+    # agentmsg.convert.langchain
+    "to_langchain", "from_langchain",
 ]

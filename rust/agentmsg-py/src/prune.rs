@@ -2,7 +2,7 @@
 //! `trim` and compaction use), `RollingHistory` for a memory, `RollingBudget` for its totals.
 
 use agentmsg_core::pairs::Link;
-use agentmsg_core::prune::{self, Pushed};
+use agentmsg_core::prune::{self, PruneError, Pushed, RoleSet, Rules, Strategy};
 use agentmsg_core::Role;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -23,8 +23,10 @@ pub(crate) fn role_codes(py: Python<'_>, codes: &[u8]) -> PyResult<Vec<Role>> {
 }
 
 /// Indices to keep within `max_tokens`, plus (total, over_budget, system_over_budget).
+/// `start_on` and `end_on` are lists of role codes; `first` selects `Strategy::First`.
 #[pyfunction]
-#[pyo3(signature = (counts, roles, groups, max_tokens, keep_system = true, start_on = None))]
+#[pyo3(signature = (counts, roles, groups, max_tokens, keep_system = true, start_on = None, end_on = None, first = false))]
+#[allow(clippy::too_many_arguments)]
 fn select_kept(
     py: Python<'_>,
     counts: Vec<u64>,
@@ -32,18 +34,34 @@ fn select_kept(
     groups: Vec<usize>,
     max_tokens: u64,
     keep_system: bool,
-    start_on: Option<u8>,
+    start_on: Option<Vec<u8>>,
+    end_on: Option<Vec<u8>>,
+    first: bool,
 ) -> PyResult<(Vec<usize>, u64, bool, bool)> {
     let roles = role_codes(py, &roles)?;
-    let start_on = optional_role(py, start_on)?;
+    let rules = rules(py, keep_system, start_on, end_on, first)?;
     let selection = py
-        .detach(|| prune::select(&counts, &roles, &groups, max_tokens, keep_system, start_on))
+        .detach(|| prune::select_with(&counts, &roles, &groups, max_tokens, &rules))
         .map_err(|error| core_error(py, error))?;
     Ok((selection.kept, selection.total, selection.over_budget, selection.system_over_budget))
 }
 
-fn optional_role(py: Python<'_>, code: Option<u8>) -> PyResult<Option<Role>> {
-    code.map(|code| role_codes(py, &[code]).map(|roles| roles[0])).transpose()
+fn rules(
+    py: Python<'_>,
+    keep_system: bool,
+    start_on: Option<Vec<u8>>,
+    end_on: Option<Vec<u8>>,
+    first: bool,
+) -> PyResult<Rules> {
+    let role_set = |codes: Option<Vec<u8>>| -> PyResult<Option<RoleSet>> {
+        codes.map(|codes| role_codes(py, &codes).map(RoleSet::any_of)).transpose()
+    };
+    Ok(Rules {
+        keep_system,
+        start_on: role_set(start_on)?,
+        end_on: role_set(end_on)?,
+        strategy: if first { Strategy::First } else { Strategy::Last },
+    })
 }
 
 /// Rule 1 for system counts (oldest first): (index of the oldest kept one, tokens they take).
@@ -61,18 +79,30 @@ fn valid_cuts(py: Python<'_>, roles: Vec<u8>, groups: Vec<usize>, keep_system: b
     Ok(prune::valid_cuts(&roles, &groups, keep_system))
 }
 
-/// Whether some run of the window's non-system messages splits no group (starting at `start_on`).
+/// Whether the window decides the selection (see `agentmsg_core::prune::window_decides`).
 #[pyfunction]
-#[pyo3(signature = (roles, groups, keep_system = true, start_on = None))]
+#[pyo3(signature = (counts, roles, groups, remaining, keep_system = true, start_on = None, end_on = None))]
+#[allow(clippy::too_many_arguments)]
 fn window_decides(
     py: Python<'_>,
+    counts: Vec<u64>,
     roles: Vec<u8>,
     groups: Vec<usize>,
+    remaining: u128,
     keep_system: bool,
-    start_on: Option<u8>,
+    start_on: Option<Vec<u8>>,
+    end_on: Option<Vec<u8>>,
 ) -> PyResult<bool> {
+    if counts.len() != roles.len() || groups.len() != roles.len() {
+        let error = PruneError::LengthMismatch { counts: counts.len(), roles: roles.len(), groups: groups.len() };
+        return Err(core_error(py, error));
+    }
+    if let Some(index) = (0..groups.len()).find(|&i| groups[i] > i) {
+        return Err(core_error(py, PruneError::GroupAfterMessage { index, group: groups[index] }));
+    }
     let roles = role_codes(py, &roles)?;
-    Ok(prune::window_decides(&roles, &groups, keep_system, optional_role(py, start_on)?))
+    let rules = rules(py, keep_system, start_on, end_on, false)?;
+    Ok(prune::window_decides(&counts, &roles, &groups, remaining, &rules))
 }
 
 /// Indices of the messages whose `role` attribute is `role` (compared by identity), in one pass
