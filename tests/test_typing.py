@@ -15,7 +15,7 @@ import pytest
 import agentmsg
 from agentmsg import parsing
 from agentmsg.convert._common import ORPHAN_POLICIES
-from agentmsg.options import DialectName, OrphanPolicy, ThinkingMode, ToolFormat
+from agentmsg.options import DialectName, OrphanPolicy, ThinkingMode, ToolFormat, TrimStrategy
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ["agentmsg", "agentmsg.convert"]
@@ -50,6 +50,10 @@ def test_option_literals_hold_exactly_the_accepted_values():
     assert set(get_args(ToolFormat)) == {mode for mode in parsing._TOOL_FORMATS if mode}
     assert set(get_args(DialectName)) == set(agentmsg.DIALECTS)
     assert get_args(OrphanPolicy) == ORPHAN_POLICIES
+    for strategy in get_args(TrimStrategy):
+        assert agentmsg.trim([agentmsg.user("hi")], 100, strategy=strategy).messages[0].text == "hi"
+    with pytest.raises(agentmsg.MessageError, match="strategy"):
+        agentmsg.trim([agentmsg.user("hi")], 100, strategy="middle")
 
 
 def test_core_stub_matches_the_native_module():

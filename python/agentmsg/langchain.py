@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _core, _selection
 from ._checks import describe
@@ -32,6 +32,9 @@ from .errors import EncodingError, MessageError, MessageTypeError
 from .estimate import ROLE_CODES
 from .memory import _check_budget
 from .message import Role
+
+if TYPE_CHECKING:
+    from .options import TrimStrategy
 
 __all__ = ["trim_messages"]
 
@@ -49,7 +52,7 @@ def trim_messages(
     *,
     max_tokens: int,
     token_counter: Any,
-    strategy: str = "last",
+    strategy: TrimStrategy = "last",
     allow_partial: bool = False,
     end_on: TypeRule = None,
     start_on: TypeRule = None,

@@ -25,9 +25,11 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 from typing import (
+    TYPE_CHECKING,
     Any,
     Callable,
     Deque,
+    Dict,
     Iterable,
     Iterator,
     List,
@@ -46,6 +48,9 @@ from .errors import MessageError, MessageTypeError
 from .estimate import ROLE_CODES
 from .message import Message, Role, _as_list, _to_role
 from .toolpairs import _pair, _role_of, _unencodable
+
+if TYPE_CHECKING:
+    from .options import TrimStrategy
 
 __all__ = ["token_counter", "TrimResult", "trim", "ConversationMemory"]
 
@@ -154,7 +159,7 @@ def trim(
     keep_system: bool = True,
     start_on: RoleRule = None,
     end_on: RoleRule = None,
-    strategy: str = "last",
+    strategy: TrimStrategy = "last",
     allow_partial: bool = False,
 ) -> TrimResult:
     """Keeps the newest messages that fit in ``max_tokens``, by the four rules of this module.
@@ -341,7 +346,7 @@ class ConversationMemory:
             raise MessageTypeError(f"compactor must be a Compactor, not {type(compactor).__name__}")
         if on_prune is not None and not callable(on_prune):
             raise MessageTypeError(f"on_prune must be callable, not {type(on_prune).__name__}")
-        self._compactor = compactor
+        self._compactor: Any = compactor  # a Compactor (checked above) or None
         self._on_prune = on_prune
         self._lock = threading.RLock()
         self._changing = False  # a change is under way (on_prune or a policy is running)
@@ -389,7 +394,7 @@ class ConversationMemory:
         counted = list(zip(items, self._counter.count_many(items)))
         self._change(self._add_counted, counted)
 
-    def _change(self, step: Callable[[Any, Optional[list], List[Message]], None], argument: Any) -> None:
+    def _change(self, step: Callable[[Any, Optional[List[Any]], List[Message]], None], argument: Any) -> None:
         """Runs ``step(argument, undo, removed)`` and ``on_prune`` as one transaction: on any
         exception the core state, the message deques and the counters go back to what they
         were. One message with no callback to fail after it needs no journal (``undo`` None):
@@ -405,7 +410,7 @@ class ConversationMemory:
             self._changing = True
             saved = (self._order, self._version, self._pruned, self._adds_since_compaction,
                      self._compaction_spacing, self._compaction_fell_short)
-            undo: list = []
+            undo: List[Any] = []
             removed = []
             self._state.begin()
             try:
@@ -425,7 +430,7 @@ class ConversationMemory:
             finally:
                 self._changing = False
 
-    def _add_counted(self, counted: Sequence[Tuple[Message, int]], undo: Optional[list],
+    def _add_counted(self, counted: Sequence[Tuple[Message, int]], undo: Optional[List[Any]],
                      removed: List[Message]) -> None:
         compactor = self._compactor
         for message, count in counted:
@@ -437,7 +442,8 @@ class ConversationMemory:
                     history, counts = self._snapshot()
                     cache = CountCache(self._counter, zip(history, counts))
                     compacted = compactor.compact(history, self._max_tokens, counter=cache)
-                    self._replace(history, compacted, cache, undo, removed)
+                    # undo is a journal (not None) whenever there is a compactor
+                    self._replace(history, compacted, cache, undo, removed)  # type: ignore[arg-type]
                 self._apply_prune(self._state.prune(), undo, removed)
 
     def _compaction_due(self, extra: int) -> bool:
@@ -450,7 +456,7 @@ class ConversationMemory:
             return True
         return total > self._max_tokens and not self._compaction_fell_short
 
-    def _push(self, message: Message, count: int, undo: Optional[list], removed: List[Message],
+    def _push(self, message: Message, count: int, undo: Optional[List[Any]], removed: List[Message],
               prune: bool = True) -> None:
         role = message.role
         try:
@@ -476,7 +482,7 @@ class ConversationMemory:
         if dropped[0] or dropped[1]:
             self._apply_prune(dropped, undo, removed)
 
-    def _apply_prune(self, dropped: Tuple[int, int], undo: Optional[list], removed: List[Message]) -> None:
+    def _apply_prune(self, dropped: Tuple[int, int], undo: Optional[List[Any]], removed: List[Message]) -> None:
         for entries, how_many in zip((self._systems, self._entries), dropped):
             for _ in range(how_many):
                 entry = entries.popleft()
@@ -492,7 +498,7 @@ class ConversationMemory:
         return [m for (_, m), _ in merged], [c for _, c in merged]
 
     def _replace(self, current: List[Message], compacted: Sequence[Message], cache: CountCache,
-                 undo: list, removed: List[Message]) -> None:
+                 undo: List[Any], removed: List[Message]) -> None:
         """Rebuilds the state from ``compacted``, reusing the counts of unchanged messages."""
         compacted = list(compacted)
         kept_ids = {id(m) for m in compacted}
@@ -556,10 +562,11 @@ class ConversationMemory:
         if due:
             compacted = await compactor.acompact(snapshot, self._max_tokens, counter=cache)
 
-        def step(items: List[Message], undo: Optional[list], removed: List[Message]) -> None:
+        def step(items: List[Message], undo: Optional[List[Any]], removed: List[Message]) -> None:
             self._adds_since_compaction += len(items)
             if compacted is not None and self._version == version:
-                self._replace(snapshot, compacted, cache, undo, removed)
+                # undo is a journal (not None) whenever there is a compactor
+                self._replace(snapshot, compacted, cache, undo, removed)  # type: ignore[arg-type]
             else:
                 for message, count in zip(items, counts):
                     self._push(message, count, undo, removed, prune=compactor is None)

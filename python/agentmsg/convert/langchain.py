@@ -269,7 +269,7 @@ def _tool_calls(message: Any, where: str, call_extras: Any) -> List[ToolUseBlock
         call = require_dict(call, place)
         extra = optional_dict(extras[position] if position < len(extras) else None, f"{place} extras")
         out.append(build(place, lambda: ToolUseBlock(
-            call.get("id") or "", call.get("name"), call.get("args") or {},
+            call.get("id") or "", call.get("name"), call.get("args") or {},  # type: ignore[arg-type]  # checked there
             extra.get("server_name", "local"), extra.get("metadata") or {},
         )))
     return out
