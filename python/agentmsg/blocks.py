@@ -10,7 +10,7 @@ Every block is a frozen dataclass with a ``type`` tag used in serialization::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, ClassVar, Dict, Mapping, Optional, Sequence, TYPE_CHECKING, Tuple, Union, final
 
 from ._checks import describe, json_copy, json_copy_dict, require_bool, type_name, where_label
 from .errors import MessageError, MessageTypeError
@@ -39,6 +39,7 @@ def _require_str(value: object, what: str) -> None:
         raise MessageTypeError(f"{what} must be a str, not {type_name(value)}")
 
 
+@final  # final, so `type(source) is URLSource` narrows a Source for type checkers
 @dataclass(frozen=True, slots=True)
 class URLSource:
     """Media found at a URL: ``http(s)://`` for the web, ``file://`` for a local file.
@@ -59,6 +60,7 @@ class URLSource:
             )
 
 
+@final
 @dataclass(frozen=True, slots=True)
 class Base64Source:
     """Media carried inline as base64 text with its media type.
@@ -216,6 +218,11 @@ class ToolResultBlock:
     is_error: bool = False
     type: ClassVar[str] = "tool_result"
 
+    if TYPE_CHECKING:  # the constructor also takes a str or any sequence of blocks (made a tuple)
+        def __init__(
+            self, tool_use_id: str, output: Union[str, Block, Sequence[Block]] = (), is_error: bool = False
+        ) -> None: ...
+
     def __post_init__(self) -> None:
         _require_str(self.tool_use_id, "ToolResultBlock.tool_use_id")
         require_bool(self.is_error, "ToolResultBlock.is_error")
@@ -322,6 +329,9 @@ def _source_from_dict(data: object, where: str) -> Source:
     raise MessageError(f"{where}: unknown source type {describe(kind)}; valid: 'url', 'base64'")
 
 
+_MEDIA_BLOCKS: Dict[str, Callable[[Source], Block]] = {"image": ImageBlock, "audio": AudioBlock, "video": VideoBlock}
+
+
 def block_from_dict(data: Mapping[str, Any], where: str = "block") -> Block:
     """Reads one block written by :func:`block_to_dict`; errors name ``where`` and the field.
 
@@ -336,8 +346,7 @@ def block_from_dict(data: Mapping[str, Any], where: str = "block") -> Block:
         if kind == "text":
             return TextBlock(_field(data, "text", where))
         if kind in ("image", "audio", "video"):
-            cls = {"image": ImageBlock, "audio": AudioBlock, "video": VideoBlock}[kind]
-            return cls(_source_from_dict(_field(data, "source", where), f"{where}.source"))
+            return _MEDIA_BLOCKS[kind](_source_from_dict(_field(data, "source", where), f"{where}.source"))
         if kind == "thinking":
             return ThinkingBlock(_field(data, "thinking", where), data.get("signature"))
         if kind == "tool_use":

@@ -17,7 +17,7 @@ plainly dropping old messages.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Awaitable, Callable, List, Sequence, Union
+from typing import Any, Awaitable, Callable, List, Sequence, Union, cast
 
 from . import _core
 from ._checks import describe, require_int
@@ -77,7 +77,7 @@ def prune_tool_outputs(
         message = items[index]
         if "pruned_chars" in message.metadata:
             continue
-        result = message.content[0]
+        result = cast(ToolResultBlock, message.content[0])  # a tool message holds one result
         chars = len(result.text)
         text = placeholder.replace("{chars}", str(chars))
         if chars <= len(text):
@@ -123,7 +123,7 @@ def compress(messages: Sequence[Message], max_chars: int = 2000, keep_recent: in
         if message.role is Role.SYSTEM or message.metadata.get("compressed") or len(message.text) <= limit:
             continue
         if message.role is Role.TOOL:
-            result = message.content[0]
+            result = cast(ToolResultBlock, message.content[0])  # a tool message holds one result
             others = tuple(b for b in result.output if not isinstance(b, TextBlock))
             output = (_truncated(result.text, limit, message.id),) + others
             content: Any = [ToolResultBlock(result.tool_use_id, output, result.is_error)]

@@ -15,7 +15,7 @@ of every dialect.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, TYPE_CHECKING
 
 from . import _core
 from ._core import ToolCallHeader
@@ -23,6 +23,9 @@ from .blocks import ToolUseBlock
 from .errors import MessageTypeError
 from .message import _as_list
 from .parsing import Parsed, TextDelta, ThinkingDelta, ToolCallDelta
+
+if TYPE_CHECKING:
+    from .options import DialectName
 
 __all__ = [
     "DIALECTS",

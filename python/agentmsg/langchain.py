@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, TYPE_CHECKING, Tuple, Union
 
 from . import _core, _selection
 from ._checks import describe

@@ -95,7 +95,7 @@ def _to_role(value: object) -> Role:
     return role
 
 
-def _as_list(value: object, what: str, expected: str) -> list:
+def _as_list(value: object, what: str, expected: str) -> List[Any]:
     """``value`` as a new list; a non-iterable, or a str/dict/Message given for a sequence, is a
     MessageTypeError naming ``what``."""
     if isinstance(value, (str, bytes, Mapping, Message)):
@@ -177,6 +177,7 @@ def _new_id() -> str:
 def _check_content(role: Role, content: Tuple[Block, ...]) -> None:
     # One pass: block placement, and whether anything but empty text is there.
     empty = True
+    block: Any  # dispatched on its class, which mypy cannot follow through `kind`
     for index, block in enumerate(content):
         if isinstance(block, TextBlock):
             if block.text:
@@ -340,7 +341,7 @@ class Message:
                     f"tool_calls[{index}] must be a ToolUseBlock, not {type_name(call)}"
                 )
         thinking = optional_str(thinking, "thinking")
-        blocks: list = []
+        blocks: List[Block] = []
         if thinking is not None:
             blocks.append(ThinkingBlock(thinking))
         if text or not calls:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Sequence, TYPE_CHECKING, Tuple, Union
 
 from . import _core
 from ._core import (
@@ -27,6 +27,9 @@ from ._core import (
 from .blocks import Block, ToolUseBlock
 from ._checks import describe, require_bool, require_str, type_name
 from .errors import MessageError, MessageTypeError, ToolCallError
+
+if TYPE_CHECKING:
+    from .options import DialectName, ThinkingMode, ToolFormat
 
 __all__ = [
     "parse",
@@ -94,12 +97,12 @@ class Parsed:
 def parse(
     text: str,
     *,
-    thinking: str = "auto",
-    tool_format: str = "auto",
+    thinking: ThinkingMode = "auto",
+    tool_format: ToolFormat = "auto",
     code_fences: bool = True,
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
-    dialect: str = "forge",
+    dialect: DialectName = "forge",
     tools: Optional[Sequence[Mapping[str, Any]]] = None,
 ) -> Parsed:
     """Parses model text into thinking, visible text and tool calls.
@@ -193,12 +196,12 @@ def parse(
 def parse_many(
     texts: Iterable[str],
     *,
-    thinking: str = "auto",
-    tool_format: str = "auto",
+    thinking: ThinkingMode = "auto",
+    tool_format: ToolFormat = "auto",
     code_fences: bool = True,
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
-    dialect: str = "forge",
+    dialect: DialectName = "forge",
     tools: Optional[Sequence[Mapping[str, Any]]] = None,
 ) -> List[Parsed]:
     """Parses many texts in one call, in parallel, with the GIL released; same rules as :func:`parse`
@@ -273,7 +276,7 @@ class StreamParser(_core.StreamParser):
     def __new__(
         cls,
         *,
-        dialect: str = "forge",
+        dialect: DialectName = "forge",
         tools: Optional[Sequence[Mapping[str, Any]]] = None,
         **options: Any,
     ) -> Any:

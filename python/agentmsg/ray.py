@@ -32,7 +32,7 @@ Install with ``pip install agentmsg[ray]``. Example (the whole job; runs as is):
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, cast
 
 from . import convert as _convert
 from .arrow import count_tokens_arrow
@@ -223,7 +223,7 @@ def _converter(prefix: str, format_name: str) -> Callable[[Any], Any]:
     if not callable(function):
         known = sorted(name[len(prefix):] for name in _convert.__all__ if name.startswith(prefix))
         raise MessageTypeError(f"no converter {prefix}{format_name}; known formats: {', '.join(known)}")
-    return function
+    return cast(Callable[[Any], Any], function)
 
 
 def as_datasets_function(job: Callable[[Any], Any]) -> Callable[[Dict[str, Sequence[Any]]], Dict[str, List[Any]]]:
@@ -244,4 +244,5 @@ class _DatasetsFunction:
         self.job = job
 
     def __call__(self, batch: Dict[str, Sequence[Any]]) -> Dict[str, List[Any]]:
-        return self.job(_pyarrow().table(dict(batch))).to_pydict()
+        columns: Dict[str, List[Any]] = self.job(_pyarrow().table(dict(batch))).to_pydict()
+        return columns

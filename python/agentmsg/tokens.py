@@ -251,8 +251,8 @@ def _chat_parts(message: ChatMessage, index: int) -> Tuple[str, List[str], Optio
             raise MessageError(f"{where} has no 'role'")
         role = require_str(message["role"], f"{where}.role")
         texts = _dict_content_texts(message.get("content"), f"{where}.content")
-        for name, arguments in _dict_tool_calls(message, where):
-            texts.append(name)
+        for call_name, arguments in _dict_tool_calls(message, where):
+            texts.append(call_name)
             texts.append(arguments)
         name = message.get("name")
         if name is not None:

@@ -35,7 +35,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Dict, Generator, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Generator, IO, Iterable, Iterator, List, Optional, Sequence, TYPE_CHECKING, Tuple, Union
 
 from ._checks import describe, require_int, require_str, type_name, where_label
 from .blocks import ToolUseBlock

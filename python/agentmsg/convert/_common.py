@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Mapping
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
 
 from ..blocks import TextBlock, ToolUseBlock
 from ..errors import ConversionError, MessageError, MessageTypeError, ToolPairError
@@ -15,7 +15,7 @@ from ..toolpairs import pair_tool_results, repair_tool_pairs
 __all__ = ["ConversionWarning"]
 
 T = TypeVar("T")
-CachePlace = Union[str, int]
+CachePlace = Union[Literal["system", "last"], int]
 MAX_CACHE_POINTS = 4  # Anthropic and Bedrock allow at most four cache breakpoints per request
 
 
@@ -471,10 +471,10 @@ def _result_link(message: Message) -> str:
     return f"for tool name {message.name!r}"
 
 
-def check_cache_places(cache: Sequence[CachePlace], count: int) -> list:
+def check_cache_places(cache: Sequence[CachePlace], count: int) -> List[CachePlace]:
     """Validates a ``cache=`` argument: 'system', 'last' or message indices, at most four."""
     if isinstance(cache, (str, int)):
-        cache = [cache]
+        cache = [cache]  # type: ignore[list-item]  # each place is checked below
     if not isinstance(cache, (list, tuple)):
         raise MessageTypeError(f"cache must be a list of places, not {type(cache).__name__}")
     places = list(cache)

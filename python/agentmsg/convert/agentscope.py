@@ -19,7 +19,7 @@ the tool call's ``metadata["agentmsg_server_name"]`` and come back.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List
+from typing import Any, Dict, Iterable, List, TYPE_CHECKING
 
 from ..blocks import (
     AudioBlock,
@@ -47,6 +47,9 @@ from ._common import (
     settle_tool_pairs,
     shown,
 )
+
+if TYPE_CHECKING:
+    from ..options import OrphanPolicy
 
 __all__ = ["to_agentscope", "from_agentscope"]
 
@@ -120,7 +123,7 @@ def _block_to_agentscope(block: Any, message: Message, index: int) -> Dict[str, 
     return {"type": block.type, "source": _source(block.source)}
 
 
-def from_agentscope(messages: Iterable[Mapping[str, Any]], *, on_orphan: str = "raise") -> List[Message]:
+def from_agentscope(messages: Iterable[Mapping[str, Any]], *, on_orphan: OrphanPolicy = "raise") -> List[Message]:
     """Reads AgentScope ``Msg`` JSON objects (role in any case). ``on_orphan``: raise, repair or keep.
 
     >>> m = from_agentscope([{"name": "AgentA", "role": "ASSISTANT", "content": [{"type": "text", "text": "View A"}]}])[0]

@@ -22,9 +22,10 @@ system prompt (with a warning). Ids, timestamps, metadata and finish state are n
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, TYPE_CHECKING, Tuple, cast
 
 from ..blocks import (
+    Block,
     Base64Source,
     ImageBlock,
     TextBlock,
@@ -58,6 +59,10 @@ from ._common import (
     split_system_and_merge_turns,
 )
 
+if TYPE_CHECKING:
+    from .._sdk_types import AnthropicSystemAndMessages
+    from ..options import OrphanPolicy
+
 __all__ = ["to_anthropic", "from_anthropic"]
 
 IMAGE_MEDIA_TYPES = frozenset(("image/jpeg", "image/png", "image/gif", "image/webp"))
@@ -67,7 +72,7 @@ EPHEMERAL = {"type": "ephemeral"}
 
 def to_anthropic(
     messages: Iterable[Message], *, cache: Sequence[CachePlace] = ()
-) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
+) -> AnthropicSystemAndMessages:
     """Converts messages to ``(system, messages)`` for ``client.messages.create``.
 
     ``cache`` lists where to put ``cache_control: {"type": "ephemeral"}``: ``"system"`` (the last
@@ -90,10 +95,13 @@ def to_anthropic(
     if losses.found:
         losses.warn()
     _place_cache(places, system, turns, ends, len(items))
-    return system, turns
+    return cast("AnthropicSystemAndMessages", (system, turns))  # the SDK's TypedDicts
 
 
-def _place_cache(places: list, system: list, turns: list, ends: dict, count: int) -> None:
+def _place_cache(
+    places: List[CachePlace], system: List[Dict[str, Any]], turns: List[Dict[str, Any]],
+    ends: Dict[int, Tuple[int, int]], count: int,
+) -> None:
     for place in places:
         if place == "system":
             target = system[-1] if system else None
@@ -127,21 +135,22 @@ def _blocks_to_anthropic(
     message: Message, index: int, losses: Losses, call_names: Dict[str, str]
 ) -> Tuple[str, List[Dict[str, Any]]]:
     role = message.role
+    block: Any  # dispatched on type(block), which mypy cannot follow through `kind`
     if role is Role.TOOL:
-        result: ToolResultBlock = message.content[0]
+        result = cast(ToolResultBlock, message.content[0])  # a tool message holds one result
         if not message.tool_id:
             raise ConversionError(
                 f"messages[{index}].tool_id: Anthropic needs the id of the call a tool message answers"
             )
         if message.name is not None and call_names.get(message.tool_id) != message.name:
             losses.add("a tool result name that differs from its call's", index)
-        output = []
+        output: List[Dict[str, Any]] = []
         for block in result.output:
             if type(block) is TextBlock:
                 if block.text:
                     output.append({"type": "text", "text": block.text})
-            elif type(block) is ImageBlock and _image(block) is not None:
-                output.append(_image(block))
+            elif type(block) is ImageBlock and (image := _image(block)) is not None:
+                output.append(image)
             else:
                 losses.add(f"{block.type} blocks in tool results", index)
         data: Dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_id, "content": output}
@@ -187,15 +196,15 @@ def _blocks_to_anthropic(
                 losses.add("thinking without a signature", index)
             else:
                 blocks.append({"type": "thinking", "thinking": block.thinking, "signature": block.signature})
-        elif kind is ImageBlock and _image(block) is not None:
-            blocks.append(_image(block))
+        elif kind is ImageBlock and (image := _image(block)) is not None:
+            blocks.append(image)
         else:
             losses.add(f"{block.type} blocks" if kind is not ImageBlock else "images of that media type", index)
     return role.value, blocks
 
 
 def from_anthropic(
-    system: Any, messages: Iterable[Any], *, on_orphan: str = "raise"
+    system: Any, messages: Iterable[Any], *, on_orphan: OrphanPolicy = "raise"
 ) -> List[Message]:
     """Reads ``(system, messages)`` in Anthropic's shape back into messages.
 
@@ -224,7 +233,7 @@ def from_anthropic(
             continue
         if not isinstance(content, (list, tuple)):
             raise MessageTypeError(f"{where}.content must be a str or a list of blocks, not {type(content).__name__}")
-        pending: list = []
+        pending: List[Block] = []
         for j, block in enumerate(content):
             if type(block) is dict and block.get("type") == "text" and type(block.get("text")) is str:
                 pending.append(TextBlock(block["text"]))  # the common case, without the checks below
@@ -269,11 +278,11 @@ def _system_from_anthropic(system: Any) -> Message:
     return build("system", lambda: Message.system(blocks))
 
 
-def _tool_result(block: Dict[str, Any], where: str, call_names: Dict[str, str]) -> Message:
+def _tool_result(block: Mapping[str, Any], where: str, call_names: Dict[str, str]) -> Message:
     tool_id = require_str(block, "tool_use_id", where)
     content = block.get("content", [])
     if isinstance(content, str):
-        output: list = [TextBlock(content)] if content else []
+        output: List[Block] = [TextBlock(content)] if content else []
     elif isinstance(content, (list, tuple)):
         output = []
         for j, item in enumerate(content):

@@ -13,7 +13,7 @@ the format.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List
+from typing import Any, Dict, Iterable, List, TYPE_CHECKING
 
 from ..blocks import TextBlock, ToolResultBlock
 from ..errors import ConversionError, MessageTypeError
@@ -27,6 +27,9 @@ from ._common import (
     require_dict,
     settle_tool_pairs,
 )
+
+if TYPE_CHECKING:
+    from ..options import OrphanPolicy
 
 __all__ = ["to_arcaelas", "from_arcaelas"]
 
@@ -75,7 +78,7 @@ def to_arcaelas(messages: Iterable[Message]) -> List[Dict[str, Any]]:
     return out
 
 
-def from_arcaelas(messages: Iterable[Mapping[str, Any]], *, on_orphan: str = "keep") -> List[Message]:
+def from_arcaelas(messages: Iterable[Mapping[str, Any]], *, on_orphan: OrphanPolicy = "keep") -> List[Message]:
     """Reads arcaelas' JSON objects, with its validation: role required, content a non-empty
     string (a tool result may be empty, as :func:`to_arcaelas` writes a result with no output),
     ``tool_id`` required for tool messages.

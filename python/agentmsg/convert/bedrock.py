@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, cast
+from typing import Any, Dict, Iterable, List, Optional, Sequence, TYPE_CHECKING, Tuple, cast
 
 from ..blocks import (
     AudioBlock,
@@ -58,6 +58,9 @@ from ._common import (
     shown_keys,
     split_system_and_merge_turns,
 )
+
+if TYPE_CHECKING:
+    from ..options import OrphanPolicy
 
 __all__ = ["to_bedrock", "from_bedrock"]
 
@@ -207,7 +210,7 @@ def _redacted_bytes(data: Any, index: int) -> bytes:
         raise ConversionError(f"{where}: data is not valid base64") from None
 
 
-def from_bedrock(system: Any, messages: Iterable[Any], *, on_orphan: str = "raise") -> List[Message]:
+def from_bedrock(system: Any, messages: Iterable[Any], *, on_orphan: OrphanPolicy = "raise") -> List[Message]:
     """Reads Converse ``(system, messages)`` (e.g. a request, or history plus ``output.message``).
 
     ``cachePoint`` markers are request decoration and are skipped. ``on_orphan``: ``"raise"``,

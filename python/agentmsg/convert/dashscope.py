@@ -19,9 +19,11 @@ newlines). Ids, timestamps and metadata are not sent.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional, TYPE_CHECKING, cast
 
-from ..blocks import AudioBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource, VideoBlock
+from ..blocks import (
+    AudioBlock, Block, ImageBlock, Source, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource, VideoBlock,
+)
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role
 from ._common import (
@@ -40,9 +42,12 @@ from ._common import (
 )
 from .openai import _call_from_openai, _call_to_openai, data_url, source_from_url
 
+if TYPE_CHECKING:
+    from ..options import OrphanPolicy
+
 __all__ = ["to_dashscope", "from_dashscope"]
 
-_MEDIA_KEYS = {"image": ImageBlock, "audio": AudioBlock, "video": VideoBlock}
+_MEDIA_KEYS: Dict[str, Callable[[Source], Block]] = {"image": ImageBlock, "audio": AudioBlock, "video": VideoBlock}
 _KNOWN_KEYS = frozenset(("role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content"))
 
 
@@ -75,7 +80,7 @@ def _to_dashscope(message: Message, index: int, losses: Losses) -> Optional[Dict
             raise ConversionError(
                 f"messages[{index}].tool_id: DashScope needs the id of the call a tool message answers"
             )
-        result: ToolResultBlock = message.content[0]
+        result = cast(ToolResultBlock, message.content[0])  # a tool message holds one result
         if result.is_error:
             losses.add("the is_error flag of tool results", index)
         texts = [b.text for b in result.output if type(b) is TextBlock]
@@ -88,6 +93,7 @@ def _to_dashscope(message: Message, index: int, losses: Losses) -> Optional[Dict
     items: List[Dict[str, Any]] = []
     calls: List[Dict[str, Any]] = []
     thinking: List[str] = []
+    block: Any  # dispatched on type(block), which mypy cannot follow through `kind`
     for block in message.content:
         kind = type(block)
         if kind is TextBlock:
@@ -125,7 +131,7 @@ def _to_dashscope(message: Message, index: int, losses: Losses) -> Optional[Dict
     return data
 
 
-def from_dashscope(messages: Iterable[Any], *, on_orphan: str = "raise") -> List[Message]:
+def from_dashscope(messages: Iterable[Any], *, on_orphan: OrphanPolicy = "raise") -> List[Message]:
     """Reads DashScope messages (text or multimodal). ``on_orphan``: raise, repair or keep.
 
     >>> m = from_dashscope([{"role": "assistant", "content": "42", "reasoning_content": "add"}])[0]
@@ -157,14 +163,14 @@ def from_dashscope(messages: Iterable[Any], *, on_orphan: str = "raise") -> List
     return settle_tool_pairs(out, on_orphan, "from_dashscope")
 
 
-def _content(content: Any, where: str, role: str) -> list:
+def _content(content: Any, where: str, role: str) -> List[Block]:
     if content is None:
         return []
     if isinstance(content, str):
         return [TextBlock(content)] if content or role == "tool" else []
     if not isinstance(content, (list, tuple)):
         raise MessageTypeError(f"{where}.content must be a str or a list of items, not {type(content).__name__}")
-    blocks = []
+    blocks: List[Block] = []
     for j, item in enumerate(content):
         iwhere = f"{where}.content[{j}]"
         item = require_dict(item, iwhere)

@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Set, TYPE_CHECKING, Tuple, cast
 
-from ..blocks import TextBlock, ThinkingBlock, ToolUseBlock
+from ..blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from ..errors import ConversionError, MessageTypeError, ToolCallError, ToolPairError
 from ..message import Message, Role
 from ..parsing import format_tool_call, format_tool_result, parse, parse_tool_result
@@ -49,6 +49,9 @@ from ._common import (
     require_dict,
     settle_tool_pairs,
 )
+
+if TYPE_CHECKING:
+    from ..options import OrphanPolicy
 
 __all__ = ["to_forge", "from_forge"]
 
@@ -113,7 +116,7 @@ def to_forge(messages: Iterable[Message]) -> List[Dict[str, str]]:
     for index, message in enumerate(items):
         role = message.role
         if role is Role.TOOL:
-            result = message.content[0]
+            result = cast(ToolResultBlock, message.content[0])  # a tool message holds one result
             name = message.name or call_names.get(message.tool_id or "")
             if not name:
                 raise ConversionError(
@@ -139,12 +142,13 @@ def to_forge(messages: Iterable[Message]) -> List[Dict[str, str]]:
         expected: List[Any] = []
         has_thinking = any(type(b) is ThinkingBlock for b in message.content)
         if message.reasoning_content and not has_thinking:
-            blocks: tuple = (ThinkingBlock(message.reasoning_content),) + message.content
+            blocks: Tuple[Block, ...] = (ThinkingBlock(message.reasoning_content),) + message.content
         else:
             blocks = message.content
             if message.reasoning_content is not None:
                 # one thinking channel: thinking blocks and reasoning_content would read back as one
                 losses.add("reasoning_content besides thinking blocks (or empty)", index)
+        block: Any  # dispatched on type(block), which mypy cannot follow through `kind`
         for block in blocks:
             kind = type(block)
             if kind is TextBlock:
@@ -207,7 +211,7 @@ def _assistant_blocks(text: str, where: str) -> List[Any]:
     return blocks
 
 
-def from_forge(messages: Iterable[Mapping[str, Any]], *, on_orphan: str = "raise") -> List[Message]:
+def from_forge(messages: Iterable[Mapping[str, Any]], *, on_orphan: OrphanPolicy = "raise") -> List[Message]:
     """Parses Forge ``{"role", "content"}`` dicts back into messages.
 
     Assistant text is parsed into thinking, text and tool calls; a tool message
@@ -224,7 +228,7 @@ def from_forge(messages: Iterable[Mapping[str, Any]], *, on_orphan: str = "raise
         raise ConversionError(f"on_orphan must be one of {', '.join(ORPHAN_POLICIES)}, not {on_orphan!r}")
     out: List[Message] = []
     waiting: Dict[str, List[str]] = {}  # tool name -> ids of unanswered calls, oldest first
-    used_ids: set = set()
+    used_ids: Set[str] = set()
     dropped: List[int] = []
     for index, data in enumerate(check_dicts(messages, "messages")):
         where = f"messages[{index}]"

@@ -27,9 +27,10 @@ metadata, ``finished`` and ``finish_reason`` are local bookkeeping and are not s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, TYPE_CHECKING, Tuple, cast
 
 from ..blocks import (
+    Block,
     AudioBlock,
     Base64Source,
     ImageBlock,
@@ -64,6 +65,10 @@ from ._common import (
     shown,
 )
 
+if TYPE_CHECKING:
+    from .._sdk_types import OpenAIMessageParam
+    from ..options import OrphanPolicy
+
 __all__ = ["to_openai", "from_openai"]
 
 _AUDIO_FORMATS = {"audio/wav": "wav", "audio/mpeg": "mp3"}
@@ -74,7 +79,7 @@ _KNOWN_KEYS = frozenset(("role", "content", "name", "tool_calls", "tool_call_id"
 _ROLES = frozenset(("system", "user", "assistant", "tool"))
 
 
-def to_openai(messages: Iterable[Message]) -> List[Dict[str, Any]]:
+def to_openai(messages: Iterable[Message]) -> List[OpenAIMessageParam]:
     """Converts messages to OpenAI Chat Completions message dicts.
 
     >>> to_openai([Message.system("Be brief"), Message.user("Hi", name="alice")])
@@ -94,7 +99,7 @@ def to_openai(messages: Iterable[Message]) -> List[Dict[str, Any]]:
             out.append(data)
     if losses.found:
         losses.warn()
-    return out
+    return cast("List[OpenAIMessageParam]", out)  # the SDK's TypedDicts
 
 
 def data_url(source: Base64Source) -> str:
@@ -119,7 +124,7 @@ def message_to_openai(
     content = message.content
     if len(content) == 1 and type(content[0]) is TextBlock:
         # the common case: one text block, nothing else to look at
-        data = {"role": written, "content": content[0].text}
+        data: Dict[str, Any] = {"role": written, "content": content[0].text}
         if message.name is not None:
             data["name"] = message.name
         if message.reasoning_content is not None:
@@ -129,6 +134,7 @@ def message_to_openai(
         return data
     parts: List[Dict[str, Any]] = []
     calls: List[Dict[str, Any]] = []
+    block: Any  # dispatched on type(block), which mypy cannot follow through `kind`
     for block in message.content:
         kind = type(block)
         if kind is TextBlock:
@@ -153,7 +159,7 @@ def message_to_openai(
             losses.add("video", index)
         else:
             losses.add(f"{kind.type} blocks in {role.value} messages", index)
-    data: Dict[str, Any] = {"role": written}
+    data = {"role": written}
     if len(parts) == 1 and parts[0]["type"] == "text":
         data["content"] = parts[0]["text"]
     elif parts:
@@ -214,7 +220,7 @@ def _tool_to_openai(message: Message, index: int, losses: Losses, tool_name: boo
             f"messages[{index}].tool_id: OpenAI needs the id of the call a tool message answers "
             "(read Forge histories with from_forge, which gives calls ids)"
         )
-    result: ToolResultBlock = message.content[0]
+    result = cast(ToolResultBlock, message.content[0])  # a tool message holds one result
     if result.is_error:
         losses.add("the is_error flag of tool results", index)
     output = result.output
@@ -235,7 +241,7 @@ def _tool_to_openai(message: Message, index: int, losses: Losses, tool_name: boo
     return data
 
 
-def from_openai(messages: Iterable[Any], *, on_orphan: str = "raise") -> List[Message]:
+def from_openai(messages: Iterable[Any], *, on_orphan: OrphanPolicy = "raise") -> List[Message]:
     """Reads OpenAI Chat Completions messages: dicts, or the ``openai`` SDK's objects.
 
     A whole response (a ``ChatCompletion``, or its dict), alone or in the list, stands for its
@@ -364,7 +370,7 @@ def _call_from_openai(data: Any, where: str) -> ToolUseBlock:
     return build(where, lambda: ToolUseBlock(call_id, name, arguments, metadata=metadata))
 
 
-def _content_blocks(content: Any, where: str, role: str) -> list:
+def _content_blocks(content: Any, where: str, role: str) -> List[Block]:
     if content is None:
         return []
     if isinstance(content, str):

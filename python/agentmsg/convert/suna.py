@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, TYPE_CHECKING
 
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role, _format_timestamp
@@ -43,6 +43,9 @@ from ._common import (
 )
 from .openai import message_from_openai, message_to_openai
 
+if TYPE_CHECKING:
+    from ..options import OrphanPolicy
+
 __all__ = ["from_db_rows", "to_db_rows", "NON_LLM_ROW_TYPES"]
 
 NON_LLM_ROW_TYPES = frozenset(("status", "llm_response_end"))
@@ -56,7 +59,7 @@ _ROLES = ("system", "user", "assistant", "tool")
 _MAPPED = frozenset(("message_id", "type", "content", "is_llm_message", "metadata", "created_at"))
 
 
-def from_db_rows(rows: Iterable[Mapping[str, Any]], *, on_orphan: str = "raise") -> List[Message]:
+def from_db_rows(rows: Iterable[Mapping[str, Any]], *, on_orphan: OrphanPolicy = "raise") -> List[Message]:
     """Reads Suna ``messages`` rows into messages, skipping rows that are not LLM messages.
 
     A row is skipped when ``is_llm_message`` is false or its ``type`` is ``status`` or
