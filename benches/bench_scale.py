@@ -53,6 +53,27 @@ def test_threads_tiktoken(benchmark, ten_thousand_messages, workers):
     assert benchmark.pedantic(count_in_threads, (count, ten_thousand_messages, workers), rounds=3) == expected
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_threads_len_loop(benchmark, ten_thousand_messages, workers):
+    """The floor: the same loop calling ``len``, all Python, so all under the GIL."""
+    benchmark.group = "count_tokens over 10,000 messages: 1 vs 2 threads"
+    total = sum(map(len, ten_thousand_messages))
+    assert benchmark(count_in_threads, len, ten_thousand_messages, workers) == total
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_threads_native_ceiling(benchmark, ten_thousand_messages, threads):
+    """The ceiling: the same counts on 1 or 2 native threads (the internal pool), no GIL at all."""
+    benchmark.group = "count_tokens over 10,000 messages: 1 vs 2 threads"
+    expected = agentmsg.count_tokens_batch(ten_thousand_messages)
+    before = agentmsg.num_threads()
+    agentmsg.set_num_threads(threads)
+    try:
+        assert benchmark(agentmsg.count_tokens_batch, ten_thousand_messages) == expected
+    finally:
+        agentmsg.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def million_strings():
     """1,000,000 strings: the transcripts' lines, repeated (short, as in a column of titles,

@@ -17,7 +17,7 @@
 mod element_call;
 mod harmony;
 mod json_call;
-mod json_text;
+pub mod json_text;
 mod scan;
 pub mod schema;
 mod tagged;
