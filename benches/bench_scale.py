@@ -8,6 +8,7 @@ Quote ratios of the medians within a group. Every benchmark checks its result fi
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -16,7 +17,7 @@ import agentmsg
 import agentmsg.ray
 import tiktoken_oracle
 import transcripts
-from agentmsg.arrow import count_tokens_arrow
+from agentmsg.arrow import count_tokens_arrow, parse_arrow
 from scale_jobs import blocks, conversation_rows, unique_conversations
 
 pa = pytest.importorskip("pyarrow")
@@ -94,6 +95,41 @@ def test_million_strings_arrow(benchmark, million_strings):
     expected = agentmsg.count_tokens_batch(million_strings)
     result = benchmark.pedantic(count_tokens_arrow, (column,), rounds=5)
     assert result.to_pylist() == expected
+
+
+@pytest.fixture(scope="module")
+def hundred_thousand_replies():
+    replies = [m.text for m in transcripts.all_messages() if m.role == agentmsg.Role.ASSISTANT]
+    return [replies[i % len(replies)] for i in range(100_000)]
+
+
+def parse_to_arrow_in_python(texts):
+    """The baseline: ``parse_many``, then the struct array built from the ``Parsed`` objects."""
+    parsed = agentmsg.parse_many(texts)
+    return pa.array(
+        [{"text": p.text, "thinking": list(p.thinking),
+          "tool_calls": [{"name": c.name, "arguments": json.dumps(c.input, separators=(",", ":"), ensure_ascii=False)}
+                         for c in p.tool_calls],
+          "errors": len(p.errors)} for p in parsed],
+        type=PARSED_TYPE,
+    )
+
+
+PARSED_TYPE = pa.struct([
+    ("text", pa.string()),
+    ("thinking", pa.list_(pa.string())),
+    ("tool_calls", pa.list_(pa.struct([("name", pa.string()), ("arguments", pa.string())]))),
+    ("errors", pa.uint32()),
+])
+
+
+@pytest.mark.parametrize("how", ["parse_arrow", "parse_many then pyarrow"])
+def test_parse_replies_to_arrow(benchmark, hundred_thousand_replies, how):
+    benchmark.group = "100,000 replies parsed to an Arrow struct array: Rust vs parse_many + pyarrow"
+    column = pa.array(hundred_thousand_replies, type=pa.string())
+    run = (lambda: parse_arrow(column)) if how == "parse_arrow" else (lambda: parse_to_arrow_in_python(hundred_thousand_replies))  # noqa: E731
+    expected = parse_arrow(column).to_pylist()
+    assert [row["text"] for row in benchmark.pedantic(run, rounds=3).to_pylist()] == [row["text"] for row in expected]
 
 
 CONVERSATIONS = 100_000

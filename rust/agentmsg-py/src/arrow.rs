@@ -106,11 +106,11 @@ fn import_array(py: Python<'_>, texts: &Bound<'_, PyAny>) -> PyResult<ArrayRef> 
             if array.is_released() {
                 return Err("the Arrow array was already imported".to_owned());
             }
-            from_ffi(array, schema.as_ref()).map_err(|error| error.to_string())
+            from_ffi(array, schema.as_ref()).map(arrow_array::make_array).map_err(|error| error.to_string())
         }
     }));
     match imported {
-        Ok(Ok(data)) => Ok(arrow_array::make_array(data)),
+        Ok(Ok(array)) => Ok(array),
         Ok(Err(reason)) => Err(agentmsg_error(py, "MessageError", format!("texts: {reason}"))),
         Err(_) => Err(agentmsg_error(py, "MessageError", "texts: a malformed Arrow array")),
     }
