@@ -4,6 +4,11 @@ Run on a release build:
     PYTHONPATH=$PWD/python python -m pytest benches/bench_scale.py --benchmark-only \\
         --benchmark-columns=median,ops --benchmark-group-by=group
 Quote ratios of the medians within a group. Every benchmark checks its result first.
+
+On a loaded machine, `PYTHONPATH=$PWD/python:tests:benches python benches/bench_scale.py [rounds]`
+runs the thread and Arrow cases interleaved (each case once per round, then the medians), so load
+drift hits every case alike, and reports CPU time beside wall time (CPU time hardly depends on
+what other processes run).
 """
 
 from __future__ import annotations
@@ -172,3 +177,63 @@ def test_prompt_tokens_ray_two_workers(benchmark, conversation_table, expected_p
         assert benchmark.pedantic(run, rounds=2)["prompt_tokens"].to_pylist() == expected_prompt_tokens
     finally:
         ray.shutdown()
+
+
+def interleaved(rounds: int) -> None:
+    """Medians of the thread and Arrow cases, run one after another in each round."""
+    import statistics
+    import time
+
+    texts = [m.text for m in transcripts.build_transcript(10_000)]
+    lines = [line for m in transcripts.all_messages() for line in m.text.splitlines() if line]
+    million = [lines[i % len(lines)] for i in range(1_000_000)]
+    column = pa.array(million, type=pa.string())
+    pool_size = agentmsg.num_threads()
+
+    def native(threads):
+        agentmsg.set_num_threads(threads)
+        agentmsg.count_tokens_batch(texts)
+
+    count = lambda text: agentmsg.count_tokens(text, ENCODING)  # noqa: E731
+    cases = {
+        "count_tokens, 1 thread": lambda: count_in_threads(count, texts, 1),
+        "count_tokens, 2 threads": lambda: count_in_threads(count, texts, 2),
+        "native ceiling, 1 thread": lambda: native(1),
+        "native ceiling, 2 threads": lambda: native(2),
+        "short texts only (GIL held), 1 thread": lambda: count_in_threads(count, [t for t in texts if len(t) < 256], 1),
+        "1M strings, list": lambda: agentmsg.count_tokens_batch(million),
+        "1M strings, Arrow": lambda: count_tokens_arrow(column),
+        "1M strings, list, estimate (extraction)": lambda: agentmsg.count_tokens_batch(million, "estimate"),
+    }
+    times = {name: [] for name in cases}
+    cpu_times = {name: [] for name in cases}
+    try:
+        for _ in range(rounds):
+            for name, run in cases.items():
+                start, start_cpu = time.perf_counter(), time.process_time()
+                run()
+                times[name].append(time.perf_counter() - start)
+                cpu_times[name].append(time.process_time() - start_cpu)
+    finally:
+        agentmsg.set_num_threads(pool_size)
+    median = {name: statistics.median(values) for name, values in times.items()}
+    cpu = {name: statistics.median(values) for name, values in cpu_times.items()}
+    for name in cases:
+        print(f"{name:42s} {median[name] * 1e3:9.1f} ms wall {cpu[name] * 1e3:9.1f} ms CPU")
+    ratio = lambda a, b: median[a] / median[b]  # noqa: E731
+    # An upper bound of the time the GIL is held: the loop's CPU time beyond the native count's
+    # (Python's work, and cache effects the native count does not have) plus the texts counted
+    # without releasing it.
+    held = (cpu["count_tokens, 1 thread"] - cpu["native ceiling, 1 thread"] + cpu["short texts only (GIL held), 1 thread"])
+    held_share = held / cpu["count_tokens, 1 thread"]
+    print(f"2-thread scaling {ratio('count_tokens, 1 thread', 'count_tokens, 2 threads'):.2f}x, "
+          f"native ceiling {ratio('native ceiling, 1 thread', 'native ceiling, 2 threads'):.2f}x, "
+          f"GIL held for at most {held_share:.1%} of one thread's CPU time (Amdahl bound on 2 free cores "
+          f"{1 / (held_share + (1 - held_share) / 2):.2f}x), "
+          f"Arrow vs list {ratio('1M strings, list', '1M strings, Arrow'):.2f}x")
+
+
+if __name__ == "__main__":
+    import sys
+
+    interleaved(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
