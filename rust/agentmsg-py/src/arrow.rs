@@ -389,6 +389,7 @@ fn parsed_array<O: OffsetSizeTrait>(rows: &[ParsedRow<'_>], nulls: Option<NullBu
 
 /// The parser the keyword arguments name. `agentmsg.arrow.parse_arrow` checks them first with
 /// the messages `parse` gives; these errors only guard direct calls.
+#[allow(clippy::too_many_arguments)] // the keyword arguments of `parse_arrow`, passed on
 fn parser(
     py: Python<'_>,
     dialect: &str,
