@@ -302,6 +302,31 @@ def set_num_threads(threads: int) -> None:
 
 # -- Arrow -------------------------------------------------------------------------------------
 
-def count_tokens_arrow(texts: object, encoding: Optional[str] = None) -> Tuple[object, object]:
-    """Counts each string of an Arrow string array (any object with ``__arrow_c_array__``);
-    returns the (schema, array) capsules of a ``uint64`` array, null where the string is null."""
+class ArrowArray:
+    """An Arrow array made by agentmsg; exported afresh by every ``__arrow_c_array__`` call."""
+
+    def __arrow_c_array__(self, requested_schema: Optional[object] = None) -> Tuple[object, object]: ...
+    def __len__(self) -> int: ...
+
+def count_tokens_arrow(texts: object, encoding: Optional[str] = None) -> ArrowArray:
+    """Counts each string of an Arrow string array (any object with ``__arrow_c_array__``):
+    a ``uint64`` array, null where the string is null."""
+
+def estimate_tokens_arrow(texts: object, role: str) -> ArrowArray:
+    """Forge's estimate of each string of an Arrow string array written by ``role``: a
+    ``uint64`` array, null where the string is null."""
+
+def parse_arrow(
+    texts: object,
+    *,
+    dialect: str,
+    thinking: str,
+    tool_format: str,
+    code_fences: bool,
+    start_in_thinking: Optional[bool],
+    max_calls: Optional[int],
+    tools_json: Optional[str],
+) -> ArrowArray:
+    """Parses each string of an Arrow string array: a struct array of ``text``, ``thinking``,
+    ``tool_calls`` (``name``, ``arguments`` JSON) and ``errors``, null where the string is null.
+    The options are checked by ``agentmsg.arrow.parse_arrow``."""

@@ -18,7 +18,7 @@ mod element_call;
 mod harmony;
 mod held;
 mod json_call;
-mod json_text;
+pub mod json_text;
 mod llama_json;
 mod mistral;
 mod py_literal;
