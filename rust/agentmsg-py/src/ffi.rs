@@ -8,49 +8,67 @@ use pyo3::ffi;
 
 // -- slotted classes ------------------------------------------------------------------------
 
-/// The byte offset of the object slot `descriptor` describes, if it is a member descriptor of a
-/// writable object slot (what a `__slots__` entry, or a field of a dataclass with `slots=True`,
-/// has); `None` for any other attribute.
-pub(crate) fn writable_slot_offset(descriptor: &Bound<'_, PyAny>) -> Option<ffi::Py_ssize_t> {
-    // SAFETY: the type check comes first; a member descriptor's `d_member` points to the static
-    // member definition of its slot, which lives as long as its class (the field is declared
-    // with another pointer type before 3.11 but points to the same definition).
-    let member = unsafe {
+/// A Python class and the byte offsets of `N` of its writable object slots (what a `__slots__`
+/// entry, or a field of a dataclass with `slots=True`, has). The only way to make one is
+/// [`SlottedClass::new`], which checks every slot, so [`SlottedClass::instance`] may fill them.
+pub(crate) struct SlottedClass<const N: usize> {
+    cls: Py<PyType>,
+    offsets: [ffi::Py_ssize_t; N],
+}
+
+impl<const N: usize> SlottedClass<N> {
+    /// `cls` with the slots named `fields`, or `Err(field)` for the first that is not a writable
+    /// object slot of its instances.
+    pub(crate) fn new(cls: &Bound<'_, PyType>, fields: [&'static str; N]) -> PyResult<Result<Self, &'static str>> {
+        let mut offsets = [0; N];
+        for (offset, field) in offsets.iter_mut().zip(fields) {
+            match slot_offset(cls, &cls.getattr(field)?) {
+                Some(found) => *offset = found,
+                None => return Ok(Err(field)),
+            }
+        }
+        Ok(Ok(Self { cls: cls.clone().unbind(), offsets }))
+    }
+
+    /// A new instance with `values` in the slots, in the order of the fields, without running
+    /// `__init__` (what `object.__new__` then `object.__setattr__` on each slot do, minus the
+    /// lookups).
+    pub(crate) fn instance<'py>(&self, py: Python<'py>, values: [Bound<'py, PyAny>; N]) -> PyResult<Bound<'py, PyAny>> {
+        // SAFETY: `cls` is a live type object; `tp_alloc` (what `object.__new__` calls) returns
+        // a new instance with every slot NULL, or NULL with an exception set.
+        let obj = unsafe {
+            let tp = self.cls.as_ptr().cast::<ffi::PyTypeObject>();
+            let alloc = (*tp).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
+            Bound::from_owned_ptr_or_err(py, alloc(tp, 0))?
+        };
+        for (offset, value) in self.offsets.iter().zip(values) {
+            // SAFETY: `offset` is a writable object slot of instances of `cls` (checked in
+            // `new`), so it lies inside the instance; the slot of a fresh instance is NULL
+            // (nothing to release), and it takes over the reference `into_ptr` gives.
+            unsafe { *obj.as_ptr().cast::<u8>().offset(*offset).cast::<*mut ffi::PyObject>() = value.into_ptr() };
+        }
+        Ok(obj)
+    }
+}
+
+/// The offset of the slot `descriptor` describes, if it is a member descriptor of a writable
+/// object slot defined by `cls` or one of its bases (so the offset lies in `cls`'s instances).
+fn slot_offset(cls: &Bound<'_, PyType>, descriptor: &Bound<'_, PyAny>) -> Option<ffi::Py_ssize_t> {
+    // SAFETY: the type check comes first; a member descriptor holds its defining class
+    // (`d_common.d_type`, a live type while the descriptor lives) and `d_member`, which points
+    // to the static member definition of its slot (declared with another pointer type before
+    // 3.11, but pointing to the same definition), alive as long as that class.
+    let (owner, member) = unsafe {
         if ffi::PyObject_TypeCheck(descriptor.as_ptr(), &raw mut ffi::PyMemberDescr_Type) == 0 {
             return None;
         }
-        let member = (*descriptor.as_ptr().cast::<ffi::PyMemberDescrObject>()).d_member;
-        &*member.cast::<ffi::PyMemberDef>()
+        let descr = &*descriptor.as_ptr().cast::<ffi::PyMemberDescrObject>();
+        (descr.d_common.d_type, &*descr.d_member.cast::<ffi::PyMemberDef>())
     };
-    (member.type_code == ffi::Py_T_OBJECT_EX && member.flags & ffi::Py_READONLY == 0).then_some(member.offset)
-}
-
-/// A new instance of the plain Python class `cls` with its slots filled from `values`, one value
-/// per offset, without running `__init__` (what `object.__new__` then `object.__setattr__` on
-/// each slot do, minus the lookups).
-///
-/// `offsets` must come from [`writable_slot_offset`] on attributes of `cls` itself (checked
-/// once, when the class is loaded), and `cls` must not be a builtin type.
-pub(crate) fn new_with_slots<'py, const N: usize>(
-    py: Python<'py>,
-    cls: &Py<PyType>,
-    offsets: &[ffi::Py_ssize_t; N],
-    values: [Bound<'py, PyAny>; N],
-) -> PyResult<Bound<'py, PyAny>> {
-    // SAFETY: `cls` is a live type object; `tp_alloc` (what `object.__new__` calls for a plain
-    // Python class) returns a new, zeroed instance or NULL with an exception set.
-    let obj = unsafe {
-        let tp = cls.as_ptr().cast::<ffi::PyTypeObject>();
-        let alloc = (*tp).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
-        Bound::from_owned_ptr_or_err(py, alloc(tp, 0))?
-    };
-    for (offset, value) in offsets.iter().zip(values) {
-        // SAFETY: `offset` is a writable object slot of this class (the caller's contract); the
-        // slot of a fresh instance is empty (NULL, nothing to release), and it takes over the
-        // reference `into_ptr` gives.
-        unsafe { *obj.as_ptr().cast::<u8>().offset(*offset).cast::<*mut ffi::PyObject>() = value.into_ptr() };
-    }
-    Ok(obj)
+    // SAFETY: both are live type objects.
+    let inherited = unsafe { ffi::PyType_IsSubtype(cls.as_ptr().cast(), owner) } != 0;
+    let writable_object = member.type_code == ffi::Py_T_OBJECT_EX && member.flags & ffi::Py_READONLY == 0;
+    (inherited && writable_object).then_some(member.offset)
 }
 
 // -- the cyclic garbage collector -----------------------------------------------------------
