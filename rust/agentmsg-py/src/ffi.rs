@@ -3,7 +3,8 @@
 
 use pyo3::prelude::*;
 use pyo3::types::string::PyStringData;
-use pyo3::types::{PyBytes, PyString, PyType};
+use pyo3::exceptions::PySystemError;
+use pyo3::types::{PyBytes, PyList, PyString, PyType};
 use pyo3::ffi;
 
 // -- slotted classes ------------------------------------------------------------------------
@@ -69,6 +70,38 @@ fn slot_offset(cls: &Bound<'_, PyType>, descriptor: &Bound<'_, PyAny>) -> Option
     let inherited = unsafe { ffi::PyType_IsSubtype(cls.as_ptr().cast(), owner) } != 0;
     let writable_object = member.type_code == ffi::Py_T_OBJECT_EX && member.flags & ffi::Py_READONLY == 0;
     (inherited && writable_object).then_some(member.offset)
+}
+
+// -- lists ------------------------------------------------------------------------------------
+
+/// A list of the `len` items `items` yields, built in place (what `PyList::new` does, minus its
+/// iterator adapters: a stream builds one small list per chunk). An item that fails is the
+/// error; `items` yielding another number of items than `len` is a `SystemError` (a bug).
+pub(crate) fn list_of_len<'py>(
+    py: Python<'py>,
+    len: usize,
+    items: impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
+) -> PyResult<Bound<'py, PyList>> {
+    // SAFETY: a new list of `len` NULL slots, or NULL with an exception set. Until every slot is
+    // set it is never handed out; dropped early, it releases the items set so far and skips the
+    // NULL slots (`list_dealloc` uses `Py_XDECREF`), as the collector's traversal does.
+    let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len as ffi::Py_ssize_t))? };
+    let mut at = 0;
+    for item in items {
+        let item = item?;
+        if at == len {
+            return Err(PySystemError::new_err("a list got more items than counted"));
+        }
+        // SAFETY: `at < len`, and slot `at` is still NULL; SET_ITEM takes over the reference
+        // `into_ptr` gives.
+        unsafe { ffi::PyList_SET_ITEM(list.as_ptr(), at as ffi::Py_ssize_t, item.into_ptr()) };
+        at += 1;
+    }
+    if at < len {
+        return Err(PySystemError::new_err("a list got fewer items than counted"));
+    }
+    // SAFETY: PyList_New made a list.
+    Ok(unsafe { list.cast_into_unchecked() })
 }
 
 // -- the cyclic garbage collector -----------------------------------------------------------
