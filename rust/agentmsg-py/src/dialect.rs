@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 use pyo3::IntoPyObjectExt;
 
-use crate::events::ToolCallHeader;
+use crate::events::{is_shown, ToolCallHeader};
 use crate::options::dialect_options;
 use crate::stream::{Machine, Stream};
 
@@ -30,6 +30,13 @@ impl Machine for DialectMachine {
 
     fn finish(&mut self) -> Vec<DialectEvent> {
         DialectMachine::finish(self)
+    }
+
+    fn is_shown(event: &DialectEvent) -> bool {
+        match event {
+            DialectEvent::ToolStart { .. } => true,
+            DialectEvent::Event(event) => is_shown(event, Self::SHOWS_TOOL_START),
+        }
     }
 
     fn split<'py>(py: Python<'py>, event: DialectEvent) -> PyResult<Result<Event, Bound<'py, PyAny>>> {
