@@ -86,7 +86,7 @@ def _require_source(value: object, what: str) -> None:
         raise MessageTypeError(f"{what} must be a URLSource or Base64Source, not {type_name(value)}")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class TextBlock:
     """Plain text.
 
@@ -97,8 +97,14 @@ class TextBlock:
     text: str
     type: ClassVar[str] = "text"
 
-    def __post_init__(self) -> None:
-        _require_str(self.text, "TextBlock.text")
+    def __init__(self, text: str) -> None:
+        # Written by hand: the block of every message, built without dataclasses' frozen setattr.
+        if text.__class__ is not str:
+            _require_str(text, "TextBlock.text")
+        _set_text(self, text)
+
+
+_set_text = TextBlock.text.__set__  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +249,7 @@ Block = Union[
     TextBlock, ImageBlock, AudioBlock, VideoBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock
 ]
 _BLOCK_TYPES = (TextBlock, ImageBlock, AudioBlock, VideoBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock)
+_BLOCK_CLASSES = frozenset(_BLOCK_TYPES)  # the exact classes, found by one hash lookup
 
 
 def _coerce_blocks(value: object, what: str) -> Tuple[Block, ...]:
@@ -254,7 +261,7 @@ def _coerce_blocks(value: object, what: str) -> Tuple[Block, ...]:
     if not isinstance(value, (list, tuple)):
         raise MessageTypeError(f"{what} must be a str or a list of blocks, not {type_name(value)}")
     for index, block in enumerate(value):
-        if not isinstance(block, _BLOCK_TYPES):
+        if block.__class__ not in _BLOCK_CLASSES and not isinstance(block, _BLOCK_TYPES):
             raise MessageTypeError(
                 f"{what}[{index}] must be a content block, not {type_name(block)}"
             )

@@ -184,11 +184,14 @@ def _check_content(role: Role, content: Tuple[Block, ...]) -> None:
     # One pass: block placement, and whether anything but empty text is there.
     empty = True
     for index, block in enumerate(content):
-        if isinstance(block, TextBlock):
+        kind = block.__class__
+        if kind is TextBlock:
             if block.text:
                 empty = False
             continue
         empty = False  # a tool call alone, an image alone... is content
+        if kind is ToolUseBlock and role is Role.ASSISTANT or kind is ToolResultBlock and role is Role.TOOL:
+            continue
         if isinstance(block, ToolUseBlock) and role is not Role.ASSISTANT:
             raise MessageError(
                 f"content[{index}]: a tool_use block belongs in an assistant message, not {role.value}"

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import warnings
+from operator import attrgetter
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
 
 from ..blocks import TextBlock, ToolUseBlock
 from ..errors import ConversionError, MessageError, MessageTypeError, ToolPairError
 from ..message import Message, Role, _as_list, _check_messages
-from ..toolpairs import pair_tool_results, repair_tool_pairs
+from ..toolpairs import _indices_of, _pair, pair_tool_results, repair_tool_pairs
 
 __all__ = ["ConversionWarning"]
 
@@ -175,7 +176,7 @@ def json_text(value: Any, where: Where) -> str:
     for an error), never written as invalid JSON.
     """
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, default=_not_json)
+        return _WRITER.encode(value)
     except _NotJSON as error:
         raise MessageTypeError(f"{_place(where)} must hold only JSON values, not {error.args[0]}") from None
     except TypeError as error:  # a key json cannot write
@@ -201,6 +202,10 @@ class _NotJSON(Exception):
 
 def _not_json(value: Any) -> Any:
     raise _NotJSON(type(value).__name__)
+
+
+# json.dumps with these options would build this encoder on every call.
+_WRITER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=_not_json)
 
 
 def json_copy(value: Any, where: Where) -> Any:
@@ -318,34 +323,38 @@ def results_first(items: List[Message], converter: str) -> List[int]:
 
     A message between a call and its result (a user interjecting while a tool runs) moves after
     the last result of that turn, with a :class:`ConversionWarning` naming it; nothing else moves.
+    Which call a result answers is the core pairing rule (:mod:`agentmsg.toolpairs`); a result
+    after the next assistant message is not that turn's.
     """
-    order: List[int] = []
+    roles = list(map(_role_of, items))
+    order = list(range(len(items)))
+    # A message can only sit between a call and its result when some tool result directly
+    # follows a user or system message: the common history has none, and needs no pairing.
+    if not any(roles[index - 1] is not Role.TOOL and roles[index - 1] is not Role.ASSISTANT
+               for index in _indices_of(roles, Role.TOOL) if index):
+        return order
+    call_of = _pair(items, roles)[0]
+    order = []
     moved: List[int] = []
     count = len(items)
     index = 0
     while index < count:
-        message = items[index]
         order.append(index)
-        index += 1
-        content = message.content
-        if message.role is not Role.ASSISTANT or (len(content) == 1 and type(content[0]) is TextBlock):
-            continue
-        calls = {block.id for block in content if type(block) is ToolUseBlock}
-        if not calls:
-            continue
+        start = index + 1
         last = -1
-        scan = index
-        while scan < count and items[scan].role is not Role.ASSISTANT:
-            if items[scan].role is Role.TOOL and items[scan].tool_id in calls:
-                last = scan
-            scan += 1
-        between = range(index, last + 1)
-        others = [i for i in between if items[i].role is not Role.TOOL]
+        if roles[index] is Role.ASSISTANT:
+            scan = start
+            while scan < count and roles[scan] is not Role.ASSISTANT:
+                if call_of[scan] == index:
+                    last = scan
+                scan += 1
+        others = [i for i in range(start, last + 1) if roles[i] is not Role.TOOL]
         if others:
-            order.extend(i for i in between if items[i].role is Role.TOOL)
+            order.extend(i for i in range(start, last + 1) if roles[i] is Role.TOOL)
             order.extend(others)
             moved.extend(others)
-            index = last + 1
+            start = last + 1
+        index = start
     if moved:
         warnings.warn(
             f"{converter} moved messages {', '.join(map(str, moved))} after the tool results they "
@@ -354,6 +363,9 @@ def results_first(items: List[Message], converter: str) -> List[int]:
             stacklevel=3,
         )
     return order
+
+
+_role_of = attrgetter("role")
 
 
 class SystemAndTurns(NamedTuple):

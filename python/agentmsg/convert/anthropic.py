@@ -34,7 +34,7 @@ from ..blocks import (
     URLSource,
 )
 from ..errors import ConversionError, MessageTypeError
-from ..message import Message, Role
+from ..message import Message, Role, metadata_view
 from ._common import (
     CachePlace,
     Losses,
@@ -155,7 +155,7 @@ def _blocks_to_anthropic(
     if message.reasoning_content is not None:
         losses.add("reasoning_content", index)
     content = message.content
-    redacted = own_namespace(message.metadata, "anthropic").get("redacted_thinking") if message.metadata else None
+    redacted = own_namespace(metadata_view(message), "anthropic").get("redacted_thinking")
     if not isinstance(redacted, list):
         redacted = None
     if not redacted and len(content) == 1 and type(content[0]) is TextBlock:  # the common case

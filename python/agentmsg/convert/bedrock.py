@@ -35,7 +35,7 @@ from ..blocks import (
     VideoBlock,
 )
 from ..errors import ConversionError, MessageTypeError
-from ..message import Message, Role
+from ..message import Message, Role, metadata_view
 from ._common import (
     CachePlace,
     Losses,
@@ -163,7 +163,7 @@ def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[st
     if message.name is not None:
         losses.add("name on non-tool messages", index)
     blocks: List[Dict[str, Any]] = []
-    redacted = own_namespace(message.metadata, "bedrock").get("redacted_reasoning")
+    redacted = own_namespace(metadata_view(message), "bedrock").get("redacted_reasoning")
     if not isinstance(redacted, list):
         redacted = ()
     for data in redacted:  # kept by from_bedrock; goes back first, where reasoning belongs

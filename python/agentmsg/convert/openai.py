@@ -41,7 +41,7 @@ from ..blocks import (
     VideoBlock,
 )
 from ..errors import ConversionError, MessageError, MessageTypeError
-from ..message import Message, Role
+from ..message import Message, Role, metadata_view
 from ._common import (
     Losses,
     block_kind,
@@ -72,6 +72,8 @@ _AUDIO_MEDIA_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg"}
 # metadata["openai"] so nothing is dropped.
 _KNOWN_KEYS = frozenset(("role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content"))
 _ROLES = frozenset(("system", "user", "assistant", "tool"))
+_TEXT_ROLES = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
+_ROLE_NAMES = {role: role.value for role in Role}  # role.value is an enum property: slower
 
 
 def to_openai(messages: Iterable[Message]) -> List[Dict[str, Any]]:
@@ -115,17 +117,19 @@ def message_to_openai(
     role = message.role
     if role is Role.TOOL:
         return _tool_to_openai(message, index, losses, tool_name)
-    written = _written_role(message) if role is Role.SYSTEM and message.metadata else role.value
+    # What from_openai kept of the original (a developer role, a refusal), if anything.
+    kept = own_namespace(metadata_view(message), "openai")
+    written = "developer" if role is Role.SYSTEM and kept.get("role") == "developer" else _ROLE_NAMES[role]
     content = message.content
-    if len(content) == 1 and type(content[0]) is TextBlock:
+    if len(content) == 1 and content[0].__class__ is TextBlock:
         # the common case: one text block, nothing else to look at
         data = {"role": written, "content": content[0].text}
         if message.name is not None:
             data["name"] = message.name
         if message.reasoning_content is not None:
             data["reasoning_content"] = message.reasoning_content
-        if role is Role.ASSISTANT and message.metadata:
-            _write_refusal(message, data)
+        if kept and role is Role.ASSISTANT:
+            _write_refusal(kept, data)
         return data
     parts: List[Dict[str, Any]] = []
     calls: List[Dict[str, Any]] = []
@@ -169,22 +173,14 @@ def message_to_openai(
         data["name"] = message.name
     if message.reasoning_content is not None:
         data["reasoning_content"] = message.reasoning_content
-    if role is Role.ASSISTANT and message.metadata:
-        _write_refusal(message, data)
+    if kept and role is Role.ASSISTANT:
+        _write_refusal(kept, data)
     return data
 
 
-def _written_role(message: Message) -> str:
-    """``developer`` for a system message read from one (from_openai keeps the role)."""
-    if message.role is Role.SYSTEM and message.metadata \
-            and own_namespace(message.metadata, "openai").get("role") == "developer":
-        return "developer"
-    return message.role.value
-
-
-def _write_refusal(message: Message, data: Dict[str, Any]) -> None:
+def _write_refusal(kept: Mapping[str, Any], data: Dict[str, Any]) -> None:
     """A refusal read by from_openai goes back as one: ``content`` null when it was the text."""
-    refusal = own_namespace(message.metadata, "openai").get("refusal")
+    refusal = kept.get("refusal")
     if isinstance(refusal, str):
         data["refusal"] = refusal
         if data.get("content") == refusal:
@@ -292,6 +288,19 @@ def message_from_openai(data: Any, where: str, call_names: Optional[Dict[str, st
     ``call_names`` (call id -> tool name) names tool messages after their call, and learns the
     calls of assistant messages.
     """
+    if data.__class__ is dict and not fields:
+        # The common shapes, whose every check is done here: plain text, and a tool result
+        # with its call's id (the general path below reads them the same way).
+        content = data.get("content")
+        if content.__class__ is str and len(data) == 2 and content:
+            role = data.get("role")
+            if role.__class__ is str and role in _TEXT_ROLES:
+                return Message(_TEXT_ROLES[role], content)
+        elif content.__class__ is str and len(data) == 3 and data.get("role") == "tool":
+            tool_id = data.get("tool_call_id")
+            if tool_id.__class__ is str and tool_id:
+                return Message(Role.TOOL, content, tool_id=tool_id,
+                               name=call_names.get(tool_id) if call_names else None)
     if type(data) is not dict:
         data = require_dict(data, where)
     role = require(data, "role", where)
