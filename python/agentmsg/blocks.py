@@ -170,7 +170,10 @@ class ThinkingBlock:
             _require_str(self.signature, "ThinkingBlock.signature")
 
 
-@dataclass(frozen=True, slots=True)
+_NO_METADATA: Dict[str, Any] = {}  # a default only: copied, never stored or changed
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class ToolUseBlock:
     """A request to call a tool. ``metadata`` keeps anything else the call carried.
 
@@ -195,15 +198,29 @@ class ToolUseBlock:
     metadata: Dict[str, Any] = field(default_factory=dict)
     type: ClassVar[str] = "tool_use"
 
-    def __post_init__(self) -> None:
-        _require_str(self.id, "ToolUseBlock.id")
-        _require_str(self.name, "ToolUseBlock.name")
-        _require_str(self.server_name, "ToolUseBlock.server_name")
-        if not self.name:
+    def __init__(self, id: str, name: str, input: Dict[str, Any], server_name: str = "local",
+                 metadata: Dict[str, Any] = _NO_METADATA) -> None:
+        # Written by hand: every call of every converter, built without dataclasses' frozen setattr.
+        if id.__class__ is not str:
+            _require_str(id, "ToolUseBlock.id")
+        if name.__class__ is not str:
+            _require_str(name, "ToolUseBlock.name")
+        if server_name.__class__ is not str:
+            _require_str(server_name, "ToolUseBlock.server_name")
+        if not name:
             raise MessageError("ToolUseBlock.name is empty")
-        setattr_ = object.__setattr__
-        setattr_(self, "input", json_copy_dict(self.input, "ToolUseBlock.input"))
-        setattr_(self, "metadata", json_copy_dict(self.metadata, "ToolUseBlock.metadata"))
+        _set_call_id(self, id)
+        _set_call_name(self, name)
+        _set_call_input(self, json_copy_dict(input, "ToolUseBlock.input"))
+        _set_call_server(self, server_name)
+        _set_call_metadata(self, json_copy_dict(metadata, "ToolUseBlock.metadata"))
+
+
+_set_call_id = ToolUseBlock.id.__set__  # type: ignore[attr-defined]
+_set_call_name = ToolUseBlock.name.__set__  # type: ignore[attr-defined]
+_set_call_input = ToolUseBlock.input.__set__  # type: ignore[attr-defined]
+_set_call_server = ToolUseBlock.server_name.__set__  # type: ignore[attr-defined]
+_set_call_metadata = ToolUseBlock.metadata.__set__  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, slots=True)

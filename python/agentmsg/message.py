@@ -73,6 +73,9 @@ class Role(str, Enum, metaclass=_RoleType):
         return self.value
 
 
+# Role.X goes through EnumType's __getattr__ hook (about 90 ns a lookup): hot code uses these.
+_SYSTEM, _USER, _ASSISTANT, _TOOL = Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL
+_ROLE_NAMES = {role: role._value_ for role in Role}  # role.value is an enum property: slower
 _VALID_ROLES = ", ".join(r.value for r in Role)
 _ROLE_BY_NAME = {r.value: r for r in Role}
 
@@ -190,18 +193,18 @@ def _check_content(role: Role, content: Tuple[Block, ...]) -> None:
                 empty = False
             continue
         empty = False  # a tool call alone, an image alone... is content
-        if kind is ToolUseBlock and role is Role.ASSISTANT or kind is ToolResultBlock and role is Role.TOOL:
+        if kind is ToolUseBlock and role is _ASSISTANT or kind is ToolResultBlock and role is _TOOL:
             continue
-        if isinstance(block, ToolUseBlock) and role is not Role.ASSISTANT:
+        if isinstance(block, ToolUseBlock) and role is not _ASSISTANT:
             raise MessageError(
                 f"content[{index}]: a tool_use block belongs in an assistant message, not {role.value}"
             )
-        if isinstance(block, ToolResultBlock) and role is not Role.TOOL:
+        if isinstance(block, ToolResultBlock) and role is not _TOOL:
             raise MessageError(
                 f"content[{index}]: a tool_result block belongs in a tool message, not {role.value}"
             )
     # An empty tool result is a real result (a command with no output).
-    if empty and role is not Role.TOOL:
+    if empty and role is not _TOOL:
         raise MessageError(f"content is empty: a {role.value} message needs text or other content")
 
 
@@ -263,7 +266,7 @@ class Message(_MessageSlots):
 
     >>> m = Message("user", "Hello world")
     >>> (m.role, m.text, m.length)
-    (<Role.USER: 'user'>, 'Hello world', 11)
+    (<_USER: 'user'>, 'Hello world', 11)
     """
 
     __slots__ = ()
@@ -294,7 +297,7 @@ class Message(_MessageSlots):
         role = role if role.__class__ is Role else _to_role(role)
         if content.__class__ is str:
             blocks: Tuple[Block, ...] = (TextBlock(content),)
-            if not content and role is not Role.TOOL:
+            if not content and role is not _TOOL:
                 _check_content(role, blocks)  # raises: empty
         else:
             blocks = _coerce_blocks(content, "content")
@@ -312,7 +315,7 @@ class Message(_MessageSlots):
             metadata = json_copy_dict(metadata, "metadata")
         else:
             metadata = None  # made on first read
-        if role is Role.TOOL:
+        if role is _TOOL:
             blocks, tool_id = _tool_result(blocks, tool_id, False)
             if not tool_id and not name:
                 raise MessageError(
@@ -425,7 +428,7 @@ class Message(_MessageSlots):
         >>> Message.system("You are a helpful assistant").role
         <Role.SYSTEM: 'system'>
         """
-        return cls(Role.SYSTEM, text, **kwargs)
+        return cls(_SYSTEM, text, **kwargs)
 
     @classmethod
     def user(cls, content: ContentInput, **kwargs: Any) -> "Message":
@@ -434,7 +437,7 @@ class Message(_MessageSlots):
         >>> Message.user("Hi").text
         'Hi'
         """
-        return cls(Role.USER, content, **kwargs)
+        return cls(_USER, content, **kwargs)
 
     @classmethod
     def assistant(
@@ -466,7 +469,7 @@ class Message(_MessageSlots):
         if text or not calls:
             blocks.append(TextBlock(text))
         blocks.extend(calls)
-        return cls(Role.ASSISTANT, blocks, **kwargs)
+        return cls(_ASSISTANT, blocks, **kwargs)
 
     @classmethod
     def tool(
@@ -489,7 +492,7 @@ class Message(_MessageSlots):
             block = result
         else:
             block = ToolResultBlock(tool_id or "", _coerce_blocks(result, "result"), is_error)
-        return cls(Role.TOOL, [block], tool_id=tool_id, name=name, **kwargs)
+        return cls(_TOOL, [block], tool_id=tool_id, name=name, **kwargs)
 
     @classmethod
     def from_text(cls, role: Union[Role, str], text: str, **kwargs: Any) -> "Message":
@@ -509,7 +512,7 @@ class Message(_MessageSlots):
 
         if not isinstance(text, str):
             raise MessageTypeError(f"text must be a str, not {type_name(text)}")
-        if _to_role(role) is not Role.ASSISTANT:
+        if _to_role(role) is not _ASSISTANT:
             return cls(role, text, **kwargs)
         blocks = parse(text).blocks
         return cls(role, blocks if blocks else text, **kwargs)

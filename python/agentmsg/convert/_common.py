@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Se
 
 from ..blocks import TextBlock, ToolUseBlock
 from ..errors import ConversionError, MessageError, MessageTypeError, ToolPairError
-from ..message import Message, Role, _as_list, _check_messages
+from ..message import Message, Role, _as_list, _check_messages, _ASSISTANT, _SYSTEM, _TOOL
 from ..toolpairs import _indices_of, _pair, pair_tool_results, repair_tool_pairs
 
 __all__ = ["ConversionWarning"]
@@ -90,7 +90,7 @@ def own_namespace(metadata: Mapping[str, Any], key: str) -> Dict[str, Any]:
 
 
 def require_dict(value: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
+    if value.__class__ is not dict and not isinstance(value, Mapping):  # an ABC check is slow
         raise MessageTypeError(f"{where} must be an object (dict), not {type(value).__name__}")
     return value
 
@@ -103,7 +103,7 @@ def optional_dict(value: Any, where: str) -> Dict[str, Any]:
 
 
 def require_list(value: Any, where: str) -> Sequence[Any]:
-    if not isinstance(value, (list, tuple)):
+    if value.__class__ is not list and not isinstance(value, (list, tuple)):
         raise MessageTypeError(f"{where} must be a list, not {type(value).__name__}")
     return value
 
@@ -249,13 +249,13 @@ def dump_arguments(call: ToolUseBlock, where: Where) -> str:
     if kept is None:
         return raw if not call.input else json_text(call.input, where)
     written = json_text(call.input, where)
-    return raw if json.dumps(kept, ensure_ascii=False) == written else written
+    return raw if _WRITER.encode(kept) == written else written
 
 
 def _json_object(text: str) -> Optional[Dict[str, Any]]:
     """The JSON object ``text`` holds (NaN and infinities are not JSON), else None."""
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = _READER.decode(text)
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
@@ -263,6 +263,10 @@ def _json_object(text: str) -> Optional[Dict[str, Any]]:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+# json.loads with an option would build this decoder on every call.
+_READER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def load_arguments(raw: Any, where: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
@@ -281,7 +285,7 @@ def load_arguments(raw: Any, where: str) -> Tuple[Dict[str, Any], Dict[str, Any]
         )
     value = _json_object(raw)
     if value is not None:
-        return value, {} if json.dumps(value, ensure_ascii=False) == raw else {RAW_ARGUMENTS: raw}
+        return value, {} if _WRITER.encode(value) == raw else {RAW_ARGUMENTS: raw}
     warnings.warn(
         f"{where} is not a JSON object; kept as metadata['raw_arguments']",
         ConversionWarning,
@@ -330,8 +334,8 @@ def results_first(items: List[Message], converter: str) -> List[int]:
     order = list(range(len(items)))
     # A message can only sit between a call and its result when some tool result directly
     # follows a user or system message: the common history has none, and needs no pairing.
-    if not any(roles[index - 1] is not Role.TOOL and roles[index - 1] is not Role.ASSISTANT
-               for index in _indices_of(roles, Role.TOOL) if index):
+    if not any(roles[index - 1] is not _TOOL and roles[index - 1] is not _ASSISTANT
+               for index in _indices_of(roles, _TOOL) if index):
         return order
     call_of = _pair(items, roles)[0]
     order = []
@@ -342,15 +346,15 @@ def results_first(items: List[Message], converter: str) -> List[int]:
         order.append(index)
         start = index + 1
         last = -1
-        if roles[index] is Role.ASSISTANT:
+        if roles[index] is _ASSISTANT:
             scan = start
-            while scan < count and roles[scan] is not Role.ASSISTANT:
+            while scan < count and roles[scan] is not _ASSISTANT:
                 if call_of[scan] == index:
                     last = scan
                 scan += 1
-        others = [i for i in range(start, last + 1) if roles[i] is not Role.TOOL]
+        others = [i for i in range(start, last + 1) if roles[i] is not _TOOL]
         if others:
-            order.extend(i for i in range(start, last + 1) if roles[i] is Role.TOOL)
+            order.extend(i for i in range(start, last + 1) if roles[i] is _TOOL)
             order.extend(others)
             moved.extend(others)
             start = last + 1
@@ -393,7 +397,7 @@ def split_system_and_merge_turns(
     moved: List[int] = []
     for index in results_first(items, converter):
         message = items[index]
-        if message.role is Role.SYSTEM:
+        if message.role is _SYSTEM:
             if turns:
                 moved.append(index)
             for block in message.content:
@@ -442,7 +446,7 @@ def settle_tool_pairs(messages: List[Message], on_orphan: str, converter: str) -
         return messages
     pairing = pair_tool_results(messages)
     last = len(messages) - 1
-    while last >= 0 and messages[last].role is Role.TOOL:
+    while last >= 0 and messages[last].role is _TOOL:
         last -= 1
     pending = {call.id for index, call in pairing.unanswered if index == last}
     unanswered = [(index, call) for index, call in pairing.unanswered if index != last]

@@ -34,7 +34,7 @@ from ..blocks import (
     URLSource,
 )
 from ..errors import ConversionError, MessageTypeError
-from ..message import Message, Role, metadata_view
+from ..message import Message, Role, metadata_view, _ROLE_NAMES, _TOOL
 from ._common import (
     CachePlace,
     Losses,
@@ -127,7 +127,7 @@ def _blocks_to_anthropic(
     message: Message, index: int, losses: Losses, call_names: Dict[str, str]
 ) -> Tuple[str, List[Dict[str, Any]]]:
     role = message.role
-    if role is Role.TOOL:
+    if role is _TOOL:
         result: ToolResultBlock = message.content[0]
         if not message.tool_id:
             raise ConversionError(
@@ -160,7 +160,7 @@ def _blocks_to_anthropic(
         redacted = None
     if not redacted and len(content) == 1 and type(content[0]) is TextBlock:  # the common case
         text = content[0].text
-        return role.value, [{"type": "text", "text": text}] if text else []
+        return _ROLE_NAMES[role], [{"type": "text", "text": text}] if text else []
     blocks: List[Dict[str, Any]] = []
     for data in redacted or ():
         if not isinstance(data, str):
@@ -191,7 +191,7 @@ def _blocks_to_anthropic(
             blocks.append(_image(block))
         else:
             losses.add(f"{block.type} blocks" if kind is not ImageBlock else "images of that media type", index)
-    return role.value, blocks
+    return _ROLE_NAMES[role], blocks
 
 
 def from_anthropic(

@@ -35,7 +35,7 @@ from ..blocks import (
     VideoBlock,
 )
 from ..errors import ConversionError, MessageTypeError
-from ..message import Message, Role, metadata_view
+from ..message import Message, Role, metadata_view, _TOOL
 from ._common import (
     CachePlace,
     Losses,
@@ -139,7 +139,7 @@ def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[st
     role = message.role
     if message.reasoning_content is not None:
         losses.add("reasoning_content", index)
-    if role is Role.TOOL:
+    if role is _TOOL:
         result: ToolResultBlock = message.content[0]
         if not message.tool_id:
             raise ConversionError(

@@ -23,7 +23,7 @@ from typing import Any, Dict, Iterable, List, Optional
 
 from ..blocks import AudioBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource, VideoBlock
 from ..errors import ConversionError, MessageTypeError
-from ..message import Message, Role
+from ..message import Message, Role, _TOOL
 from ._common import (
     Losses,
     build,
@@ -70,7 +70,7 @@ def _url(source: Any) -> str:
 
 def _to_dashscope(message: Message, index: int, losses: Losses) -> Optional[Dict[str, Any]]:
     role = message.role
-    if role is Role.TOOL:
+    if role is _TOOL:
         if not message.tool_id:
             raise ConversionError(
                 f"messages[{index}].tool_id: DashScope needs the id of the call a tool message answers"

@@ -41,7 +41,7 @@ from ..blocks import (
     VideoBlock,
 )
 from ..errors import ConversionError, MessageError, MessageTypeError
-from ..message import Message, Role, metadata_view
+from ..message import Message, Role, metadata_view, _ROLE_NAMES, _ASSISTANT, _SYSTEM, _TOOL, _USER
 from ._common import (
     Losses,
     block_kind,
@@ -72,8 +72,8 @@ _AUDIO_MEDIA_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg"}
 # metadata["openai"] so nothing is dropped.
 _KNOWN_KEYS = frozenset(("role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content"))
 _ROLES = frozenset(("system", "user", "assistant", "tool"))
-_TEXT_ROLES = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
-_ROLE_NAMES = {role: role.value for role in Role}  # role.value is an enum property: slower
+_TEXT_ROLES = {"system": _SYSTEM, "user": _USER, "assistant": _ASSISTANT}
+_ROLE_OF = {**_TEXT_ROLES, "tool": _TOOL}
 
 
 def to_openai(messages: Iterable[Message]) -> List[Dict[str, Any]]:
@@ -88,9 +88,16 @@ def to_openai(messages: Iterable[Message]) -> List[Dict[str, Any]]:
     out = []
     for index in results_first(items, "to_openai"):
         message = items[index]
-        if message.role is Role.TOOL and message.name is not None \
-                and call_names.get(message.tool_id or "") != message.name:
-            losses.add("a tool result name that differs from its call's", index)
+        role = message.role
+        content = message.content
+        if role is _TOOL:
+            if message.name is not None and call_names.get(message.tool_id or "") != message.name:
+                losses.add("a tool result name that differs from its call's", index)
+        elif (len(content) == 1 and content[0].__class__ is TextBlock and message.name is None
+              and message.reasoning_content is None and "openai" not in metadata_view(message)):
+            # the common message, as message_to_openai writes it, without the call
+            out.append({"role": _ROLE_NAMES[role], "content": content[0].text})
+            continue
         data = message_to_openai(message, index, losses, call_names=call_names)
         if data is not None:
             out.append(data)
@@ -115,11 +122,11 @@ def message_to_openai(
     the name of each call written (call id -> tool name).
     """
     role = message.role
-    if role is Role.TOOL:
+    if role is _TOOL:
         return _tool_to_openai(message, index, losses, tool_name)
     # What from_openai kept of the original (a developer role, a refusal), if anything.
     kept = own_namespace(metadata_view(message), "openai")
-    written = "developer" if role is Role.SYSTEM and kept.get("role") == "developer" else _ROLE_NAMES[role]
+    written = "developer" if role is _SYSTEM and kept.get("role") == "developer" else _ROLE_NAMES[role]
     content = message.content
     if len(content) == 1 and content[0].__class__ is TextBlock:
         # the common case: one text block, nothing else to look at
@@ -128,7 +135,7 @@ def message_to_openai(
             data["name"] = message.name
         if message.reasoning_content is not None:
             data["reasoning_content"] = message.reasoning_content
-        if kept and role is Role.ASSISTANT:
+        if kept and role is _ASSISTANT:
             _write_refusal(kept, data)
         return data
     parts: List[Dict[str, Any]] = []
@@ -144,11 +151,11 @@ def message_to_openai(
                 call_names[block.id] = block.name
         elif kind is ThinkingBlock:
             losses.add("thinking blocks", index)
-        elif kind is ImageBlock and role is Role.USER:
+        elif kind is ImageBlock and role is _USER:
             source = block.source
             url = source.url if type(source) is URLSource else data_url(source)
             parts.append({"type": "image_url", "image_url": {"url": url}})
-        elif kind is AudioBlock and role is Role.USER and _audio_format(block) is not None:
+        elif kind is AudioBlock and role is _USER and _audio_format(block) is not None:
             parts.append({
                 "type": "input_audio",
                 "input_audio": {"data": block.source.data, "format": _audio_format(block)},
@@ -162,7 +169,7 @@ def message_to_openai(
         data["content"] = parts[0]["text"]
     elif parts:
         data["content"] = parts
-    elif calls or (role is Role.ASSISTANT and message.reasoning_content is not None):
+    elif calls or (role is _ASSISTANT and message.reasoning_content is not None):
         data["content"] = None
     else:
         losses.add("messages with nothing else it can carry", index)
@@ -173,7 +180,7 @@ def message_to_openai(
         data["name"] = message.name
     if message.reasoning_content is not None:
         data["reasoning_content"] = message.reasoning_content
-    if kept and role is Role.ASSISTANT:
+    if kept and role is _ASSISTANT:
         _write_refusal(kept, data)
     return data
 
@@ -299,7 +306,7 @@ def message_from_openai(data: Any, where: str, call_names: Optional[Dict[str, st
         elif content.__class__ is str and len(data) == 3 and data.get("role") == "tool":
             tool_id = data.get("tool_call_id")
             if tool_id.__class__ is str and tool_id:
-                return Message(Role.TOOL, content, tool_id=tool_id,
+                return Message(_TOOL, content, tool_id=tool_id,
                                name=call_names.get(tool_id) if call_names else None)
     if type(data) is not dict:
         data = require_dict(data, where)
@@ -328,7 +335,7 @@ def message_from_openai(data: Any, where: str, call_names: Optional[Dict[str, st
             if name is None and call_names and isinstance(tool_id, str):
                 name = call_names.get(tool_id)
             return Message(
-                "tool", [ToolResultBlock(tool_id, blocks)], tool_id=tool_id, name=name,
+                _TOOL, [ToolResultBlock(tool_id, blocks)], tool_id=tool_id, name=name,
                 metadata=metadata, reasoning_content=reasoning, **fields,
             )
         calls = data.get("tool_calls")
@@ -347,7 +354,7 @@ def message_from_openai(data: Any, where: str, call_names: Optional[Dict[str, st
                 blocks.append(TextBlock(refusal))  # kept in metadata["openai"] too, to go back as one
             elif isinstance(reasoning, str):
                 blocks, reasoning = [ThinkingBlock(reasoning)], None
-        return Message(role, blocks, name=name, metadata=metadata, reasoning_content=reasoning, **fields)
+        return Message(_ROLE_OF[role], blocks, name=name, metadata=metadata, reasoning_content=reasoning, **fields)
     except MessageTypeError as error:
         raise MessageTypeError(_prefixed(where, error)) from None
     except (MessageError, ConversionError) as error:
