@@ -245,14 +245,14 @@ def dump_arguments(call: ToolUseBlock, where: Where) -> str:
     raw = call.metadata.get(RAW_ARGUMENTS) if call.metadata else None
     if not isinstance(raw, str):
         return json_text(call.input, where)
-    kept = _json_object(raw)
+    kept = json_object(raw)
     if kept is None:
         return raw if not call.input else json_text(call.input, where)
     written = json_text(call.input, where)
     return raw if _WRITER.encode(kept) == written else written
 
 
-def _json_object(text: str) -> Optional[Dict[str, Any]]:
+def json_object(text: str) -> Optional[Dict[str, Any]]:
     """The JSON object ``text`` holds (NaN and infinities are not JSON), else None."""
     try:
         value = _READER.decode(text)
@@ -283,7 +283,7 @@ def load_arguments(raw: Any, where: str) -> Tuple[Dict[str, Any], Dict[str, Any]
         raise MessageTypeError(
             f"{where} must be a JSON string, not {type(raw).__name__} (OpenAI sends a string, never an object)"
         )
-    value = _json_object(raw)
+    value = json_object(raw)
     if value is not None:
         return value, {} if _WRITER.encode(value) == raw else {RAW_ARGUMENTS: raw}
     warnings.warn(
