@@ -17,7 +17,7 @@ plainly dropping old messages.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Awaitable, Callable, List, Sequence, Union
+from typing import Any, Awaitable, Callable, Generator, List, Sequence, Union
 
 from . import _core
 from ._checks import describe, require_int
@@ -282,19 +282,17 @@ class Compactor:
         >>> Compactor([]).compact([Message.user("hi")], max_tokens=100)[0].text
         'hi'
         """
-        count = _cache(counter)
-        items = _check_messages(messages)
-        target = self._target(max_tokens)
-        for policy in self.policies:
-            if count.total(items) <= target:
-                break
-            result = policy(items)
-            if inspect.isawaitable(result):
-                if hasattr(result, "close"):
-                    result.close()
-                raise MessageTypeError("a policy is async: use `await compactor.acompact(...)`")
-            items = _check_messages(result)
-        return items
+        steps = self._steps(messages, max_tokens, counter)
+        try:
+            result = next(steps)
+            while True:
+                if inspect.isawaitable(result):
+                    if hasattr(result, "close"):
+                        result.close()
+                    raise MessageTypeError("a policy is async: use `await compactor.acompact(...)`")
+                result = steps.send(result)
+        except StopIteration as done:
+            return done.value
 
     async def acompact(
         self, messages: Sequence[Message], max_tokens: int,
@@ -306,16 +304,29 @@ class Compactor:
         >>> asyncio.run(Compactor([]).acompact([Message.user("hi")], 100))[0].text
         'hi'
         """
+        steps = self._steps(messages, max_tokens, counter)
+        try:
+            result = next(steps)
+            while True:
+                if inspect.isawaitable(result):
+                    result = await result
+                result = steps.send(result)
+        except StopIteration as done:
+            return done.value
+
+    def _steps(
+        self, messages: Sequence[Message], max_tokens: int,
+        counter: Union[Counter, TokenCounter, CountCache],
+    ) -> Generator[Any, Any, List[Message]]:
+        """The one compaction loop, for :meth:`compact` and :meth:`acompact`: yields what each
+        policy returns and is sent it back settled (awaited, or refused when async)."""
         count = _cache(counter)
         items = _check_messages(messages)
         target = self._target(max_tokens)
         for policy in self.policies:
             if count.total(items) <= target:
                 break
-            result = policy(items)
-            if inspect.isawaitable(result):
-                result = await result
-            items = _check_messages(result)
+            items = _check_messages((yield policy(items)))
         return items
 
     def __repr__(self) -> str:

@@ -466,12 +466,7 @@ def settle_tool_pairs(messages: List[Message], on_orphan: str, converter: str) -
             and repaired[-1].tool_id in pending:
         repaired.pop()  # pending calls of the last turn keep waiting for their results
     if pairing.orphans:
-        warnings.warn(
-            f"{converter}: dropped tool results with no matching call (messages "
-            f"{', '.join(map(str, pairing.orphans))})",
-            ConversionWarning,
-            stacklevel=3,
-        )
+        warn_dropped_results(converter, pairing.orphans, stacklevel=4)
     if unanswered:
         warnings.warn(
             f"{converter}: added {len(unanswered)} error result(s) for tool calls that were never answered",
@@ -479,6 +474,15 @@ def settle_tool_pairs(messages: List[Message], on_orphan: str, converter: str) -
             stacklevel=3,
         )
     return repaired
+
+
+def warn_dropped_results(converter: str, indices: Sequence[int], stacklevel: int) -> None:
+    """The warning for tool results dropped because no call answers to them (on_orphan='repair')."""
+    warnings.warn(
+        f"{converter}: dropped tool results with no matching call (messages {', '.join(map(str, indices))})",
+        ConversionWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def _result_link(message: Message) -> str:

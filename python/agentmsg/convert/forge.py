@@ -48,9 +48,10 @@ from ._common import (
     check_dicts,
     check_messages,
     json_text,
-    require,
     require_dict,
+    require_str,
     settle_tool_pairs,
+    warn_dropped_results,
 )
 
 __all__ = ["to_forge", "from_forge"]
@@ -232,12 +233,8 @@ def from_forge(messages: Iterable[Mapping[str, Any]], *, on_orphan: str = "raise
     for index, data in enumerate(check_dicts(messages, "messages")):
         where = f"messages[{index}]"
         data = require_dict(data, where)
-        role = require(data, "role", where)
-        if not isinstance(role, str):
-            raise MessageTypeError(f"{where}.role must be a str, not {type(role).__name__}")
-        content = require(data, "content", where)
-        if not isinstance(content, str):
-            raise MessageTypeError(f"{where}.content must be a str, not {type(content).__name__}")
+        role = require_str(data, "role", where)
+        content = require_str(data, "content", where)
         if role == "tool":
             try:
                 read.append(tuple(parse_tool_result(content)))
@@ -303,11 +300,7 @@ def _linked_results(read: List[Any], on_orphan: str) -> List[Message]:
             out.append(build(f"messages[{index}]", lambda: Message.tool(
                 result, tool_id=tool_id, name=name, is_error=is_error)))
     if dropped:
-        warnings.warn(
-            f"from_forge: dropped tool results with no matching call (messages {', '.join(map(str, sorted(dropped)))})",
-            ConversionWarning,
-            stacklevel=3,
-        )
+        warn_dropped_results("from_forge", sorted(dropped), stacklevel=4)
     return out
 
 
