@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import warnings
 from operator import attrgetter
+from types import SimpleNamespace
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
 
@@ -321,7 +322,7 @@ class Losses:
             )
 
 
-def results_first(items: List[Message], converter: str) -> List[int]:
+def results_first(items: List[Message], converter: str, stacklevel: int = 3) -> List[int]:
     """The order to write ``items`` in (their indices) so that the results of each assistant
     turn's tool calls directly follow it, as OpenAI, Anthropic and Bedrock require.
 
@@ -337,7 +338,10 @@ def results_first(items: List[Message], converter: str) -> List[int]:
     if not any(roles[index - 1] is not _TOOL and roles[index - 1] is not _ASSISTANT
                for index in _indices_of(roles, _TOOL) if index):
         return order
-    call_of = _pair(items, roles)[0]
+    try:
+        call_of = _pair(items, roles)[0]
+    except MessageError:  # a lone surrogate in an id or name: the core reads only UTF-8
+        call_of = _pair([_pairing_stand_in(message) for message in items], roles)[0]  # type: ignore[misc]
     order = []
     moved: List[int] = []
     count = len(items)
@@ -364,12 +368,39 @@ def results_first(items: List[Message], converter: str) -> List[int]:
             f"{converter} moved messages {', '.join(map(str, moved))} after the tool results they "
             "interrupted (tool results must directly follow their call)",
             ConversionWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     return order
 
 
 _role_of = attrgetter("role")
+
+
+def _pairing_stand_in(message: Message) -> SimpleNamespace:
+    """What pairing reads of a message, with every id and name as text the core can read: its
+    UTF-8 bytes (lone surrogates passed through) read as Latin-1, one text for one id."""
+    def readable(text: Optional[str]) -> Optional[str]:
+        return None if text is None else text.encode("utf-8", "surrogatepass").decode("latin-1")
+
+    calls = tuple(ToolUseBlock(readable(b.id), readable(b.name), {})  # type: ignore[arg-type]
+                  for b in message.content if type(b) is ToolUseBlock)
+    return SimpleNamespace(role=message.role, tool_id=readable(message.tool_id),
+                           name=readable(message.name), content=calls)
+
+
+def write_in_order(
+    items: List[Message], losses: "Losses", write: Callable[[Message, int], Optional[Dict[str, Any]]],
+) -> List[Dict[str, Any]]:
+    """``write(message, index)`` for each message in :func:`results_first` order, leaving out
+    what gives None; then the losses' warnings (for converters with one output per message)."""
+    out = []
+    for index in results_first(items, losses.converter, stacklevel=4):
+        data = write(items[index], index)
+        if data is not None:
+            out.append(data)
+    if losses.found:
+        losses.warn(stacklevel=4)
+    return out
 
 
 class SystemAndTurns(NamedTuple):

@@ -33,7 +33,7 @@ from ._common import (
     require_choice,
     require_dict,
     require_list,
-    results_first,
+    write_in_order,
     settle_tool_pairs,
     shown,
     shown_keys,
@@ -52,16 +52,8 @@ def to_dashscope(messages: Iterable[Message]) -> List[Dict[str, Any]]:
     >>> to_dashscope([Message.user([TextBlock("What is this?"), ImageBlock(URLSource("https://e.com/a.jpg"))])])
     [{'role': 'user', 'content': [{'text': 'What is this?'}, {'image': 'https://e.com/a.jpg'}]}]
     """
-    items = check_messages(messages)
     losses = Losses("to_dashscope")
-    out = []
-    for index in results_first(items, "to_dashscope"):
-        data = _to_dashscope(items[index], index, losses)
-        if data is not None:
-            out.append(data)
-    if losses.found:
-        losses.warn()
-    return out
+    return write_in_order(check_messages(messages), losses, lambda message, index: _to_dashscope(message, index, losses))
 
 
 def _url(source: Any) -> str:

@@ -58,7 +58,7 @@ from ._common import (
     require_choice,
     require_dict,
     require_list,
-    results_first,
+    write_in_order,
     bounded,
     settle_tool_pairs,
     shown,
@@ -85,9 +85,8 @@ def to_openai(messages: Iterable[Message]) -> List[Dict[str, Any]]:
     items = check_messages(messages)
     losses = Losses("to_openai")
     call_names: Dict[str, str] = {}
-    out = []
-    for index in results_first(items, "to_openai"):
-        message = items[index]
+
+    def write(message: Message, index: int) -> Optional[Dict[str, Any]]:
         role = message.role
         content = message.content
         if role is _TOOL:
@@ -96,14 +95,10 @@ def to_openai(messages: Iterable[Message]) -> List[Dict[str, Any]]:
         elif (len(content) == 1 and content[0].__class__ is TextBlock and message.name is None
               and message.reasoning_content is None and "openai" not in metadata_view(message)):
             # the common message, as message_to_openai writes it, without the call
-            out.append({"role": _ROLE_NAMES[role], "content": content[0].text})
-            continue
-        data = message_to_openai(message, index, losses, call_names=call_names)
-        if data is not None:
-            out.append(data)
-    if losses.found:
-        losses.warn()
-    return out
+            return {"role": _ROLE_NAMES[role], "content": content[0].text}
+        return message_to_openai(message, index, losses, call_names=call_names)
+
+    return write_in_order(items, losses, write)
 
 
 def data_url(source: Base64Source) -> str:
@@ -129,15 +124,25 @@ def message_to_openai(
     written = "developer" if role is _SYSTEM and kept.get("role") == "developer" else _ROLE_NAMES[role]
     content = message.content
     if len(content) == 1 and content[0].__class__ is TextBlock:
-        # the common case: one text block, nothing else to look at
-        data = {"role": written, "content": content[0].text}
-        if message.name is not None:
-            data["name"] = message.name
-        if message.reasoning_content is not None:
-            data["reasoning_content"] = message.reasoning_content
-        if kept and role is _ASSISTANT:
-            _write_refusal(kept, data)
-        return data
+        data: Optional[Dict[str, Any]] = {"role": written, "content": content[0].text}  # the common case
+    else:
+        data = _content_to_openai(message, written, index, losses, call_names)
+        if data is None:
+            return None
+    if message.name is not None:
+        data["name"] = message.name
+    if message.reasoning_content is not None:
+        data["reasoning_content"] = message.reasoning_content
+    if kept and role is _ASSISTANT:
+        _write_refusal(kept, data)
+    return data
+
+
+def _content_to_openai(
+    message: Message, written: str, index: int, losses: Losses, call_names: Optional[Dict[str, str]],
+) -> Optional[Dict[str, Any]]:
+    """The role, content and tool calls of a message of several blocks (None: nothing to carry)."""
+    role = message.role
     parts: List[Dict[str, Any]] = []
     calls: List[Dict[str, Any]] = []
     for block in message.content:
@@ -176,12 +181,6 @@ def message_to_openai(
         return None
     if calls:
         data["tool_calls"] = calls
-    if message.name is not None:
-        data["name"] = message.name
-    if message.reasoning_content is not None:
-        data["reasoning_content"] = message.reasoning_content
-    if kept and role is _ASSISTANT:
-        _write_refusal(kept, data)
     return data
 
 
