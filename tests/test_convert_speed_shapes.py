@@ -227,7 +227,7 @@ def test_interjection_moves_by_the_core_rule_with_a_reused_id():
 
 
 def test_ids_and_names_the_core_cannot_read_still_order_results():
-    call = ToolUseBlock("c\ud800", "ls", {})
+    call = ToolUseBlock("c\ud800", "\udc00", {})
     history = [Message.assistant(tool_calls=[call]), Message.user("hurry"),
                Message.tool("1", tool_id="c\ud800", name="\udc00")]
     with pytest.warns(ConversionWarning, match="moved messages 1 after"):

@@ -223,7 +223,7 @@ _set_call_server = ToolUseBlock.server_name.__set__  # type: ignore[attr-defined
 _set_call_metadata = ToolUseBlock.metadata.__set__  # type: ignore[attr-defined]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ToolResultBlock:
     """The result of a tool call, linked to it by ``tool_use_id``.
 
@@ -239,10 +239,13 @@ class ToolResultBlock:
     is_error: bool = False
     type: ClassVar[str] = "tool_result"
 
-    def __post_init__(self) -> None:
-        _require_str(self.tool_use_id, "ToolResultBlock.tool_use_id")
-        require_bool(self.is_error, "ToolResultBlock.is_error")
-        output = _coerce_blocks(self.output, "ToolResultBlock.output")
+    def __init__(self, tool_use_id: str, output: Union[str, "Block", Tuple["Block", ...]] = (),
+                 is_error: bool = False) -> None:
+        # Written by hand: every tool message, built without dataclasses' frozen setattr.
+        if tool_use_id.__class__ is not str:
+            _require_str(tool_use_id, "ToolResultBlock.tool_use_id")
+        require_bool(is_error, "ToolResultBlock.is_error")
+        output = (TextBlock(output),) if output.__class__ is str else _coerce_blocks(output, "ToolResultBlock.output")
         for index, block in enumerate(output):
             # A result inside a result would nest without bound (and recurse in every writer).
             if isinstance(block, (ToolResultBlock, ToolUseBlock)):
@@ -250,7 +253,9 @@ class ToolResultBlock:
                     f"ToolResultBlock.output[{index}]: a tool result holds text, media or thinking, "
                     f"not a {block.type} block"
                 )
-        object.__setattr__(self, "output", output)
+        _set_result_id(self, tool_use_id)
+        _set_result_output(self, output)
+        _set_result_error(self, is_error)
 
     @property
     def text(self) -> str:
@@ -260,6 +265,11 @@ class ToolResultBlock:
         '42'
         """
         return "\n".join(b.text for b in self.output if isinstance(b, TextBlock))
+
+
+_set_result_id = ToolResultBlock.tool_use_id.__set__  # type: ignore[attr-defined]
+_set_result_output = ToolResultBlock.output.__set__  # type: ignore[attr-defined]
+_set_result_error = ToolResultBlock.is_error.__set__  # type: ignore[attr-defined]
 
 
 Block = Union[
