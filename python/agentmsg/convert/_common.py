@@ -7,7 +7,7 @@ import warnings
 from operator import attrgetter
 from types import SimpleNamespace
 from collections.abc import Mapping
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
 
 from ..blocks import TextBlock, ToolUseBlock
 from ..errors import ConversionError, MessageError, MessageTypeError, ToolPairError
@@ -101,6 +101,14 @@ def optional_dict(value: Any, where: str) -> Dict[str, Any]:
     if value is None:
         return {}
     return dict(require_dict(value, where))
+
+
+def objects_in(items: Iterable[Any], where: str) -> Iterator[Tuple[str, Mapping[str, Any]]]:
+    """Each item of a list field as ``(its place, the object)``; an item that is not an object
+    is a MessageTypeError naming its place (``where[j]``)."""
+    for index, item in enumerate(items):
+        place = f"{where}[{index}]"
+        yield place, require_dict(item, place)
 
 
 def require_list(value: Any, where: str) -> Sequence[Any]:

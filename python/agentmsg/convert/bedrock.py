@@ -37,6 +37,7 @@ from ..blocks import (
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role, metadata_view, _TOOL
 from ._common import (
+    objects_in,
     CachePlace,
     Losses,
     build,
@@ -275,9 +276,7 @@ def _tool_result(data: Any, where: str, call_names: Dict[str, str]) -> Message:
     if not isinstance(content, (list, tuple)):
         raise MessageTypeError(f"{where}.content must be a list, not {type(content).__name__}")
     output = []
-    for j, item in enumerate(content):
-        iwhere = f"{where}.content[{j}]"
-        item = require_dict(item, iwhere)
+    for iwhere, item in objects_in(content, f"{where}.content"):
         if "json" in item:
             output.append(TextBlock(json_text(item["json"], f"{iwhere}.json")))
         else:

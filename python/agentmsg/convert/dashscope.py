@@ -25,6 +25,7 @@ from ..blocks import AudioBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResul
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role, _TOOL
 from ._common import (
+    objects_in,
     Losses,
     build,
     check_dicts,
@@ -157,9 +158,7 @@ def _content(content: Any, where: str, role: str) -> list:
     if not isinstance(content, (list, tuple)):
         raise MessageTypeError(f"{where}.content must be a str or a list of items, not {type(content).__name__}")
     blocks = []
-    for j, item in enumerate(content):
-        iwhere = f"{where}.content[{j}]"
-        item = require_dict(item, iwhere)
+    for iwhere, item in objects_in(content, f"{where}.content"):
         if "text" in item:
             text = item["text"]
             blocks.append(build(iwhere, lambda: TextBlock(text)))
