@@ -266,7 +266,7 @@ class Message(_MessageSlots):
 
     >>> m = Message("user", "Hello world")
     >>> (m.role, m.text, m.length)
-    (<_USER: 'user'>, 'Hello world', 11)
+    (<Role.USER: 'user'>, 'Hello world', 11)
     """
 
     __slots__ = ()
@@ -721,7 +721,11 @@ def _unpickle(role: Role, content: Tuple[Block, ...], name: Optional[str], id: s
 
 
 def metadata_view(message: Message) -> Mapping[str, Any]:
-    """A message's metadata for reading, without making a dict when it has none."""
+    """A message's metadata for reading, without making a dict when it has none.
+
+    >>> dict(metadata_view(Message.user("Hi", metadata={"k": 1})))
+    {'k': 1}
+    """
     value = message._metadata
     return _NO_METADATA if value is None else value
 
