@@ -35,8 +35,9 @@ from ..blocks import (
     VideoBlock,
 )
 from ..errors import ConversionError, MessageTypeError
-from ..message import Message, Role
+from ..message import Message, Role, metadata_view, _TOOL
 from ._common import (
+    objects_in,
     CachePlace,
     Losses,
     build,
@@ -139,7 +140,7 @@ def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[st
     role = message.role
     if message.reasoning_content is not None:
         losses.add("reasoning_content", index)
-    if role is Role.TOOL:
+    if role is _TOOL:
         result: ToolResultBlock = message.content[0]
         if not message.tool_id:
             raise ConversionError(
@@ -163,7 +164,7 @@ def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[st
     if message.name is not None:
         losses.add("name on non-tool messages", index)
     blocks: List[Dict[str, Any]] = []
-    redacted = own_namespace(message.metadata, "bedrock").get("redacted_reasoning")
+    redacted = own_namespace(metadata_view(message), "bedrock").get("redacted_reasoning")
     if not isinstance(redacted, list):
         redacted = ()
     for data in redacted:  # kept by from_bedrock; goes back first, where reasoning belongs
@@ -275,9 +276,7 @@ def _tool_result(data: Any, where: str, call_names: Dict[str, str]) -> Message:
     if not isinstance(content, (list, tuple)):
         raise MessageTypeError(f"{where}.content must be a list, not {type(content).__name__}")
     output = []
-    for j, item in enumerate(content):
-        iwhere = f"{where}.content[{j}]"
-        item = require_dict(item, iwhere)
+    for iwhere, item in objects_in(content, f"{where}.content"):
         if "json" in item:
             output.append(TextBlock(json_text(item["json"], f"{iwhere}.json")))
         else:
