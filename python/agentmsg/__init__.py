@@ -23,6 +23,7 @@ from .transcripts import *  # noqa: F401,F403
 from .workbench import *  # noqa: F401,F403
 from .dialects import DIALECTS, ToolCallHeader, openai_deltas  # noqa: F401
 from .pool import *  # noqa: F401,F403
+from .normalize import as_messages  # noqa: F401
 from . import (
     blocks as _blocks,
     compaction as _compaction,
@@ -50,4 +51,4 @@ __all__ = [
         _toolpairs, _compaction, _convert, _pool, _transcripts, _workbench,
     )
     for name in module.__all__
-] + ["DIALECTS", "ToolCallHeader", "openai_deltas"]
+] + ["DIALECTS", "ToolCallHeader", "openai_deltas", "as_messages"]

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Union
 
 from .estimate import estimate_tokens_many
-from .message import Message, Role, _check_messages, _to_role
+from .message import Message, Role, _to_role
+from .normalize import read_messages
 
 __all__ = ["filter_by_role", "count_by_role", "ConversationStats", "conversation_stats"]
 
@@ -24,7 +25,7 @@ def filter_by_role(messages: Iterable[Message], role: Union[Role, str]) -> List[
     ['a']
     """
     wanted = _to_role(role)
-    return [m for m in _check_messages(messages) if m.role is wanted]
+    return [m for m in read_messages(messages) if m.role is wanted]
 
 
 def count_by_role(messages: Iterable[Message]) -> Dict[str, int]:
@@ -34,7 +35,7 @@ def count_by_role(messages: Iterable[Message]) -> Dict[str, int]:
     2
     """
     counts = {role.value: 0 for role in Role}
-    for message in _check_messages(messages):
+    for message in read_messages(messages):
         counts[message.role.value] += 1
     return counts
 
@@ -69,7 +70,7 @@ def conversation_stats(messages: Sequence[Message]) -> ConversationStats:
     >>> (s.total_messages, s.total_chars, s.by_role["assistant"])
     (2, 8, 1)
     """
-    items = _check_messages(messages)
+    items = read_messages(messages)
     by_role = {role.value: 0 for role in Role}
     chars = {role.value: 0 for role in Role}
     tokens = {role.value: 0 for role in Role}

@@ -25,7 +25,8 @@ from .blocks import (
 )
 from ._checks import type_name
 from .errors import MessageTypeError
-from .message import Message, Role, _check_messages, _to_role
+from .message import Message, Role, _to_role
+from .normalize import read_messages
 
 __all__ = ["estimate_tokens", "estimate_tokens_many", "measured_text", "ROLE_CODES"]
 
@@ -91,7 +92,7 @@ def estimate_tokens_many(messages: Sequence[Message]) -> List[int]:
     """
     texts = []
     roles = []
-    for message in _check_messages(messages):
+    for message in read_messages(messages):
         texts.append(measured_text(message))
         roles.append(ROLE_CODES[message.role])
     return _core.estimate_tokens_many(texts, roles)

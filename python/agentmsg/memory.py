@@ -43,7 +43,8 @@ from .blocks import ToolUseBlock
 from .counting import CountCache, Counter, TokenCounter, _checked_count
 from .errors import MessageError, MessageTypeError
 from .estimate import ROLE_CODES
-from .message import Message, Role, _as_list, _to_role
+from .message import Message, Role, _to_role
+from .normalize import read_message, read_messages
 from .toolpairs import _pair, _role_of, _unencodable
 
 __all__ = ["token_counter", "TrimResult", "trim", "ConversationMemory"]
@@ -78,18 +79,6 @@ def _check_budget(max_tokens: object) -> int:
     if not 0 <= max_tokens < 2**64:
         raise MessageError(f"max_tokens must be >= 0 (and < 2**64), got {describe(max_tokens)}")
     return max_tokens
-
-
-def _roles(messages: Sequence[Message]) -> List[Role]:
-    try:
-        return list(map(_role_of, messages))
-    except AttributeError:
-        for index, message in enumerate(messages):
-            if not isinstance(message, Message):
-                raise MessageTypeError(
-                    f"messages[{index}] must be a Message, not {type(message).__name__}"
-                ) from None
-        raise
 
 
 # -- trim ---------------------------------------------------------------------------------------
@@ -154,10 +143,14 @@ def trim(
         raise MessageTypeError(f"keep_system must be a bool, not {type(keep_system).__name__}")
     start_role = None if start_on is None else _to_role(start_on)
     start_code = None if start_role is None else ROLE_CODES[start_role]
-    items = messages if isinstance(messages, (list, tuple)) else _as_list(messages, "messages", "a sequence of Message")
+    items = messages if isinstance(messages, (list, tuple)) else read_messages(messages)
     n = len(items)
     # The one read of the whole history: where the system messages are (and a type check).
-    systems = _core.positions_of_role(items, _SYSTEM, Message)
+    try:
+        systems = _core.positions_of_role(items, _SYSTEM, Message)
+    except MessageTypeError:  # dicts or SDK objects: read them (a list of Messages costs nothing more)
+        items = read_messages(items)
+        systems = _core.positions_of_role(items, _SYSTEM, Message)
     if not keep_system:
         systems = []
     system_counts = dict(zip(systems, count([items[i] for i in systems], systems)))
@@ -288,8 +281,8 @@ class ConversationMemory:
         >>> memory.total_tokens
         5
         """
-        if not isinstance(message, Message):
-            raise MessageTypeError(f"add() takes a Message, not {type(message).__name__}")
+        if message.__class__ is not Message:  # a dict or SDK object; an Anthropic turn may hold several
+            return self.extend(read_message(message))
         count = self._counter.count(message)
         self._change(self._add_counted, ((message, count),))
 
@@ -301,8 +294,7 @@ class ConversationMemory:
         >>> len(memory)
         2
         """
-        items = _as_list(messages, "messages", "a sequence of Message")
-        _roles(items)  # type-checks every item before anything is added
+        items = read_messages(messages)
         counted = list(zip(items, self._counter.count_many(items)))
         self._change(self._add_counted, counted)
 
@@ -443,9 +435,7 @@ class ConversationMemory:
         >>> [m.text for m in memory]
         ['summary of 1', 'c']
         """
-        if not isinstance(message, Message):
-            raise MessageTypeError(f"aadd() takes a Message, not {type(message).__name__}")
-        await self.aextend((message,))
+        await self.aextend(read_message(message))
 
     async def aextend(self, messages: Iterable[Message]) -> None:
         """:meth:`extend` with async compaction (see :meth:`aadd`): when the new messages take
@@ -458,8 +448,7 @@ class ConversationMemory:
         >>> len(memory)
         2
         """
-        items = _as_list(messages, "messages", "a sequence of Message")
-        _roles(items)
+        items = read_messages(messages)
         counts = self._counter.count_many(items)
         compactor = self._compactor
         compacted: Optional[List[Message]] = None
