@@ -24,6 +24,7 @@ from .workbench import *  # noqa: F401,F403
 from .dialects import DIALECTS, ToolCallHeader, openai_deltas  # noqa: F401
 from .pool import *  # noqa: F401,F403
 from .normalize import as_messages  # noqa: F401
+from .streams import *  # noqa: F401,F403
 from . import (
     blocks as _blocks,
     compaction as _compaction,
@@ -38,6 +39,7 @@ from . import (
     tokens as _tokens,
     encoding as _encoding,
     toolpairs as _toolpairs,
+    streams as _streams,
     transcripts as _transcripts,
     workbench as _workbench,
 )
@@ -48,7 +50,7 @@ __all__ = [
     name
     for module in (
         _errors, _blocks, _message, _estimate, _conversation, _parsing, _tokens, _encoding, _memory,
-        _toolpairs, _compaction, _convert, _pool, _transcripts, _workbench,
+        _toolpairs, _compaction, _convert, _pool, _transcripts, _workbench, _streams,
     )
     for name in module.__all__
 ] + ["DIALECTS", "ToolCallHeader", "openai_deltas", "as_messages"]
