@@ -144,13 +144,13 @@ def trim(
     start_role = None if start_on is None else _to_role(start_on)
     start_code = None if start_role is None else ROLE_CODES[start_role]
     items = messages if isinstance(messages, (list, tuple)) else read_messages(messages)
-    n = len(items)
     # The one read of the whole history: where the system messages are (and a type check).
     try:
         systems = _core.positions_of_role(items, _SYSTEM, Message)
     except MessageTypeError:  # dicts or SDK objects: read them (a list of Messages costs nothing more)
         items = read_messages(items)
         systems = _core.positions_of_role(items, _SYSTEM, Message)
+    n = len(items)
     if not keep_system:
         systems = []
     system_counts = dict(zip(systems, count([items[i] for i in systems], systems)))

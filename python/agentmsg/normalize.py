@@ -179,8 +179,8 @@ def _read(items: List[Any], start: int, what: str, keep_openai_dicts: bool, sing
     return out
 
 
-def _learn_calls(message: Message, call_names: Dict[str, str]) -> None:
-    if message.role is Role.ASSISTANT:
+def _learn_calls(message: Any, call_names: Dict[str, str]) -> None:
+    if isinstance(message, Message) and message.role is Role.ASSISTANT:  # (kept OpenAI dicts name nothing)
         for block in message.content:
             if type(block) is ToolUseBlock:
                 call_names[block.id] = block.name
