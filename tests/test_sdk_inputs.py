@@ -137,6 +137,7 @@ def test_a_mixed_history_keeps_its_order():
      MessageTypeError, r"^messages\[1\].content\[1\].input must be"),
     (Message.user("a"), MessageTypeError, "not a single Message"),
     ({"role": "user", "content": "a"}, MessageTypeError, "not a single dict"),
+    (OPENAI_COMPLETION.choices[0].message, MessageTypeError, "not a single ChatCompletionMessage"),
     (5, MessageTypeError, "messages must be a sequence of messages"),
 ])
 def test_errors_name_the_index(value, error, text):

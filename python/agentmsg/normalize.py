@@ -103,19 +103,17 @@ def messages_or_openai_dicts(messages: Any, what: str = "messages") -> List[Unio
 
 def _items(messages: Any, what: str) -> List[Any]:
     """``messages`` as a new list; a single whole response is a list of one."""
+    expected = f"a sequence of messages (each {EXPECTED})"
     if messages.__class__ is not list and messages.__class__ is not tuple and not isinstance(messages, Message):
-        data = _plain(messages)
-        if isinstance(data, Mapping) and _shape(data) in ("completion", "response"):
-            return [messages]
-    return _as_list(messages, what, f"a sequence of messages (each {EXPECTED})")
+        from .convert._common import plain_data  # (convert imports this module)
 
-
-def _plain(item: Any) -> Any:
-    """An SDK object (pydantic, anything with ``model_dump()``) as plain data; else ``item``."""
-    dump = getattr(item, "model_dump", None)
-    if dump is not None and not isinstance(item, Mapping) and callable(dump):
-        return dump(exclude_none=True)
-    return item
+        data = plain_data(messages)
+        if isinstance(data, Mapping):
+            if _shape(data) in ("completion", "response"):
+                return [messages]
+            if data is not messages:  # one SDK message object (pydantic models iterate as fields)
+                raise MessageTypeError(f"{what} must be {expected}, not a single {type_name(messages)}")
+    return _as_list(messages, what, expected)
 
 
 def _shape(data: Mapping[str, Any]) -> str:
@@ -142,6 +140,7 @@ def _shape(data: Mapping[str, Any]) -> str:
 
 def _read(items: List[Any], start: int, what: str, keep_openai_dicts: bool, single: bool = False) -> List[Any]:
     """Reads ``items[start:]`` (the items before are known to be Messages) into messages."""
+    from .convert._common import plain_data
     from .convert.openai import _reply_of_completion, message_from_openai
 
     out: List[Any] = items[:start]
@@ -156,7 +155,7 @@ def _read(items: List[Any], start: int, what: str, keep_openai_dicts: bool, sing
             out.append(item)
             _learn_calls(item, call_names)
             continue
-        data = _plain(item)
+        data = plain_data(item)
         if not isinstance(data, Mapping):
             raise MessageTypeError(f"{where} must be {EXPECTED}, not {type_name(item)}")
         shape = _shape(data)
@@ -170,7 +169,7 @@ def _read(items: List[Any], start: int, what: str, keep_openai_dicts: bool, sing
         fields: Dict[str, Any] = {}
         if shape == "completion":
             data, fields = _reply_of_completion(data, where)
-            data = _plain(data)
+            data = plain_data(data)
         data = _plain_calls(data)
         if keep_openai_dicts:
             out.append(data)
@@ -189,9 +188,11 @@ def _learn_calls(message: Any, call_names: Dict[str, str]) -> None:
 def _plain_calls(data: Mapping[str, Any]) -> Mapping[str, Any]:
     """An OpenAI dict whose ``tool_calls`` hold SDK objects (``{"tool_calls": message.tool_calls}``)
     with those calls as dicts."""
+    from .convert._common import plain_data
+
     calls = data.get("tool_calls")
     if isinstance(calls, (list, tuple)) and any(not isinstance(call, Mapping) for call in calls):
-        return {**data, "tool_calls": [_plain(call) for call in calls]}
+        return {**data, "tool_calls": [plain_data(call) for call in calls]}
     return data
 
 

@@ -34,7 +34,8 @@ from ._checks import describe, require_int, type_name
 from .blocks import TextBlock
 from .errors import ConversionError, MessageTypeError
 from .message import Message
-from .normalize import _from_anthropic_turn, _plain
+from .convert._common import build, plain_data
+from .normalize import _from_anthropic_turn
 
 __all__ = ["from_openai_stream", "afrom_openai_stream", "from_anthropic_stream", "afrom_anthropic_stream"]
 
@@ -209,8 +210,6 @@ def _with_parsed_text(message: Message, parsed: List[Any], where: str) -> Messag
     if not blocks:
         raise ConversionError(f"{where}: the reply holds nothing but text the {issues[0]['kind']} parse "
                               f"issue covers: {issues[0]['message']}")
-    from .convert._common import build
-
     return build(where, lambda: message.replace(content=blocks, metadata=metadata))
 
 
@@ -353,13 +352,13 @@ class _AnthropicReply:
         if kind in _DERIVED_EVENTS:
             return
         if kind == "message_start":
-            message = _plain(_field(event, "message"))
+            message = plain_data(_field(event, "message"))
             if not isinstance(message, Mapping):
                 raise MessageTypeError(f"{where}.message must be a Message or its dict, not {type_name(message)}")
             self.response = {key: value for key, value in message.items() if key != "content"}
         elif kind == "content_block_start":
             position = self._index(event, where)
-            block = _plain(_field(event, "content_block"))
+            block = plain_data(_field(event, "content_block"))
             if not isinstance(block, Mapping):
                 raise MessageTypeError(f"{where}.content_block must be a content block, not {type_name(block)}")
             self.blocks[position] = dict(block)
@@ -372,18 +371,18 @@ class _AnthropicReply:
         elif kind == "content_block_stop":
             self._index(event, where)
         elif kind == "message_delta":
-            delta = _plain(_field(event, "delta")) or {}
+            delta = plain_data(_field(event, "delta")) or {}
             if not isinstance(delta, Mapping):
                 raise MessageTypeError(f"{where}.delta must be a message delta or its dict, not {type_name(delta)}")
             for key in ("stop_reason", "stop_sequence"):
                 if delta.get(key) is not None:
                     self.response[key] = delta[key]
-            usage = _plain(_field(event, "usage"))
+            usage = plain_data(_field(event, "usage"))
             if isinstance(usage, Mapping):
                 known = self.response.get("usage")
                 self.response["usage"] = {**(known if isinstance(known, Mapping) else {}), **usage}
         elif kind == "error":
-            error = _plain(_field(event, "error")) or {}
+            error = plain_data(_field(event, "error")) or {}
             detail = error.get("message") if isinstance(error, Mapping) else None
             raise ConversionError(f"{where}: the stream reported an error: {describe(detail)}")
         else:
@@ -407,7 +406,7 @@ class _AnthropicReply:
             self.inputs.setdefault(position, []).append(fragment or "")
             return
         if kind == "citations_delta":
-            block.setdefault("citations", []).append(_plain(_field(delta, "citation")))
+            block.setdefault("citations", []).append(plain_data(_field(delta, "citation")))
             return
         if kind not in _DELTA_FIELDS:
             raise ConversionError(f"{where}.delta.type: unknown delta {describe(kind)}; valid: text_delta, "
