@@ -131,7 +131,8 @@ def _shape(data: Mapping[str, Any]) -> str:
             and "tool_calls" not in data:
         for block in content:
             if isinstance(block, Mapping):
-                if block.get("type") in _ANTHROPIC_BLOCKS:
+                kind = block.get("type")
+                if kind.__class__ is str and kind in _ANTHROPIC_BLOCKS:
                     return "anthropic"
             elif not isinstance(block, str):
                 return "anthropic"  # an SDK block object (OpenAI's content parts are dicts)

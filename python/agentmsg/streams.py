@@ -303,7 +303,7 @@ class _OpenAIReply:
         from .convert.openai import message_from_openai
 
         if not self.seen:
-            raise ConversionError(f"chunks: the stream held no chunk of choice {self.choice}")
+            raise ConversionError(f"chunks: the stream held no chunk of choice {describe(self.choice)}")
         text = "".join(self.content)
         data: Dict[str, Any] = {"role": self.role or "assistant", "content": text or None}
         if self.reasoning:
@@ -348,7 +348,7 @@ class _AnthropicReply:
 
     def add(self, event: Any, index: int) -> None:
         where = f"events[{index}]"
-        kind = _field(_object(event, where), "type")
+        kind = _optional_str(_field(_object(event, where), "type"), f"{where}.type")
         if kind in _DERIVED_EVENTS:
             return
         if kind == "message_start":
@@ -398,7 +398,7 @@ class _AnthropicReply:
 
     def _add_delta(self, position: int, delta: Any, where: str) -> None:
         block = self.blocks[position]
-        kind = _field(delta, "type")
+        kind = _optional_str(_field(delta, "type"), f"{where}.delta.type")
         if kind == "input_json_delta":
             if block.get("type") not in ("tool_use", "server_tool_use"):
                 raise ConversionError(f"{where}: an input_json_delta for a {describe(block.get('type'))} block")
