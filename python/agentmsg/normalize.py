@@ -76,10 +76,16 @@ def as_messages(messages: Iterable[MessageLike]) -> List[Message]:
 def read_messages(messages: Any, what: str = "messages") -> List[Message]:
     """:func:`as_messages` with the name errors give the sequence (``what[index]``)."""
     items = _items(messages, what)
-    for index, item in enumerate(items):
-        if item.__class__ is not Message:
-            return _read(items, index, what, keep_openai_dicts=False)
+    for item in items:
+        if type(item) is not Message:
+            return _read(items, _first_other(items), what, keep_openai_dicts=False)
     return items
+
+
+def _first_other(items: List[Any]) -> int:
+    """The index of the first item that is not exactly a Message (the fast loops above check
+    without counting)."""
+    return next(index for index, item in enumerate(items) if type(item) is not Message)
 
 
 def read_message(message: Any, what: str = "message") -> List[Message]:
@@ -152,12 +158,15 @@ def _read(items: List[Any], start: int, what: str, keep_openai_dicts: bool, sing
     for index in range(start, len(items)):
         item = items[index]
         where = what if single else f"{what}[{index}]"
-        if isinstance(item, Message):
+        if type(item) is dict:
+            data = item
+        elif isinstance(item, Message):
             out.append(item)
             _learn_calls(item, call_names)
             continue
-        data = plain_data(item)
-        if not isinstance(data, Mapping):
+        else:
+            data = plain_data(item)
+        if type(data) is not dict and not isinstance(data, Mapping):
             raise MessageTypeError(f"{where} must be {EXPECTED}, not {type_name(item)}")
         shape = _shape(data)
         if shape == "anthropic" or shape == "response":
@@ -171,7 +180,10 @@ def _read(items: List[Any], start: int, what: str, keep_openai_dicts: bool, sing
         if shape == "completion":
             data, fields = _reply_of_completion(data, where)
             data = plain_data(data)
-        data = _plain_calls(data)
+        calls = data.get("tool_calls")
+        if calls and isinstance(calls, (list, tuple)) and any(type(call) is not dict for call in calls):
+            # {"tool_calls": message.tool_calls}: the SDK's call objects, as dicts
+            data = {**data, "tool_calls": [plain_data(call) for call in calls]}
         if keep_openai_dicts:
             out.append(data)
             continue
@@ -184,17 +196,6 @@ def _learn_calls(message: Any, call_names: Dict[str, str]) -> None:
         for block in message.content:
             if type(block) is ToolUseBlock:
                 call_names[block.id] = block.name
-
-
-def _plain_calls(data: Mapping[str, Any]) -> Mapping[str, Any]:
-    """An OpenAI dict whose ``tool_calls`` hold SDK objects (``{"tool_calls": message.tool_calls}``)
-    with those calls as dicts."""
-    from .convert._common import plain_data
-
-    calls = data.get("tool_calls")
-    if isinstance(calls, (list, tuple)) and any(not isinstance(call, Mapping) for call in calls):
-        return {**data, "tool_calls": [plain_data(call) for call in calls]}
-    return data
 
 
 def _from_anthropic_turn(turn: Mapping[str, Any], where: str) -> List[Message]:

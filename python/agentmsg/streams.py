@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, AsyncIterable, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, AsyncIterable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from ._checks import describe, require_int, type_name
 from .blocks import TextBlock
@@ -152,9 +152,12 @@ async def _async_items(items: Any, what: str) -> Any:
 
 def _field(item: Any, name: str) -> Any:
     """``item[name]`` of a dict, ``item.name`` of an SDK object (None when absent)."""
-    if isinstance(item, Mapping):
+    if type(item) is dict:
         return item.get(name)
-    return getattr(item, name, None)
+    value = getattr(item, name, None)  # (the SDK objects: checked before the slower Mapping test)
+    if value is None and isinstance(item, Mapping):
+        return item.get(name)
+    return value
 
 
 def _optional_str(value: Any, where: str) -> Optional[str]:
@@ -167,7 +170,7 @@ def _optional_str(value: Any, where: str) -> Optional[str]:
 
 def _object(item: Any, where: str) -> Any:
     """A stream item: a dict or an SDK object (anything else is a typed error)."""
-    if isinstance(item, Mapping) or hasattr(item, "model_dump"):
+    if type(item) is dict or hasattr(item, "model_dump") or isinstance(item, Mapping):
         return item
     raise MessageTypeError(f"{where} must be a stream object of the SDK or its dict, not {type_name(item)}")
 
@@ -343,7 +346,9 @@ class _AnthropicReply:
         self.dialect, self.tools = dialect, tools
         self.response: Dict[str, Any] = {}
         self.blocks: Dict[int, Dict[str, Any]] = {}
-        self.inputs: Dict[int, List[str]] = {}  # input_json_delta fragments of tool_use blocks
+        # The deltas' fragments, by (block, field), joined at the end (joining as they come would
+        # copy the text so far on every delta: quadratic in a long reply).
+        self.fragments: Dict[Tuple[int, str], List[str]] = {}
         self.parsers: Dict[int, Any] = {}  # a parser per text block, with a dialect
 
     def add(self, event: Any, index: int) -> None:
@@ -403,7 +408,7 @@ class _AnthropicReply:
             if block.get("type") not in ("tool_use", "server_tool_use"):
                 raise ConversionError(f"{where}: an input_json_delta for a {describe(block.get('type'))} block")
             fragment = _optional_str(_field(delta, "partial_json"), f"{where}.delta.partial_json")
-            self.inputs.setdefault(position, []).append(fragment or "")
+            self.fragments.setdefault((position, "input"), []).append(fragment or "")
             return
         if kind == "citations_delta":
             block.setdefault("citations", []).append(plain_data(_field(delta, "citation")))
@@ -415,24 +420,27 @@ class _AnthropicReply:
         if block.get("type") != block_type:
             raise ConversionError(f"{where}: a {kind} for a {describe(block.get('type'))} block")
         fragment = _optional_str(_field(delta, key), f"{where}.delta.{key}") or ""
-        block[key] = (block.get(key) or "") + fragment
+        self.fragments.setdefault((position, key), []).append(fragment)
         if position in self.parsers and fragment:
             self.parsers[position].feed(fragment)
 
     def message(self) -> Message:
         if not self.blocks and not self.response:
             raise ConversionError("events: the stream held no message")
-        content = []
-        for position, block in sorted(self.blocks.items()):
-            if position in self.inputs:
-                raw = "".join(self.inputs[position])
-                try:
-                    block = {**block, "input": json.loads(raw) if raw.strip() else {}}
-                except (ValueError, RecursionError) as error:
-                    raise ConversionError(
-                        f"events: content block {position} ({describe(block.get('name'))}): its input_json_delta "
-                        f"fragments are not JSON (was the stream cut off?): {error}") from None
-            content.append(block)
+        for (position, key), parts in self.fragments.items():
+            block = self.blocks[position]
+            if key != "input":
+                block[key] = (block.get(key) or "") + "".join(parts)
+                continue
+            raw = "".join(parts)
+            try:
+                block["input"] = json.loads(raw) if raw.strip() else {}
+            except (ValueError, RecursionError) as error:
+                raise ConversionError(
+                    f"events: content block {position} ({describe(block.get('name'))}): its input_json_delta "
+                    f"fragments are not JSON (was the stream cut off?): {error}") from None
+        self.fragments = {}
+        content = [block for _, block in sorted(self.blocks.items())]
         turn = {**self.response, "role": self.response.get("role", "assistant"), "content": content}
         messages = _from_anthropic_turn(turn, "events")
         if not messages:
