@@ -344,7 +344,7 @@ def test_anthropic_dialect_and_async():
      r"events\[0\]: content block 0 was never started"),
     ([{"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
       {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{"}}],
-     ConversionError, r"events\[1\]: an input_json_delta for a 'text' block"),
+     ConversionError, r"events\[1\]: a delta of type 'input_json_delta' for a 'text' block"),
     ([{"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t", "name": "f", "input": {}}},
       {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": '{"a": '}}],
      ConversionError, r"content block 0 \('f'\): its input_json_delta fragments are not JSON"),

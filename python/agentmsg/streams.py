@@ -332,8 +332,13 @@ class _OpenAIReply:
 
 # Events of the SDK's MessageStream that repeat what the raw events carry.
 _DERIVED_EVENTS = frozenset(("text", "thinking", "signature", "input_json", "citation", "ping", "message_stop"))
-_DELTA_FIELDS = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking"),
-                 "signature_delta": ("thinking", "signature")}
+# delta type -> (the block types it extends, its field, the block field it extends)
+_DELTA_FIELDS = {
+    "text_delta": (("text",), "text", "text"),
+    "thinking_delta": (("thinking",), "thinking", "thinking"),
+    "signature_delta": (("thinking",), "signature", "signature"),
+    "input_json_delta": (("tool_use", "server_tool_use"), "partial_json", "input"),
+}
 
 
 class _AnthropicReply:
@@ -352,6 +357,15 @@ class _AnthropicReply:
         self.parsers: Dict[int, Any] = {}  # a parser per text block, with a dialect
 
     def add(self, event: Any, index: int) -> None:
+        if _field(event, "type") == "content_block_delta":  # most events: read with the fewest steps
+            position = _field(event, "index")
+            if type(position) is not int or position not in self.blocks:
+                position = self._index(event, f"events[{index}]")  # (raises the error that fits)
+            delta = _field(event, "delta")
+            if type(delta) is not dict and not hasattr(delta, "model_dump"):
+                delta = _object(delta, f"events[{index}].delta")
+            self._add_delta(position, delta, index)
+            return
         where = f"events[{index}]"
         kind = _optional_str(_field(_object(event, where), "type"), f"{where}.type")
         if kind in _DERIVED_EVENTS:
@@ -371,8 +385,6 @@ class _AnthropicReply:
                 self.parsers[position] = _text_parser(self.dialect, self.tools)
                 if block.get("text"):
                     self.parsers[position].feed(block["text"])
-        elif kind == "content_block_delta":
-            self._add_delta(self._index(event, where), _object(_field(event, "delta"), f"{where}.delta"), where)
         elif kind == "content_block_stop":
             self._index(event, where)
         elif kind == "message_delta":
@@ -401,28 +413,35 @@ class _AnthropicReply:
             raise ConversionError(f"{where}: content block {position} was never started (no content_block_start)")
         return position
 
-    def _add_delta(self, position: int, delta: Any, where: str) -> None:
+    def _add_delta(self, position: int, delta: Any, index: int) -> None:
         block = self.blocks[position]
-        kind = _optional_str(_field(delta, "type"), f"{where}.delta.type")
-        if kind == "input_json_delta":
-            if block.get("type") not in ("tool_use", "server_tool_use"):
-                raise ConversionError(f"{where}: an input_json_delta for a {describe(block.get('type'))} block")
-            fragment = _optional_str(_field(delta, "partial_json"), f"{where}.delta.partial_json")
-            self.fragments.setdefault((position, "input"), []).append(fragment or "")
+        kind = _field(delta, "type")
+        spec = _DELTA_FIELDS.get(kind) if type(kind) is str else None
+        if spec is None or block.get("type") not in spec[0]:
+            self._other_delta(block, delta, f"events[{index}]")
             return
+        _, field, key = spec
+        fragment = _field(delta, field)
+        if type(fragment) is not str:
+            fragment = _optional_str(fragment, f"events[{index}].delta.{field}") or ""
+        parts = self.fragments.get((position, key))
+        if parts is None:
+            parts = self.fragments[position, key] = []
+        parts.append(fragment)
+        if fragment and key == "text" and position in self.parsers:
+            self.parsers[position].feed(fragment)
+
+    @staticmethod
+    def _other_delta(block: Dict[str, Any], delta: Any, where: str) -> None:
+        """A citation, or the typed error for a delta that is unknown or of another block type."""
+        kind = _optional_str(_field(delta, "type"), f"{where}.delta.type")
         if kind == "citations_delta":
             block.setdefault("citations", []).append(plain_data(_field(delta, "citation")))
             return
         if kind not in _DELTA_FIELDS:
             raise ConversionError(f"{where}.delta.type: unknown delta {describe(kind)}; valid: text_delta, "
                                   "thinking_delta, signature_delta, input_json_delta, citations_delta")
-        block_type, key = _DELTA_FIELDS[kind]
-        if block.get("type") != block_type:
-            raise ConversionError(f"{where}: a {kind} for a {describe(block.get('type'))} block")
-        fragment = _optional_str(_field(delta, key), f"{where}.delta.{key}") or ""
-        self.fragments.setdefault((position, key), []).append(fragment)
-        if position in self.parsers and fragment:
-            self.parsers[position].feed(fragment)
+        raise ConversionError(f"{where}: a delta of type {describe(kind)} for a {describe(block.get('type'))} block")
 
     def message(self) -> Message:
         if not self.blocks and not self.response:
