@@ -154,10 +154,19 @@ def _field(item: Any, name: str) -> Any:
     """``item[name]`` of a dict, ``item.name`` of an SDK object (None when absent)."""
     if type(item) is dict:
         return item.get(name)
-    value = getattr(item, name, None)  # (the SDK objects: checked before the slower Mapping test)
-    if value is None and isinstance(item, Mapping):
-        return item.get(name)
-    return value
+    try:
+        return getattr(item, name)  # the SDK objects: tried before the slower Mapping test
+    except AttributeError:
+        return item.get(name) if isinstance(item, Mapping) else None
+
+
+def _undeclared(item: Any, name: str) -> Any:
+    """A field the SDK's class does not declare (``reasoning_content``): pydantic keeps it aside."""
+    if type(item) is not dict:
+        extra = getattr(item, "__pydantic_extra__", None)
+        if extra is not None:
+            return extra.get(name)
+    return _field(item, name)
 
 
 def _optional_str(value: Any, where: str) -> Optional[str]:
@@ -166,6 +175,15 @@ def _optional_str(value: Any, where: str) -> Optional[str]:
     if isinstance(value, str):
         return str.__str__(value)
     raise MessageTypeError(f"{where} must be a str or None, not {type_name(value)}")
+
+
+def _text_field(item: Any, name: str, where: str) -> Optional[str]:
+    """The str or None at field ``name`` of ``item``; anything else is an error naming
+    ``where.name`` (built only then: a stream reads several fields per chunk)."""
+    value = _field(item, name)
+    if value is None or type(value) is str:
+        return value
+    return _optional_str(value, f"{where}.{name}")
 
 
 def _object(item: Any, where: str) -> Any:
@@ -248,7 +266,7 @@ class _OpenAIReply:
             if (j if position is None else require_int(position, f"{cwhere}.index")) != self.choice:
                 continue
             self.seen = True
-            reason = _optional_str(_field(choice, "finish_reason"), f"{cwhere}.finish_reason")
+            reason = _text_field(choice, "finish_reason", cwhere)
             if reason is not None:
                 self.finish_reason = reason
             delta = _field(choice, "delta")
@@ -256,19 +274,21 @@ class _OpenAIReply:
                 self._add_delta(_object(delta, f"{cwhere}.delta"), f"{cwhere}.delta")
 
     def _add_delta(self, delta: Any, where: str) -> None:
-        role = _optional_str(_field(delta, "role"), f"{where}.role")
+        role = _text_field(delta, "role", where)
         if role is not None and self.role is None:
             self.role = role
-        text = _optional_str(_field(delta, "content"), f"{where}.content")
+        text = _text_field(delta, "content", where)
         if text:
             self.content.append(text)
             if self.parser is not None:
                 self.parser.feed(text)
         for key in ("reasoning_content", "reasoning"):
-            reasoning = _optional_str(_field(delta, key), f"{where}.{key}")
+            reasoning = _undeclared(delta, key)
+            if reasoning is not None and type(reasoning) is not str:
+                reasoning = _optional_str(reasoning, f"{where}.{key}")
             if reasoning:
                 self.reasoning.append(reasoning)
-        refusal = _optional_str(_field(delta, "refusal"), f"{where}.refusal")
+        refusal = _text_field(delta, "refusal", where)
         if refusal:
             self.refusal.append(refusal)
         calls = _field(delta, "tool_calls")
@@ -285,10 +305,10 @@ class _OpenAIReply:
         index = _field(call, "index")
         index = position if index is None else require_int(index, f"{where}.index")
         entry = self.calls.setdefault(index, {"id": None, "type": None, "name": [], "arguments": []})
-        call_id = _optional_str(_field(call, "id"), f"{where}.id")
+        call_id = _text_field(call, "id", where)
         if call_id and entry["id"] is None:
             entry["id"] = call_id  # ids come whole; some servers repeat them in every fragment
-        kind = _optional_str(_field(call, "type"), f"{where}.type")
+        kind = _text_field(call, "type", where)
         if kind is not None:
             entry["type"] = kind
         function = _field(call, "function")
@@ -298,7 +318,7 @@ class _OpenAIReply:
     @staticmethod
     def _add_function(function: Any, entry: Dict[str, Any], where: str) -> None:
         for key in ("name", "arguments"):
-            fragment = _optional_str(_field(function, key), f"{where}.{key}")
+            fragment = _text_field(function, key, where)
             if fragment:
                 entry.setdefault(key, []).append(fragment)
 
