@@ -47,7 +47,7 @@ def test_names_load_on_first_use_and_are_those_of_the_modules():
     by_module = [(module, agentmsg._DIALECT_NAMES if module is agentmsg.dialects else module.__all__)
                  for module in modules]
     exported = [name for _, names in by_module for name in names]
-    assert agentmsg.__all__ == exported and len(set(exported)) == len(exported)
+    assert sorted(agentmsg.__all__) == sorted(exported) and len(set(exported)) == len(exported)
     assert all(getattr(agentmsg, name) is getattr(module, name) for module, names in by_module for name in names)
     namespace = {}
     exec("from agentmsg import *", namespace)

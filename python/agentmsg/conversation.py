@@ -9,16 +9,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Union
+from typing import Dict, Iterable, List, Optional, Union
 
 from .estimate import estimate_tokens_many
 from .message import Message, Role, _to_role
-from .normalize import read_messages
+from .normalize import MessageLike, read_messages
 
 __all__ = ["filter_by_role", "count_by_role", "ConversationStats", "conversation_stats"]
 
 
-def filter_by_role(messages: Iterable[Message], role: Union[Role, str]) -> List[Message]:
+def filter_by_role(messages: Iterable[MessageLike], role: Union[Role, str]) -> List[Message]:
     """The messages written by ``role``, in order.
 
     >>> [m.text for m in filter_by_role([Message.user("a"), Message.assistant("b")], "user")]
@@ -28,7 +28,7 @@ def filter_by_role(messages: Iterable[Message], role: Union[Role, str]) -> List[
     return [m for m in read_messages(messages) if m.role is wanted]
 
 
-def count_by_role(messages: Iterable[Message]) -> Dict[str, int]:
+def count_by_role(messages: Iterable[MessageLike]) -> Dict[str, int]:
     """How many messages each role wrote; every role appears, in the order of :class:`Role`.
 
     >>> count_by_role([Message.user("a"), Message.user("b")])["user"]
@@ -61,7 +61,7 @@ class ConversationStats:
     duration_seconds: float
 
 
-def conversation_stats(messages: Sequence[Message]) -> ConversationStats:
+def conversation_stats(messages: Iterable[MessageLike]) -> ConversationStats:
     """Counts, characters (of ``.text``) and estimated tokens, overall and by role.
 
     ``duration_seconds`` is the time from the first message's timestamp to the last's.

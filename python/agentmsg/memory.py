@@ -44,7 +44,7 @@ from .counting import CountCache, Counter, TokenCounter, _checked_count
 from .errors import MessageError, MessageTypeError
 from .estimate import ROLE_CODES
 from .message import Message, Role, _to_role
-from .normalize import read_message, read_messages
+from .normalize import MessageLike, read_message, read_messages
 from .toolpairs import _pair, _role_of, _unencodable
 
 __all__ = ["token_counter", "TrimResult", "trim", "ConversationMemory"]
@@ -115,7 +115,7 @@ class TrimResult:
 
 
 def trim(
-    messages: Sequence[Message],
+    messages: Iterable[MessageLike],
     max_tokens: int,
     *,
     counter: Counter = "estimate",
@@ -273,7 +273,7 @@ class ConversationMemory:
 
     # -- adding --------------------------------------------------------------------------------
 
-    def add(self, message: Message) -> None:
+    def add(self, message: MessageLike) -> None:
         """Adds one message and prunes, all or nothing; see :attr:`pruned` for what left.
 
         >>> memory = ConversationMemory(100)
@@ -286,7 +286,7 @@ class ConversationMemory:
         count = self._counter.count(message)
         self._change(self._add_counted, ((message, count),))
 
-    def extend(self, messages: Iterable[Message]) -> None:
+    def extend(self, messages: Iterable[MessageLike]) -> None:
         """Adds messages in order (counted in one batch), pruning as each arrives; all or nothing.
 
         >>> memory = ConversationMemory(100)
@@ -419,7 +419,7 @@ class ConversationMemory:
     def _restore_deques(self, systems: Deque[Tuple[int, Message]], entries: Deque[Tuple[int, Message]]) -> None:
         self._systems, self._entries = systems, entries
 
-    async def aadd(self, message: Message) -> None:
+    async def aadd(self, message: MessageLike) -> None:
         """:meth:`add` for a memory whose compactor has async policies (an LLM summarizer):
         the compaction is awaited outside the lock, before anything changes. If another add
         changed the history while it ran, its result is discarded and the next add compacts
@@ -437,7 +437,7 @@ class ConversationMemory:
         """
         await self.aextend(read_message(message))
 
-    async def aextend(self, messages: Iterable[Message]) -> None:
+    async def aextend(self, messages: Iterable[MessageLike]) -> None:
         """:meth:`extend` with async compaction (see :meth:`aadd`): when the new messages take
         the history past the trigger, the history with them is compacted once, then they are
         added and the memory pruned, all or nothing.
