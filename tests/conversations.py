@@ -98,6 +98,18 @@ def check_rules(source, kept, max_tokens, total, over_budget, system_over_budget
     return kept_others, others
 
 
+def rule1(source, max_tokens):
+    """Rule 1 by definition, for brute-force models: (counts, kept system indices, the other
+    indices, tokens left for the others)."""
+    counts = [by_metadata(x) for x in source]
+    systems = [i for i, x in enumerate(source) if x.role == "system"]
+    others = [i for i, x in enumerate(source) if x.role != "system"]
+    kept_systems = list(systems)
+    while sum(counts[i] for i in kept_systems) > max_tokens and len(kept_systems) > 1:
+        kept_systems.pop(0)
+    return counts, kept_systems, others, max_tokens - sum(counts[i] for i in kept_systems)
+
+
 # Small messages whose token count rides in metadata (count them with ``by_metadata``).
 def m(role, tokens, **kw):
     if role == "tool":

@@ -172,6 +172,37 @@ WOLO = [
     ], "timestamp": 1704067201.0, "finished": True, "finish_reason": "stop", "reasoning_content": "plan",
      "metadata": {"k": 1}},
 ]
+# LangChain messages as data: built with model_construct, which skips LangChain's validation,
+# so that every hostile value reaches from_langchain.
+LANGCHAIN = [
+    {"kind": "system", "content": "Be brief", "id": "s1"},
+    {"kind": "human", "name": "ann", "content": [
+        {"type": "text", "text": "What is this?"},
+        {"type": "image", "url": "https://e.com/a.png"},
+        {"type": "image", "base64": "iVBO", "mime_type": "image/png"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}},
+    ]},
+    {"kind": "ai", "content": [{"type": "reasoning", "reasoning": "plan", "extras": {"signature": "sig"}}],
+     "tool_calls": [{"id": "c1", "name": "calc", "args": {"a": 1}, "type": "tool_call"}],
+     "additional_kwargs": {"reasoning_content": "r", "agentmsg": {
+         "timestamp": "2024-01-15T10:30:00Z", "metadata": {"k": 1}, "calls": [{"server_name": "mcp", "metadata": {}}]}},
+     "usage_metadata": {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3}},
+    {"kind": "tool", "content": "42", "tool_call_id": "c1", "status": "error", "artifact": {"raw": 1}},
+    {"kind": "function", "content": "x", "name": "calc"},
+    {"kind": "chat", "content": "rules", "role": "developer"},
+]
+
+
+def _langchain_messages(data):
+    from langchain_core import messages as lc
+
+    kinds = {"system": lc.SystemMessage, "human": lc.HumanMessage, "ai": lc.AIMessage,
+             "tool": lc.ToolMessage, "function": lc.FunctionMessage, "chat": lc.ChatMessage}
+    if not isinstance(data, list):
+        return data
+    return [kinds[item["kind"]].model_construct(**{k: v for k, v in item.items() if k != "kind"})
+            if isinstance(item, dict) and isinstance(item.get("kind"), str) and item["kind"] in kinds else item
+            for item in data]
 
 
 def _pair(value):
@@ -191,6 +222,7 @@ def _reader_cases():
         ("from_agentscope", lambda d: agentmsg.from_agentscope(d, on_orphan="keep"), AGENTSCOPE),
         ("from_arcaelas", lambda d: agentmsg.from_arcaelas(d), ARCAELAS),
         ("from_wolo", lambda d: agentmsg.from_wolo(d), WOLO),
+        ("from_langchain", lambda d: agentmsg.from_langchain(_langchain_messages(d)), LANGCHAIN),
         ("to_llm_messages", lambda d: agentmsg.to_llm_messages(d), WOLO),
         ("filter_for_bedrock", lambda d: agentmsg.filter_for_bedrock(d), OPENAI),
         ("is_cached_block", lambda d: agentmsg.is_cached_block(d), OPENAI[2]),
@@ -251,7 +283,8 @@ def _message_histories(hostile):
         lambda: [call(input={}, metadata=hostile), result],
         lambda: [call(input={}, metadata={"raw_arguments": hostile}), result],
         lambda: [Message.user("Hi", metadata=hostile)],
-        lambda: [Message.user("Hi", metadata={key: hostile}) for key in ("wolo", "suna_row", "openai", "agentmsg")],
+        lambda: [Message.user("Hi", metadata={key: hostile})
+                 for key in ("wolo", "suna_row", "openai", "agentmsg", "langchain")],
         lambda: [Message.assistant("Hi", metadata={"anthropic": {"redacted_thinking": [hostile]},
                                                    "bedrock": {"redacted_reasoning": [hostile]}})],
         lambda: [Message.assistant("Hi", metadata={"wolo": {"text_part_ids": hostile, "tools": hostile}})],
@@ -271,6 +304,7 @@ def _writer_cases():
         ("to_forge", agentmsg.to_forge), ("to_db_rows", agentmsg.to_db_rows),
         ("to_agentscope", agentmsg.to_agentscope), ("to_arcaelas", agentmsg.to_arcaelas),
         ("to_wolo", agentmsg.to_wolo), ("to_llm_messages", agentmsg.to_llm_messages),
+        ("to_langchain", agentmsg.to_langchain),
         ("format_conversation_for_cache", agentmsg.format_conversation_for_cache),
         ("format_multi_agent", agentmsg.format_multi_agent),
     ]

@@ -120,6 +120,17 @@ def test_any_pydantic_model_is_read_through_model_dump():
     assert [m.text for m in as_messages([Turn(role="user", content="Hi")])] == ["Hi"]
 
 
+def test_langchain_messages_read_as_from_langchain_reads_them():
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    history = [HumanMessage("1+1?"), AIMessage("", tool_calls=[{"id": "c1", "name": "add", "args": {"a": 1}}]),
+               ToolMessage("2", tool_call_id="c1")]
+    assert same(as_messages(history)) == same(agentmsg.from_langchain(history))
+    assert agentmsg.to_openai(history) == agentmsg.to_openai(agentmsg.from_langchain(history))
+    with pytest.raises(MessageTypeError, match=r"^messages\[1\]"):
+        as_messages([Message.user("a"), HumanMessage(content=[{"type": "text", "text": 5}])])
+
+
 def test_a_mixed_history_keeps_its_order():
     read = as_messages([Message.system("s"), {"role": "user", "content": "u"}, ANTHROPIC_RESPONSE,
                         {"role": "tool", "tool_call_id": "toolu_1", "content": "r"}])

@@ -14,7 +14,7 @@ from agentmsg import (
     pair_tool_results,
     trim,
 )
-from conversations import by_metadata, check_rules, conversations, m, turn
+from conversations import by_metadata, rule1, check_rules, conversations, m, turn
 
 
 def texts(result):
@@ -148,13 +148,7 @@ def test_long_history_counts_only_the_tail():
 
 def brute_force(source, max_tokens, start_on=None):
     """The kept indices by definition: the longest valid run within budget, else the shortest."""
-    counts = [by_metadata(x) for x in source]
-    systems = [i for i, x in enumerate(source) if x.role == "system"]
-    others = [i for i, x in enumerate(source) if x.role != "system"]
-    kept_systems = list(systems)
-    while sum(counts[i] for i in kept_systems) > max_tokens and len(kept_systems) > 1:
-        kept_systems.pop(0)
-    remaining = max_tokens - sum(counts[i] for i in kept_systems)
+    counts, kept_systems, others, remaining = rule1(source, max_tokens)
     groups = pair_tool_results(source).groups
     valid = []
     for k in range(len(others)):

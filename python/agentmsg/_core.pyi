@@ -16,7 +16,7 @@ def estimate_tokens(text: str, role: str = "user") -> int:
 def estimate_tokens_many(texts: Sequence[str], roles: Sequence[int]) -> List[int]:
     """:func:`estimate_tokens` of each text; ``roles`` holds codes 0 system, 1 user, 2 assistant, 3 tool."""
 
-# -- parsing (rust/agentmsg-py/src/parse.rs; public API and docs: agentmsg.parsing) -------------
+# -- parsing (rust/agentmsg-py/src/parse.rs, stream.rs, events.rs; public API and docs: agentmsg.parsing) -------------
 
 # Options given as None take their defaults: thinking "auto", tool_format "auto", code_fences True,
 # start_in_thinking detected (whole text) or False (stream), max_calls no limit.
@@ -87,6 +87,11 @@ class StreamParser:
     def feed(self, chunk: Optional[str]) -> List[Event]: ...
     def finish(self) -> List[Event]: ...
     def result(self) -> Any: ...  # agentmsg.Parsed
+
+def result_classes() -> List[Tuple[str, str, List[str]]]:
+    """``(module, class, fields)`` of each class parse results are built of without ``__init__``
+    (rust/agentmsg-py/src/results.rs); ``tests/test_result_classes.py`` holds them to the
+    dataclasses."""
 
 # -- model dialects (rust/agentmsg-py/src/dialect.rs; public API and docs: agentmsg.dialects) ----
 
@@ -176,11 +181,15 @@ def select_kept(
     groups: Sequence[int],
     max_tokens: int,
     keep_system: bool = True,
-    start_on: Optional[int] = None,
+    start_on: Optional[Sequence[int]] = None,
+    end_on: Optional[Sequence[int]] = None,
+    first: bool = False,
 ) -> Tuple[List[int], int, bool, bool]:
     """Indices kept within ``max_tokens`` by the four pruning rules, and (total, over_budget,
     system_over_budget). ``groups[i]`` is the index of the first message of message i's tool
-    group (its own index when it is alone); roles and ``start_on`` are role codes."""
+    group (its own index when it is alone); roles are role codes, ``start_on`` and ``end_on``
+    lists of them (the run begins / ends at one of those roles); ``first`` keeps the oldest
+    messages instead of the newest."""
 
 def positions_of_role(messages: Sequence[Any], role: Any, message_type: type) -> List[int]:
     """Indices of the messages whose ``role`` attribute is ``role`` (by identity), in one pass
@@ -195,10 +204,17 @@ def valid_cuts(roles: Sequence[int], groups: Sequence[int], keep_system: bool = 
     splitting a tool group (``groups`` as for :func:`select_kept`)."""
 
 def window_decides(
-    roles: Sequence[int], groups: Sequence[int], keep_system: bool = True, start_on: Optional[int] = None
+    counts: Sequence[int],
+    roles: Sequence[int],
+    groups: Sequence[int],
+    remaining: int,
+    keep_system: bool = True,
+    start_on: Optional[Sequence[int]] = None,
+    end_on: Optional[Sequence[int]] = None,
 ) -> bool:
-    """Whether some run of the window's non-system messages splits no group (and begins at the
-    role ``start_on`` when given): ``trim`` stops growing its window once this holds."""
+    """Whether a window of the newest messages decides ``select_kept``: the run's end (by
+    ``end_on``) is in it, its non-system counts up to that end exceed ``remaining``, and some run
+    there splits no group (and begins at ``start_on``): ``trim`` stops growing its window then."""
 
 class RollingHistory:
     """A memory's state but its messages: counts, tool groups, totals and the pairing of tool

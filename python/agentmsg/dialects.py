@@ -40,6 +40,9 @@ DIALECTS: Dict[str, str] = {
     "hermes": "<tool_call>{\"name\", \"arguments\"}</tool_call> and <think>: Hermes 2 Pro, Qwen 2.5, Qwen 3 and their fine-tunes",
     "qwen3_coder": "<tool_call><function=NAME><parameter=KEY>value</parameter></function></tool_call> and <think>: Qwen3-Coder, Qwen 3.5",
     "gpt_oss": "OpenAI Harmony channels (analysis, commentary to=functions.NAME, final): gpt-oss",
+    "mistral": "[TOOL_CALLS] with a JSON list or NAME[ARGS]{...}, and [THINK]: Mistral, Mixtral, Devstral, Magistral",
+    "llama3_json": "{\"name\", \"parameters\"} JSON at the reply start or after <|python_tag|>, ';' between: Llama 3.1-3.3",
+    "pythonic": "[name(key=literal, ...), ...] Python call lists: Llama 3.2, Llama 4 and other pythonic models",
 }
 
 assert list(DIALECTS)[1:] == list(_core.dialect_names()), "DIALECTS must list the core's dialects"

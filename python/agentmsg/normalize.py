@@ -14,6 +14,8 @@ messages (trimming, memory, counting, converters, tool pairs, statistics).
   Anthropic's documented tool loop ``{"role": "assistant", "content": response.content}``. A
   user turn holding tool results becomes one tool message per result (and a user message for
   its other blocks), so one turn may give several messages;
+* LangChain messages (``HumanMessage``, ``AIMessage``, ``ToolMessage``...), read by
+  :func:`agentmsg.from_langchain`'s reader;
 * any other pydantic model, through ``model_dump()``, then read as above.
 
 A dict whose content is a string, or a list of OpenAI parts (``text``, ``image_url``,
@@ -155,6 +157,7 @@ def _read(items: List[Any], start: int, what: str, keep_openai_dicts: bool, sing
     call_names: Dict[str, str] = {}
     for message in out:
         _learn_calls(message, call_names)
+    langchain_losses = None
     for index in range(start, len(items)):
         item = items[index]
         where = what if single else f"{what}[{index}]"
@@ -163,6 +166,14 @@ def _read(items: List[Any], start: int, what: str, keep_openai_dicts: bool, sing
         elif isinstance(item, Message):
             out.append(item)
             _learn_calls(item, call_names)
+            continue
+        elif type(item).__module__.startswith("langchain_core."):  # (without importing LangChain)
+            from .convert._common import Losses
+            from .convert.langchain import _from_one, _langchain
+
+            langchain_losses = langchain_losses or Losses("as_messages")
+            out.append(_from_one(_langchain(), item, index, langchain_losses))
+            _learn_calls(out[-1], call_names)
             continue
         else:
             data = plain_data(item)
@@ -188,6 +199,8 @@ def _read(items: List[Any], start: int, what: str, keep_openai_dicts: bool, sing
             out.append(data)
             continue
         out.append(message_from_openai(data, where, call_names=call_names, **fields))
+    if langchain_losses is not None and langchain_losses.found:
+        langchain_losses.warn()
     return out
 
 

@@ -19,6 +19,7 @@ from .multi_agent import *  # noqa: F401,F403
 from .agentscope import *  # noqa: F401,F403
 from .arcaelas import *  # noqa: F401,F403
 from .wolo import *  # noqa: F401,F403
-from . import _common, agentscope, anthropic, arcaelas, bedrock, cache, dashscope, forge, multi_agent, openai, suna, wolo
+from .langchain import *  # noqa: F401,F403
+from . import _common, agentscope, anthropic, arcaelas, bedrock, cache, dashscope, forge, langchain, multi_agent, openai, suna, wolo
 
-__all__ = [name for module in (_common, openai, anthropic, bedrock, dashscope, forge, suna, cache, multi_agent, agentscope, arcaelas, wolo,) for name in module.__all__]
+__all__ = [name for module in (_common, openai, anthropic, bedrock, dashscope, forge, suna, cache, multi_agent, agentscope, arcaelas, wolo, langchain,) for name in module.__all__]

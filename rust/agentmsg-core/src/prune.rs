@@ -71,7 +71,7 @@ pub struct Selection {
 ///
 /// `start_on` makes the kept run begin at a message of that role; when no run within budget
 /// does, the shortest run that does is kept (and `over_budget` set); when no run can begin
-/// there at all, `start_on` is ignored.
+/// there at all, `start_on` is ignored. [`select_with`] adds the other [`Rules`].
 ///
 /// ```
 /// use agentmsg_core::{prune::select, Role};
@@ -88,6 +88,73 @@ pub fn select(
     keep_system: bool,
     start_on: Option<Role>,
 ) -> Result<Selection, PruneError> {
+    let rules = Rules { keep_system, start_on: start_on.map(RoleSet::of), ..Rules::default() };
+    select_with(counts, roles, groups, max_tokens, &rules)
+}
+
+/// A set of roles (for `start_on` and `end_on`, which LangChain lets name several types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RoleSet(u8);
+
+impl RoleSet {
+    /// The set holding only `role`.
+    pub fn of(role: Role) -> Self {
+        RoleSet(1 << role as u8)
+    }
+
+    /// The set of these roles.
+    pub fn any_of(roles: impl IntoIterator<Item = Role>) -> Self {
+        RoleSet(roles.into_iter().fold(0, |bits, role| bits | 1 << role as u8))
+    }
+
+    pub fn contains(self, role: Role) -> bool {
+        self.0 & (1 << role as u8) != 0
+    }
+}
+
+/// Which end of the history the kept run holds to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Strategy {
+    /// The newest messages that fit (the run ends at the newest message, rule 3).
+    #[default]
+    Last,
+    /// The oldest messages that fit: the run begins at the oldest non-system message, and the
+    /// oldest group is always kept (rule 4 read from the other end).
+    First,
+}
+
+/// The options of [`select_with`]; the default is [`select`] with `keep_system` off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Rules {
+    /// Rule 1: system messages are kept apart from the run.
+    pub keep_system: bool,
+    /// The run begins at one of these roles ([`Strategy::Last`] only; see [`select`]).
+    pub start_on: Option<RoleSet>,
+    /// The run ends at one of these roles, at a message after which no group continues; when no
+    /// message can end it, no non-system message is kept (as LangChain's `end_on`). With
+    /// [`Strategy::First`], when no run within budget ends there, the shortest one that does is
+    /// kept, over budget.
+    pub end_on: Option<RoleSet>,
+    pub strategy: Strategy,
+}
+
+/// [`select`] with every rule: `strategy`, `start_on` and `end_on` as role sets.
+///
+/// ```
+/// use agentmsg_core::{prune::{select_with, RoleSet, Rules, Strategy}, Role};
+/// let roles = [Role::User, Role::Assistant, Role::User, Role::Assistant];
+/// let first = Rules { strategy: Strategy::First, ..Rules::default() };
+/// assert_eq!(select_with(&[1, 1, 1, 1], &roles, &[0, 1, 2, 3], 3, &first).unwrap().kept, vec![0, 1, 2]);
+/// let ends_on_user = Rules { end_on: Some(RoleSet::of(Role::User)), ..Rules::default() };
+/// assert_eq!(select_with(&[1, 1, 1, 1], &roles, &[0, 1, 2, 3], 2, &ends_on_user).unwrap().kept, vec![1, 2]);
+/// ```
+pub fn select_with(
+    counts: &[u64],
+    roles: &[Role],
+    groups: &[usize],
+    max_tokens: u64,
+    rules: &Rules,
+) -> Result<Selection, PruneError> {
     let n = counts.len();
     if roles.len() != n || groups.len() != n {
         return Err(PruneError::LengthMismatch { counts: n, roles: roles.len(), groups: groups.len() });
@@ -95,26 +162,24 @@ pub fn select(
     if let Some(index) = (0..n).find(|&i| groups[i] > i) {
         return Err(PruneError::GroupAfterMessage { index, group: groups[index] });
     }
+    let keep_system = rules.keep_system;
     let is_system = |i: usize| keep_system && roles[i] == Role::System;
     let budget = u128::from(max_tokens);
     let systems: Vec<usize> = (0..n).filter(|&i| is_system(i)).collect();
     let share = system_share(systems.iter().map(|&i| counts[i]), max_tokens);
     let first_kept_system = systems.get(share.first_kept).copied().unwrap_or(0);
     let system_over_budget = share.over_budget;
-    let system_used = share.used;
     // None when the kept systems alone are over: then no run fits and only the newest is kept.
-    let remaining = budget.checked_sub(system_used);
+    let remaining = budget.checked_sub(share.used);
 
-    let cut = choose_cut(counts, roles, groups, &is_system, remaining, start_on)
-        .or_else(|| start_on.and_then(|_| choose_cut(counts, roles, groups, &is_system, remaining, None)));
-
+    let run = choose_run(counts, roles, groups, &is_system, remaining, rules);
     let mut kept = Vec::new();
     let mut total = 0u128;
     for (i, &count) in counts.iter().enumerate() {
         let keep = if is_system(i) {
             i >= first_kept_system
         } else {
-            cut.is_some_and(|c| i >= c)
+            run.is_some_and(|(first, last)| (first..=last).contains(&i))
         };
         if keep {
             kept.push(i);
@@ -122,6 +187,95 @@ pub fn select(
         }
     }
     Ok(Selection { kept, total: saturate(total), over_budget: total > budget, system_over_budget })
+}
+
+/// The kept run of non-system messages, `(first, last)` inclusive, or None for an empty one.
+fn choose_run(
+    counts: &[u64],
+    roles: &[Role],
+    groups: &[usize],
+    is_system: &dyn Fn(usize) -> bool,
+    remaining: Option<u128>,
+    rules: &Rules,
+) -> Option<(usize, usize)> {
+    match rules.strategy {
+        Strategy::Last => {
+            let last = match rules.end_on {
+                None => (0..counts.len()).rev().find(|&i| !is_system(i))?,
+                Some(end_on) => newest_end(roles, groups, is_system, end_on)?,
+            };
+            let in_run = |i: usize| i <= last && !is_system(i);
+            let start_on = rules.start_on;
+            let first = choose_cut(counts, roles, groups, &in_run, remaining, start_on)
+                .or_else(|| start_on.and_then(|_| choose_cut(counts, roles, groups, &in_run, remaining, None)))?;
+            Some((first, last))
+        }
+        Strategy::First => {
+            let first = (0..counts.len()).find(|&i| !is_system(i))?;
+            let last = choose_end(counts, roles, groups, is_system, remaining, rules.end_on)?;
+            Some((first, last))
+        }
+    }
+}
+
+/// The newest candidate of a role in `end_on` that no group continues past.
+fn newest_end(roles: &[Role], groups: &[usize], is_system: &dyn Fn(usize) -> bool, end_on: RoleSet) -> Option<usize> {
+    // min_group: the oldest group a candidate after `j` belongs to; `j` ends a run cleanly when
+    // that group starts after it.
+    let mut min_group = usize::MAX;
+    for j in (0..roles.len()).rev() {
+        if is_system(j) {
+            continue;
+        }
+        if min_group > j && end_on.contains(roles[j]) {
+            return Some(j);
+        }
+        min_group = min_group.min(groups[j]);
+    }
+    None
+}
+
+/// [`Strategy::First`]'s end: the newest clean end (see [`newest_end`]) whose run from the
+/// oldest candidate fits in `remaining`, else the oldest clean end (over budget). Without
+/// `end_on`, a history whose groups never close keeps every candidate.
+fn choose_end(
+    counts: &[u64],
+    roles: &[Role],
+    groups: &[usize],
+    is_system: &dyn Fn(usize) -> bool,
+    remaining: Option<u128>,
+    end_on: Option<RoleSet>,
+) -> Option<usize> {
+    let n = counts.len();
+    // The newest member of each group, so a forward walk knows when the groups it opened close.
+    let mut group_end: Vec<usize> = (0..n).collect();
+    for j in (0..n).filter(|&j| !is_system(j)) {
+        group_end[groups[j]] = j;
+    }
+    let mut prefix = 0u128;
+    let mut reach = 0usize; // the newest member of any group a candidate so far belongs to
+    let mut oldest_clean = None;
+    let mut best_fitting = None;
+    for j in (0..n).filter(|&j| !is_system(j)) {
+        prefix += u128::from(counts[j]);
+        reach = reach.max(group_end[groups[j]]);
+        let fits = remaining.is_some_and(|r| prefix <= r);
+        if !fits && oldest_clean.is_some() {
+            break; // runs only grow from here
+        }
+        if reach <= j && end_on.is_none_or(|roles_ok| roles_ok.contains(roles[j])) {
+            oldest_clean.get_or_insert(j);
+            if fits {
+                best_fitting = Some(j);
+            }
+        }
+    }
+    best_fitting.or(oldest_clean).or_else(|| {
+        if end_on.is_some() {
+            return None;
+        }
+        (0..n).rev().find(|&j| !is_system(j))
+    })
 }
 
 /// A u128 sum as u64, saturating (only sums past 2^64 tokens differ).
@@ -228,21 +382,20 @@ fn choose_cut(
     counts: &[u64],
     roles: &[Role],
     groups: &[usize],
-    is_system: &dyn Fn(usize) -> bool,
+    is_candidate: &dyn Fn(usize) -> bool,
     remaining: Option<u128>,
-    start_on: Option<Role>,
+    start_on: Option<RoleSet>,
 ) -> Option<usize> {
     let mut suffix = 0u128;
     let mut newest_valid = None;
     let mut best_fitting = None;
-    let is_candidate = |j: usize| !is_system(j);
-    for (j, splits_nothing) in Cuts::new(groups, &is_candidate) {
+    for (j, splits_nothing) in Cuts::new(groups, is_candidate) {
         suffix += u128::from(counts[j]);
         let fits = remaining.is_some_and(|r| suffix <= r);
         if !fits && newest_valid.is_some() {
             break; // runs only grow from here
         }
-        let valid = splits_nothing && start_on.is_none_or(|role| roles[j] == role);
+        let valid = splits_nothing && start_on.is_none_or(|set| set.contains(roles[j]));
         if valid {
             newest_valid.get_or_insert(j);
             if fits {
@@ -253,18 +406,34 @@ fn choose_cut(
     // A group whose start is not a candidate (a malformed group pointing at a system message)
     // cannot be cut; keeping every candidate is then the only valid run.
     best_fitting.or(newest_valid).or_else(|| {
-        let first = (0..counts.len()).find(|&j| !is_system(j))?;
-        start_on.is_none_or(|role| roles[first] == role).then_some(first)
+        let first = (0..counts.len()).find(|&j| is_candidate(j))?;
+        start_on.is_none_or(|set| set.contains(roles[first])).then_some(first)
     })
 }
 
-/// Whether a window of the newest messages already decides [`select`] once its non-system
-/// messages exceed the budget: some run in it splits no group (and, with `start_on`, begins
-/// at that role). `trim` grows its window until this holds (and no result in it lacks its call).
-pub fn window_decides(roles: &[Role], groups: &[usize], keep_system: bool, start_on: Option<Role>) -> bool {
-    let is_candidate = |i: usize| !(keep_system && roles.get(i) == Some(&Role::System));
-    Cuts::new(groups, &is_candidate)
-        .any(|(j, ok)| ok && start_on.is_none_or(|role| roles.get(j) == Some(&role)))
+/// Whether a window of the newest messages already decides [`select_with`] (with
+/// [`Strategy::Last`]): the run's end is in it, its candidates up to that end exceed
+/// `remaining`, and some run in it splits no group (and begins at `start_on`). `trim` grows its
+/// window until this holds (and no result in it lacks its call).
+pub fn window_decides(
+    counts: &[u64],
+    roles: &[Role],
+    groups: &[usize],
+    remaining: u128,
+    rules: &Rules,
+) -> bool {
+    let keep_system = rules.keep_system;
+    let is_system = |i: usize| keep_system && roles.get(i) == Some(&Role::System);
+    let last = match rules.end_on {
+        None => (0..roles.len()).rev().find(|&i| !is_system(i)),
+        Some(end_on) => newest_end(roles, groups, &is_system, end_on),
+    };
+    let Some(last) = last else { return false };
+    let in_run = |i: usize| i <= last && !is_system(i);
+    let counted: u128 = (0..=last).filter(|&i| in_run(i)).map(|i| u128::from(counts[i])).sum();
+    counted > remaining
+        && Cuts::new(groups, &in_run)
+            .any(|(j, ok)| ok && rules.start_on.is_none_or(|set| set.contains(roles[j])))
 }
 
 /// What one [`RollingBudget::push`] removed, oldest first.
@@ -734,6 +903,131 @@ mod tests {
         assert_eq!(s.kept, vec![1]);
     }
 
+    fn with(counts: &[u64], roles: &[Role], groups: &[usize], max: u64, rules: Rules) -> Vec<usize> {
+        select_with(counts, roles, groups, max, &rules).unwrap().kept
+    }
+
+    #[test]
+    fn strategy_first_keeps_the_oldest_that_fit() {
+        let first = Rules { keep_system: true, strategy: Strategy::First, ..Rules::default() };
+        // S, U, A(call), T, U: the group 2..=3 leaves whole.
+        let roles = [S, U, A, T, U];
+        let groups = [0, 1, 2, 2, 4];
+        assert_eq!(with(&[1, 1, 1, 1, 1], &roles, &groups, 3, first), vec![0, 1]);
+        assert_eq!(with(&[1, 1, 1, 1, 1], &roles, &groups, 4, first), vec![0, 1, 2, 3]);
+        // The oldest group alone over budget: kept, reported.
+        let s = select_with(&[1, 9, 1], &[S, U, U], &[0, 1, 2], 5, &first).unwrap();
+        assert_eq!(s.kept, vec![0, 1]);
+        assert!(s.over_budget);
+    }
+
+    #[test]
+    fn end_on_ends_the_run_at_a_clean_end_of_that_role() {
+        let users = Some(RoleSet::of(U));
+        let last = Rules { keep_system: true, end_on: users, ..Rules::default() };
+        let roles = [S, U, A, U, A, T, A];
+        let groups = [0, 1, 2, 3, 4, 4, 6];
+        assert_eq!(with(&[1; 7], &roles, &groups, 10, last), vec![0, 1, 2, 3]);
+        assert_eq!(with(&[1; 7], &roles, &groups, 2, last), vec![0, 3]);
+        // An assistant whose call is answered after it is no clean end.
+        let ai = Rules { end_on: Some(RoleSet::of(A)), ..Rules::default() };
+        assert_eq!(with(&[1; 4], &[U, A, T, U], &[0, 1, 1, 3], 10, ai), Vec::<usize>::new());
+        assert_eq!(with(&[1; 4], &[U, A, T, A], &[0, 1, 1, 3], 10, ai), vec![0, 1, 2, 3]);
+        // No message can end the run: only the systems stay.
+        assert_eq!(with(&[1; 3], &[S, A, A], &[0, 1, 2], 10, last), vec![0]);
+        let first = Rules { strategy: Strategy::First, end_on: users, ..Rules::default() };
+        assert_eq!(with(&[1; 4], &[U, A, U, A], &[0, 1, 2, 3], 2, first), vec![0]);
+        // None ending at a user fits: the shortest that does is kept, over budget.
+        let s = select_with(&[5, 1, 1], &[A, U, U], &[0, 1, 2], 3, &first).unwrap();
+        assert_eq!((s.kept, s.over_budget), (vec![0, 1], true));
+        // Several roles.
+        let either = Rules { end_on: Some(RoleSet::any_of([U, T])), ..Rules::default() };
+        assert_eq!(with(&[1; 4], &[U, A, T, A], &[0, 1, 1, 3], 10, either), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn window_decides_with_end_on() {
+        let rules = Rules { end_on: Some(RoleSet::of(U)), ..Rules::default() };
+        // The end (a user) is at 1: only 0..=1 count toward the budget.
+        assert!(!window_decides(&[1, 1, 9], &[U, U, A], &[0, 1, 2], 2, &rules));
+        assert!(window_decides(&[1, 2, 9], &[U, U, A], &[0, 1, 2], 2, &rules));
+        assert!(!window_decides(&[9], &[A], &[0], 2, &rules));
+    }
+
+    /// `select_with` matches a brute force over every run: the best run is the longest (or, for
+    /// no fitting run, the shortest) that splits no group and meets the role rules.
+    #[test]
+    fn select_with_matches_brute_force() {
+        use proptest::prelude::*;
+        let history = prop::collection::vec((0u64..6, 1u8..4, any::<bool>()), 0..14);
+        proptest!(|(raw in history, max in 0u64..30, first in any::<bool>(),
+                    start in prop::option::of(1u8..4), end in prop::option::of(1u8..4))| {
+            let (roles, groups) = shape(&raw);
+            let counts: Vec<u64> = raw.iter().map(|r| r.0).collect();
+            let strategy = if first { super::Strategy::First } else { super::Strategy::Last };
+            let start_on = if first { None } else { start.map(|c| RoleSet::of(Role::from_code(c).unwrap())) };
+            let end_on = end.map(|c| RoleSet::of(Role::from_code(c).unwrap()));
+            let rules = Rules { keep_system: false, start_on, end_on, strategy };
+            let got = select_with(&counts, &roles, &groups, max, &rules).unwrap().kept;
+            prop_assert_eq!(got, brute_force(&counts, &roles, &groups, max, &rules));
+        });
+    }
+
+    /// Roles and groups of a generated history: results follow their call; a result joins the
+    /// newest call when asked to, and one that does not closes the group.
+    fn shape(raw: &[(u64, u8, bool)]) -> (Vec<Role>, Vec<usize>) {
+        let mut roles = Vec::new();
+        let mut groups = Vec::new();
+        let mut open: Option<usize> = None;
+        for (i, &(_, code, joins)) in raw.iter().enumerate() {
+            let role = Role::from_code(code).unwrap();
+            groups.push(match (role, open) {
+                (Role::Tool, Some(g)) if joins => g,
+                _ => i,
+            });
+            open = match role {
+                Role::Assistant => Some(i),
+                Role::Tool if joins => open,
+                _ => None,
+            };
+            roles.push(role);
+        }
+        (roles, groups)
+    }
+
+    fn brute_force(counts: &[u64], roles: &[Role], groups: &[usize], max: u64, rules: &Rules) -> Vec<usize> {
+        let n = counts.len();
+        let whole = |a: usize, b: usize| (0..n).all(|k| (a..=b).contains(&k) == (a..=b).contains(&groups[k]));
+        let ends_ok = |b: usize| rules.end_on.is_none_or(|set| set.contains(roles[b]));
+        let starts_ok = |a: usize| rules.start_on.is_none_or(|set| set.contains(roles[a]));
+        let sum = |a: usize, b: usize| counts[a..=b].iter().sum::<u64>();
+        let runs: Vec<(usize, usize)> = match rules.strategy {
+            Strategy::Last => {
+                let Some(b) = (0..n).rev().find(|&b| ends_ok(b) && (b + 1..n).all(|k| groups[k] > b)) else {
+                    return vec![];
+                };
+                let mut runs: Vec<(usize, usize)> = (0..=b).filter(|&a| whole(a, b)).map(|a| (a, b)).collect();
+                if runs.iter().any(|&(a, _)| starts_ok(a)) {
+                    runs.retain(|&(a, _)| starts_ok(a));
+                }
+                runs // oldest start first
+            }
+            Strategy::First => {
+                if n == 0 {
+                    return vec![];
+                }
+                let mut runs: Vec<(usize, usize)> =
+                    (0..n).rev().filter(|&b| ends_ok(b) && whole(0, b)).map(|b| (0, b)).collect();
+                if runs.is_empty() && rules.end_on.is_none() {
+                    runs.push((0, n - 1));
+                }
+                runs // newest end first
+            }
+        };
+        let chosen = runs.iter().find(|&&(a, b)| sum(a, b) <= max).or(runs.last());
+        chosen.map(|&(a, b)| (a..=b).collect()).unwrap_or_default()
+    }
+
     #[test]
     fn bad_input_is_an_error() {
         assert!(matches!(
@@ -792,24 +1086,7 @@ mod tests {
         use proptest::prelude::*;
         let history = prop::collection::vec((0u64..20, 0u8..4, any::<bool>()), 0..40);
         proptest!(|(raw in history, max in 0u64..60)| {
-            let mut roles = Vec::new();
-            let mut groups = Vec::new();
-            let mut open: Option<usize> = None;
-            for (i, &(_, code, joins)) in raw.iter().enumerate() {
-                let role = Role::from_code(code).unwrap();
-                let group = match (role, open) {
-                    (Role::Tool, Some(g)) if joins => g,
-                    _ => i,
-                };
-                // Results follow their call; a result that does not join closes the group.
-                open = match role {
-                    Role::Assistant => Some(i),
-                    Role::Tool if joins => open,
-                    _ => None,
-                };
-                roles.push(role);
-                groups.push(group);
-            }
+            let (roles, groups) = shape(&raw);
             let counts: Vec<u64> = raw.iter().map(|r| r.0).collect();
             let mut budget = RollingBudget::new(max, true);
             let mut seq_of = vec![0u64; raw.len()];

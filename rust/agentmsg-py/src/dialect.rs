@@ -1,118 +1,49 @@
-//! Binding of the model dialects: `parse_dialect`, `parse_dialect_many`, `DialectStreamParser`
-//! and the `ToolCallHeader` event. Results and the other events are the classes of `parse`.
+//! Binding of the model dialects: `parse_dialect`, `parse_dialect_many`, `DialectStreamParser`.
+//! Results, events, options and the stream wrapper are those of the other parsers.
 
-use std::sync::Arc;
-
-use agentmsg_core::parse::dialect::{self as core_dialect, Dialect, DialectEvent, DialectMachine, DialectOptions, Tools};
-use agentmsg_core::parse::{Folder, StartThinking};
+use agentmsg_core::parse::dialect::{self as core_dialect, Dialect, DialectEvent, DialectMachine};
+use agentmsg_core::parse::{Event, StartThinking};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::PyList;
 use pyo3::IntoPyObjectExt;
 
-use crate::errors::agentmsg_error;
-use crate::parse::{as_text, event_object, fold_event, option, parsed, parsed_list, py_str, text_bytes};
-use crate::pystr::extract_texts;
+use crate::events::ToolCallHeader;
+use crate::options::dialect_options;
+use crate::stream::{Machine, Stream};
 
-/// The options from the keyword arguments; `start_in_thinking` None means "detect" for whole
-/// text and "no" for a stream (`start_default`).
-fn dialect_options(
-    py: Python<'_>,
-    dialect: &Bound<'_, PyAny>,
-    start_in_thinking: Option<&Bound<'_, PyAny>>,
-    tools_json: Option<&Bound<'_, PyAny>>,
-    start_default: StartThinking,
-) -> PyResult<DialectOptions> {
-    let name: String = option(py, Some(dialect), "dialect", "a str", String::new())?;
-    let dialect = Dialect::from_name(&name).ok_or_else(|| {
-        let valid: Vec<&str> = Dialect::ALL.iter().map(|(n, _)| *n).collect();
-        agentmsg_error(py, "MessageError", format!("unknown dialect '{name}'; valid: {}", valid.join(", ")))
-    })?;
-    let start_in_thinking = match start_in_thinking {
-        Some(value) if !value.is_none() => {
-            if option(py, Some(value), "start_in_thinking", "a bool or None", false)? {
-                StartThinking::Yes
-            } else {
-                StartThinking::No
-            }
-        }
-        _ => start_default,
-    };
-    let tools = match tools_json {
-        Some(value) if !value.is_none() => {
-            let text: String = option(py, Some(value), "tools_json", "a str", String::new())?;
-            let tools = Tools::from_json(text.as_bytes())
-                .map_err(|e| agentmsg_error(py, "MessageError", format!("invalid tools: {e}")))?;
-            Some(Arc::new(tools))
-        }
-        _ => None,
-    };
-    Ok(DialectOptions { dialect, start_in_thinking, tools })
+crate::parse::whole_text_functions! {
+    /// Parses one text in a dialect into a `Parsed` (see `agentmsg.dialects.parse`).
+    parse_dialect as "parse_dialect",
+    /// Parses many texts in a dialect in parallel with the GIL released.
+    parse_dialect_many as "parse_dialect_many",
+    options (dialect, start_in_thinking = None, tools_json = None) => dialect_options,
+    core core_dialect::parse, core_dialect::parse_many,
 }
 
-/// Parses one text in a dialect into a `Parsed` (see `agentmsg.dialects.parse`).
-#[pyfunction]
-#[pyo3(signature = (text, *, dialect, start_in_thinking = None, tools_json = None))]
-fn parse_dialect<'py>(
-    py: Python<'py>,
-    text: &Bound<'py, PyAny>,
-    dialect: &Bound<'py, PyAny>,
-    start_in_thinking: Option<&Bound<'py, PyAny>>,
-    tools_json: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let options = dialect_options(py, dialect, start_in_thinking, tools_json, StartThinking::Detect)?;
-    let text = as_text(py, text, "text")?;
-    let bytes = text_bytes(text)?;
-    let doc = if bytes.len() > 1 << 20 {
-        py.detach(|| core_dialect::parse(&bytes, &options))
-    } else {
-        core_dialect::parse(&bytes, &options)
-    };
-    parsed(py, &doc)
-}
+impl Machine for DialectMachine {
+    type Event = DialectEvent;
+    const SHOWS_TOOL_START: bool = false;
 
-/// Parses many texts in a dialect in parallel with the GIL released.
-#[pyfunction]
-#[pyo3(signature = (texts, *, dialect, start_in_thinking = None, tools_json = None))]
-fn parse_dialect_many<'py>(
-    py: Python<'py>,
-    texts: &Bound<'py, PyAny>,
-    dialect: &Bound<'py, PyAny>,
-    start_in_thinking: Option<&Bound<'py, PyAny>>,
-    tools_json: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyList>> {
-    let options = dialect_options(py, dialect, start_in_thinking, tools_json, StartThinking::Detect)?;
-    let strings = extract_texts(py, texts, "texts")?;
-    let bytes = strings.iter().map(|s| text_bytes(s)).collect::<PyResult<Vec<_>>>()?;
-    // On the per-process pool, like every batch function: safe after a fork.
-    let docs = crate::pool::run_detached(py, || core_dialect::parse_many(&bytes, &options))?;
-    parsed_list(py, &docs)
-}
+    fn feed_into(&mut self, chunk: &[u8], events: &mut Vec<DialectEvent>) {
+        DialectMachine::feed_into(self, chunk, events);
+    }
 
-/// A tool call's name is complete: call ``index`` has this ``id`` and ``name``; its arguments
-/// follow as ``ToolCallDelta`` fragments, and ``ToolCallEnd`` closes it.
-///
-/// >>> ToolCallHeader(0, "call_1", "get_weather").name
-/// 'get_weather'
-#[pyclass(frozen, get_all, module = "agentmsg")]
-pub struct ToolCallHeader {
-    index: usize,
-    id: Py<PyString>,
-    name: Py<PyString>,
-}
+    fn finish(&mut self) -> Vec<DialectEvent> {
+        DialectMachine::finish(self)
+    }
 
-crate::parse::event_methods!(ToolCallHeader, index: usize, id: Py<PyString>, name: Py<PyString>);
+    fn split<'py>(py: Python<'py>, event: DialectEvent) -> PyResult<Result<Event, Bound<'py, PyAny>>> {
+        Ok(match event {
+            DialectEvent::ToolStart { index, id, name } => Err(ToolCallHeader::event(py, index, &id, &name)?),
+            DialectEvent::Event(event) => Ok(event),
+        })
+    }
+}
 
 /// Incremental parser of streamed text in one dialect (see `agentmsg.dialects.StreamParser`).
 #[pyclass(subclass, module = "agentmsg")]
 pub struct DialectStreamParser {
-    machine: DialectMachine,
-    /// The text run the last text delta belonged to.
-    text_block: Option<usize>,
-    buffer: Vec<DialectEvent>,
-    /// Every event of the current stream, adjacent text pieces merged, for `result()`.
-    folder: Folder<'static>,
-    /// The last stream finished: the next `feed` starts a new one.
-    finished: bool,
+    stream: Stream<DialectMachine>,
 }
 
 #[pymethods]
@@ -121,87 +52,28 @@ impl DialectStreamParser {
     #[pyo3(signature = (*, dialect, start_in_thinking = None, tools_json = None))]
     fn new(
         py: Python<'_>,
-        dialect: &Bound<'_, PyAny>,
+        dialect: Option<&Bound<'_, PyAny>>,
         start_in_thinking: Option<&Bound<'_, PyAny>>,
         tools_json: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let options = dialect_options(py, dialect, start_in_thinking, tools_json, StartThinking::No)?;
-        Ok(Self {
-            machine: DialectMachine::new(options),
-            text_block: None,
-            buffer: Vec::new(),
-            folder: Folder::for_stream(),
-            finished: false,
-        })
+        let options = dialect_options(py, StartThinking::No, dialect, start_in_thinking, tools_json)?;
+        Ok(Self { stream: Stream::new(DialectMachine::new(options)) })
     }
 
     /// Reads the next chunk; returns the events it completes.
     /// ``None`` is an empty chunk (an SDK delta without content).
     fn feed<'py>(&mut self, py: Python<'py>, chunk: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        if chunk.is_none() {
-            return Ok(PyList::empty(py));
-        }
-        let chunk = as_text(py, chunk, "chunk")?;
-        let bytes = text_bytes(chunk)?;
-        if std::mem::take(&mut self.finished) {
-            self.folder = Folder::for_stream();
-        }
-        let mut events = std::mem::take(&mut self.buffer);
-        self.machine.feed_into(&bytes, &mut events);
-        let list = self.events(py, &mut events, Some((chunk, &bytes)));
-        self.buffer = events;
-        list
+        self.stream.feed(py, chunk)
     }
 
     /// Ends the stream; returns the last events.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let mut events = self.machine.finish();
-        let list = self.events(py, &mut events, None);
-        self.text_block = None;
-        self.finished = true;
-        list
+        self.stream.finish(py)
     }
 
     /// The ``Parsed`` of the stream so far (after ``finish()``: of the whole stream).
     fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        parsed(py, self.folder.document())
-    }
-}
-
-impl DialectStreamParser {
-    /// The Python events for `events` (left empty). A piece equal to the whole chunk is that str.
-    fn events<'py>(
-        &mut self,
-        py: Python<'py>,
-        events: &mut Vec<DialectEvent>,
-        chunk: Option<(&Bound<'py, PyString>, &[u8])>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let text = |bytes: &[u8]| -> PyResult<Py<PyString>> {
-            match chunk {
-                Some((chunk, chunk_bytes)) if chunk_bytes == bytes => Ok(chunk.clone().unbind()),
-                _ => Ok(py_str(py, bytes)?.unbind()),
-            }
-        };
-        let list = PyList::empty(py);
-        for event in events.drain(..) {
-            let event = match event {
-                DialectEvent::ToolStart { index, id, name } => {
-                    let header = ToolCallHeader {
-                        index,
-                        id: PyString::new(py, &id).unbind(),
-                        name: PyString::new(py, &name).unbind(),
-                    };
-                    list.append(Bound::new(py, header)?)?;
-                    continue;
-                }
-                DialectEvent::Event(event) => event,
-            };
-            fold_event(&mut self.folder, &event);
-            // A dialect announces a call with its header (above), not a bare start.
-            let Some(obj) = event_object(py, event, &mut self.text_block, &text, false)? else { continue };
-            list.append(obj)?;
-        }
-        Ok(list)
+        self.stream.result(py)
     }
 }
 
@@ -216,6 +88,5 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_dialect_many, m)?)?;
     m.add_function(wrap_pyfunction!(dialect_names, m)?)?;
     m.add_class::<DialectStreamParser>()?;
-    m.add_class::<ToolCallHeader>()?;
     Ok(())
 }

@@ -12,12 +12,9 @@ use agentmsg_core::tokens::Encoding;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyString};
 
-use crate::errors::agentmsg_error;
-use crate::pystr::{extract_texts, storage, type_name, Storage};
-
-/// Texts of fewer characters than this are encoded without releasing the GIL: releasing costs
-/// more than encoding them.
-const DETACH_MIN_CHARS: usize = 4096;
+use crate::errors::{core_error, ErrorClass};
+use crate::pystr::{as_text, extract_texts, storage, type_name, Storage};
+use crate::tokens::{run_for_text, DETACH_MIN_CHARS};
 
 /// One of tiktoken's encodings, with ids: `agentmsg.Encoding` wraps it.
 #[pyclass(frozen, module = "agentmsg._core")]
@@ -29,16 +26,25 @@ pub struct TokenEncoder {
 type Disallowed = (usize, String);
 
 impl TokenEncoder {
-    /// The first disallowed string found in `texts`, in order (tiktoken checks each text before
-    /// encoding it, so the first failing text is the one it reports).
-    fn find_disallowed(texts: &[Cow<'_, str>], disallowed: &[String]) -> Option<Disallowed> {
+    /// `encode(texts)`, unless a text holds a string of `disallowed`: then the first one found,
+    /// in order, and nothing is encoded (tiktoken checks each text before encoding it, so the
+    /// first failing text is the one it reports).
+    fn unless_disallowed<T>(
+        texts: &[Cow<'_, str>],
+        disallowed: &[String],
+        encode: impl FnOnce(&[Cow<'_, str>]) -> T,
+    ) -> Result<T, Disallowed> {
         if disallowed.is_empty() {
-            return None;
+            return Ok(encode(texts));
         }
         let needles: Vec<&str> = disallowed.iter().map(String::as_str).collect();
-        texts.iter().enumerate().find_map(|(index, text)| {
+        let found = texts.iter().enumerate().find_map(|(index, text)| {
             first_occurrence(text, &needles).map(|(_, needle)| (index, disallowed[needle].clone()))
-        })
+        });
+        match found {
+            Some(found) => Err(found),
+            None => Ok(encode(texts)),
+        }
     }
 }
 
@@ -47,12 +53,10 @@ impl TokenEncoder {
     /// The encoder of tiktoken's encoding `name`; `EncodingError` for any other name.
     #[new]
     fn new(py: Python<'_>, name: &str) -> PyResult<Self> {
-        let encoding = Encoding::from_name(name)
-            .map_err(|error| agentmsg_error(py, "EncodingError", error.to_string()))?;
+        let encoding = Encoding::from_name(name).map_err(|error| core_error(py, error))?;
         let inner = core_encode::TokenEncoder::new(encoding).ok_or_else(|| {
-            agentmsg_error(
+            ErrorClass::Encoding.new_err(
                 py,
-                "EncodingError",
                 format!("encoding {name:?} is an estimate and has no token ids; use o200k_base or cl100k_base"),
             )
         })?;
@@ -82,14 +86,9 @@ impl TokenEncoder {
     }
 
     fn encode_ordinary(&self, py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
-        let text = extract_text(py, text)?;
-        let storage = storage(&text)?;
-        let encode = || self.inner.encode_ordinary(&storage.utf8());
-        if storage.chars() < DETACH_MIN_CHARS {
-            return Ok(encode());
-        }
+        let storage = storage(as_text(text, "text")?)?;
         // A long text is encoded in chunks on the per-process pool (rayon's own is gone after a fork).
-        crate::pool::run_detached(py, encode)
+        run_for_text(py, storage.chars(), || self.inner.encode_ordinary(&storage.utf8()))
     }
 
     /// The ids of `text`, or the first string of `disallowed` found in it (as a str) instead.
@@ -100,23 +99,13 @@ impl TokenEncoder {
         allowed: Vec<String>,
         disallowed: Vec<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let text = extract_text(py, text)?;
-        let storage = storage(&text)?;
-        let encode = || {
-            let text = [storage.utf8()];
-            match Self::find_disallowed(&text, &disallowed) {
-                Some((_, token)) => Err(token),
-                None => Ok(self.inner.encode(&text[0], &as_strs(&allowed))),
-            }
-        };
-        let result = if storage.chars() < DETACH_MIN_CHARS {
-            encode()
-        } else {
-            crate::pool::run_detached(py, encode)?
-        };
+        let storage = storage(as_text(text, "text")?)?;
+        let result = run_for_text(py, storage.chars(), || {
+            Self::unless_disallowed(&[storage.utf8()], &disallowed, |text| self.inner.encode(&text[0], &as_strs(&allowed)))
+        })?;
         match result {
             Ok(ids) => ids.into_pyobject(py),
-            Err(token) => Ok(PyString::new(py, &token).into_any()),
+            Err((_, token)) => Ok(PyString::new(py, &token).into_any()),
         }
     }
 
@@ -133,10 +122,7 @@ impl TokenEncoder {
         let storages: Vec<Storage<'_>> = texts.iter().map(storage).collect::<PyResult<_>>()?;
         let result = crate::pool::run_detached(py, || {
             let valid: Vec<Cow<'_, str>> = storages.iter().map(Storage::utf8).collect();
-            match Self::find_disallowed(&valid, &disallowed) {
-                Some(found) => Err(found),
-                None => Ok(core_encode::encode_batch(&self.inner, &valid, &as_strs(&allowed))),
-            }
+            Self::unless_disallowed(&valid, &disallowed, |valid| core_encode::encode_batch(&self.inner, valid, &as_strs(&allowed)))
         })?;
         match result {
             Ok(ids) => ids.into_pyobject(py),
@@ -151,11 +137,11 @@ impl TokenEncoder {
         tokens: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (tokens, out_of_range) = extract_ids(py, tokens)?;
-        let decode = || self.inner.decode_bytes(&tokens);
+        // Decoding is not cut into chunks: released, but not handed to the pool.
         let result = if tokens.len() < DETACH_MIN_CHARS {
-            decode()
+            self.inner.decode_bytes(&tokens)
         } else {
-            py.detach(decode)
+            py.detach(|| self.inner.decode_bytes(&tokens))
         };
         match (result, out_of_range) {
             (Ok(bytes), None) => Ok(PyBytes::new(py, &bytes).into_any()),
@@ -185,22 +171,17 @@ impl TokenEncoder {
         text: &Bound<'_, PyAny>,
         max_tokens: usize,
     ) -> PyResult<Py<PyString>> {
-        let text = extract_text(py, text)?;
-        let storage = storage(&text)?;
+        let text = as_text(text, "text")?;
+        let storage = storage(text)?;
         if let Storage::Ascii(ascii) = storage {
             if max_tokens >= ascii.len() {
-                return Ok(text.unbind()); // the whole text: no copy
+                return Ok(text.clone().unbind()); // the whole text: no copy
             }
         }
-        let cut = || {
+        let cut = run_for_text(py, storage.chars(), || {
             let utf8 = storage.utf8();
             self.inner.truncate(&utf8, max_tokens).to_owned()
-        };
-        let cut = if storage.chars() < DETACH_MIN_CHARS {
-            cut()
-        } else {
-            py.detach(cut)
-        };
+        })?;
         Ok(PyString::new(py, &cut).unbind())
     }
 }
@@ -209,22 +190,8 @@ fn as_strs(strings: &[String]) -> Vec<&str> {
     strings.iter().map(String::as_str).collect()
 }
 
-fn extract_text<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyString>> {
-    text.cast::<PyString>().cloned().map_err(|_| {
-        agentmsg_error(
-            py,
-            "MessageTypeError",
-            format!("text must be a str, not {}", type_name(text)),
-        )
-    })
-}
-
 fn not_an_int(py: Python<'_>, what: &str, value: &Bound<'_, PyAny>) -> PyErr {
-    agentmsg_error(
-        py,
-        "MessageTypeError",
-        format!("{what} must be an int, not {}", type_name(value)),
-    )
+    ErrorClass::MessageType.new_err(py, format!("{what} must be an int, not {}", type_name(value)))
 }
 
 /// A sequence of token ids, read up to the first int that is no id of any encoding (negative,
@@ -234,11 +201,7 @@ fn extract_ids<'py>(
     tokens: &Bound<'py, PyAny>,
 ) -> PyResult<(Vec<u32>, Option<Bound<'py, PyAny>>)> {
     let not_a_sequence = |tokens: &Bound<'py, PyAny>| {
-        agentmsg_error(
-            py,
-            "MessageTypeError",
-            format!("tokens must be a sequence of int, not {}", type_name(tokens)),
-        )
+        ErrorClass::MessageType.new_err(py, format!("tokens must be a sequence of int, not {}", type_name(tokens)))
     };
     if tokens.is_instance_of::<PyString>() {
         return Err(not_a_sequence(tokens));

@@ -1,23 +1,91 @@
-//! The one place where core failures become Python exceptions.
+//! The one place where failures become Python exceptions.
 //!
 //! The exception classes live in `agentmsg.errors` (they subclass both `AgentMsgError` and a
-//! builtin such as `ValueError`, which is natural in Python), so the binding looks them up there.
+//! builtin such as `ValueError`, which is natural in Python); each is looked up once per
+//! interpreter and cached. Core errors convert through [`CoreError`]: the class each raises is
+//! said once, here.
 
+use agentmsg_core::pairs::PairError;
+use agentmsg_core::prune::PruneError;
+use agentmsg_core::tokens::UnknownEncoding;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 
-/// Builds an instance of `agentmsg.errors.<class_name>` carrying `message`.
-///
-/// If the class cannot be found (a broken install), the lookup error is returned instead, so
-/// the caller still gets an exception and never a panic.
-pub fn agentmsg_error(py: Python<'_>, class_name: &str, message: impl Into<String>) -> PyErr {
-    let message = message.into();
-    let class = py
-        .import("agentmsg.errors")
-        .and_then(|module| module.getattr(class_name))
-        .and_then(|class| class.cast_into::<PyType>().map_err(PyErr::from));
-    match class {
-        Ok(class) => PyErr::from_type(class, message),
-        Err(lookup_error) => lookup_error,
+/// The classes of `agentmsg.errors` the binding raises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ErrorClass {
+    /// `AgentMsgError` itself: a failure that is no fault of the input (threads cannot start).
+    AgentMsg,
+    /// `MessageError` (a `ValueError`): a value of the right type that is invalid.
+    Message,
+    /// `MessageTypeError` (a `TypeError`): a value of the wrong type.
+    MessageType,
+    /// `EncodingError` (a `ValueError`): an unknown token encoding.
+    Encoding,
+}
+
+static CLASSES: [PyOnceLock<Py<PyType>>; 4] = [PyOnceLock::new(), PyOnceLock::new(), PyOnceLock::new(), PyOnceLock::new()];
+
+impl ErrorClass {
+    fn name(self) -> &'static str {
+        match self {
+            Self::AgentMsg => "AgentMsgError",
+            Self::Message => "MessageError",
+            Self::MessageType => "MessageTypeError",
+            Self::Encoding => "EncodingError",
+        }
     }
+
+    /// The Python class, looked up in `agentmsg.errors` on first use.
+    fn class<'py>(self, py: Python<'py>) -> PyResult<&'py Bound<'py, PyType>> {
+        let cell = &CLASSES[self as usize];
+        let class = cell.get_or_try_init(py, || {
+            let class = py.import("agentmsg.errors")?.getattr(self.name())?;
+            Ok::<_, PyErr>(class.cast_into::<PyType>().map_err(PyErr::from)?.unbind())
+        })?;
+        Ok(class.bind(py))
+    }
+
+    /// An exception of this class carrying `message`. If the class cannot be found (a broken
+    /// install), the lookup error is returned instead, so the caller still gets an exception.
+    pub(crate) fn new_err(self, py: Python<'_>, message: impl Into<String>) -> PyErr {
+        match self.class(py) {
+            Ok(class) => PyErr::from_type(class.clone(), message.into()),
+            Err(lookup_error) => lookup_error,
+        }
+    }
+}
+
+/// A failure of the core and the class of `agentmsg.errors` it raises.
+pub(crate) trait CoreError: std::fmt::Display {
+    const CLASS: ErrorClass;
+}
+
+impl CoreError for PruneError {
+    const CLASS: ErrorClass = ErrorClass::Message;
+}
+
+impl CoreError for PairError {
+    const CLASS: ErrorClass = ErrorClass::Message;
+}
+
+impl CoreError for UnknownEncoding {
+    const CLASS: ErrorClass = ErrorClass::Encoding;
+}
+
+/// The Python exception for a core error, its message the error's own.
+pub(crate) fn core_error<E: CoreError>(py: Python<'_>, error: E) -> PyErr {
+    E::CLASS.new_err(py, error.to_string())
+}
+
+/// An exception of `agentmsg.errors.<class_name>`: the form `arrow.rs` still uses (its Arrow
+/// import is being replaced; new code names an [`ErrorClass`]). An unknown name raises the
+/// base class.
+pub fn agentmsg_error(py: Python<'_>, class_name: &str, message: impl Into<String>) -> PyErr {
+    let class = [ErrorClass::Message, ErrorClass::MessageType, ErrorClass::Encoding]
+        .into_iter()
+        .find(|class| class.name() == class_name)
+        .unwrap_or(ErrorClass::AgentMsg);
+    class.new_err(py, message)
 }

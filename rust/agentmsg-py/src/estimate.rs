@@ -5,16 +5,12 @@ use agentmsg_core::Role;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use crate::errors::agentmsg_error;
+use crate::errors::ErrorClass;
 use crate::pystr::estimate_text;
 
 fn role_from_name(py: Python<'_>, name: &str) -> PyResult<Role> {
     Role::from_name(name).ok_or_else(|| {
-        agentmsg_error(
-            py,
-            "MessageError",
-            format!("unknown role '{name}'; valid roles: system, user, assistant, tool"),
-        )
+        ErrorClass::Message.new_err(py, format!("unknown role '{name}'; valid roles: system, user, assistant, tool"))
     })
 }
 
@@ -40,11 +36,7 @@ fn estimate_tokens_many(
     roles: Vec<u8>,
 ) -> PyResult<Vec<usize>> {
     if texts.len() != roles.len() {
-        return Err(agentmsg_error(
-            py,
-            "MessageError",
-            format!("{} texts but {} roles", texts.len(), roles.len()),
-        ));
+        return Err(ErrorClass::Message.new_err(py, format!("{} texts but {} roles", texts.len(), roles.len())));
     }
     texts
         .iter()
@@ -52,7 +44,7 @@ fn estimate_tokens_many(
         .enumerate()
         .map(|(index, (text, code))| {
             let role = Role::from_code(code).ok_or_else(|| {
-                agentmsg_error(py, "MessageError", format!("unknown role code {code} at index {index}"))
+                ErrorClass::Message.new_err(py, format!("unknown role code {code} at index {index}"))
             })?;
             estimate_str(text, role)
         })

@@ -15,11 +15,17 @@ mod dialect;
 mod encoding;
 mod errors;
 mod estimate;
+mod events;
+mod ffi;
+mod json;
+mod options;
 mod pairs;
 mod parse;
 mod pool;
 mod prune;
 mod pystr;
+mod results;
+mod stream;
 mod tokens;
 
 #[pymodule]
@@ -27,7 +33,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     estimate::register(m)?;
     parse::register(m)?;
+    stream::register(m)?;
+    events::register(m)?;
     dialect::register(m)?;
+    results::register(m)?;
     tokens::register(m)?;
     encoding::register(m)?;
     prune::register(m)?;

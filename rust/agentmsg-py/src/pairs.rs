@@ -3,7 +3,7 @@
 use agentmsg_core::pairs::{self, Calls, NameScope};
 use pyo3::prelude::*;
 
-use crate::errors::agentmsg_error;
+use crate::errors::core_error;
 use crate::prune::role_codes;
 
 /// `(call_of, orphans, unanswered)`: for each message the index of the message whose call it
@@ -28,7 +28,7 @@ fn pair_tool_results(
             let calls = Calls { messages: &call_messages, ids: &call_ids, names: &call_names };
             pairs::pair(&roles, &result_ids, &result_names, calls, scope)
         })
-        .map_err(|error| agentmsg_error(py, "MessageError", error.to_string()))?;
+        .map_err(|error| core_error(py, error))?;
     let call_of = pairing.call_of.iter().map(|c| c.map_or(-1, |i| i as i64)).collect();
     Ok((call_of, pairing.orphans, pairing.unanswered))
 }

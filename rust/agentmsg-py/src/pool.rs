@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 use rayon::{ThreadPool, ThreadPoolBuilder};
 
-use crate::errors::agentmsg_error;
+use crate::errors::ErrorClass;
 
 /// The environment variable that sizes the pool; unset, it has one thread per core.
 const NUM_THREADS_VAR: &str = "AGENTMSG_NUM_THREADS";
@@ -47,9 +47,8 @@ fn configured_threads(py: Python<'_>) -> PyResult<usize> {
     match std::env::var(NUM_THREADS_VAR) {
         Ok(value) if !value.trim().is_empty() => match value.trim().parse::<NonZeroUsize>() {
             Ok(threads) => Ok(threads.get()),
-            Err(_) => Err(agentmsg_error(
+            Err(_) => Err(ErrorClass::Message.new_err(
                 py,
-                "MessageError",
                 format!("{NUM_THREADS_VAR} must be a positive integer, not {value:?}"),
             )),
         },
@@ -72,7 +71,7 @@ pub fn current(py: Python<'_>) -> PyResult<Arc<ThreadPool>> {
         .thread_name(|index| format!("agentmsg-{index}"))
         .build()
         .map_err(|error| {
-            agentmsg_error(py, "AgentMsgError", format!("cannot start {threads} threads: {error}"))
+            ErrorClass::AgentMsg.new_err(py, format!("cannot start {threads} threads: {error}"))
         })?;
     let previous = slot.replace(ProcessPool {
         pid,
@@ -100,7 +99,7 @@ fn num_threads(py: Python<'_>) -> PyResult<usize> {
 #[pyfunction]
 fn set_num_threads(py: Python<'_>, threads: usize) -> PyResult<()> {
     let Some(requested) = NonZeroUsize::new(threads) else {
-        return Err(agentmsg_error(py, "MessageError", "threads must be at least 1, not 0"));
+        return Err(ErrorClass::Message.new_err(py, "threads must be at least 1, not 0"));
     };
     *lock(&REQUESTED_THREADS) = Some(requested);
     // The next parallel call builds a pool of the new size.

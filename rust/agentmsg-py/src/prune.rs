@@ -2,13 +2,13 @@
 //! `trim` and compaction use), `RollingHistory` for a memory, `RollingBudget` for its totals.
 
 use agentmsg_core::pairs::Link;
-use agentmsg_core::prune::{self, PruneError, Pushed};
+use agentmsg_core::prune::{self, PruneError, Pushed, RoleSet, Rules, Strategy};
 use agentmsg_core::Role;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
-use crate::errors::agentmsg_error;
+use crate::errors::{core_error, ErrorClass};
 
 pub(crate) fn role_codes(py: Python<'_>, codes: &[u8]) -> PyResult<Vec<Role>> {
     codes
@@ -16,19 +16,17 @@ pub(crate) fn role_codes(py: Python<'_>, codes: &[u8]) -> PyResult<Vec<Role>> {
         .enumerate()
         .map(|(index, &code)| {
             Role::from_code(code).ok_or_else(|| {
-                agentmsg_error(py, "MessageError", format!("unknown role code {code} at index {index}"))
+                ErrorClass::Message.new_err(py, format!("unknown role code {code} at index {index}"))
             })
         })
         .collect()
 }
 
-fn prune_error(py: Python<'_>, error: PruneError) -> PyErr {
-    agentmsg_error(py, "MessageError", error.to_string())
-}
-
 /// Indices to keep within `max_tokens`, plus (total, over_budget, system_over_budget).
+/// `start_on` and `end_on` are lists of role codes; `first` selects `Strategy::First`.
 #[pyfunction]
-#[pyo3(signature = (counts, roles, groups, max_tokens, keep_system = true, start_on = None))]
+#[pyo3(signature = (counts, roles, groups, max_tokens, keep_system = true, start_on = None, end_on = None, first = false))]
+#[allow(clippy::too_many_arguments)]
 fn select_kept(
     py: Python<'_>,
     counts: Vec<u64>,
@@ -36,18 +34,34 @@ fn select_kept(
     groups: Vec<usize>,
     max_tokens: u64,
     keep_system: bool,
-    start_on: Option<u8>,
+    start_on: Option<Vec<u8>>,
+    end_on: Option<Vec<u8>>,
+    first: bool,
 ) -> PyResult<(Vec<usize>, u64, bool, bool)> {
     let roles = role_codes(py, &roles)?;
-    let start_on = optional_role(py, start_on)?;
+    let rules = rules(py, keep_system, start_on, end_on, first)?;
     let selection = py
-        .detach(|| prune::select(&counts, &roles, &groups, max_tokens, keep_system, start_on))
-        .map_err(|error| prune_error(py, error))?;
+        .detach(|| prune::select_with(&counts, &roles, &groups, max_tokens, &rules))
+        .map_err(|error| core_error(py, error))?;
     Ok((selection.kept, selection.total, selection.over_budget, selection.system_over_budget))
 }
 
-fn optional_role(py: Python<'_>, code: Option<u8>) -> PyResult<Option<Role>> {
-    code.map(|code| role_codes(py, &[code]).map(|roles| roles[0])).transpose()
+fn rules(
+    py: Python<'_>,
+    keep_system: bool,
+    start_on: Option<Vec<u8>>,
+    end_on: Option<Vec<u8>>,
+    first: bool,
+) -> PyResult<Rules> {
+    let role_set = |codes: Option<Vec<u8>>| -> PyResult<Option<RoleSet>> {
+        codes.map(|codes| role_codes(py, &codes).map(RoleSet::any_of)).transpose()
+    };
+    Ok(Rules {
+        keep_system,
+        start_on: role_set(start_on)?,
+        end_on: role_set(end_on)?,
+        strategy: if first { Strategy::First } else { Strategy::Last },
+    })
 }
 
 /// Rule 1 for system counts (oldest first): (index of the oldest kept one, tokens they take).
@@ -65,18 +79,30 @@ fn valid_cuts(py: Python<'_>, roles: Vec<u8>, groups: Vec<usize>, keep_system: b
     Ok(prune::valid_cuts(&roles, &groups, keep_system))
 }
 
-/// Whether some run of the window's non-system messages splits no group (starting at `start_on`).
+/// Whether the window decides the selection (see `agentmsg_core::prune::window_decides`).
 #[pyfunction]
-#[pyo3(signature = (roles, groups, keep_system = true, start_on = None))]
+#[pyo3(signature = (counts, roles, groups, remaining, keep_system = true, start_on = None, end_on = None))]
+#[allow(clippy::too_many_arguments)]
 fn window_decides(
     py: Python<'_>,
+    counts: Vec<u64>,
     roles: Vec<u8>,
     groups: Vec<usize>,
+    remaining: u128,
     keep_system: bool,
-    start_on: Option<u8>,
+    start_on: Option<Vec<u8>>,
+    end_on: Option<Vec<u8>>,
 ) -> PyResult<bool> {
+    if counts.len() != roles.len() || groups.len() != roles.len() {
+        let error = PruneError::LengthMismatch { counts: counts.len(), roles: roles.len(), groups: groups.len() };
+        return Err(core_error(py, error));
+    }
+    if let Some(index) = (0..groups.len()).find(|&i| groups[i] > i) {
+        return Err(core_error(py, PruneError::GroupAfterMessage { index, group: groups[index] }));
+    }
     let roles = role_codes(py, &roles)?;
-    Ok(prune::window_decides(&roles, &groups, keep_system, optional_role(py, start_on)?))
+    let rules = rules(py, keep_system, start_on, end_on, false)?;
+    Ok(prune::window_decides(&counts, &roles, &groups, remaining, &rules))
 }
 
 /// Indices of the messages whose `role` attribute is `role` (compared by identity), in one pass
@@ -95,11 +121,7 @@ fn positions_of_role(
         let item = item?;
         if !item.get_type().is(message_type) && !item.is_instance(message_type)? {
             let type_name = item.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-            return Err(agentmsg_error(
-                py,
-                "MessageTypeError",
-                format!("messages[{index}] must be a Message, not {type_name}"),
-            ));
+            return Err(ErrorClass::MessageType.new_err(py, format!("messages[{index}] must be a Message, not {type_name}")));
         }
         if item.getattr(name)?.is(role) {
             found.push(index);
@@ -141,7 +163,7 @@ impl RollingHistory {
         let pushed = self
             .inner
             .push(count, role, calls.iter().map(|(id, name)| (id.as_str(), name.as_str())), Link::of(result_id, result_name), prune)
-            .map_err(|error| prune_error(py, error))?;
+            .map_err(|error| core_error(py, error))?;
         Ok(match pushed {
             Pushed::Added(pruned) => Some((pruned.systems, pruned.messages)),
             Pushed::LateResult => None,
@@ -224,7 +246,7 @@ impl RollingBudget {
         prune: bool,
     ) -> PyResult<(usize, usize)> {
         let role = role_codes(py, &[role])?[0];
-        self.inner.push_unpruned(count, role, group).map_err(|error| prune_error(py, error))?;
+        self.inner.push_unpruned(count, role, group).map_err(|error| core_error(py, error))?;
         Ok(if prune { self.prune() } else { (0, 0) })
     }
 

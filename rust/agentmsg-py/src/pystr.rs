@@ -1,8 +1,10 @@
-//! Reading Python strings without leaving a UTF-8 copy on them.
+//! Python strings in and out: reading a str argument (with a typed error naming it), reading
+//! its characters for the counters and the parsers, and making a str from core bytes.
 //!
-//! `PyUnicode_AsUTF8` caches the UTF-8 form on the str object for as long as it lives; for the
-//! counters, which see every message of every history, that would double the memory of the
-//! history. So non-ASCII text is read from CPython's own storage (Latin-1, UCS-2 or UCS-4).
+//! Two readings, for two needs. The counters see every message of every history, and
+//! `PyUnicode_AsUTF8` would cache a UTF-8 copy on each str for as long as it lives (doubling the
+//! memory of the history), so they read CPython's own storage ([`storage`]). The parsers need
+//! the exact bytes they return spans and pieces of, lone surrogates included ([`text_bytes`]).
 
 use std::borrow::Cow;
 
@@ -11,7 +13,29 @@ use pyo3::prelude::*;
 use pyo3::types::string::PyStringData;
 use pyo3::types::PyString;
 
-use crate::errors::agentmsg_error;
+use crate::errors::ErrorClass;
+use crate::ffi;
+
+/// `value` as a str, or a `MessageTypeError` saying that `what` must be one.
+pub(crate) fn as_text<'a, 'py>(value: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound<'py, PyString>> {
+    value
+        .cast::<PyString>()
+        .map_err(|_| ErrorClass::MessageType.new_err(value.py(), format!("{what} must be a str, not {}", type_name(value))))
+}
+
+/// A Python str from core bytes: UTF-8, or the `surrogatepass` encoding of lone surrogates.
+pub(crate) fn py_str<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
+    ffi::decode_surrogatepass(py, bytes)
+}
+
+/// The bytes the parsers read for a Python str: its UTF-8 in place, or, if it holds lone
+/// surrogates, its `surrogatepass` encoding.
+pub(crate) fn text_bytes<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, [u8]>> {
+    match text.to_str() {
+        Ok(valid) => Ok(Cow::Borrowed(valid.as_bytes())),
+        Err(_) => Ok(Cow::Owned(ffi::encode_surrogatepass(text)?.as_bytes().to_vec())),
+    }
+}
 
 /// A str's characters as CPython stores them: borrowed, and readable without the GIL (the str
 /// is immutable and the caller's reference keeps it alive).
@@ -23,10 +47,7 @@ pub enum Storage<'a> {
 }
 
 pub fn storage<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Storage<'a>> {
-    // SAFETY: the str is immutable and `text` keeps it alive for 'a; PyO3 tests this reading of
-    // the string's storage on x86_64 and aarch64.
-    let data = unsafe { text.data() }?;
-    Ok(match data {
+    Ok(match ffi::str_storage(text)? {
         // An ASCII str's UTF-8 form is its storage: CPython hands it out without a copy.
         PyStringData::Ucs1(bytes) if bytes.is_ascii() => Storage::Ascii(text.to_str()?),
         PyStringData::Ucs1(bytes) => Storage::Latin1(bytes),
@@ -93,8 +114,7 @@ fn from_code_points(points: impl Iterator<Item = u32>, len: usize) -> String {
 /// as `surrogatepass` encodes it and `estimate_tokens` measures it), plus the `<tool>` tag.
 /// Read from CPython's storage, so no UTF-8 copy gets cached on the string.
 pub fn estimate_text(text: &Bound<'_, PyString>) -> PyResult<usize> {
-    // SAFETY: as in `storage`.
-    let data = unsafe { text.data() }?;
+    let data = ffi::str_storage(text)?;
     let (utf8_len, has_tag) = match data {
         PyStringData::Ucs1(bytes) => (
             bytes.len() + bytes.iter().filter(|&&b| b >= 0x80).count(),
@@ -154,19 +174,11 @@ pub fn extract_texts<'py>(
     what: &str,
 ) -> PyResult<Vec<Bound<'py, PyString>>> {
     if texts.is_instance_of::<PyString>() {
-        return Err(agentmsg_error(
-            py,
-            "MessageTypeError",
-            format!("{what} must be a sequence of str, not a single str"),
-        ));
+        return Err(ErrorClass::MessageType.new_err(py, format!("{what} must be a sequence of str, not a single str")));
     }
     let mut out = Vec::with_capacity(texts.len().unwrap_or(0));
     let items = texts.try_iter().map_err(|_| {
-        agentmsg_error(
-            py,
-            "MessageTypeError",
-            format!("{what} must be a sequence of str, not {}", type_name(texts)),
-        )
+        ErrorClass::MessageType.new_err(py, format!("{what} must be a sequence of str, not {}", type_name(texts)))
     })?;
     for (index, item) in items.enumerate() {
         let item = item?;
@@ -174,11 +186,7 @@ pub fn extract_texts<'py>(
             Ok(text) => out.push(text),
             Err(error) => {
                 let item = error.into_inner();
-                return Err(agentmsg_error(
-                    py,
-                    "MessageTypeError",
-                    format!("{what}[{index}] must be a str, not {}", type_name(&item)),
-                ));
+                return Err(ErrorClass::MessageType.new_err(py, format!("{what}[{index}] must be a str, not {}", type_name(&item))));
             }
         }
     }

@@ -7,15 +7,31 @@ use std::sync::Once;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use crate::errors::agentmsg_error;
+use crate::errors::{core_error, ErrorClass};
+use crate::ffi;
 use crate::pool;
-use crate::pystr::{estimate_text, extract_texts, storage, type_name, Storage};
+use crate::pystr::{as_text, estimate_text, extract_texts, storage, type_name, Storage};
 
-/// Texts of fewer characters than this are counted without releasing the GIL: counting them
-/// takes under about 10 microseconds. Longer ones release it, so that calls from several Python
-/// threads count at once (at 4096 characters, half the time of a real transcript's messages was
-/// spent holding the GIL, and two threads were no faster than one).
-const DETACH_MIN_CHARS: usize = 256;
+/// Texts of fewer characters (or token lists of fewer ids) than this are counted, encoded or
+/// decoded without releasing the GIL: that takes under about 10 microseconds. Longer ones release
+/// it, so that calls from several Python threads run at once (at 4096 characters, half the time
+/// of a real transcript's messages was spent holding the GIL, and two threads were no faster
+/// than one).
+pub(crate) const DETACH_MIN_CHARS: usize = 256;
+
+/// Runs `work` on a text of `chars` characters: with the GIL held for a short text, else with it
+/// released, on the per-process pool if the text may be long enough to be cut into chunks (a
+/// character takes at most 4 UTF-8 bytes, so a shorter text never needs the pool, nor builds
+/// it; handing work to the pool costs a thread wake-up).
+pub(crate) fn run_for_text<T: Send>(py: Python<'_>, chars: usize, work: impl FnOnce() -> T + Send) -> PyResult<T> {
+    if chars < DETACH_MIN_CHARS {
+        Ok(work())
+    } else if chars.saturating_mul(4) >= tokens::PARALLEL_MIN_BYTES {
+        pool::run_detached(py, work)
+    } else {
+        Ok(py.detach(work))
+    }
+}
 
 /// The encoding a Python argument names; `None` means o200k_base.
 pub(crate) fn encoding_from_name(py: Python<'_>, name: Option<&Bound<'_, PyAny>>) -> PyResult<Encoding> {
@@ -23,15 +39,10 @@ pub(crate) fn encoding_from_name(py: Python<'_>, name: Option<&Bound<'_, PyAny>>
         return Ok(loaded(Encoding::O200kBase));
     };
     let Ok(name) = name.cast::<PyString>() else {
-        return Err(agentmsg_error(
-            py,
-            "MessageTypeError",
-            format!("encoding must be a str, not {}", type_name(name)),
-        ));
+        return Err(ErrorClass::MessageType.new_err(py, format!("encoding must be a str, not {}", type_name(name))));
     };
     let name = name.to_cow()?;
-    let encoding = Encoding::from_name(&name)
-        .map_err(|error| agentmsg_error(py, "EncodingError", error.to_string()))?;
+    let encoding = Encoding::from_name(&name).map_err(|error| core_error(py, error))?;
     Ok(loaded(encoding))
 }
 
@@ -47,21 +58,9 @@ fn loaded(encoding: Encoding) -> Encoding {
     };
     LOADED[slot].call_once(|| {
         encoding.load();
-        // SAFETY: mimalloc is this library's allocator; a forced collection only returns free
-        // pages to the system.
-        unsafe { libmimalloc_sys::mi_collect(true) };
+        ffi::release_free_pages();
     });
     encoding
-}
-
-fn extract_text<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyString>> {
-    text.cast::<PyString>().cloned().map_err(|_| {
-        agentmsg_error(
-            py,
-            "MessageTypeError",
-            format!("text must be a str, not {}", type_name(text)),
-        )
-    })
 }
 
 /// Counts the tokens of one text.
@@ -85,30 +84,13 @@ fn count_tokens_up_to(
     encoding: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<usize> {
     let encoding = encoding_from_name(py, encoding)?;
-    let text = extract_text(py, text)?;
+    let text = as_text(text, "text")?;
     if !encoding.is_exact() {
-        return Ok(estimate_text(&text)?.min(limit.saturating_add(1)));
+        return Ok(estimate_text(text)?.min(limit.saturating_add(1)));
     }
-    let storage = storage(&text)?;
-    if storage.chars() < DETACH_MIN_CHARS {
-        return Ok(tokens::count_tokens_up_to(&storage.utf8(), limit, encoding));
-    }
-    // Transcoding and counting both run without the GIL; only a text long enough to be cut into
-    // chunks goes to the pool (handing work to it costs a thread wake-up). A character takes at
-    // most 4 UTF-8 bytes, so a shorter text never needs the pool, nor builds it.
-    let pool = if storage.chars().saturating_mul(4) >= tokens::PARALLEL_MIN_BYTES {
-        Some(pool::current(py)?)
-    } else {
-        None
-    };
-    Ok(py.detach(|| {
-        let utf8 = storage.utf8();
-        let count = || tokens::count_tokens_up_to(&utf8, limit, encoding);
-        match &pool {
-            Some(pool) if utf8.len() >= tokens::PARALLEL_MIN_BYTES => pool.install(count),
-            _ => count(),
-        }
-    }))
+    let storage = storage(text)?;
+    // Transcoding and counting both run where `run_for_text` puts them.
+    run_for_text(py, storage.chars(), || tokens::count_tokens_up_to(&storage.utf8(), limit, encoding))
 }
 
 fn count_all(
@@ -157,9 +139,8 @@ fn count_tokens_grouped(
     let total = sizes.iter().try_fold(0usize, |sum, &size| sum.checked_add(size));
     if total != Some(texts.len()) || sizes.len() != base.len() {
         let total = total.map_or_else(|| "more than 2**64".to_owned(), |t| t.to_string());
-        return Err(agentmsg_error(
+        return Err(ErrorClass::Message.new_err(
             py,
-            "AgentMsgError",
             format!(
                 "group sizes sum to {total} for {} texts, with {} sizes and {} bases",
                 texts.len(),
@@ -177,7 +158,7 @@ fn count_tokens_grouped(
         rest = tail;
         let sum = group.iter().try_fold(base, |sum, &count| sum.checked_add(count));
         out.push(sum.ok_or_else(|| {
-            agentmsg_error(py, "AgentMsgError", "a group's token count overflows 2**64".to_owned())
+            ErrorClass::Message.new_err(py, "a group's token count overflows 2**64")
         })?);
     }
     Ok(out)

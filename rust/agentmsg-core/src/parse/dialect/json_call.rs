@@ -88,6 +88,10 @@ pub(crate) struct JsonCall {
     pub arguments: Vec<u8>,
     /// The arguments object was copied whole.
     arguments_complete: bool,
+    /// `scan` stops right after the top-level value closes (payloads with no end marker).
+    ends_at_close: bool,
+    /// A second accepted name for the arguments key (llama3_json's `arguments` for `parameters`).
+    arguments_alias: Option<&'static str>,
 }
 
 impl JsonCall {
@@ -114,7 +118,21 @@ impl JsonCall {
             streaming: false,
             arguments: Vec::new(),
             arguments_complete: false,
+            ends_at_close: false,
+            arguments_alias: None,
         }
+    }
+
+    /// A payload that ends where its top-level value closes: `scan` stops right after it.
+    pub fn ending_at_close(mut self) -> Self {
+        self.ends_at_close = true;
+        self
+    }
+
+    /// Accepts `alias` as the arguments key too (both in one object: given twice).
+    pub fn with_arguments_alias(mut self, alias: &'static str) -> Self {
+        self.arguments_alias = Some(alias);
+        self
     }
 
     /// Reads `data[from..]` up to the first `<` outside a string (a possible end marker, not
@@ -154,6 +172,9 @@ impl JsonCall {
             }
             self.structural(b);
             i += 1;
+            if self.closed && self.ends_at_close {
+                break;
+            }
         }
         self.payload.extend_from_slice(&data[from..i]);
         i
@@ -212,7 +233,7 @@ impl JsonCall {
         let key = decode_string(&self.key).unwrap_or_default();
         let (field, seen, label) = if key == name_key {
             (Field::Name, &mut self.name_seen, name_key)
-        } else if key == arguments_key {
+        } else if key == arguments_key || Some(key.as_str()) == self.arguments_alias {
             (Field::Arguments, &mut self.arguments_seen, arguments_key)
         } else {
             return Field::Other;
@@ -355,7 +376,7 @@ impl JsonCall {
         for (key, value) in into_pairs(object) {
             if key == name_key {
                 name = Some(value);
-            } else if key == arguments_key {
+            } else if key == arguments_key || self.arguments_alias == Some(&*key) {
                 arguments = Some(value);
             } else {
                 metadata.push((key, value));

@@ -16,13 +16,21 @@
 
 mod element_call;
 mod harmony;
+mod held;
 mod json_call;
 mod json_text;
+mod llama_json;
+mod mistral;
+mod py_literal;
+mod pythonic;
+mod reading;
 mod scan;
 pub mod schema;
 mod tagged;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_more;
 
 use std::sync::Arc;
 
@@ -42,12 +50,21 @@ pub enum Dialect {
     Hermes,
     Qwen3Coder,
     GptOss,
+    Mistral,
+    Llama3Json,
+    Pythonic,
 }
 
 impl Dialect {
     /// Every dialect with its name, in the order they are documented.
-    pub const ALL: [(&'static str, Dialect); 3] =
-        [("hermes", Self::Hermes), ("qwen3_coder", Self::Qwen3Coder), ("gpt_oss", Self::GptOss)];
+    pub const ALL: [(&'static str, Dialect); 6] = [
+        ("hermes", Self::Hermes),
+        ("qwen3_coder", Self::Qwen3Coder),
+        ("gpt_oss", Self::GptOss),
+        ("mistral", Self::Mistral),
+        ("llama3_json", Self::Llama3Json),
+        ("pythonic", Self::Pythonic),
+    ];
 
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, d)| *d)
@@ -88,6 +105,7 @@ pub enum DialectEvent {
 enum Payload {
     Json(JsonCall),
     Element(ElementCall),
+    Pythonic(py_literal::ArgsReader),
 }
 
 /// A call being read: where it started, its raw bytes so far, and what was streamed of it.
@@ -142,6 +160,8 @@ impl Core {
             let name = match &mut call.payload {
                 Payload::Json(json) => json.take_name().map(str::to_owned),
                 Payload::Element(element) => element.take_name().map(str::to_owned),
+                // Named when opened.
+                Payload::Pythonic(_) => None,
             };
             match name {
                 Some(name) => self.start_call(call, &name),
@@ -151,6 +171,7 @@ impl Core {
         let arguments = match &call.payload {
             Payload::Json(json) => &json.arguments,
             Payload::Element(element) => &element.arguments,
+            Payload::Pythonic(reader) => &reader.out[..reader.stable_len()],
         };
         if arguments.len() > call.emitted {
             let fragment = arguments[call.emitted..].to_vec();
@@ -203,6 +224,10 @@ impl Core {
                 }
                 (element.name.clone(), input, element.arguments.clone(), metadata)
             }
+            Payload::Pythonic(reader) => match super::parse_json(&reader.out) {
+                Ok(JsonValue::Object(input)) => (None, input, reader.out.clone(), Vec::new()),
+                _ => return Err((IssueKind::InvalidJson, "malformed call: the arguments did not close".into())),
+            },
         };
         let name = match (&call.header, name) {
             (Some((_, started)), Some(name)) if *started != name => {
@@ -251,6 +276,7 @@ fn arguments_of(payload: &Payload) -> &[u8] {
     match payload {
         Payload::Json(json) => &json.arguments,
         Payload::Element(element) => &element.arguments,
+        Payload::Pythonic(reader) => &reader.out,
     }
 }
 
@@ -259,6 +285,9 @@ fn arguments_of(payload: &Payload) -> &[u8] {
 enum Machine {
     Tagged(tagged::TaggedMachine),
     Harmony(harmony::HarmonyMachine),
+    Mistral(mistral::MistralMachine),
+    LlamaJson(llama_json::LlamaJsonMachine),
+    Pythonic(pythonic::PythonicMachine),
 }
 
 /// An incremental parser of one dialect: `feed` chunks, then `finish`; ready for a new stream
@@ -294,6 +323,9 @@ impl DialectMachine {
                 Machine::Tagged(tagged::TaggedMachine::new(core, options.dialect, start_in_thinking))
             }
             Dialect::GptOss => Machine::Harmony(harmony::HarmonyMachine::new(core)),
+            Dialect::Mistral => Machine::Mistral(mistral::MistralMachine::new(core, start_in_thinking)),
+            Dialect::Llama3Json => Machine::LlamaJson(llama_json::LlamaJsonMachine::new(core)),
+            Dialect::Pythonic => Machine::Pythonic(pythonic::PythonicMachine::new(core)),
         };
         Self { options, spans, machine, pending: Vec::new(), offset: 0, offset_chars: 0 }
     }
@@ -306,7 +338,8 @@ impl DialectMachine {
     pub fn saw_stray_thinking_close(&self) -> bool {
         match &self.machine {
             Machine::Tagged(m) => m.saw_stray_close(),
-            Machine::Harmony(_) => false,
+            Machine::Mistral(m) => m.saw_stray_close(),
+            Machine::Harmony(_) | Machine::LlamaJson(_) | Machine::Pythonic(_) => false,
         }
     }
 
@@ -336,6 +369,9 @@ impl DialectMachine {
         match &mut self.machine {
             Machine::Tagged(m) => m.finish(),
             Machine::Harmony(m) => m.finish(),
+            Machine::Mistral(m) => m.finish(),
+            Machine::LlamaJson(m) => m.finish(),
+            Machine::Pythonic(m) => m.finish(),
         }
         let mut events = Vec::new();
         self.core().drain_into(&mut events);
@@ -347,6 +383,9 @@ impl DialectMachine {
         match &mut self.machine {
             Machine::Tagged(m) => &mut m.core,
             Machine::Harmony(m) => &mut m.core,
+            Machine::Mistral(m) => &mut m.core,
+            Machine::LlamaJson(m) => &mut m.core,
+            Machine::Pythonic(m) => &mut m.core,
         }
     }
 
@@ -356,6 +395,9 @@ impl DialectMachine {
         let read = match &mut self.machine {
             Machine::Tagged(m) => m.run(data, &mut clock, at_end),
             Machine::Harmony(m) => m.run(data, &mut clock, at_end),
+            Machine::Mistral(m) => m.run(data, &mut clock, at_end),
+            Machine::LlamaJson(m) => m.run(data, &mut clock, at_end),
+            Machine::Pythonic(m) => m.run(data, &mut clock, at_end),
         };
         let (offset, chars) = clock.at(data, read);
         self.offset = offset;

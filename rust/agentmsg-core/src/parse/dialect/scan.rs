@@ -12,11 +12,14 @@ pub(crate) enum Found {
     None,
 }
 
-/// The first of `markers` (all starting with `<`) at or after `from`. Every `<` is looked at
-/// once; only the bytes after it that could still match are compared, so the scan is linear.
+/// The first of `markers` (all starting with the same byte, `<` or `[`) at or after `from`.
+/// Every such byte is looked at once; only the bytes after it that could still match are
+/// compared, so the scan is linear.
 pub(crate) fn find_marker(data: &[u8], from: usize, markers: &[&[u8]]) -> Found {
+    let lead = markers[0][0];
+    debug_assert!(markers.iter().all(|m| m[0] == lead));
     let mut at = from;
-    while let Some(offset) = memchr(b'<', &data[at..]) {
+    while let Some(offset) = memchr(lead, &data[at..]) {
         at += offset;
         match match_at(data, at, markers) {
             Found::None => at += 1,

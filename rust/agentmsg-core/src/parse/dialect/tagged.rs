@@ -201,6 +201,8 @@ impl TaggedMachine {
                     self.end_call(stop)
                 }
             },
+            // Pythonic calls are never opened here.
+            Payload::Pythonic(_) => Flow::Wait(i),
         }
     }
 

@@ -5,10 +5,11 @@ use proptest::prelude::*;
 use super::*;
 use crate::parse::Block;
 
-const ALL: [Dialect; 3] = [Dialect::Hermes, Dialect::Qwen3Coder, Dialect::GptOss];
+const ALL: [Dialect; 6] =
+    [Dialect::Hermes, Dialect::Qwen3Coder, Dialect::GptOss, Dialect::Mistral, Dialect::Llama3Json, Dialect::Pythonic];
 
 /// The document of `text` streamed in `size`-byte pieces (cut only at character boundaries).
-fn streamed(text: &str, dialect: Dialect, size: usize) -> Document<'static> {
+pub(super) fn streamed(text: &str, dialect: Dialect, size: usize) -> Document<'static> {
     let mut options = DialectOptions::new(dialect);
     options.start_in_thinking = StartThinking::No;
     let mut machine = DialectMachine::new(options);
@@ -26,7 +27,7 @@ fn streamed(text: &str, dialect: Dialect, size: usize) -> Document<'static> {
     Document::from_events(core_events(events))
 }
 
-fn whole(text: &str, dialect: Dialect) -> Document<'static> {
+pub(super) fn whole(text: &str, dialect: Dialect) -> Document<'static> {
     let options = DialectOptions { start_in_thinking: StartThinking::No, ..DialectOptions::new(dialect) };
     parse(text.as_bytes(), &options).into_owned()
 }
@@ -57,6 +58,9 @@ fn adversarial(dialect: Dialect, n: usize) -> String {
         Dialect::Hermes => format!("<tool_call>{{\"name\": \"f\", \"arguments\": {{\"s\": \"{}", "<tool_call x ".repeat(n / 13)),
         Dialect::Qwen3Coder => format!("<tool_call><function=f><parameter=s>{}", "</paramete <".repeat(n / 12)),
         Dialect::GptOss => format!("{}<|channel|>analysis<|message|>{}", "<|x|> <".repeat(n / 14), "<|en <".repeat(n / 12)),
+        Dialect::Mistral => format!("{}[TOOL_CALLS]f[ARGS]{{\"s\": \"{}", "[TOOL_CALL [/THIN ".repeat(n / 36), "[TOOL_CALLS [ARG ".repeat(n / 34)),
+        Dialect::Llama3Json => format!("{{\"s\": \"{}\"}}{}", "<|python_ta {".repeat(n / 26), "<|python_tag|> x ".repeat(n / 34)),
+        Dialect::Pythonic => format!("{}[g(s='{}", "[f(a=(1, '<|python_start|>')),\n".repeat(n / 64), "\\u00e9\\'[x(".repeat(n / 24)),
     }
 }
 

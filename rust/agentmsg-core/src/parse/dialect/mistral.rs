@@ -1,0 +1,367 @@
+//! mistral: `[TOOL_CALLS]` calls and `[THINK]` reasoning (Mistral 7B v0.3, Mixtral, Mistral
+//! Small, Devstral, Magistral).
+//!
+//! `[TOOL_CALLS]` (blanks allowed after it) opens calls in one of two forms, chosen by the next
+//! byte:
+//! - `[`: a JSON list of `{"name", "arguments"}` objects (tokenizers before v11). The list's
+//!   brackets and commas are structure; each object is one call, ending where it closes. A byte
+//!   that is not `,` or `]` after an object ends the list there (the objects read are calls,
+//!   the rest is text).
+//! - a name character (`A-Z a-z 0-9 _ - .`): `NAME[ARGS]{…}`, `NAME[CALL_ID]ID[ARGS]{…}` or
+//!   `NAME{…}` (v11+ tokenizers; the last is how they decode with special tokens skipped). The
+//!   call ends where its arguments object closes; the next call repeats `[TOOL_CALLS]`.
+//!
+//! Anything else after `[TOOL_CALLS]` (or a name followed by anything else, or an empty list)
+//! is not a call: the marker and what was read are text. `[THINK]` opens reasoning up to
+//! `[/THINK]`; a `[/THINK]` with nothing open is text.
+
+use std::sync::Arc;
+
+use jiter::JsonValue;
+
+use super::held::Held;
+use super::json_call::{JsonCall, JsonShape};
+use super::reading::read_until;
+use super::scan::{is_space, match_at, Found};
+use super::{Core, Flow, Input, OpenCall, Payload};
+use crate::parse::payload::IssueKind;
+
+const TOOL_CALLS: &[u8] = b"[TOOL_CALLS]";
+const ARGS: &[u8] = b"[ARGS]";
+const CALL_ID: &[u8] = b"[CALL_ID]";
+const THINK_OPEN: &[u8] = b"[THINK]";
+const THINK_CLOSE: &[u8] = b"[/THINK]";
+const TEXT_MARKERS: &[&[u8]] = &[TOOL_CALLS, THINK_OPEN, THINK_CLOSE];
+const LIST_ITEM_SHAPE: JsonShape = JsonShape::Fields { name_key: "name", arguments_key: "arguments" };
+
+#[derive(Clone, Debug)]
+enum State {
+    Text,
+    Thinking,
+    /// After `[TOOL_CALLS]` and blanks: `[` opens a list, a name character a named call.
+    Opening(Held),
+    /// A named call's name, from `bytes[name_at..]`.
+    Name { held: Held, name_at: usize },
+    /// After `[CALL_ID]`: the model's call id, up to `[ARGS]`.
+    CallId { call: OpenCall, id: Vec<u8> },
+    /// The name (and id) are complete: blanks, then the arguments object.
+    ArgumentsStart { call: OpenCall, id: Option<String> },
+    /// A list, before an item: `held` is the list's opening until its first call.
+    ListItem { held: Option<Held> },
+    /// A list, after an item: `,` or `]`.
+    ListNext,
+    Call { call: OpenCall, id: Option<String>, in_list: bool },
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct MistralMachine {
+    pub core: Core,
+    state: State,
+    saw_open: bool,
+    saw_stray_close: bool,
+}
+
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
+}
+
+impl MistralMachine {
+    pub fn new(mut core: Core, start_in_thinking: bool) -> Self {
+        let state = if start_in_thinking {
+            core.out.begin_thinking();
+            State::Thinking
+        } else {
+            State::Text
+        };
+        Self { core, state, saw_open: start_in_thinking, saw_stray_close: false }
+    }
+
+    pub fn saw_stray_close(&self) -> bool {
+        self.saw_stray_close
+    }
+
+    pub fn run(&mut self, data: &[u8], clock: &mut crate::parse::chars::CharClock, at_end: bool) -> usize {
+        let mut input = Input { data, clock, at_end };
+        let mut i = 0;
+        while i < data.len() {
+            let flow = match self.state {
+                State::Text => self.text(&mut input, i),
+                State::Thinking => self.thinking(&input, i),
+                State::Opening(_) => self.opening(&input, i),
+                State::Name { .. } => self.name(&input, i),
+                State::CallId { .. } => self.call_id(&input, i),
+                State::ArgumentsStart { .. } => self.arguments_start(&input, i),
+                State::ListItem { .. } => self.list_item(&mut input, i),
+                State::ListNext => self.list_next(&input, i),
+                State::Call { .. } => self.call(&input, i),
+            };
+            match flow {
+                Flow::Continue(n) => i = n,
+                Flow::Wait(n) => return n,
+            }
+        }
+        i
+    }
+
+    fn text(&mut self, input: &mut Input, i: usize) -> Flow {
+        let (at, which) = match read_until(&mut self.core, input, i, TEXT_MARKERS, false) {
+            Ok(found) => found,
+            Err(flow) => return flow,
+        };
+        let marker = TEXT_MARKERS[which];
+        if marker == TOOL_CALLS {
+            self.state = State::Opening(Held::new(input.at(at), marker));
+        } else if marker == THINK_OPEN {
+            self.saw_open = true;
+            self.core.out.begin_thinking();
+            self.state = State::Thinking;
+        } else {
+            self.saw_stray_close |= !self.saw_open;
+            self.saw_open = true;
+            self.core.out.text(marker, input.abs(at));
+        }
+        Flow::Continue(at + marker.len())
+    }
+
+    fn thinking(&mut self, input: &Input, i: usize) -> Flow {
+        match read_until(&mut self.core, input, i, &[THINK_CLOSE], true) {
+            Ok((at, _)) => {
+                self.core.out.end_thinking(true);
+                self.state = State::Text;
+                Flow::Continue(at + THINK_CLOSE.len())
+            }
+            Err(flow) => flow,
+        }
+    }
+
+    /// What was held is text after all; reading goes on at `i` as text.
+    fn not_a_call(&mut self, held: Held, i: usize) -> Flow {
+        held.into_text(&mut self.core);
+        self.state = State::Text;
+        Flow::Continue(i)
+    }
+
+    fn opening(&mut self, input: &Input, mut i: usize) -> Flow {
+        let data = input.data;
+        let State::Opening(held) = &mut self.state else { return Flow::Wait(i) };
+        i = held.hold_blanks(data, i);
+        if i == data.len() {
+            return Flow::Continue(i);
+        }
+        let State::Opening(mut held) = std::mem::replace(&mut self.state, State::Text) else { return Flow::Wait(i) };
+        let b = data[i];
+        if b == b'[' {
+            held.bytes.push(b);
+            self.state = State::ListItem { held: Some(held) };
+            Flow::Continue(i + 1)
+        } else if is_name_byte(b) {
+            let name_at = held.bytes.len();
+            self.state = State::Name { held, name_at };
+            Flow::Continue(i)
+        } else {
+            self.not_a_call(held, i)
+        }
+    }
+
+    fn name(&mut self, input: &Input, mut i: usize) -> Flow {
+        let data = input.data;
+        let State::Name { held, .. } = &mut self.state else { return Flow::Wait(i) };
+        let run = data[i..].iter().take_while(|b| is_name_byte(**b)).count();
+        held.bytes.extend_from_slice(&data[i..i + run]);
+        i += run;
+        if i == data.len() {
+            return Flow::Continue(i);
+        }
+        let marker = if data[i] == b'[' {
+            match input.settle(match_at(data, i, &[ARGS, CALL_ID])) {
+                Found::Partial { .. } => return Flow::Wait(i),
+                Found::Marker { which, .. } => Some([ARGS, CALL_ID][which]),
+                Found::None => None,
+            }
+        } else {
+            None
+        };
+        let State::Name { mut held, name_at } = std::mem::replace(&mut self.state, State::Text) else {
+            return Flow::Wait(i);
+        };
+        if marker.is_none() && data[i] != b'{' {
+            return self.not_a_call(held, i);
+        }
+        // Name bytes are ASCII, so this is the name as written.
+        let name = String::from_utf8_lossy(&held.bytes[name_at..]).into_owned();
+        held.bytes.extend_from_slice(marker.unwrap_or_default());
+        let json = JsonCall::new(JsonShape::Arguments).ending_at_close();
+        let mut call = self.core.open_call(held.start, held.start_chars, held.bytes, Payload::Json(json));
+        self.core.start_call(&mut call, &name);
+        self.state = match marker {
+            Some(CALL_ID) => State::CallId { call, id: Vec::new() },
+            Some(_) => State::ArgumentsStart { call, id: None },
+            None => State::Call { call, id: None, in_list: false },
+        };
+        Flow::Continue(i + marker.map_or(0, <[u8]>::len))
+    }
+
+    fn call_id(&mut self, input: &Input, mut i: usize) -> Flow {
+        let data = input.data;
+        let State::CallId { call, id } = &mut self.state else { return Flow::Wait(i) };
+        let run = data[i..].iter().take_while(|b| b.is_ascii_alphanumeric()).count();
+        id.extend_from_slice(&data[i..i + run]);
+        call.raw.extend_from_slice(&data[i..i + run]);
+        i += run;
+        if i == data.len() {
+            return Flow::Continue(i);
+        }
+        let found = input.settle(match_at(data, i, &[ARGS]));
+        if let Found::Partial { .. } = found {
+            return Flow::Wait(i);
+        }
+        let State::CallId { mut call, id } = std::mem::replace(&mut self.state, State::Text) else {
+            return Flow::Wait(i);
+        };
+        match found {
+            Found::Marker { .. } if !id.is_empty() => {
+                call.raw.extend_from_slice(ARGS);
+                let id = String::from_utf8_lossy(&id).into_owned();
+                self.state = State::ArgumentsStart { call, id: Some(id) };
+                Flow::Continue(i + ARGS.len())
+            }
+            _ => self.malformed(call, "expected a call id of letters and digits, then [ARGS]", i),
+        }
+    }
+
+    fn arguments_start(&mut self, input: &Input, mut i: usize) -> Flow {
+        let data = input.data;
+        let State::ArgumentsStart { call, .. } = &mut self.state else { return Flow::Wait(i) };
+        let blanks = data[i..].iter().take_while(|b| is_space(**b)).count();
+        call.raw.extend_from_slice(&data[i..i + blanks]);
+        i += blanks;
+        if i == data.len() {
+            return Flow::Continue(i);
+        }
+        let State::ArgumentsStart { call, id } = std::mem::replace(&mut self.state, State::Text) else {
+            return Flow::Wait(i);
+        };
+        if data[i] != b'{' {
+            return self.malformed(call, "the arguments are not a JSON object", i);
+        }
+        self.state = State::Call { call, id, in_list: false };
+        Flow::Continue(i)
+    }
+
+    /// Ends a call that cannot go on; reading goes on at `i` as text.
+    fn malformed(&mut self, call: OpenCall, why: &str, i: usize) -> Flow {
+        self.core.close(call, Err((IssueKind::InvalidJson, format!("malformed call: {why}"))));
+        self.state = State::Text;
+        Flow::Continue(i)
+    }
+
+    fn list_item(&mut self, input: &mut Input, mut i: usize) -> Flow {
+        let data = input.data;
+        let State::ListItem { held } = &mut self.state else { return Flow::Wait(i) };
+        i = match held {
+            Some(held) => held.hold_blanks(data, i),
+            None => i + data[i..].iter().take_while(|b| is_space(**b)).count(),
+        };
+        if i == data.len() {
+            return Flow::Continue(i);
+        }
+        let State::ListItem { held } = std::mem::replace(&mut self.state, State::Text) else { return Flow::Wait(i) };
+        match (data[i], held) {
+            (b'{', held) => {
+                let (start, start_chars, raw) = match held {
+                    Some(held) => (held.start, held.start_chars, held.bytes),
+                    None => {
+                        let (start, start_chars) = input.at(i);
+                        (start, start_chars, Vec::new())
+                    }
+                };
+                let json = JsonCall::new(LIST_ITEM_SHAPE).ending_at_close();
+                let call = self.core.open_call(start, start_chars, raw, Payload::Json(json));
+                self.state = State::Call { call, id: None, in_list: true };
+                Flow::Continue(i)
+            }
+            // `]` after a comma: the list ends (a trailing comma is forgiven).
+            (b']', None) => Flow::Continue(i + 1),
+            (_, Some(held)) => self.not_a_call(held, i),
+            (_, None) => Flow::Continue(i),
+        }
+    }
+
+    fn list_next(&mut self, input: &Input, mut i: usize) -> Flow {
+        let data = input.data;
+        i += data[i..].iter().take_while(|b| is_space(**b)).count();
+        if i == data.len() {
+            return Flow::Continue(i);
+        }
+        match data[i] {
+            b',' => {
+                self.state = State::ListItem { held: None };
+                Flow::Continue(i + 1)
+            }
+            b']' => {
+                self.state = State::Text;
+                Flow::Continue(i + 1)
+            }
+            _ => {
+                self.state = State::Text;
+                Flow::Continue(i)
+            }
+        }
+    }
+
+    fn call(&mut self, input: &Input, mut i: usize) -> Flow {
+        let data = input.data;
+        let State::Call { call, .. } = &mut self.state else { return Flow::Wait(i) };
+        let Payload::Json(json) = &mut call.payload else { return Flow::Wait(i) };
+        loop {
+            let stop = json.scan(data, i);
+            call.raw.extend_from_slice(&data[i..stop]);
+            i = stop;
+            if json.closed {
+                break;
+            }
+            if i == data.len() {
+                self.core.progress(call);
+                return Flow::Continue(i);
+            }
+            // A `<` outside a string: no end marker to look for here.
+            json.push_byte(b'<');
+            call.raw.push(b'<');
+            i += 1;
+        }
+        let State::Call { call, id, in_list } = std::mem::replace(&mut self.state, State::Text) else {
+            return Flow::Wait(i);
+        };
+        self.end_call(call, id);
+        if in_list {
+            self.state = State::ListNext;
+        }
+        Flow::Continue(i)
+    }
+
+    /// Ends a call whose arguments closed; the model's own id (`[CALL_ID]`) goes to metadata.
+    fn end_call(&mut self, mut call: OpenCall, id: Option<String>) {
+        self.core.progress(&mut call);
+        let result = self.core.decode(&mut call).map(|mut decoded| {
+            if let Some(id) = id {
+                Arc::make_mut(&mut decoded.metadata).push(("id".into(), JsonValue::Str(id.into())));
+            }
+            decoded
+        });
+        self.core.close(call, result);
+    }
+
+    /// The end of the text: closes what is open.
+    pub fn finish(&mut self) {
+        match std::mem::replace(&mut self.state, State::Text) {
+            State::Text | State::ListNext | State::ListItem { held: None } => {}
+            State::Thinking => self.core.out.end_thinking(false),
+            State::Opening(held) | State::Name { held, .. } | State::ListItem { held: Some(held) } => {
+                held.into_text(&mut self.core)
+            }
+            State::CallId { call, .. } | State::ArgumentsStart { call, .. } | State::Call { call, .. } => {
+                self.core.cut_off(call, "a [TOOL_CALLS] call")
+            }
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! pythonic: a Python list of calls, `[get_weather(city='Paris'), search(q="x", n=3)]`, as
+//! Llama 3.2, Llama 4 and other models write it.
+//!
+//! A list is a possible call list only where it starts a line (only blanks before it on its
+//! line, so also at the start of the reply) or right after `<|python_start|>`; it is one once `[`,
+//! a name and `(` are read. Each call's keyword arguments are Python literals, read by the safe
+//! reader of [`super::py_literal`] and streamed as JSON. The list's brackets and commas are
+//! structure; `<|python_end|>` right after the list is dropped. A `[` that does not go on as
+//! `[name(` is text. A call whose arguments are not literals makes the list malformed there:
+//! the call is reported (`invalid_json`, with its raw text) and its raw text also stays text,
+//! as does everything after it. After a call, anything but `,` or `]` ends the list; the rest
+//! is text.
+
+use super::held::Held;
+use super::py_literal::{ArgsReader, Step};
+use super::reading::text_blanks;
+use super::scan::{match_at, Found};
+use super::{Core, Flow, Input, OpenCall, Payload};
+use crate::parse::payload::IssueKind;
+
+const PYTHON_START: &[u8] = b"<|python_start|>";
+const PYTHON_END: &[u8] = b"<|python_end|>";
+
+#[derive(Clone, Debug)]
+enum State {
+    /// At the start of a line: only blanks read on it.
+    LineStart,
+    Text,
+    /// After `<|python_start|>` (held): blanks, then `[` or not.
+    AfterStartTag(Held),
+    /// Before a call's name: after the list's `[` (`first`) or a `,`.
+    BeforeName { held: Held, first: bool },
+    Name { held: Held, name_at: usize },
+    Call(OpenCall),
+    /// After a call's `)`: blanks (held), then `,` or `]`.
+    AfterCall(Held),
+    /// After the list's `]`: blanks on its line, then `<|python_end|>` is dropped.
+    AfterList,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct PythonicMachine {
+    pub core: Core,
+    state: State,
+}
+
+fn is_name_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_' || b >= 0x80
+}
+
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
+}
+
+/// Blanks on a line (not the newline).
+fn is_line_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r')
+}
+
+impl PythonicMachine {
+    pub fn new(core: Core) -> Self {
+        Self { core, state: State::LineStart }
+    }
+
+    pub fn run(&mut self, data: &[u8], clock: &mut crate::parse::chars::CharClock, at_end: bool) -> usize {
+        let mut input = Input { data, clock, at_end };
+        let mut i = 0;
+        while i < data.len() {
+            let flow = match self.state {
+                State::LineStart => self.line_start(&mut input, i),
+                State::Text => self.text(&mut input, i),
+                State::AfterStartTag(_) => self.after_start_tag(&input, i),
+                State::BeforeName { .. } => self.before_name(&input, i),
+                State::Name { .. } => self.name(&input, i),
+                State::Call(_) => self.call(&mut input, i),
+                State::AfterCall(_) => self.after_call(&input, i),
+                State::AfterList => self.after_list(&mut input, i),
+            };
+            match flow {
+                Flow::Continue(n) => i = n,
+                Flow::Wait(n) => return n,
+            }
+        }
+        i
+    }
+
+    fn line_start(&mut self, input: &mut Input, i: usize) -> Flow {
+        let data = input.data;
+        let i = text_blanks(&mut self.core, input, i, |b| is_line_blank(b) || b == b'\n');
+        if i == data.len() {
+            return Flow::Continue(i);
+        }
+        if data[i] == b'[' {
+            self.state = State::BeforeName { held: Held::new(input.at(i), b"["), first: true };
+            return Flow::Continue(i + 1);
+        }
+        self.state = State::Text;
+        Flow::Continue(i)
+    }
+
+    /// Text up to the next line start or `<|python_start|>`.
+    fn text(&mut self, input: &mut Input, i: usize) -> Flow {
+        let data = input.data;
+        let Some(k) = memchr::memchr2(b'\n', b'<', &data[i..]) else {
+            self.core.out.text(&data[i..], input.abs(i));
+            return Flow::Continue(data.len());
+        };
+        let at = i + k;
+        if data[at] == b'\n' {
+            self.core.out.text(&data[i..=at], input.abs(i));
+            self.state = State::LineStart;
+            return Flow::Continue(at + 1);
+        }
+        match input.settle(match_at(data, at, &[PYTHON_START])) {
+            Found::Marker { .. } => {
+                self.core.out.text(&data[i..at], input.abs(i));
+                self.state = State::AfterStartTag(Held::new(input.at(at), PYTHON_START));
+                Flow::Continue(at + PYTHON_START.len())
+            }
+            Found::Partial { .. } => {
+                self.core.out.text(&data[i..at], input.abs(i));
+                Flow::Wait(at)
+            }
+            Found::None => {
+                self.core.out.text(&data[i..=at], input.abs(i));
+                Flow::Continue(at + 1)
+            }
+        }
+    }
+
+    /// What was held is text; reading goes on at `i` as text.
+    fn not_a_call(&mut self, held: Held, i: usize) -> Flow {
+        held.into_text(&mut self.core);
+        self.state = State::Text;
+        Flow::Continue(i)
+    }
+
+    fn after_start_tag(&mut self, input: &Input, i: usize) -> Flow {
+        let data = input.data;
+        let State::AfterStartTag(held) = &mut self.state else { return Flow::Wait(i) };
+        let i = held.hold_blanks(data, i);
+        if i == data.len() {
+            return Flow::Continue(i);
+        }
+        let State::AfterStartTag(mut held) = std::mem::replace(&mut self.state, State::Text) else {
+            return Flow::Wait(i);
+        };
+        if data[i] != b'[' {
+            return self.not_a_call(held, i);
+        }
+        held.bytes.push(b'[');
+        self.state = State::BeforeName { held, first: true };
+        Flow::Continue(i + 1)
+    }
+
+    fn before_name(&mut self, input: &Input, i: usize) -> Flow {
+        let data = input.data;
+        let State::BeforeName { held, .. } = &mut self.state else { return Flow::Wait(i) };
+        let i = held.hold_blanks(data, i);
+        if i == data.len() {
+            return Flow::Continue(i);
+        }
+        let State::BeforeName { held, first } = std::mem::replace(&mut self.state, State::Text) else {
+            return Flow::Wait(i);
+        };
+        match data[i] {
+            b if is_name_start(b) => {
+                let name_at = held.bytes.len();
+                self.state = State::Name { held, name_at };
+                Flow::Continue(i)
+            }
+            // `]` after a comma: the list ends (a trailing comma is forgiven).
+            b']' if !first => {
+                self.state = State::AfterList;
+                Flow::Continue(i + 1)
+            }
+            _ => self.not_a_call(held, i),
+        }
+    }
+
+    fn name(&mut self, input: &Input, i: usize) -> Flow {
+        let data = input.data;
+        let State::Name { held, .. } = &mut self.state else { return Flow::Wait(i) };
+        let run = data[i..].iter().take_while(|b| is_name_byte(**b)).count();
+        held.bytes.extend_from_slice(&data[i..i + run]);
+        let i = i + run;
+        if i == data.len() {
+            return Flow::Continue(i);
+        }
+        let State::Name { mut held, name_at } = std::mem::replace(&mut self.state, State::Text) else {
+            return Flow::Wait(i);
+        };
+        if data[i] != b'(' {
+            return self.not_a_call(held, i);
+        }
+        let name = String::from_utf8_lossy(&held.bytes[name_at..]).into_owned();
+        held.bytes.push(b'(');
+        let payload = Payload::Pythonic(ArgsReader::new());
+        let mut call = self.core.open_call(held.start, held.start_chars, held.bytes, payload);
+        self.core.start_call(&mut call, &name);
+        self.state = State::Call(call);
+        Flow::Continue(i + 1)
+    }
+
+    fn call(&mut self, input: &mut Input, i: usize) -> Flow {
+        let data = input.data;
+        let State::Call(call) = &mut self.state else { return Flow::Wait(i) };
+        let Payload::Pythonic(reader) = &mut call.payload else { return Flow::Wait(i) };
+        let step = reader.feed(data, i);
+        let stop = match step {
+            Step::More => data.len(),
+            Step::Done(at) | Step::Error(at, _) => at,
+        };
+        call.raw.extend_from_slice(&data[i..stop]);
+        if let Step::More = step {
+            self.core.progress(call);
+            return Flow::Continue(stop);
+        }
+        let State::Call(call) = std::mem::replace(&mut self.state, State::Text) else { return Flow::Wait(i) };
+        match step {
+            Step::Error(_, why) => {
+                // Malformed: reported, and its text stays text (it may well be prose).
+                let text = Held { start: call.start, start_chars: call.start_chars, bytes: call.raw.clone() };
+                self.core.close(call, Err((IssueKind::InvalidJson, format!("malformed Python call: {why}"))));
+                text.into_text(&mut self.core);
+            }
+            _ => {
+                self.core.end_call(call);
+                self.state = State::AfterCall(Held::new(input.at(stop), b""));
+            }
+        }
+        Flow::Continue(stop)
+    }
+
+    fn after_call(&mut self, input: &Input, i: usize) -> Flow {
+        let data = input.data;
+        let State::AfterCall(held) = &mut self.state else { return Flow::Wait(i) };
+        let i = held.hold_blanks(data, i);
+        if i == data.len() {
+            return Flow::Continue(i);
+        }
+        let State::AfterCall(mut held) = std::mem::replace(&mut self.state, State::Text) else {
+            return Flow::Wait(i);
+        };
+        match data[i] {
+            b',' => {
+                held.bytes.push(b',');
+                self.state = State::BeforeName { held, first: false };
+                Flow::Continue(i + 1)
+            }
+            b']' => {
+                self.state = State::AfterList;
+                Flow::Continue(i + 1)
+            }
+            _ => self.not_a_call(held, i),
+        }
+    }
+
+    fn after_list(&mut self, input: &mut Input, i: usize) -> Flow {
+        let data = input.data;
+        // Not the newline: the text state reads it, so the next line may hold a list.
+        let i = text_blanks(&mut self.core, input, i, is_line_blank);
+        if i == data.len() {
+            return Flow::Continue(i);
+        }
+        match input.settle(match_at(data, i, &[PYTHON_END])) {
+            Found::Partial { .. } => Flow::Wait(i),
+            Found::Marker { .. } => {
+                self.state = State::Text;
+                Flow::Continue(i + PYTHON_END.len())
+            }
+            Found::None => {
+                self.state = State::Text;
+                Flow::Continue(i)
+            }
+        }
+    }
+
+    /// The end of the text: closes what is open.
+    pub fn finish(&mut self) {
+        match std::mem::replace(&mut self.state, State::Text) {
+            State::LineStart | State::Text | State::AfterList => {}
+            State::AfterStartTag(held)
+            | State::BeforeName { held, .. }
+            | State::Name { held, .. }
+            | State::AfterCall(held) => held.into_text(&mut self.core),
+            State::Call(call) => self.core.cut_off(call, "a Python call list"),
+        }
+    }
+}

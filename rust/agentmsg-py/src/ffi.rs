@@ -1,0 +1,132 @@
+//! Every `unsafe` block of the binding (but the Arrow import in `arrow.rs`), each with the
+//! argument for why it is sound. The rest of the binding calls these safe functions.
+
+use pyo3::prelude::*;
+use pyo3::types::string::PyStringData;
+use pyo3::types::{PyBytes, PyString, PyType};
+use pyo3::ffi;
+
+// -- slotted classes ------------------------------------------------------------------------
+
+/// The byte offset of the object slot `descriptor` describes, if it is a member descriptor of a
+/// writable object slot (what a `__slots__` entry, or a field of a dataclass with `slots=True`,
+/// has); `None` for any other attribute.
+pub(crate) fn writable_slot_offset(descriptor: &Bound<'_, PyAny>) -> Option<ffi::Py_ssize_t> {
+    // SAFETY: the type check comes first; a member descriptor's `d_member` points to the static
+    // member definition of its slot, which lives as long as its class (the field is declared
+    // with another pointer type before 3.11 but points to the same definition).
+    let member = unsafe {
+        if ffi::PyObject_TypeCheck(descriptor.as_ptr(), &raw mut ffi::PyMemberDescr_Type) == 0 {
+            return None;
+        }
+        let member = (*descriptor.as_ptr().cast::<ffi::PyMemberDescrObject>()).d_member;
+        &*member.cast::<ffi::PyMemberDef>()
+    };
+    (member.type_code == ffi::Py_T_OBJECT_EX && member.flags & ffi::Py_READONLY == 0).then_some(member.offset)
+}
+
+/// A new instance of the plain Python class `cls` with its slots filled from `values`, one value
+/// per offset, without running `__init__` (what `object.__new__` then `object.__setattr__` on
+/// each slot do, minus the lookups).
+///
+/// `offsets` must come from [`writable_slot_offset`] on attributes of `cls` itself (checked
+/// once, when the class is loaded), and `cls` must not be a builtin type.
+pub(crate) fn new_with_slots<'py, const N: usize>(
+    py: Python<'py>,
+    cls: &Py<PyType>,
+    offsets: &[ffi::Py_ssize_t; N],
+    values: [Bound<'py, PyAny>; N],
+) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: `cls` is a live type object; `tp_alloc` (what `object.__new__` calls for a plain
+    // Python class) returns a new, zeroed instance or NULL with an exception set.
+    let obj = unsafe {
+        let tp = cls.as_ptr().cast::<ffi::PyTypeObject>();
+        let alloc = (*tp).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
+        Bound::from_owned_ptr_or_err(py, alloc(tp, 0))?
+    };
+    for (offset, value) in offsets.iter().zip(values) {
+        // SAFETY: `offset` is a writable object slot of this class (the caller's contract); the
+        // slot of a fresh instance is empty (NULL, nothing to release), and it takes over the
+        // reference `into_ptr` gives.
+        unsafe { *obj.as_ptr().cast::<u8>().offset(*offset).cast::<*mut ffi::PyObject>() = value.into_ptr() };
+    }
+    Ok(obj)
+}
+
+// -- the cyclic garbage collector -----------------------------------------------------------
+
+/// Pauses Python's cyclic garbage collector while a batch of results is built: they are trees
+/// of new objects, so no collection can find garbage among them, yet thousands of them set off
+/// collections that traverse everything (a seventh of `parse_many`'s time). Whatever the
+/// collector would have done it does at its next turn after the pause.
+pub(crate) struct GcPause<'py> {
+    /// Ties the pause to an attached thread: the collector's flag is only touched under the GIL.
+    _attached: Python<'py>,
+    was_enabled: bool,
+}
+
+impl<'py> GcPause<'py> {
+    pub(crate) fn new(py: Python<'py>) -> Self {
+        // SAFETY: attached to the interpreter (`py`); the call only flips the collector's flag.
+        let was_enabled = unsafe { ffi::PyGC_Disable() } != 0;
+        Self { _attached: py, was_enabled }
+    }
+}
+
+impl Drop for GcPause<'_> {
+    fn drop(&mut self) {
+        if self.was_enabled {
+            // SAFETY: as in `new`; the collector is on again only if it was on before.
+            unsafe { ffi::PyGC_Enable() };
+        }
+    }
+}
+
+// -- str and int ----------------------------------------------------------------------------
+
+/// A Python str from UTF-8, or from the `surrogatepass` encoding of lone surrogates (what the
+/// core reads from a str that holds them).
+pub(crate) fn decode_surrogatepass<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
+    // SAFETY: the pointer and length describe `bytes`; the error handler name is a C string; the
+    // result is a new reference to a str, or NULL with an exception set.
+    unsafe {
+        let ptr = ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), bytes.len() as ffi::Py_ssize_t, c"surrogatepass".as_ptr());
+        Ok(Bound::from_owned_ptr_or_err(py, ptr)?.cast_into_unchecked())
+    }
+}
+
+/// The `surrogatepass` UTF-8 encoding of a str, through the C API rather than `text.encode(...)`
+/// (a str subclass may override `encode`).
+pub(crate) fn encode_surrogatepass<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyBytes>> {
+    // SAFETY: `text` is a live str; both names are C strings; the result is a new reference to
+    // a bytes object (what the "utf-8" codec returns), or NULL with an exception set.
+    unsafe {
+        let ptr = ffi::PyUnicode_AsEncodedString(text.as_ptr(), c"utf-8".as_ptr(), c"surrogatepass".as_ptr());
+        Ok(Bound::from_owned_ptr_or_err(text.py(), ptr)?.cast_into_unchecked())
+    }
+}
+
+/// A str's characters as CPython stores them (Latin-1, UCS-2 or UCS-4), borrowed for as long as
+/// the caller holds the str, and readable without the GIL.
+pub(crate) fn str_storage<'a>(text: &'a Bound<'_, PyString>) -> PyResult<PyStringData<'a>> {
+    // SAFETY: a str is immutable and `text` keeps it alive for 'a; PyO3 tests this reading of a
+    // str's storage on x86_64 and aarch64 (the only layouts it is built for here).
+    unsafe { text.data() }
+}
+
+/// The int whose decimal digits are `digits`, exactly (as `int(digits)` reads them).
+pub(crate) fn int_from_decimal<'py>(py: Python<'py>, digits: &std::ffi::CStr) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: a NUL-terminated string; the end pointer may be NULL; the result is a new
+    // reference or NULL with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyLong_FromString(digits.as_ptr(), std::ptr::null_mut(), 10)) }
+}
+
+// -- the allocator --------------------------------------------------------------------------
+
+/// Returns the allocator's free pages to the system (after a load that freed tens of megabytes
+/// of temporary buffers, which mimalloc would otherwise keep resident).
+pub(crate) fn release_free_pages() {
+    // SAFETY: mimalloc is this library's global allocator (`lib.rs`); a forced collection only
+    // gives free pages back and touches no live allocation.
+    unsafe { libmimalloc_sys::mi_collect(true) };
+}

@@ -1,0 +1,195 @@
+//! The stream parsers: one wrapper, [`Stream`], drives a core stream machine (Forge's or a
+//! dialect's) chunk by chunk, turns its events into Python events and folds them into the
+//! stream's `Parsed`; `StreamParser` is Forge's.
+
+use agentmsg_core::parse::{Event, Folder, StartThinking, StreamMachine};
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
+
+use crate::errors::ErrorClass;
+use crate::events::event_object;
+use crate::options::parse_options;
+use crate::pystr::{as_text, py_str, text_bytes};
+use crate::results::parsed;
+
+/// A core stream machine as [`Stream`] drives it.
+pub(crate) trait Machine {
+    /// What the machine reports.
+    type Event;
+    /// Whether a bare tool start is shown (a dialect announces a call with its header instead).
+    const SHOWS_TOOL_START: bool;
+    fn feed_into(&mut self, chunk: &[u8], events: &mut Vec<Self::Event>);
+    fn finish(&mut self) -> Vec<Self::Event>;
+    /// The parse event of a machine event, or the Python event of one only this machine has.
+    fn split<'py>(py: Python<'py>, event: Self::Event) -> PyResult<Result<Event, Bound<'py, PyAny>>>;
+}
+
+impl Machine for StreamMachine {
+    type Event = Event;
+    const SHOWS_TOOL_START: bool = true;
+
+    fn feed_into(&mut self, chunk: &[u8], events: &mut Vec<Event>) {
+        StreamMachine::feed_into(self, chunk, events);
+    }
+
+    fn finish(&mut self) -> Vec<Event> {
+        StreamMachine::finish(self)
+    }
+
+    fn split<'py>(_: Python<'py>, event: Event) -> PyResult<Result<Event, Bound<'py, PyAny>>> {
+        Ok(Ok(event))
+    }
+}
+
+/// A stream in progress: the machine, the fold of its events into a document (for `result()`),
+/// and what turning events into Python events needs between chunks.
+pub(crate) struct Stream<M: Machine> {
+    machine: M,
+    /// The result of the stream so far, for `result()`.
+    folder: Folder<'static>,
+    /// The last stream finished: the next `feed` starts a new one.
+    finished: bool,
+    /// The text run the last text delta belonged to.
+    text_block: Option<usize>,
+    /// Event buffer reused across `feed` calls.
+    buffer: Vec<M::Event>,
+}
+
+impl<M: Machine> Stream<M> {
+    pub(crate) fn new(machine: M) -> Self {
+        Self { machine, folder: Folder::for_stream(), finished: false, text_block: None, buffer: Vec::new() }
+    }
+
+    /// The events `chunk` completes; `None` is an empty chunk (an SDK delta without content).
+    pub(crate) fn feed<'py>(&mut self, py: Python<'py>, chunk: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        if chunk.is_none() {
+            return Ok(PyList::empty(py));
+        }
+        let chunk = as_text(chunk, "chunk")?;
+        let bytes = text_bytes(chunk)?;
+        if std::mem::take(&mut self.finished) {
+            self.folder = Folder::for_stream();
+        }
+        let mut events = std::mem::take(&mut self.buffer);
+        self.machine.feed_into(&bytes, &mut events);
+        let list = self.events(py, &mut events, Some((chunk, &bytes)));
+        self.buffer = events;
+        list
+    }
+
+    /// Ends the stream; the last events.
+    pub(crate) fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut events = self.machine.finish();
+        let list = self.events(py, &mut events, None);
+        self.text_block = None;
+        self.finished = true;
+        list
+    }
+
+    /// The `Parsed` of the stream so far.
+    pub(crate) fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        parsed(py, self.folder.document())
+    }
+
+    /// The Python events for `events`, which is left empty (its allocation is reused). A piece
+    /// of text equal to the whole `chunk` fed (the usual case for small chunks) is that same
+    /// str, not a copy.
+    fn events<'py>(
+        &mut self,
+        py: Python<'py>,
+        events: &mut Vec<M::Event>,
+        chunk: Option<(&Bound<'py, PyString>, &[u8])>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let text = |bytes: &[u8]| -> PyResult<Py<PyString>> {
+            match chunk {
+                Some((chunk, chunk_bytes)) if chunk_bytes == bytes => Ok(chunk.clone().unbind()),
+                _ => Ok(py_str(py, bytes)?.unbind()),
+            }
+        };
+        let mut objects = Vec::with_capacity(events.len());
+        for event in events.drain(..) {
+            let event = match M::split(py, event)? {
+                Ok(event) => event,
+                Err(own) => {
+                    objects.push(own);
+                    continue;
+                }
+            };
+            // Argument fragments are not needed in the result: the call arrives whole with its end.
+            if !matches!(event, Event::ToolDelta { .. } | Event::ToolStart { .. }) {
+                self.folder.push(event.clone());
+            }
+            if let Some(obj) = event_object(py, event, &mut self.text_block, &text, M::SHOWS_TOOL_START)? {
+                objects.push(obj);
+            }
+        }
+        PyList::new(py, objects)
+    }
+}
+
+/// Incremental parser of streamed model text; same rules and options as ``parse``, except
+/// ``start_in_thinking`` is explicit (default False: a stream cannot look ahead).
+///
+/// ``feed(chunk)`` returns the events the chunk completes; ``finish()`` flushes what was held
+/// back (a possible partial tag, an undecided bracket line) and reports an unclosed call or
+/// thinking block. After ``finish()`` the parser is ready for a new stream.
+///
+/// >>> p = StreamParser()
+/// >>> p.feed("Hi <thi") + p.feed("nk>hmm</think>")
+/// [TextDelta(text='Hi'), ThinkingDelta(index=0, text='hmm'), ThinkingEnd(index=0, complete=True)]
+/// >>> p.finish()
+/// []
+// `subclass`: `agentmsg.StreamParser` is a Python subclass that picks the dialect's parser.
+#[pyclass(subclass, module = "agentmsg._core")]
+pub struct StreamParser {
+    stream: Stream<StreamMachine>,
+}
+
+#[pymethods]
+impl StreamParser {
+    #[new]
+    #[pyo3(signature = (*, thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None))]
+    fn new(
+        py: Python<'_>,
+        thinking: Option<&Bound<'_, PyAny>>,
+        tool_format: Option<&Bound<'_, PyAny>>,
+        code_fences: Option<&Bound<'_, PyAny>>,
+        start_in_thinking: Option<&Bound<'_, PyAny>>,
+        max_calls: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let options = parse_options(py, StartThinking::No, thinking, tool_format, code_fences, start_in_thinking, max_calls)?;
+        Ok(Self { stream: Stream::new(StreamMachine::new(options)) })
+    }
+
+    /// Reads the next chunk; returns the events it completes.
+    /// ``None`` is an empty chunk (an SDK delta without content).
+    fn feed<'py>(&mut self, py: Python<'py>, chunk: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        self.stream.feed(py, chunk)
+    }
+
+    /// A stream in progress is not pickled: it belongs to one connection, and a worker that
+    /// receives text starts its own parser with the same options.
+    fn __reduce__(&self, py: Python<'_>) -> PyResult<()> {
+        Err(ErrorClass::MessageType.new_err(
+            py,
+            "a StreamParser cannot be pickled: it holds a stream in progress; create a StreamParser \
+             with the same options in the process that reads the stream",
+        ))
+    }
+
+    /// Ends the stream; returns the last events.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.stream.finish(py)
+    }
+
+    /// The ``Parsed`` of the stream so far (after ``finish()``: of the whole stream, equal to
+    /// ``parse`` of the text fed with the same options).
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.stream.result(py)
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<StreamParser>()?;
+    Ok(())
+}
