@@ -22,7 +22,7 @@ from typing import Any, Awaitable, Callable, Generator, List, Sequence, TypeVar,
 from . import _core
 from ._checks import describe, require_int
 from .blocks import TextBlock, ToolResultBlock
-from .counting import CountCache, Counter, TokenCounter, _describe
+from .counting import CountCache, Counter, TokenCounter
 from .errors import MessageError, MessageTypeError
 from .estimate import ROLE_CODES
 from .message import Message, Role, _as_list, _check_messages
@@ -152,7 +152,7 @@ def expand(messages: Sequence[Message], message_id: str) -> Message:
         if message.id == message_id:
             original = message.metadata.get("original")
             return Message.from_dict(original) if original is not None else message
-    raise MessageError(f"no message with id {_describe(message_id)}")
+    raise MessageError(f"no message with id {describe(message_id)}")
 
 
 # -- summary ---------------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Op
 
 from ..blocks import TextBlock, ToolUseBlock
 from ..errors import ConversionError, MessageError, MessageTypeError, ToolPairError
-from ..message import Message, Role, _as_list, _check_messages, _ASSISTANT, _SYSTEM, _TOOL
+from ..message import Message, Role, _as_list, _ASSISTANT, _SYSTEM, _TOOL
+from ..normalize import read_messages
 from ..toolpairs import _indices_of, _pair, pair_tool_results, repair_tool_pairs
 
 __all__ = ["ConversionWarning"]
@@ -37,8 +38,9 @@ class ConversionWarning(UserWarning):
 
 
 def check_messages(messages: Iterable[Message], what: str = "messages") -> List[Message]:
-    """The messages as a list; a non-Message item is a MessageTypeError naming its index."""
-    return _check_messages(messages, what)
+    """The messages as a list of Message, read by :func:`agentmsg.as_messages` (dicts and SDK
+    objects too); an item it cannot read is an error naming its index."""
+    return read_messages(messages, what)
 
 
 def check_dicts(items: Any, what: str) -> List[Any]:
