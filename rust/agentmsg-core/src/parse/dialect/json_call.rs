@@ -88,6 +88,8 @@ pub(crate) struct JsonCall {
     pub arguments: Vec<u8>,
     /// The arguments object was copied whole.
     arguments_complete: bool,
+    /// `scan` stops right after the top-level value closes (payloads with no end marker).
+    ends_at_close: bool,
 }
 
 impl JsonCall {
@@ -114,7 +116,14 @@ impl JsonCall {
             streaming: false,
             arguments: Vec::new(),
             arguments_complete: false,
+            ends_at_close: false,
         }
+    }
+
+    /// A payload that ends where its top-level value closes: `scan` stops right after it.
+    pub fn ending_at_close(mut self) -> Self {
+        self.ends_at_close = true;
+        self
     }
 
     /// Reads `data[from..]` up to the first `<` outside a string (a possible end marker, not
@@ -154,6 +163,9 @@ impl JsonCall {
             }
             self.structural(b);
             i += 1;
+            if self.closed && self.ends_at_close {
+                break;
+            }
         }
         self.payload.extend_from_slice(&data[from..i]);
         i

@@ -7,6 +7,13 @@
 //!   </tool_call>`, `<think>` reasoning (Qwen3-Coder, Qwen 3.5).
 //! - **gpt_oss**: OpenAI's Harmony messages (`<|channel|>analysis|commentary|final`,
 //!   `to=functions.NAME`, `<|message|>`, `<|end|>` / `<|call|>` / `<|return|>`).
+//! - **deepseek_v3** / **deepseek_v31**: `<｜tool▁calls▁begin｜>` sections of
+//!   `<｜tool▁call▁begin｜>…<｜tool▁call▁end｜>` calls (V3: `function<｜tool▁sep｜>NAME` and a
+//!   fenced JSON block; V3.1: `NAME<｜tool▁sep｜>{json}`), `<think>` reasoning.
+//! - **kimi_k2**: `<|tool_calls_section_begin|>` sections of `<|tool_call_begin|>functions.NAME:IDX
+//!   <|tool_call_argument_begin|>{json}<|tool_call_end|>` calls, `◁think▷` or `<think>` reasoning.
+//! - **glm45**: `<tool_call>NAME` then `<arg_key>k</arg_key><arg_value>v</arg_value>` pairs,
+//!   `</tool_call>`, `<think>` reasoning.
 //!
 //! Every machine reads its input once: markers are found with `memchr` and compared in place,
 //! only a possible marker prefix (a few bytes) is held back between chunks, and a call's bytes
@@ -42,12 +49,23 @@ pub enum Dialect {
     Hermes,
     Qwen3Coder,
     GptOss,
+    DeepseekV3,
+    DeepseekV31,
+    KimiK2,
+    Glm45,
 }
 
 impl Dialect {
     /// Every dialect with its name, in the order they are documented.
-    pub const ALL: [(&'static str, Dialect); 3] =
-        [("hermes", Self::Hermes), ("qwen3_coder", Self::Qwen3Coder), ("gpt_oss", Self::GptOss)];
+    pub const ALL: [(&'static str, Dialect); 7] = [
+        ("hermes", Self::Hermes),
+        ("qwen3_coder", Self::Qwen3Coder),
+        ("gpt_oss", Self::GptOss),
+        ("deepseek_v3", Self::DeepseekV3),
+        ("deepseek_v31", Self::DeepseekV31),
+        ("kimi_k2", Self::KimiK2),
+        ("glm45", Self::Glm45),
+    ];
 
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, d)| *d)
@@ -129,8 +147,13 @@ impl Core {
     }
 
     fn start_call(&mut self, call: &mut OpenCall, name: &str) {
-        // Deterministic and the same for every chunking: the call's place and its name.
-        let id = call_id(call.index, format!("{}:{name}", call.start).as_bytes());
+        self.start_call_as(call, None, name);
+    }
+
+    /// Starts a call with the id the model wrote (kimi_k2) or, without one, an id that is
+    /// deterministic and the same for every chunking: from the call's place and its name.
+    fn start_call_as(&mut self, call: &mut OpenCall, id: Option<String>, name: &str) {
+        let id = id.unwrap_or_else(|| call_id(call.index, format!("{}:{name}", call.start).as_bytes()));
         self.headers.push((call.index, id.clone(), name.to_owned()));
         call.header = Some((id, name.to_owned()));
         self.out.push(Event::ToolStart { index: call.index });
@@ -289,11 +312,9 @@ impl DialectMachine {
     fn with_spans(options: DialectOptions, spans: bool) -> Self {
         let core = Core::new(spans, options.tools.clone());
         let start_in_thinking = options.start_in_thinking == StartThinking::Yes;
-        let machine = match options.dialect {
-            Dialect::Hermes | Dialect::Qwen3Coder => {
-                Machine::Tagged(tagged::TaggedMachine::new(core, options.dialect, start_in_thinking))
-            }
-            Dialect::GptOss => Machine::Harmony(harmony::HarmonyMachine::new(core)),
+        let machine = match tagged::Syntax::of(options.dialect) {
+            Some(syntax) => Machine::Tagged(tagged::TaggedMachine::new(core, Arc::new(syntax), start_in_thinking)),
+            None => Machine::Harmony(harmony::HarmonyMachine::new(core)),
         };
         Self { options, spans, machine, pending: Vec::new(), offset: 0, offset_chars: 0 }
     }

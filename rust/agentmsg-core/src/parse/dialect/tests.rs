@@ -5,7 +5,15 @@ use proptest::prelude::*;
 use super::*;
 use crate::parse::Block;
 
-const ALL: [Dialect; 3] = [Dialect::Hermes, Dialect::Qwen3Coder, Dialect::GptOss];
+const ALL: [Dialect; 7] = [
+    Dialect::Hermes,
+    Dialect::Qwen3Coder,
+    Dialect::GptOss,
+    Dialect::DeepseekV3,
+    Dialect::DeepseekV31,
+    Dialect::KimiK2,
+    Dialect::Glm45,
+];
 
 /// The document of `text` streamed in `size`-byte pieces (cut only at character boundaries).
 fn streamed(text: &str, dialect: Dialect, size: usize) -> Document<'static> {
@@ -37,6 +45,19 @@ fn each_dialect_reads_its_calls_whole_and_streamed() {
         (Dialect::Hermes, "Hi <tool_call>{\"name\": \"f\", \"arguments\": {\"s\": \"</tool_call>\"}}</tool_call> ok"),
         (Dialect::Qwen3Coder, "Hi <tool_call><function=f><parameter=s>\n</tool_call>\n</parameter></function></tool_call> ok"),
         (Dialect::GptOss, "<|channel|>commentary to=functions.f<|message|>{\"s\": \"<|call|>\"}<|call|><|channel|>final<|message|>ok"),
+        (
+            Dialect::DeepseekV3,
+            "Hi <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"s\": \"<｜tool▁call▁end｜>\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> ok",
+        ),
+        (
+            Dialect::DeepseekV31,
+            "Hi <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"s\": \"<｜tool▁call▁end｜>\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜> ok",
+        ),
+        (
+            Dialect::KimiK2,
+            "Hi <|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"s\": \"<|tool_call_end|>\"}<|tool_call_end|><|tool_calls_section_end|> ok",
+        ),
+        (Dialect::Glm45, "Hi <tool_call>f\n<arg_key>s</arg_key>\n<arg_value></tool_call></arg_value>\n</tool_call> ok"),
     ];
     for (dialect, text) in cases {
         let doc = whole(text, dialect);
@@ -57,6 +78,23 @@ fn adversarial(dialect: Dialect, n: usize) -> String {
         Dialect::Hermes => format!("<tool_call>{{\"name\": \"f\", \"arguments\": {{\"s\": \"{}", "<tool_call x ".repeat(n / 13)),
         Dialect::Qwen3Coder => format!("<tool_call><function=f><parameter=s>{}", "</paramete <".repeat(n / 12)),
         Dialect::GptOss => format!("{}<|channel|>analysis<|message|>{}", "<|x|> <".repeat(n / 14), "<|en <".repeat(n / 12)),
+        Dialect::DeepseekV3 | Dialect::DeepseekV31 => format!(
+            "{}<｜tool▁calls▁begin｜>{}<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{{\"s\": \"{}",
+            "<｜tool▁ <".repeat(n / 24),
+            "<｜tool▁call <\n".repeat(n / 48),
+            "<｜tool▁call▁en".repeat(n / 48)
+        ),
+        Dialect::KimiK2 => format!(
+            "{}◁think▷{}◁/think▷<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0{}",
+            "<|tool_calls_sec ◁thin".repeat(n / 48),
+            "◁/thin <".repeat(n / 48),
+            "<|tool_call_argument_be".repeat(n / 46)
+        ),
+        Dialect::Glm45 => format!(
+            "{}<tool_call>f<arg_key>k</arg_key><arg_value>{}",
+            "<tool_call>name <tool_call>\n".repeat(n / 56),
+            "</arg_valu <".repeat(n / 12)
+        ),
     }
 }
 
