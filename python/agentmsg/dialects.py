@@ -1,4 +1,4 @@
-"""Model dialects: the tool-call and reasoning notations of hermes, qwen3_coder and gpt_oss models.
+"""Model dialects: the tool-call and reasoning notations of the model families in :data:`DIALECTS`.
 
     >>> from agentmsg import dialects
     >>> p = dialects.parse('<think>plan</think>On it.<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>',
@@ -40,6 +40,10 @@ DIALECTS: Dict[str, str] = {
     "hermes": "<tool_call>{\"name\", \"arguments\"}</tool_call> and <think>: Hermes 2 Pro, Qwen 2.5, Qwen 3 and their fine-tunes",
     "qwen3_coder": "<tool_call><function=NAME><parameter=KEY>value</parameter></function></tool_call> and <think>: Qwen3-Coder, Qwen 3.5",
     "gpt_oss": "OpenAI Harmony channels (analysis, commentary to=functions.NAME, final): gpt-oss",
+    "deepseek_v3": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME and a ```json block, <think>: DeepSeek V3, R1",
+    "deepseek_v31": "<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>, <think>: DeepSeek V3.1, V3.2",
+    "kimi_k2": "<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}, ◁think▷ or <think>: Kimi K2",
+    "glm45": "<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>, <think>: GLM 4.5, 4.6, 4.7",
 }
 
 assert list(DIALECTS)[1:] == list(_core.dialect_names()), "DIALECTS must list the core's dialects"
