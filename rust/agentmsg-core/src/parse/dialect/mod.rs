@@ -53,6 +53,8 @@ pub enum Dialect {
     DeepseekV31,
     KimiK2,
     Glm45,
+    /// A dialect from parts: [`DialectOptions::custom`].
+    Custom,
 }
 
 impl Dialect {
@@ -85,11 +87,58 @@ pub struct DialectOptions {
     pub start_in_thinking: StartThinking,
     /// Tool definitions: values written as text are typed by them, unknown tools are flagged.
     pub tools: Option<Arc<Tools>>,
+    /// The markers and payload of a custom dialect.
+    pub(crate) syntax: Option<Arc<tagged::Syntax>>,
 }
 
 impl DialectOptions {
+    /// The options of a listed dialect (`Dialect::Custom` without parts reads as hermes).
     pub fn new(dialect: Dialect) -> Self {
-        Self { dialect, start_in_thinking: StartThinking::Detect, tools: None }
+        Self { dialect, start_in_thinking: StartThinking::Detect, tools: None, syntax: None }
+    }
+
+    /// The options of a dialect from parts; the error names the part that is wrong (an empty
+    /// marker, two equal markers, an unknown payload, keys that do not apply).
+    ///
+    /// ```
+    /// use agentmsg_core::parse::dialect::{parse, CustomDialect, DialectOptions};
+    /// let parts = CustomDialect { call_start: "<call>".into(), call_end: "</call>".into(), ..CustomDialect::default() };
+    /// let doc = parse(br#"Hi<call>{"name": "f", "arguments": {}}</call>"#, &DialectOptions::custom(&parts).unwrap());
+    /// assert_eq!(doc.text(), b"Hi");
+    /// let bad = CustomDialect { call_end: "<call>".into(), ..parts };
+    /// assert_eq!(DialectOptions::custom(&bad).unwrap_err(), "call_start and call_end must differ (both are '<call>')");
+    /// ```
+    pub fn custom(parts: &CustomDialect) -> Result<Self, String> {
+        let syntax = tagged::Syntax::custom(parts)?;
+        Ok(Self { syntax: Some(Arc::new(syntax)), ..Self::new(Dialect::Custom) })
+    }
+}
+
+/// The parts of a dialect for models that are not listed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CustomDialect {
+    pub call_start: String,
+    pub call_end: String,
+    /// `json` (an object with the name and the arguments under `name_key` and `arguments_key`),
+    /// `qwen3_coder` or `glm45` (those dialects' element forms).
+    pub payload: String,
+    pub name_key: String,
+    pub arguments_key: String,
+    /// Reasoning markers, if the model writes reasoning.
+    pub think: Option<(String, String)>,
+}
+
+impl Default for CustomDialect {
+    /// Hermes' parts: `<tool_call>{"name", "arguments"}</tool_call>` with `<think>` reasoning.
+    fn default() -> Self {
+        Self {
+            call_start: "<tool_call>".into(),
+            call_end: "</tool_call>".into(),
+            payload: "json".into(),
+            name_key: "name".into(),
+            arguments_key: "arguments".into(),
+            think: Some(("<think>".into(), "</think>".into())),
+        }
     }
 }
 
@@ -312,8 +361,13 @@ impl DialectMachine {
     fn with_spans(options: DialectOptions, spans: bool) -> Self {
         let core = Core::new(spans, options.tools.clone());
         let start_in_thinking = options.start_in_thinking == StartThinking::Yes;
-        let machine = match tagged::Syntax::of(options.dialect) {
-            Some(syntax) => Machine::Tagged(tagged::TaggedMachine::new(core, Arc::new(syntax), start_in_thinking)),
+        let syntax = match (&options.syntax, options.dialect) {
+            (Some(syntax), _) => Some(Arc::clone(syntax)),
+            (None, Dialect::Custom) => tagged::Syntax::of(Dialect::Hermes).map(Arc::new),
+            (None, dialect) => tagged::Syntax::of(dialect).map(Arc::new),
+        };
+        let machine = match syntax {
+            Some(syntax) => Machine::Tagged(tagged::TaggedMachine::new(core, syntax, start_in_thinking)),
             None => Machine::Harmony(harmony::HarmonyMachine::new(core)),
         };
         Self { options, spans, machine, pending: Vec::new(), offset: 0, offset_chars: 0 }

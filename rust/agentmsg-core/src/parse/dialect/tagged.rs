@@ -25,7 +25,6 @@ const TOOL_CALL_OPEN: &[u8] = b"<tool_call>";
 const TOOL_CALL_CLOSE: &[u8] = b"</tool_call>";
 const THINK: (&[u8], &[u8]) = (b"<think>", b"</think>");
 const KIMI_THINK: (&[u8], &[u8]) = ("◁think▷".as_bytes(), "◁/think▷".as_bytes());
-const HERMES_SHAPE: JsonShape = JsonShape::Fields { name_key: "name", arguments_key: "arguments" };
 const FENCE: u8 = b'`';
 
 /// How a call's name and arguments are written between its markers.
@@ -72,7 +71,7 @@ impl Syntax {
         const DEEPSEEK_SEP: &[u8] = "<｜tool▁sep｜>".as_bytes();
         let tool_call = (TOOL_CALL_OPEN, TOOL_CALL_CLOSE);
         let (section, call, form, think): (_, _, _, &[(&[u8], &[u8])]) = match dialect {
-            Dialect::Hermes => (None, tool_call, Form::Json(HERMES_SHAPE), &[THINK]),
+            Dialect::Hermes => (None, tool_call, Form::Json(fields("name", "arguments")), &[THINK]),
             Dialect::Qwen3Coder => (None, tool_call, Form::Element(ElementForm::Qwen3Coder), &[THINK]),
             Dialect::Glm45 => (None, tool_call, Form::Element(ElementForm::Glm45), &[THINK]),
             Dialect::DeepseekV3 => (
@@ -93,9 +92,47 @@ impl Syntax {
                 Form::Header { sep: b"<|tool_call_argument_begin|>", kind: HeaderKind::FunctionsId },
                 &[KIMI_THINK, THINK],
             ),
-            Dialect::GptOss => return None,
+            Dialect::GptOss | Dialect::Custom => return None,
         };
         Some(Self::new(section, call.0.to_vec(), call.1.to_vec(), form, think))
+    }
+
+    /// A dialect from parts (see [`super::CustomDialect`]); the error says which part is wrong.
+    pub fn custom(parts: &super::CustomDialect) -> Result<Self, String> {
+        let super::CustomDialect { call_start, call_end, payload, name_key, arguments_key, think } = parts;
+        let form = match payload.as_str() {
+            "json" => {
+                if name_key.is_empty() || arguments_key.is_empty() {
+                    return Err("name_key and arguments_key must not be empty".into());
+                }
+                if name_key == arguments_key {
+                    return Err(format!("name_key and arguments_key must differ (both are '{name_key}')"));
+                }
+                Form::Json(fields(name_key, arguments_key))
+            }
+            "qwen3_coder" | "glm45" => {
+                if name_key != "name" || arguments_key != "arguments" {
+                    return Err(format!("name_key and arguments_key apply to payload 'json' only, not '{payload}'"));
+                }
+                let form = if payload == "glm45" { ElementForm::Glm45 } else { ElementForm::Qwen3Coder };
+                Form::Element(form)
+            }
+            other => return Err(format!("unknown payload '{other}'; valid: json, qwen3_coder, glm45")),
+        };
+        let mut markers = vec![("call_start", call_start.as_str()), ("call_end", call_end.as_str())];
+        if let Some((start, end)) = think {
+            markers.extend([("think_start", start.as_str()), ("think_end", end.as_str())]);
+        }
+        for (i, (role, marker)) in markers.iter().enumerate() {
+            if marker.is_empty() {
+                return Err(format!("{role} must not be empty"));
+            }
+            if let Some((other, _)) = markers[..i].iter().find(|(_, m)| m == marker) {
+                return Err(format!("{other} and {role} must differ (both are '{marker}')"));
+            }
+        }
+        let think: Vec<(&[u8], &[u8])> = think.iter().map(|(s, e)| (s.as_bytes(), e.as_bytes())).collect();
+        Ok(Self::new(None, call_start.as_bytes().to_vec(), call_end.as_bytes().to_vec(), form, &think))
     }
 
     fn new(
@@ -398,7 +435,8 @@ impl TaggedMachine {
                         }
                         Found::None => None,
                     },
-                    Form::Json(shape) => (data[i] == b'{').then(|| Payload::Json(JsonCall::new(shape.clone()))),
+                    Form::Json(shape) => (data[i] == b'{')
+                        .then(|| Payload::Json(JsonCall::new(shape.clone()).stopping_at(syntax.call_close[0]))),
                     _ => None,
                 }
             }
@@ -500,6 +538,10 @@ impl TaggedMachine {
             State::Header { call, .. } | State::Call(call) => self.core.cut_off(call, "a tool call"),
         }
     }
+}
+
+fn fields(name_key: &str, arguments_key: &str) -> JsonShape {
+    JsonShape::Fields { name_key: name_key.into(), arguments_key: arguments_key.into() }
 }
 
 /// A byte of a glm45 function name: anything but blanks and markup.
