@@ -257,9 +257,137 @@ def test_glm45_streams_arguments_as_values_arrive():
     assert "".join(e.fragment for e in rest if hasattr(e, "fragment")) == ' 1"}'
 
 
+# -- custom dialects ----------------------------------------------------------------------------
+
+MINE = dialects.Dialect(name="mine", call_start="[CALL]", call_end="[/CALL]", name_key="tool",
+                        arguments_key="args", think_start="[THINK]", think_end="[/THINK]")
+MINE_XML = dialects.Dialect(name="mine_xml", call_start="<invoke>", call_end="</invoke>", payload="qwen3_coder")
+MINE_GLM = dialects.Dialect(name="mine_glm", call_start="⟨call⟩", call_end="⟨/call⟩", payload="glm45",
+                            think_start="<reasoning>", think_end="</reasoning>")
+
+
+def c(name, arguments):
+    return f'[CALL]{{"tool": "{name}", "args": {arguments}}}[/CALL]'
+
+
+CUSTOM = [
+    case("single", c("get_weather", '{"city": "Paris"}'), calls=[("get_weather", {"city": "Paris"})]),
+    case("text-around", "Let me check.\n" + c("f", '{"a": 1}') + "\nDone.", out="Let me check.\nDone.",
+         calls=[("f", {"a": 1})]),
+    case("parallel", c("a", "{}") + c("b", '{"x": [1, 2]}'), calls=[("a", {}), ("b", {"x": [1, 2]})]),
+    case("empty-arguments", c("now", "{}"), calls=[("now", {})]),
+    case("missing-arguments", '[CALL]{"tool": "now"}[/CALL]', calls=[("now", {})]),
+    case("nested", c("f", '{"a": {"b": [1, {"c": null}]}}'), calls=[("f", {"a": {"b": [1, {"c": None}]}})]),
+    case("unicode", c("suche", '{"q": "Zürich 東京 🎉"}'), calls=[("suche", {"q": "Zürich 東京 🎉"})]),
+    case("escapes", c("f", r'{"s": "a\"b\\c\nd"}'), calls=[("f", {"s": 'a"b\\c\nd'})]),
+    case("end-marker-in-string", c("f", '{"s": "[/CALL]"}') + " after", out="after", calls=[("f", {"s": "[/CALL]"})]),
+    case("brackets-in-arguments", c("f", '{"a": [[1], [2]]}'), calls=[("f", {"a": [[1], [2]]})]),
+    case("reasoning-then-call", "[THINK]plan[/THINK]" + c("f", "{}"), thinking=["plan"], calls=[("f", {})]),
+    case("starts-inside-reasoning", "plan[/THINK]ok", out="ok", thinking=["plan"], start_in_thinking=True),
+    case("reasoning-cut-off", "[THINK]hmm", thinking=["hmm"], incomplete=True),
+    case("call-inside-reasoning", "[THINK]" + c("f", "{}") + "[/THINK]", thinking=[c("f", "{}")]),
+    case("marker-in-prose", "Write [CALL] then JSON.", out="Write [CALL] then JSON."),
+    case("close-marker-in-prose", "It ends with [/CALL] and [/THINK].", out="It ends with [/CALL] and [/THINK].",
+         start_in_thinking=False),
+    case("hermes-keys-are-metadata", '[CALL]{"tool": "f", "args": {}, "name": "g"}[/CALL]', calls=[("f", {})],
+         meta=[{"name": "g"}]),
+    case("cut-off", "Sure " + c("f", '{"a": 1}')[:-10], out="Sure", errors=["unclosed_tool"]),
+    case("invalid-json", c("f", '{"a": }') + " next", out="next", errors=["invalid_json"]),
+    case("missing-name", '[CALL]{"args": {}}[/CALL]', errors=["missing_field"]),
+    case("arguments-not-object", c("f", "[1]"), errors=["invalid_field"]),
+    case("partial-marker-at-end", "a [CAL", out="a [CAL"),
+    case("unknown-tool-flagged", c("other", "{}"), calls=[("other", {})], meta=[{"unknown_tool": True}], tools=TOOLS),
+]
+
+CUSTOM_ELEMENTS = [
+    case("qwen3-coder-form", "<invoke><function=f><parameter=a>\n1\n</parameter></function></invoke>",
+         calls=[("f", {"a": "1"})]),
+    case("qwen3-coder-form-typed", "x<invoke><function=typed><parameter=i>7</parameter></function></invoke>",
+         out="x", calls=[("typed", {"i": 7})], tools=TOOLS),
+    case("qwen3-coder-form-marker-in-prose", "Use <invoke> here.", out="Use <invoke> here."),
+    case("qwen3-coder-form-cut-off", "<invoke><function=f><parameter=a>1", errors=["unclosed_tool"]),
+]
+
+CUSTOM_GLM = [
+    case("glm45-form", "<reasoning>r</reasoning>⟨call⟩f\n<arg_key>a</arg_key><arg_value> 1 </arg_value>⟨/call⟩ ok",
+         out="ok", thinking=["r"], calls=[("f", {"a": "1"})]),
+    case("glm45-form-typed", "⟨call⟩typed<arg_key>b</arg_key><arg_value>false</arg_value>⟨/call⟩",
+         calls=[("typed", {"b": False})], tools=TOOLS),
+    case("glm45-form-marker-in-prose", "A ⟨call⟩ tag and ⟨/call⟩.", out="A ⟨call⟩ tag and ⟨/call⟩.",
+         start_in_thinking=False),
+    case("glm45-form-name-then-end-is-a-call", "A ⟨call⟩ now ⟨/call⟩.", out="A\n.", calls=[("now", {})]),
+    case("glm45-form-cut-off", "⟨call⟩f<arg_key>a</arg_key><arg_value>1", errors=["unclosed_tool"]),
+]
+
+
+@pytest.mark.parametrize("text, expected, options", CUSTOM)
+def test_custom_json(text, expected, options):
+    run_case(MINE, text, expected, options)
+
+
+@pytest.mark.parametrize("text, expected, options", CUSTOM_ELEMENTS)
+def test_custom_qwen3_coder_payload(text, expected, options):
+    run_case(MINE_XML, text, expected, options)
+
+
+@pytest.mark.parametrize("text, expected, options", CUSTOM_GLM)
+def test_custom_glm45_payload(text, expected, options):
+    run_case(MINE_GLM, text, expected, options)
+
+
+def test_a_custom_dialect_is_accepted_wherever_dialect_is():
+    import agentmsg
+
+    text = "[THINK]p[/THINK]" + c("f", '{"a": 1}')
+    expected = dialects.parse(text, dialect=MINE)
+    assert agentmsg.parse(text, dialect=MINE) == expected
+    assert agentmsg.parse_many([text], dialect=MINE) == [expected]
+    assert agentmsg.parse_tool_calls(text, dialect=MINE) == expected.tool_calls
+    parser = agentmsg.StreamParser(dialect=MINE)
+    parser.feed(text)
+    parser.finish()
+    assert parser.result() == expected
+    assert agentmsg.Dialect is dialects.Dialect
+
+
+@pytest.mark.parametrize("parts, kind, message", [
+    (dict(call_start="", call_end="b"), "MessageError", "dialect 'x': call_start must not be empty"),
+    (dict(call_start="<c>", call_end="<c>"), "MessageError", "dialect 'x': call_start and call_end must differ (both are '<c>')"),
+    (dict(call_start="a", call_end="b", think_start="a", think_end="t"), "MessageError",
+     "dialect 'x': call_start and think_start must differ (both are 'a')"),
+    (dict(call_start="a", call_end="b", think_start="t"), "MessageError", "dialect 'x': think_start and think_end go together"),
+    (dict(call_start="a", call_end="b", payload="xml"), "MessageError",
+     "dialect 'x': unknown payload 'xml'; valid: json, qwen3_coder, glm45"),
+    (dict(call_start="a", call_end="b", payload="glm45", name_key="n"), "MessageError",
+     "dialect 'x': name_key and arguments_key apply to payload 'json' only, not 'glm45'"),
+    (dict(call_start="a", call_end="b", name_key="k", arguments_key="k"), "MessageError",
+     "dialect 'x': name_key and arguments_key must differ (both are 'k')"),
+    (dict(call_start="a", call_end="b", name_key=""), "MessageError",
+     "dialect 'x': name_key and arguments_key must not be empty"),
+    (dict(call_start=1, call_end="b"), "MessageTypeError", "Dialect.call_start must be a str, not int"),
+    (dict(call_start="a", call_end="b", think_start="t", think_end=b"u"), "MessageTypeError",
+     "Dialect.think_end must be a str, not bytes"),
+])
+def test_bad_custom_dialects_name_the_part(parts, kind, message):
+    import agentmsg
+
+    with pytest.raises(getattr(agentmsg, kind)) as raised:
+        dialects.Dialect(name="x", **parts)
+    assert str(raised.value) == message
+    assert isinstance(raised.value, (ValueError, TypeError))
+
+
+def test_something_else_as_dialect_is_a_type_error():
+    import agentmsg
+
+    with pytest.raises(agentmsg.MessageTypeError, match="dialect must be a str or an agentmsg.Dialect, not int"):
+        dialects.parse("x", dialect=5)
+
+
 # -- properties ---------------------------------------------------------------------------------
 
-ALL = [("deepseek_v3", DEEPSEEK_V3), ("deepseek_v31", DEEPSEEK_V31), ("kimi_k2", KIMI), ("glm45", GLM)]
+ALL = [("deepseek_v3", DEEPSEEK_V3), ("deepseek_v31", DEEPSEEK_V31), ("kimi_k2", KIMI), ("glm45", GLM),
+       (MINE, CUSTOM), (MINE_XML, CUSTOM_ELEMENTS), (MINE_GLM, CUSTOM_GLM)]
 CASES = [(dialect, p.values[0], p.values[2]) for dialect, cases in ALL for p in cases]
 
 FRAGMENTS = {
@@ -271,6 +399,10 @@ FRAGMENTS = {
                 "<think>", "</think>", '{"a": ', "}", '"', "x", " ", "é", "<|", "◁"],
     "glm45": ["<tool_call>", "</tool_call>", "f", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>",
               "<think>", "</think>", "x", " ", "\n", "é", "<", ">", '"'],
+    MINE: ["[CALL]", "[/CALL]", "[THINK]", "[/THINK]", '{"tool": "f", "args": ', "{", "}", "[", "]", '"', "\\", "x",
+           " ", "é", "[CA"],
+    MINE_GLM: ["⟨call⟩", "⟨/call⟩", "<reasoning>", "</reasoning>", "f", "<arg_key>", "</arg_key>", "<arg_value>",
+               "</arg_value>", "x", " ", "\n", "⟨", "<"],
 }
 
 

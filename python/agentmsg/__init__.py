@@ -21,7 +21,7 @@ from .compaction import *  # noqa: F401,F403
 from .convert import *  # noqa: F401,F403
 from .transcripts import *  # noqa: F401,F403
 from .workbench import *  # noqa: F401,F403
-from .dialects import DIALECTS, ToolCallHeader, openai_deltas  # noqa: F401
+from .dialects import DIALECTS, Dialect, ToolCallHeader, openai_deltas  # noqa: F401
 from .pool import *  # noqa: F401,F403
 from . import (
     blocks as _blocks,
@@ -50,4 +50,4 @@ __all__ = [
         _toolpairs, _compaction, _convert, _pool, _transcripts, _workbench,
     )
     for name in module.__all__
-] + ["DIALECTS", "ToolCallHeader", "openai_deltas"]
+] + ["DIALECTS", "Dialect", "ToolCallHeader", "openai_deltas"]

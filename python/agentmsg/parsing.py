@@ -236,9 +236,9 @@ def _check_dialect_options(
     dialect: object, thinking: object, tool_format: object, code_fences: object, max_calls: object
 ) -> None:
     """A dialect other than Forge's has its own syntax: the Forge options do not apply to it."""
-    from .dialects import DIALECTS
+    from .dialects import DIALECTS, Dialect
 
-    if not isinstance(dialect, str) or dialect not in DIALECTS:
+    if not isinstance(dialect, Dialect) and (not isinstance(dialect, str) or dialect not in DIALECTS):
         raise MessageError(f"unknown dialect {describe(dialect)}; known dialects: {', '.join(DIALECTS)}")
     given = [name for name, value, default in (
         ("thinking", thinking, "auto"), ("tool_format", tool_format, "auto"),

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use agentmsg_core::parse::dialect::{self as core_dialect, Dialect, DialectEvent, DialectMachine, DialectOptions, Tools};
+use agentmsg_core::parse::dialect::{
+    self as core_dialect, CustomDialect, Dialect, DialectEvent, DialectMachine, DialectOptions, Tools,
+};
 use agentmsg_core::parse::{Folder, StartThinking};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
@@ -11,7 +13,7 @@ use pyo3::IntoPyObjectExt;
 
 use crate::errors::agentmsg_error;
 use crate::parse::{as_text, event_object, fold_event, option, parsed, parsed_list, py_str, text_bytes};
-use crate::pystr::extract_texts;
+use crate::pystr::{extract_texts, type_name};
 
 /// The options from the keyword arguments; `start_in_thinking` None means "detect" for whole
 /// text and "no" for a stream (`start_default`).
@@ -22,11 +24,16 @@ fn dialect_options(
     tools_json: Option<&Bound<'_, PyAny>>,
     start_default: StartThinking,
 ) -> PyResult<DialectOptions> {
-    let name: String = option(py, Some(dialect), "dialect", "a str", String::new())?;
-    let dialect = Dialect::from_name(&name).ok_or_else(|| {
-        let valid: Vec<&str> = Dialect::ALL.iter().map(|(n, _)| *n).collect();
-        agentmsg_error(py, "MessageError", format!("unknown dialect '{name}'; valid: {}", valid.join(", ")))
-    })?;
+    let mut options = if dialect.is_instance_of::<PyString>() {
+        let name: String = option(py, Some(dialect), "dialect", "a str", String::new())?;
+        let dialect = Dialect::from_name(&name).ok_or_else(|| {
+            let valid: Vec<&str> = Dialect::ALL.iter().map(|(n, _)| *n).collect();
+            agentmsg_error(py, "MessageError", format!("unknown dialect '{name}'; valid: {}", valid.join(", ")))
+        })?;
+        DialectOptions::new(dialect)
+    } else {
+        custom_options(dialect)?
+    };
     let start_in_thinking = match start_in_thinking {
         Some(value) if !value.is_none() => {
             if option(py, Some(value), "start_in_thinking", "a bool or None", false)? {
@@ -46,7 +53,51 @@ fn dialect_options(
         }
         _ => None,
     };
-    Ok(DialectOptions { dialect, start_in_thinking, tools })
+    options.start_in_thinking = start_in_thinking;
+    options.tools = tools;
+    Ok(options)
+}
+
+/// The options of an `agentmsg.Dialect` (a dialect from parts): its attributes are read and
+/// checked by the core; an error names the dialect and the part.
+fn custom_options(dialect: &Bound<'_, PyAny>) -> PyResult<DialectOptions> {
+    let py = dialect.py();
+    let text = |field: &str| -> PyResult<Option<String>> {
+        let value = dialect.getattr(field).map_err(|_| {
+            agentmsg_error(py, "MessageTypeError", format!("dialect must be a str or an agentmsg.Dialect, not {}", type_name(dialect)))
+        })?;
+        if value.is_none() {
+            return Ok(None);
+        }
+        let what = format!("Dialect.{field}");
+        option(py, Some(&value), &what, "a str", String::new()).map(Some)
+    };
+    let required = |field: &str| -> PyResult<String> {
+        text(field)?.ok_or_else(|| agentmsg_error(py, "MessageTypeError", format!("Dialect.{field} must be a str, not NoneType")))
+    };
+    let name = required("name")?;
+    let think = match (text("think_start")?, text("think_end")?) {
+        (Some(start), Some(end)) => Some((start, end)),
+        (None, None) => None,
+        _ => {
+            return Err(agentmsg_error(py, "MessageError", format!("dialect '{name}': think_start and think_end go together")))
+        }
+    };
+    let parts = CustomDialect {
+        call_start: required("call_start")?,
+        call_end: required("call_end")?,
+        payload: required("payload")?,
+        name_key: required("name_key")?,
+        arguments_key: required("arguments_key")?,
+        think,
+    };
+    DialectOptions::custom(&parts).map_err(|error| agentmsg_error(py, "MessageError", format!("dialect '{name}': {error}")))
+}
+
+/// Checks the parts of an `agentmsg.Dialect` (its constructor calls this).
+#[pyfunction]
+fn check_dialect(dialect: &Bound<'_, PyAny>) -> PyResult<()> {
+    custom_options(dialect).map(|_| ())
 }
 
 /// Parses one text in a dialect into a `Parsed` (see `agentmsg.dialects.parse`).
@@ -215,6 +266,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_dialect, m)?)?;
     m.add_function(wrap_pyfunction!(parse_dialect_many, m)?)?;
     m.add_function(wrap_pyfunction!(dialect_names, m)?)?;
+    m.add_function(wrap_pyfunction!(check_dialect, m)?)?;
     m.add_class::<DialectStreamParser>()?;
     m.add_class::<ToolCallHeader>()?;
     Ok(())
