@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import agentmsg
 from agentmsg import dialects
 from agentmsg.dialects import StreamParser, openai_deltas
 from test_dialects import ID, TOOLS, case, check_events, run_case, split, stream
@@ -336,8 +337,6 @@ def test_custom_glm45_payload(text, expected, options):
 
 
 def test_a_custom_dialect_is_accepted_wherever_dialect_is():
-    import agentmsg
-
     text = "[THINK]p[/THINK]" + c("f", '{"a": 1}')
     expected = dialects.parse(text, dialect=MINE)
     assert agentmsg.parse(text, dialect=MINE) == expected
@@ -369,8 +368,6 @@ def test_a_custom_dialect_is_accepted_wherever_dialect_is():
      "Dialect.think_end must be a str, not bytes"),
 ])
 def test_bad_custom_dialects_name_the_part(parts, kind, message):
-    import agentmsg
-
     with pytest.raises(getattr(agentmsg, kind)) as raised:
         dialects.Dialect(name="x", **parts)
     assert str(raised.value) == message
@@ -378,8 +375,6 @@ def test_bad_custom_dialects_name_the_part(parts, kind, message):
 
 
 def test_something_else_as_dialect_is_a_type_error():
-    import agentmsg
-
     with pytest.raises(agentmsg.MessageTypeError, match="dialect must be a str or an agentmsg.Dialect, not int"):
         dialects.parse("x", dialect=5)
 
@@ -427,3 +422,13 @@ def test_arbitrary_marker_soup_streams_as_whole(dialect, data):
     events, result = stream(text, dialect, {"start_in_thinking": start_in_thinking}, split(text, cuts))
     assert result == whole
     check_events(events, result)
+
+
+@pytest.mark.parametrize("call", [
+    lambda tools: agentmsg.parse("x", tools=tools),
+    lambda tools: agentmsg.parse_many(["x"], tools=tools),
+    lambda tools: agentmsg.StreamParser(tools=tools),
+])
+def test_forge_refuses_tools_rather_than_ignoring_them(call):
+    with pytest.raises(agentmsg.MessageError, match="tools: an option of the dialects that write values as text"):
+        call(TOOLS)
