@@ -314,7 +314,11 @@ def split(text, cuts):
 @settings(max_examples=150, deadline=None)
 @given(st.sampled_from(CASES), st.lists(st.integers(0, 400), max_size=30))
 def test_random_chunkings_of_every_case(picked, cuts):
-    dialect, text, options = picked
+    check_random_chunking(*picked, cuts)
+
+
+def check_random_chunking(dialect, text, options, cuts):
+    """A case cut at ``cuts`` streams as it parses whole (reasoning not assumed open)."""
     options = {k: v for k, v in options.items() if k != "start_in_thinking"}
     whole = dialects.parse(text, dialect=dialect, start_in_thinking=False, **options)
     events, result = stream(text, dialect, dict(options, start_in_thinking=False), split(text, cuts))
@@ -325,10 +329,15 @@ def test_random_chunkings_of_every_case(picked, cuts):
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(list(FRAGMENTS)), st.data())
 def test_arbitrary_marker_soup_streams_as_whole(dialect, data):
-    text = "".join(data.draw(st.lists(st.sampled_from(FRAGMENTS[dialect]), max_size=40)))
+    check_marker_soup(dialect, FRAGMENTS[dialect], data, start_in_thinking=False)
+
+
+def check_marker_soup(dialect, fragments, data, start_in_thinking):
+    """A text drawn from ``fragments``, cut at drawn places, streams as it parses whole."""
+    text = "".join(data.draw(st.lists(st.sampled_from(fragments), max_size=40)))
     cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=20))
-    whole = dialects.parse(text, dialect=dialect, start_in_thinking=False)
-    events, result = stream(text, dialect, {"start_in_thinking": False}, split(text, cuts))
+    whole = dialects.parse(text, dialect=dialect, start_in_thinking=start_in_thinking)
+    events, result = stream(text, dialect, {"start_in_thinking": start_in_thinking}, split(text, cuts))
     assert result == whole
     check_events(events, result)
     # Nothing is lost: every character is in the text, thinking, a call or an issue.

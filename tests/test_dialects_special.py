@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import agentmsg
 from agentmsg import dialects
 from agentmsg.dialects import StreamParser, openai_deltas
-from test_dialects import ID, TOOLS, case, check_events, run_case, split, stream
+from test_dialects import ID, TOOLS, case, check_marker_soup, check_random_chunking, run_case, stream
 
 # -- deepseek_v3 and deepseek_v31 ----------------------------------------------------------------
 
@@ -404,24 +404,13 @@ FRAGMENTS = {
 @settings(max_examples=120, deadline=None)
 @given(st.sampled_from(CASES), st.lists(st.integers(0, 400), max_size=30))
 def test_random_chunkings_of_every_case(picked, cuts):
-    dialect, text, options = picked
-    options = {k: v for k, v in options.items() if k != "start_in_thinking"}
-    whole = dialects.parse(text, dialect=dialect, start_in_thinking=False, **options)
-    events, result = stream(text, dialect, dict(options, start_in_thinking=False), split(text, cuts))
-    assert result == whole
-    check_events(events, result)
+    check_random_chunking(*picked, cuts)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(list(FRAGMENTS)), st.data())
 def test_arbitrary_marker_soup_streams_as_whole(dialect, data):
-    text = "".join(data.draw(st.lists(st.sampled_from(FRAGMENTS[dialect]), max_size=40)))
-    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=20))
-    start_in_thinking = data.draw(st.booleans())
-    whole = dialects.parse(text, dialect=dialect, start_in_thinking=start_in_thinking)
-    events, result = stream(text, dialect, {"start_in_thinking": start_in_thinking}, split(text, cuts))
-    assert result == whole
-    check_events(events, result)
+    check_marker_soup(dialect, FRAGMENTS[dialect], data, start_in_thinking=data.draw(st.booleans()))
 
 
 @pytest.mark.parametrize("call", [

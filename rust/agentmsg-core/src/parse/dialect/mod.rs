@@ -231,6 +231,51 @@ impl Core {
         }
     }
 
+    /// Reads a JSON call's payload from `data[i..]` up to the first of `ends` outside a JSON
+    /// string, reporting what arrived. `skip(json, byte)` names bytes that are the call's raw
+    /// text but not its JSON (deepseek_v3's fence).
+    fn read_json_call(
+        &mut self,
+        call: &mut OpenCall,
+        input: &Input,
+        mut i: usize,
+        ends: &[&[u8]],
+        skip: impl Fn(&JsonCall, u8) -> bool,
+    ) -> JsonStep {
+        let data = input.data;
+        loop {
+            let Payload::Json(json) = &mut call.payload else { return JsonStep::Wait(i) };
+            if i < data.len() && skip(json, data[i]) {
+                call.raw.push(data[i]);
+                i += 1;
+                continue;
+            }
+            let stop = json.scan(data, i);
+            call.raw.extend_from_slice(&data[i..stop]);
+            i = stop;
+            if i == data.len() {
+                self.progress(call);
+                return JsonStep::Read;
+            }
+            if !ends.iter().any(|end| end[0] == data[i]) {
+                // The JSON closed (a payload that ends at its close): go on reading.
+                continue;
+            }
+            match input.settle(scan::match_at(data, i, ends)) {
+                scan::Found::Marker { which, .. } => return JsonStep::End { at: i, which },
+                scan::Found::Partial { .. } => {
+                    self.progress(call);
+                    return JsonStep::Wait(i);
+                }
+                scan::Found::None => {
+                    json.push_byte(data[i]);
+                    call.raw.push(data[i]);
+                    i += 1;
+                }
+            }
+        }
+    }
+
     /// Ends a call whose end marker was read (or, for Harmony, whose message ended).
     fn end_call(&mut self, mut call: OpenCall) {
         self.progress(&mut call);
@@ -437,6 +482,16 @@ impl DialectMachine {
         self.offset_chars = chars;
         self.pending.extend_from_slice(&data[read..]);
     }
+}
+
+/// How reading a JSON call's payload stopped.
+enum JsonStep {
+    /// All the data is read.
+    Read,
+    /// `data[at..]` may be the start of an end marker: keep it for the next chunk.
+    Wait(usize),
+    /// End marker number `which` starts at `at`.
+    End { at: usize, which: usize },
 }
 
 /// How a machine's state step ended.

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use super::element_call::{ElementCall, ElementForm, Step, ARG_KEY_OPEN, FUNCTION_OPEN};
 use super::json_call::{JsonCall, JsonShape};
 use super::scan::{find_marker, is_space, match_at, Found};
-use super::{Core, Dialect, Flow, Input, OpenCall, Payload};
+use super::{Core, Dialect, Flow, Input, JsonStep, OpenCall, Payload};
 
 const TOOL_CALL_OPEN: &[u8] = b"<tool_call>";
 const TOOL_CALL_CLOSE: &[u8] = b"</tool_call>";
@@ -164,8 +164,8 @@ enum State {
     /// After the call marker of a `<tool_call>` dialect: held until the payload's start decides.
     Opening { start: usize, start_chars: usize, held: Vec<u8>, name: Vec<u8> },
     /// A special-token call's header, up to the separator (and for deepseek_v3 the name line).
-    Header { call: OpenCall, header: Vec<u8>, name: Option<Vec<u8>> },
-    Call(OpenCall),
+    Header { call: Box<OpenCall>, header: Vec<u8>, name: Option<Vec<u8>> },
+    Call(Box<OpenCall>),
 }
 
 #[derive(Clone, Debug)]
@@ -293,7 +293,7 @@ impl TaggedMachine {
                 let raw = syntax.call_open.clone();
                 let payload = Payload::Json(JsonCall::new(JsonShape::Arguments).ending_at_close());
                 let call = self.core.open_call(start, start_chars, raw, payload);
-                self.state = State::Header { call, header: Vec::new(), name: None };
+                self.state = State::Header { call: Box::new(call), header: Vec::new(), name: None };
                 Flow::Continue(at + syntax.call_open.len())
             }
             Found::Marker { at, .. } => {
@@ -380,7 +380,7 @@ impl TaggedMachine {
     /// Ends the open special-token call as malformed.
     fn malformed(&mut self, why: &str) {
         if let State::Header { call, .. } = std::mem::replace(&mut self.state, State::Section) {
-            self.core.close(call, Err((crate::parse::payload::IssueKind::WrongFormat, why.to_owned())));
+            self.core.close(*call, Err((crate::parse::payload::IssueKind::WrongFormat, why.to_owned())));
         }
     }
 
@@ -447,7 +447,7 @@ impl TaggedMachine {
         match payload {
             Some(payload) => {
                 let call = self.core.open_call(start, start_chars, held, payload);
-                self.state = State::Call(call);
+                self.state = State::Call(Box::new(call));
             }
             // Not a call: the marker and what was held are text, and reading goes on from here.
             None => self.core.out.text(&held, start),
@@ -455,53 +455,27 @@ impl TaggedMachine {
         Flow::Continue(i)
     }
 
-    fn call(&mut self, input: &Input, mut i: usize) -> Flow {
+    fn call(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
         let syntax = Arc::clone(&self.syntax);
         let close: &[u8] = &syntax.call_close;
         let fenced = matches!(syntax.form, Form::Header { kind: HeaderKind::TypedName, .. });
         let State::Call(call) = &mut self.state else { return Flow::Wait(i) };
         match &mut call.payload {
-            Payload::Json(json) => loop {
-                if json.closed && fenced && data.get(i) == Some(&FENCE) {
-                    // deepseek_v3 closes its JSON fence before the call's end token.
-                    call.raw.push(FENCE);
-                    i += 1;
-                    continue;
-                }
-                if json.payload.is_empty() && fenced && data.get(i).is_some_and(|b| is_fence_line_byte(*b)) {
-                    // The line break and the opening ```json line of the fence.
-                    let skip = data[i..].iter().take_while(|b| is_fence_line_byte(**b)).count();
-                    call.raw.extend_from_slice(&data[i..i + skip]);
-                    i += skip;
-                    continue;
-                }
-                let stop = json.scan(data, i);
-                call.raw.extend_from_slice(&data[i..stop]);
-                i = stop;
-                if i == data.len() {
-                    self.core.progress(call);
-                    return Flow::Continue(i);
-                }
-                if data[i] != close[0] {
-                    continue;
-                }
-                match input.settle(match_at(data, i, &[close])) {
-                    Found::Marker { .. } => {
+            Payload::Json(_) => {
+                // deepseek_v3: the line break and ```json line before the JSON, the ``` after it.
+                let fence = |json: &JsonCall, b: u8| {
+                    fenced && ((json.closed && b == FENCE) || (json.payload.is_empty() && is_fence_line_byte(b)))
+                };
+                match self.core.read_json_call(call, input, i, &[close], fence) {
+                    JsonStep::Read => Flow::Continue(data.len()),
+                    JsonStep::Wait(at) => Flow::Wait(at),
+                    JsonStep::End { at, .. } => {
                         call.raw.extend_from_slice(close);
-                        return self.end_call(i + close.len());
-                    }
-                    Found::Partial { .. } => {
-                        self.core.progress(call);
-                        return Flow::Wait(i);
-                    }
-                    Found::None => {
-                        json.push_byte(data[i]);
-                        call.raw.push(data[i]);
-                        i += 1;
+                        self.end_call(at + close.len())
                     }
                 }
-            },
+            }
             Payload::Element(element) => match element.scan(data, i, close, self.core.tools.as_deref()) {
                 Step::Wait(stop) => {
                     call.raw.extend_from_slice(&data[i..stop]);
@@ -524,7 +498,7 @@ impl TaggedMachine {
     fn end_call(&mut self, next: usize) -> Flow {
         let after = if self.syntax.section.is_some() { State::Section } else { State::Text };
         if let State::Call(call) = std::mem::replace(&mut self.state, after) {
-            self.core.end_call(call);
+            self.core.end_call(*call);
         }
         Flow::Continue(next)
     }
@@ -535,7 +509,7 @@ impl TaggedMachine {
             State::Text | State::Section => {}
             State::Thinking { .. } => self.core.out.end_thinking(false),
             State::Opening { start, held, .. } => self.core.out.text(&held, start),
-            State::Header { call, .. } | State::Call(call) => self.core.cut_off(call, "a tool call"),
+            State::Header { call, .. } | State::Call(call) => self.core.cut_off(*call, "a tool call"),
         }
     }
 }
