@@ -215,7 +215,8 @@ impl TaggedMachine {
 
     fn text(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
-        let syntax = Arc::clone(&self.syntax);
+        // A borrow, not a clone: no atomic count per step.
+        let syntax = &self.syntax;
         match input.settle(find_marker(data, i, &syntax.text_markers)) {
             Found::Marker { at, which } => {
                 self.core.out.text(&data[i..at], input.abs(i));
@@ -278,7 +279,7 @@ impl TaggedMachine {
     /// it, anything else is text.
     fn section(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
-        let syntax = Arc::clone(&self.syntax);
+        let syntax = &self.syntax;
         let Some((_, section_close)) = syntax.section else { return Flow::Wait(i) };
         let markers: [&[u8]; 2] = [&syntax.call_open, section_close];
         let found = input.settle(find_marker(data, i, &markers));
@@ -457,7 +458,7 @@ impl TaggedMachine {
 
     fn call(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
-        let syntax = Arc::clone(&self.syntax);
+        let syntax = &self.syntax;
         let close: &[u8] = &syntax.call_close;
         let fenced = matches!(syntax.form, Form::Header { kind: HeaderKind::TypedName, .. });
         let State::Call(call) = &mut self.state else { return Flow::Wait(i) };
@@ -472,7 +473,8 @@ impl TaggedMachine {
                     JsonStep::Wait(at) => Flow::Wait(at),
                     JsonStep::End { at, .. } => {
                         call.raw.extend_from_slice(close);
-                        self.end_call(at + close.len())
+                        let next = at + close.len();
+                        self.end_call(next)
                     }
                 }
             }
