@@ -69,6 +69,12 @@ fn custom_options(dialect: &Bound<'_, PyAny>) -> PyResult<DialectOptions> {
         if value.is_none() {
             return Ok(None);
         }
+        if let Ok(text) = value.cast::<PyString>() {
+            let text = text.to_str().map_err(|_| {
+                agentmsg_error(py, "MessageError", format!("Dialect.{field} must be valid text, not hold a lone surrogate"))
+            })?;
+            return Ok(Some(text.to_owned()));
+        }
         let what = format!("Dialect.{field}");
         option(py, Some(&value), &what, "a str", String::new()).map(Some)
     };
@@ -80,7 +86,8 @@ fn custom_options(dialect: &Bound<'_, PyAny>) -> PyResult<DialectOptions> {
         (Some(start), Some(end)) => Some((start, end)),
         (None, None) => None,
         _ => {
-            return Err(agentmsg_error(py, "MessageError", format!("dialect '{name}': think_start and think_end go together")))
+            let name = core_dialect::quoted(&name);
+            return Err(agentmsg_error(py, "MessageError", format!("dialect {name}: think_start and think_end go together")))
         }
     };
     let parts = CustomDialect {
@@ -91,7 +98,9 @@ fn custom_options(dialect: &Bound<'_, PyAny>) -> PyResult<DialectOptions> {
         arguments_key: required("arguments_key")?,
         think,
     };
-    DialectOptions::custom(&parts).map_err(|error| agentmsg_error(py, "MessageError", format!("dialect '{name}': {error}")))
+    DialectOptions::custom(&parts).map_err(|error| {
+        agentmsg_error(py, "MessageError", format!("dialect {}: {error}", core_dialect::quoted(&name)))
+    })
 }
 
 /// Checks the parts of an `agentmsg.Dialect` (its constructor calls this).

@@ -42,6 +42,7 @@ use super::{Document, Event, StartThinking};
 use element_call::ElementCall;
 use json_call::JsonCall;
 pub use schema::Tools;
+pub use tagged::quoted;
 
 /// A model family's notation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -106,18 +106,18 @@ impl Syntax {
                     return Err("name_key and arguments_key must not be empty".into());
                 }
                 if name_key == arguments_key {
-                    return Err(format!("name_key and arguments_key must differ (both are '{name_key}')"));
+                    return Err(format!("name_key and arguments_key must differ (both are {})", quoted(name_key)));
                 }
                 Form::Json(fields(name_key, arguments_key))
             }
             "qwen3_coder" | "glm45" => {
                 if name_key != "name" || arguments_key != "arguments" {
-                    return Err(format!("name_key and arguments_key apply to payload 'json' only, not '{payload}'"));
+                    return Err(format!("name_key and arguments_key apply to payload 'json' only, not {}", quoted(payload)));
                 }
                 let form = if payload == "glm45" { ElementForm::Glm45 } else { ElementForm::Qwen3Coder };
                 Form::Element(form)
             }
-            other => return Err(format!("unknown payload '{other}'; valid: json, qwen3_coder, glm45")),
+            other => return Err(format!("unknown payload {}; valid: json, qwen3_coder, glm45", quoted(other))),
         };
         let mut markers = vec![("call_start", call_start.as_str()), ("call_end", call_end.as_str())];
         if let Some((start, end)) = think {
@@ -128,7 +128,7 @@ impl Syntax {
                 return Err(format!("{role} must not be empty"));
             }
             if let Some((other, _)) = markers[..i].iter().find(|(_, m)| m == marker) {
-                return Err(format!("{other} and {role} must differ (both are '{marker}')"));
+                return Err(format!("{other} and {role} must differ (both are {})", quoted(marker)));
             }
         }
         let think: Vec<(&[u8], &[u8])> = think.iter().map(|(s, e)| (s.as_bytes(), e.as_bytes())).collect();
@@ -513,6 +513,16 @@ impl TaggedMachine {
             State::Opening { start, held, .. } => self.core.out.text(&held, start),
             State::Header { call, .. } | State::Call(call) => self.core.cut_off(*call, "a tool call"),
         }
+    }
+}
+
+/// A part quoted for an error message, cut to its first 40 characters: a message stays short
+/// whatever the part holds.
+pub fn quoted(part: &str) -> String {
+    const EXCERPT: usize = 40;
+    match part.char_indices().nth(EXCERPT) {
+        Some((cut, _)) => format!("'{}'... ({} characters)", &part[..cut], part.chars().count()),
+        None => format!("'{part}'"),
     }
 }
 
