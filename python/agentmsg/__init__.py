@@ -23,7 +23,7 @@ _MODULES = (
     "transcripts", "workbench",
 )
 # Of agentmsg.dialects only these are exported here (the rest is reached as agentmsg.dialects).
-_DIALECT_NAMES = ("DIALECTS", "ToolCallHeader", "openai_deltas")
+_DIALECT_NAMES = ("DIALECTS", "Dialect", "ToolCallHeader", "openai_deltas")
 
 if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     from .errors import *  # noqa: F401,F403
@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     from .compaction import *  # noqa: F401,F403
     from .convert import *  # noqa: F401,F403
     from .streams import *  # noqa: F401,F403
-    from .dialects import DIALECTS, ToolCallHeader, openai_deltas  # noqa: F401
+    from .dialects import DIALECTS, Dialect, ToolCallHeader, openai_deltas  # noqa: F401
     from .pool import *  # noqa: F401,F403
     from .transcripts import *  # noqa: F401,F403
     from .workbench import *  # noqa: F401,F403

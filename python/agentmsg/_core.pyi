@@ -96,15 +96,18 @@ def result_classes() -> List[Tuple[str, str, List[str]]]:
 # -- model dialects (rust/agentmsg-py/src/dialect.rs; public API and docs: agentmsg.dialects) ----
 
 def dialect_names() -> List[str]:
-    """The dialect names the core reads (``hermes``, ``qwen3_coder``, ``gpt_oss``)."""
+    """The dialect names the core reads (``hermes``, ``qwen3_coder``, ``gpt_oss``, ...)."""
+
+def check_dialect(dialect: Any) -> None:
+    """Checks the parts of an ``agentmsg.Dialect``; raises MessageError / MessageTypeError."""
 
 def parse_dialect(
-    text: str, *, dialect: str, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
+    text: str, *, dialect: Any, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
 ) -> Any:  # agentmsg.Parsed
     """One reply in ``dialect``; ``tools_json`` is the JSON text of OpenAI tool definitions."""
 
 def parse_dialect_many(
-    texts: Sequence[str], *, dialect: str, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
+    texts: Sequence[str], *, dialect: Any, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
 ) -> List[Any]:
     """:func:`parse_dialect` of each text, in parallel with the GIL released."""
 
@@ -118,7 +121,7 @@ DialectEvent = Union[TextDelta, ThinkingDelta, ThinkingEnd, ToolCallHeader, Tool
 
 class DialectStreamParser:
     def __init__(
-        self, *, dialect: str, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
+        self, *, dialect: Any, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
     ) -> None: ...
     def feed(self, chunk: Optional[str]) -> List[DialectEvent]: ...
     def finish(self) -> List[DialectEvent]: ...

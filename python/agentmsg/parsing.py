@@ -176,6 +176,8 @@ def parse(
         from . import dialects
 
         return dialects.parse(text, dialect=dialect, start_in_thinking=start_in_thinking, tools=tools)
+    if tools is not None:
+        raise MessageError(_FORGE_TOOLS)
     if not isinstance(text, str):
         raise MessageTypeError(f"text must be a str, not {type_name(text)}")
     if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
@@ -214,6 +216,8 @@ def parse_many(
         from . import dialects
 
         return dialects.parse_many(texts, dialect=dialect, start_in_thinking=start_in_thinking, tools=tools)
+    if tools is not None:
+        raise MessageError(_FORGE_TOOLS)
     if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
         _check_mode_names(thinking, tool_format)
     return _core.parse_many(
@@ -226,6 +230,9 @@ def parse_many(
     )
 
 
+# Forge's parser does not type values by tool schemas yet: refused rather than ignored.
+_FORGE_TOOLS = "tools: an option of the dialects that write values as text, not of 'forge'"
+
 # The modes the core knows (None: the default). Checked here too so that a bad one is named
 # briefly: the core's message would quote it whole, or fail to encode a lone surrogate in it.
 _THINKING_MODES = ("auto", "tags", "brackets", "none", None)
@@ -236,9 +243,9 @@ def _check_dialect_options(
     dialect: object, thinking: object, tool_format: object, code_fences: object, max_calls: object
 ) -> None:
     """A dialect other than Forge's has its own syntax: the Forge options do not apply to it."""
-    from .dialects import DIALECTS
+    from .dialects import DIALECTS, Dialect
 
-    if not isinstance(dialect, str) or dialect not in DIALECTS:
+    if not isinstance(dialect, Dialect) and (not isinstance(dialect, str) or dialect not in DIALECTS):
         raise MessageError(f"unknown dialect {describe(dialect)}; known dialects: {', '.join(DIALECTS)}")
     given = [name for name, value, default in (
         ("thinking", thinking, "auto"), ("tool_format", tool_format, "auto"),
@@ -279,7 +286,7 @@ class StreamParser(_core.StreamParser):
     ) -> Any:
         if dialect == "forge":
             if tools is not None:
-                raise MessageError("tools: an option of the dialects that write values as text, not of 'forge'")
+                raise MessageError(_FORGE_TOOLS)
             thinking, tool_format = options.get("thinking"), options.get("tool_format")
             if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
                 _check_mode_names(thinking, tool_format)  # named briefly, as parse() names them

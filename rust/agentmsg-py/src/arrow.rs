@@ -419,11 +419,10 @@ fn parser(
         .map(|json| Tools::from_json(json.as_bytes()).map(Arc::new))
         .transpose()
         .map_err(|error| agentmsg_error(py, "MessageError", format!("invalid tools: {error}")))?;
-    Ok(Parser::Dialect(DialectOptions {
-        dialect: Dialect::from_name(dialect).ok_or_else(|| invalid("dialect"))?,
-        start_in_thinking,
-        tools,
-    }))
+    let mut options = DialectOptions::new(Dialect::from_name(dialect).ok_or_else(|| invalid("dialect"))?);
+    options.start_in_thinking = start_in_thinking;
+    options.tools = tools;
+    Ok(Parser::Dialect(options))
 }
 
 /// Parses each string of an Arrow string array: a struct `ArrowArray` of `text`, `thinking`
