@@ -65,6 +65,16 @@ OPENAI_DICTS = [{"role": "user", "content": "hi", "name": "ann"},
                 {"role": "assistant", "content": None,
                  "tool_calls": [{"id": "c1", "type": "function",
                                  "function": {"name": "calc", "arguments": "{}"}}]}]
+OPENAI_CHUNKS = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hi <tool_call>"}}]},
+                 {"choices": [{"index": 0, "delta": {"tool_calls": [
+                     {"index": 0, "id": "c1", "type": "function", "function": {"name": "calc", "arguments": "{}"}}]},
+                     "finish_reason": "tool_calls"}]}]
+ANTHROPIC_EVENTS = [{"type": "message_start", "message": {"id": "m1", "type": "message", "role": "assistant",
+                                                          "content": [], "model": "claude"}},
+                    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
+                    {"type": "content_block_stop", "index": 0},
+                    {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}]
 TOOLS = [{"type": "function", "function": {"name": "calc", "description": "Adds.",
           "parameters": {"type": "object", "properties": {"a": {"type": "number", "enum": [1]}}}}}]
 
@@ -210,7 +220,12 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("ConversationMemory.recent", _method(_memory, "recent"), (2,), {}),
     ("ConversationMemory.by_role", _method(_memory, "by_role"), ("user",), {}),
     ("pair_tool_results", agentmsg.pair_tool_results, (_messages(),), {}),
-    ("check_tool_pairs", agentmsg.check_tool_pairs, (_messages(),), {}),
+    ("check_tool_pairs", agentmsg.check_tool_pairs, (_messages(),), {"strict": True}),
+    ("as_messages", agentmsg.as_messages, ([*_messages()[:2], *OPENAI_DICTS],), {}),
+    ("from_openai_stream", agentmsg.from_openai_stream, (OPENAI_CHUNKS,), {"dialect": "hermes", "choice": 0}),
+    ("afrom_openai_stream", agentmsg.afrom_openai_stream, (OPENAI_CHUNKS,), {"dialect": None}),
+    ("from_anthropic_stream", agentmsg.from_anthropic_stream, (ANTHROPIC_EVENTS,), {"dialect": "forge"}),
+    ("afrom_anthropic_stream", agentmsg.afrom_anthropic_stream, (ANTHROPIC_EVENTS,), {"dialect": None}),
     ("repair_tool_pairs", agentmsg.repair_tool_pairs, (_messages(),), {}),
     ("prune_tool_outputs", agentmsg.prune_tool_outputs, (_messages(),),
      {"keep_recent": 0, "placeholder": "[{chars} removed]"}),
@@ -258,6 +273,9 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("num_threads", agentmsg.num_threads, (), {}),
     ("set_num_threads", _set_num_threads_and_restore, (1,), {}),
     ("ToolCallHeader", agentmsg.ToolCallHeader, (0, "call_1", "f"), {}),
+    ("Dialect", agentmsg.Dialect, (), {"name": "mine", "call_start": "[C]", "call_end": "[/C]", "payload": "json",
+                                       "name_key": "tool", "arguments_key": "args", "think_start": "[T]",
+                                       "think_end": "[/T]"}),
     ("openai_deltas", agentmsg.openai_deltas,
      ([agentmsg.ToolCallHeader(0, "call_1", "f"), agentmsg.ToolCallDelta(0, '{"a":1}'),
        agentmsg.TextDelta("hi")],), {}),

@@ -203,7 +203,8 @@ def test_errors():
     with pytest.raises(ConversionError, match=r"messages\[0\]: content is empty"):
         from_langchain([HumanMessage("")])
     with pytest.raises(MessageTypeError, match="must be a Message"):
-        to_langchain([HumanMessage("a")])
+        to_langchain([3])
+    assert to_langchain([HumanMessage("a")])[0].content == "a"  # read by as_messages, as every input
 
 
 def test_what_cannot_be_kept_is_reported():

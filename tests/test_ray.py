@@ -94,10 +94,18 @@ def test_jsonl_to_parquet_example(local_ray, tmp_path):
     assert written["prompt_tokens"].to_pylist() == [agentmsg.count_message_tokens(c) for c in conversations]
 
 
+def test_null_texts_give_null_parse_columns():
+    out = ParseText("reply")(pa.table({"reply": pa.array([None, "a"], type=pa.string())}))
+    assert [out[f"parsed_{name}"].to_pylist() for name in ("text", "thinking", "tool_calls", "errors")] == [
+        [None, "a"], [None, []], [None, []], [None, 0]
+    ]
+
+
 def test_bad_rows_are_named():
     with pytest.raises(agentmsg.MessageTypeError, match=r"messages\[1\] must be a list of messages"):
         CountPromptTokens()(pa.table({"messages": ["[]", "7"]}))
-    with pytest.raises(agentmsg.MessageTypeError, match=r"reply\[0\] must be a str, not None"):
-        ParseText("reply")(pa.table({"reply": pa.array([None], type=pa.string())}))
+    with pytest.raises(agentmsg.MessageError, match=r"texts\[1\]: invalid UTF-8"):
+        bad_utf8 = pa.Array.from_buffers(pa.string(), 2, [None, pa.py_buffer(bytes([0] * 4 + [1, 0, 0, 0, 2, 0, 0, 0])), pa.py_buffer(b"a\xff")])
+        ParseText("reply")(pa.table({"reply": bad_utf8}))
     with pytest.raises(agentmsg.MessageTypeError, match="no converter to_gpt2; known formats: "):
         ConvertConversations("gpt2")

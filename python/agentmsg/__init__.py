@@ -5,29 +5,27 @@ The whole public API is importable from here::
     >>> import agentmsg
     >>> agentmsg.user("Hi").text
     'Hi'
+
+``import agentmsg`` loads nothing but this file: a public name is imported from its module the
+first time it is used (PEP 562), so the import costs no more than ``import tiktoken`` and a
+program pays only for the parts it uses (``tests/test_import_time.py``).
 """
 
-from .errors import *  # noqa: F401,F403
-from .blocks import *  # noqa: F401,F403
-from .message import *  # noqa: F401,F403
-from .estimate import *  # noqa: F401,F403
-from .conversation import *  # noqa: F401,F403
-from .parsing import *  # noqa: F401,F403
-from .tokens import *  # noqa: F401,F403
-from .encoding import *  # noqa: F401,F403
-from .memory import *  # noqa: F401,F403
-from .toolpairs import *  # noqa: F401,F403
-from .compaction import *  # noqa: F401,F403
-from .convert import *  # noqa: F401,F403
-from .transcripts import *  # noqa: F401,F403
-from .workbench import *  # noqa: F401,F403
-from .dialects import DIALECTS, ToolCallHeader, openai_deltas  # noqa: F401
-from .pool import *  # noqa: F401,F403
+from typing import TYPE_CHECKING, Any, List
 
 __version__ = "0.1.0"
 
-# A literal list, so type checkers see every name (mypy cannot follow a list built at run time);
-# tests/test_typing.py checks it equals the modules' own __all__.
+# The modules whose public names (their ``__all__``) make the API, the cheap and common ones
+# first: a name is looked up in them in this order, importing each only as far as needed.
+_MODULES = (
+    "errors", "blocks", "message", "normalize", "estimate", "conversation", "parsing", "tokens",
+    "encoding", "toolpairs", "memory", "compaction", "convert", "streams", "dialects", "pool",
+    "transcripts", "workbench",
+)
+# Of agentmsg.dialects only these are exported here (the rest is reached as agentmsg.dialects).
+_DIALECT_NAMES = ("DIALECTS", "Dialect", "ToolCallHeader", "openai_deltas")
+# The public names, in the order of _MODULES: a literal list, so type checkers read it without
+# running the module (tests/test_typing.py and tests/test_import_time.py hold it to the modules).
 __all__ = [
     # agentmsg.errors
     "AgentMsgError", "MessageError", "MessageTypeError", "ToolCallError", "EncodingError",
@@ -38,6 +36,8 @@ __all__ = [
     "block_from_dict",
     # agentmsg.message
     "Role", "Message", "system", "user", "assistant", "tool",
+    # agentmsg.normalize
+    "as_messages",
     # agentmsg.estimate
     "estimate_tokens", "estimate_tokens_many", "measured_text", "ROLE_CODES",
     # agentmsg.conversation
@@ -54,20 +54,25 @@ __all__ = [
     "Encoding", "get_encoding", "encoding_for_model", "encoding_name_for_model",
     "resolve_encoding", "truncate_tokens", "TOKEN_ENCODINGS", "DisallowedSpecialTokenError",
     "TokenIdError", "UnknownModelError",
-    # agentmsg.memory
-    "token_counter", "TrimResult", "trim", "ConversationMemory",
     # agentmsg.toolpairs
     "ToolPairing", "pair_tool_results", "check_tool_pairs", "repair_tool_pairs",
+    # agentmsg.memory
+    "token_counter", "TrimResult", "trim", "ConversationMemory",
     # agentmsg.compaction
     "prune_tool_outputs", "compress", "expand", "summarize", "asummarize", "Compactor",
     # agentmsg.convert
     "ConversionWarning", "to_openai", "from_openai", "to_anthropic", "from_anthropic",
-    "to_bedrock", "from_bedrock", "to_dashscope", "from_dashscope", "to_forge", "from_forge",
-    "from_db_rows", "to_db_rows", "NON_LLM_ROW_TYPES", "format_conversation_for_cache",
-    "is_cached_block", "filter_for_bedrock", "format_multi_agent", "to_agentscope",
-    "from_agentscope", "to_arcaelas", "from_arcaelas", "WoloTextPart", "WoloToolPart",
-    "WoloMessage", "from_wolo", "to_wolo", "to_llm_messages", "WOLO_SYSTEM_PROMPT",
-    "WOLO_SENT_STATUSES", "to_langchain", "from_langchain",
+    "openai_to_anthropic", "to_bedrock", "from_bedrock", "to_dashscope", "from_dashscope",
+    "to_forge", "from_forge", "from_db_rows", "to_db_rows", "NON_LLM_ROW_TYPES",
+    "format_conversation_for_cache", "is_cached_block", "filter_for_bedrock",
+    "format_multi_agent", "to_agentscope", "from_agentscope", "to_arcaelas", "from_arcaelas",
+    "WoloTextPart", "WoloToolPart", "WoloMessage", "from_wolo", "to_wolo", "to_llm_messages",
+    "WOLO_SYSTEM_PROMPT", "WOLO_SENT_STATUSES", "to_langchain", "from_langchain",
+    # agentmsg.streams
+    "from_openai_stream", "afrom_openai_stream", "from_anthropic_stream",
+    "afrom_anthropic_stream",
+    # agentmsg.dialects
+    "DIALECTS", "Dialect", "ToolCallHeader", "openai_deltas",
     # agentmsg.pool
     "num_threads", "set_num_threads",
     # agentmsg.transcripts
@@ -77,6 +82,53 @@ __all__ = [
     "MessageCounter", "Strategy", "first_sentence_summary", "builtin_strategies",
     "DEFAULT_STRATEGIES", "DEFAULT_BUDGETS", "PROVIDERS", "ordering_problem", "ReplayMetrics",
     "WorkbenchReport", "replay", "run_workbench", "MissingDependencyError",
-    # agentmsg.dialects
-    "DIALECTS", "ToolCallHeader", "openai_deltas",
 ]
+
+if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
+    from .errors import *  # noqa: F401,F403
+    from .blocks import *  # noqa: F401,F403
+    from .message import *  # noqa: F401,F403
+    from .normalize import *  # noqa: F401,F403
+    from .estimate import *  # noqa: F401,F403
+    from .conversation import *  # noqa: F401,F403
+    from .parsing import *  # noqa: F401,F403
+    from .tokens import *  # noqa: F401,F403
+    from .encoding import *  # noqa: F401,F403
+    from .toolpairs import *  # noqa: F401,F403
+    from .memory import *  # noqa: F401,F403
+    from .compaction import *  # noqa: F401,F403
+    from .convert import *  # noqa: F401,F403
+    from .streams import *  # noqa: F401,F403
+    from .dialects import DIALECTS, Dialect, ToolCallHeader, openai_deltas  # noqa: F401
+    from .pool import *  # noqa: F401,F403
+    from .transcripts import *  # noqa: F401,F403
+    from .workbench import *  # noqa: F401,F403
+else:
+    import importlib
+
+    _loaded: List[str] = []
+
+    def _exported(module: Any, name: str) -> Any:
+        return _DIALECT_NAMES if name == "dialects" else module.__all__
+
+    def _load(name: str) -> List[str]:
+        """Imports ``agentmsg.<name>`` and binds its public names here; returns them."""
+        module = importlib.import_module(f"{__name__}.{name}")
+        names = list(_exported(module, name))
+        globals().update({public: getattr(module, public) for public in names})
+        _loaded.append(name)
+        return names
+
+    def __getattr__(name: str) -> Any:
+        if name.startswith("_"):  # dunder probes, and private submodules the import system finds
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        for module in _MODULES:
+            if module not in _loaded and name in _load(module):
+                return globals()[name]
+        try:  # a submodule the imports bound (agentmsg.convert, agentmsg.dialects, ...)
+            return globals()[name]
+        except KeyError:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+    def __dir__() -> List[str]:
+        return sorted(set(globals()) | set(__all__))

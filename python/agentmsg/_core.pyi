@@ -113,15 +113,18 @@ def result_classes() -> List[Tuple[str, str, List[str]]]:
 # -- model dialects (rust/agentmsg-py/src/dialect.rs; public API and docs: agentmsg.dialects) ----
 
 def dialect_names() -> List[str]:
-    """The dialect names the core reads (``hermes``, ``qwen3_coder``, ``gpt_oss``)."""
+    """The dialect names the core reads (``hermes``, ``qwen3_coder``, ``gpt_oss``, ...)."""
+
+def check_dialect(dialect: Any) -> None:
+    """Checks the parts of an ``agentmsg.Dialect``; raises MessageError / MessageTypeError."""
 
 def parse_dialect(
-    text: str, *, dialect: str, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
+    text: str, *, dialect: Any, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
 ) -> Parsed:
     """One reply in ``dialect``; ``tools_json`` is the JSON text of OpenAI tool definitions."""
 
 def parse_dialect_many(
-    texts: Iterable[str], *, dialect: str, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
+    texts: Iterable[str], *, dialect: Any, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
 ) -> List[Parsed]:
     """:func:`parse_dialect` of each text, in parallel with the GIL released."""
 
@@ -137,7 +140,7 @@ DialectEvent = Union[TextDelta, ThinkingDelta, ThinkingEnd, ToolCallHeader, Tool
 
 class DialectStreamParser:
     def __new__(
-        cls, *, dialect: str, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
+        cls, *, dialect: Any, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
     ) -> Self: ...
     def feed(self, chunk: Optional[str]) -> List[DialectEvent]: ...
     def finish(self) -> List[DialectEvent]: ...
@@ -324,6 +327,31 @@ def set_num_threads(threads: int) -> None:
 
 # -- Arrow -------------------------------------------------------------------------------------
 
-def count_tokens_arrow(texts: object, encoding: Optional[str] = None) -> Tuple[object, object]:
-    """Counts each string of an Arrow string array (any object with ``__arrow_c_array__``);
-    returns the (schema, array) capsules of a ``uint64`` array, null where the string is null."""
+class ArrowArray:
+    """An Arrow array made by agentmsg; exported afresh by every ``__arrow_c_array__`` call."""
+
+    def __arrow_c_array__(self, requested_schema: Optional[object] = None) -> Tuple[object, object]: ...
+    def __len__(self) -> int: ...
+
+def count_tokens_arrow(texts: object, encoding: Optional[str] = None) -> ArrowArray:
+    """Counts each string of an Arrow string array (any object with ``__arrow_c_array__``):
+    a ``uint64`` array, null where the string is null."""
+
+def estimate_tokens_arrow(texts: object, role: str) -> ArrowArray:
+    """Forge's estimate of each string of an Arrow string array written by ``role``: a
+    ``uint64`` array, null where the string is null."""
+
+def parse_arrow(
+    texts: object,
+    *,
+    dialect: str,
+    thinking: str,
+    tool_format: str,
+    code_fences: bool,
+    start_in_thinking: Optional[bool],
+    max_calls: Optional[int],
+    tools_json: Optional[str],
+) -> ArrowArray:
+    """Parses each string of an Arrow string array: a struct array of ``text``, ``thinking``,
+    ``tool_calls`` (``name``, ``arguments`` JSON) and ``errors``, null where the string is null.
+    The options are checked by ``agentmsg.arrow.parse_arrow``."""

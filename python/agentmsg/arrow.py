@@ -1,12 +1,13 @@
-"""Token counts of Arrow string columns, read in place: no Python object per string.
+"""Arrow string columns in, Arrow results out, read in place: no Python object per string.
 
-:func:`count_tokens_arrow` takes a pyarrow ``StringArray`` or ``LargeStringArray``, a pyarrow
-``ChunkedArray`` of them, or any object with the Arrow PyCapsule interface
+Each function takes a pyarrow ``StringArray``, ``LargeStringArray`` or ``StringViewArray``, a
+pyarrow ``ChunkedArray`` of them, or any object with the Arrow PyCapsule interface
 (``__arrow_c_array__``: polars, arro3, nanoarrow, DuckDB results, ...). The strings are read
-from the Arrow buffers with the GIL released and counted on the thread pool; the counts come
-back as a ``uint64`` Arrow array, null where the string is null. pyarrow is optional
-(``pip install agentmsg[arrow]``): without it the result is an :class:`ArrowArray` that any Arrow
-library imports without a copy.
+from the Arrow buffers (through arrow-rs's C data interface) with the GIL released and the work
+is spread over the thread pool; a null string gives a null result. pyarrow is optional
+(``pip install agentmsg[arrow]``): with it the result is a pyarrow array (a ``ChunkedArray``
+for a chunked input), without it an :class:`ArrowArray` that any Arrow library imports without a
+copy.
 
     >>> import pyarrow as pa
     >>> count_tokens_arrow(pa.array(["Hello, world!", None])).to_pylist()
@@ -15,33 +16,25 @@ library imports without a copy.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Mapping, Union, TYPE_CHECKING
 
 from . import _core
+from .message import Role, _to_role
 
-__all__ = ["ArrowArray", "count_tokens_arrow"]
+if TYPE_CHECKING:
+    from .dialects import Dialect
+    from .options import DialectName, ThinkingMode, ToolFormat
 
+__all__ = ["ArrowArray", "count_tokens_arrow", "estimate_tokens_arrow", "parse_arrow"]
 
-class ArrowArray:
-    """An Arrow array made by agentmsg, held as the two capsules of the Arrow C data interface.
-
-    Pass it to any Arrow library (``pyarrow.array(result)``, ``polars.Series(result)``); it can
-    be imported once.
-
-    >>> import pyarrow as pa
-    >>> counts = ArrowArray(_core.count_tokens_arrow(pa.array(["a b"])))
-    >>> pa.array(counts).to_pylist()
-    [2]
-    """
-
-    __slots__ = ("_capsules",)
-
-    def __init__(self, capsules: Tuple[Any, Any]) -> None:
-        self._capsules = capsules
-
-    def __arrow_c_array__(self, requested_schema: Optional[object] = None) -> Tuple[Any, Any]:
-        """The (schema, array) capsules; a requested schema other than our own is not cast to."""
-        return self._capsules
+#: An Arrow array made by agentmsg (the capsules of the C data interface, made afresh by each
+#: ``__arrow_c_array__`` call, so it can be imported more than once).
+#:
+#: >>> import pyarrow as pa
+#: >>> counts = _core.count_tokens_arrow(pa.array(["a b"]))
+#: >>> pa.array(counts).to_pylist(), pa.array(counts).to_pylist(), len(counts)
+#: ([2], [2], 1)
+ArrowArray = _core.ArrowArray
 
 
 def _pyarrow() -> Any:
@@ -52,21 +45,83 @@ def _pyarrow() -> Any:
     return pyarrow
 
 
+def _per_chunk(texts: Any, compute: Callable[[Any], Any]) -> Any:
+    """``compute(texts)`` as a pyarrow array if pyarrow is installed (chunk by chunk for a
+    ``ChunkedArray``), else as the :class:`ArrowArray` the core returned."""
+    pyarrow = _pyarrow()
+    if pyarrow is None:
+        return compute(texts)
+    if isinstance(texts, pyarrow.ChunkedArray):
+        chunks = [pyarrow.array(compute(chunk)) for chunk in texts.chunks]
+        # The type of an empty chunked result: that of the result of no strings.
+        kind = chunks[0].type if chunks else pyarrow.array(compute(pyarrow.array([], pyarrow.string()))).type
+        return pyarrow.chunked_array(chunks, type=kind)
+    return pyarrow.array(compute(texts))
+
+
 def count_tokens_arrow(texts: Any, encoding: str = "o200k_base") -> Any:
     """The token count of each string of an Arrow string column, as a ``uint64`` Arrow array.
 
     Equal to ``count_tokens_batch(texts.to_pylist(), encoding)`` with nulls kept as nulls, without
-    making a Python str per row. Returns a ``pyarrow.UInt64Array`` (a ``ChunkedArray`` for a
-    chunked input) when pyarrow is installed, else an :class:`ArrowArray`. A string that is not
-    valid UTF-8 raises :class:`agentmsg.MessageError` naming its index.
+    making a Python str per row. A string that is not valid UTF-8 raises
+    :class:`agentmsg.MessageError` naming its index.
 
     >>> import pyarrow as pa
     >>> count_tokens_arrow(pa.array(["tiktoken is great!"]), "cl100k_base").to_pylist()
     [6]
     """
-    pyarrow = _pyarrow()
-    if pyarrow is not None and isinstance(texts, pyarrow.ChunkedArray):
-        chunks = [count_tokens_arrow(chunk, encoding) for chunk in texts.chunks]
-        return pyarrow.chunked_array(chunks, type=pyarrow.uint64())
-    counts = ArrowArray(_core.count_tokens_arrow(texts, encoding))
-    return counts if pyarrow is None else pyarrow.array(counts)
+    return _per_chunk(texts, lambda chunk: _core.count_tokens_arrow(chunk, encoding))
+
+
+def estimate_tokens_arrow(texts: Any, role: Union[Role, str] = Role.USER) -> Any:
+    """Forge's estimate of each string of an Arrow string column written by ``role``, as a
+    ``uint64`` Arrow array: equal to ``estimate_tokens(text, role)`` of each, nulls kept.
+
+    >>> import pyarrow as pa
+    >>> estimate_tokens_arrow(pa.array(["Hello", None, "Result: 8"]), "tool").to_pylist()
+    [11, None, 12]
+    """
+    role_name = _to_role(role).value
+    return _per_chunk(texts, lambda chunk: _core.estimate_tokens_arrow(chunk, role_name))
+
+
+def parse_arrow(
+    texts: Any,
+    *,
+    thinking: ThinkingMode = "auto",
+    tool_format: ToolFormat = "auto",
+    code_fences: bool = True,
+    start_in_thinking: Optional[bool] = None,
+    max_calls: Optional[int] = None,
+    dialect: Union[DialectName, Dialect] = "forge",
+    tools: Optional[Sequence[Mapping[str, Any]]] = None,
+) -> Any:
+    """Parses each string of an Arrow string column (the options of :func:`agentmsg.parse_many`)
+    into a struct array of ``text`` (string), ``thinking`` (list of strings), ``tool_calls``
+    (list of structs of ``name`` and ``arguments``, the arguments as compact JSON) and
+    ``errors`` (uint32: the number of bad tool calls); a null string gives a null row.
+
+    Row ``i`` holds what ``parse_many(texts)[i]`` holds: its ``text``, ``thinking``, the name and
+    input of each of its ``tool_calls`` and ``len(errors)``. Columns whose data pass 2 GiB are
+    ``large_string`` / ``large_list``.
+
+    >>> import pyarrow as pa
+    >>> reply = '<think>hm</think>Hi <tool>{"tool_name": "ls", "arguments": {"path": "."}}</tool>'
+    >>> parse_arrow(pa.array([reply, None])).to_pylist()[0]
+    {'text': 'Hi', 'thinking': ['hm'], 'tool_calls': [{'name': 'ls', 'arguments': '{"path":"."}'}], 'errors': 0}
+    >>> parse_arrow(pa.array(['<tool_call>{"name": "f", "arguments": {}}</tool_call>']), dialect="hermes").field("tool_calls").to_pylist()
+    [[{'name': 'f', 'arguments': '{}'}]]
+    """
+    from . import dialects, parsing
+
+    # The options are checked by the one function that owns their rules and messages.
+    parsing.parse("", thinking=thinking, tool_format=tool_format, code_fences=code_fences,
+                  start_in_thinking=start_in_thinking, max_calls=max_calls, dialect=dialect, tools=tools)
+    # None, which `parse` accepts for each of the first three, means the default.
+    options: Dict[str, Any] = dict(
+        dialect=dialect, thinking=thinking or "auto", tool_format=tool_format or "auto",
+        code_fences=True if code_fences is None else code_fences,
+        start_in_thinking=start_in_thinking, max_calls=max_calls,
+        tools_json=None if dialect == "forge" else dialects._tools_json(tools),
+    )
+    return _per_chunk(texts, lambda chunk: _core.parse_arrow(chunk, **options))

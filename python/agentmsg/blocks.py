@@ -10,7 +10,7 @@ Every block is a frozen dataclass with a ``type`` tag used in serialization::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Dict, Mapping, Optional, Sequence, TYPE_CHECKING, Tuple, Union, final
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, Mapping, Optional, Sequence, Tuple, Union, final, List
 
 from ._checks import describe, json_copy, json_copy_dict, require_bool, type_name, where_label
 from .errors import MessageError, MessageTypeError
@@ -88,7 +88,7 @@ def _require_source(value: object, what: str) -> None:
         raise MessageTypeError(f"{what} must be a URLSource or Base64Source, not {type_name(value)}")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class TextBlock:
     """Plain text.
 
@@ -99,8 +99,14 @@ class TextBlock:
     text: str
     type: ClassVar[str] = "text"
 
-    def __post_init__(self) -> None:
-        _require_str(self.text, "TextBlock.text")
+    def __init__(self, text: str) -> None:
+        # Written by hand: the block of every message, built without dataclasses' frozen setattr.
+        if text.__class__ is not str:
+            _require_str(text, "TextBlock.text")
+        _set_text(self, text)
+
+
+_set_text = vars(TextBlock)["text"].__set__
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +172,10 @@ class ThinkingBlock:
             _require_str(self.signature, "ThinkingBlock.signature")
 
 
-@dataclass(frozen=True, slots=True)
+_NO_METADATA: Dict[str, Any] = {}  # a default only: copied, never stored or changed
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class ToolUseBlock:
     """A request to call a tool. ``metadata`` keeps anything else the call carried.
 
@@ -191,18 +200,32 @@ class ToolUseBlock:
     metadata: Dict[str, Any] = field(default_factory=dict)
     type: ClassVar[str] = "tool_use"
 
-    def __post_init__(self) -> None:
-        _require_str(self.id, "ToolUseBlock.id")
-        _require_str(self.name, "ToolUseBlock.name")
-        _require_str(self.server_name, "ToolUseBlock.server_name")
-        if not self.name:
+    def __init__(self, id: str, name: str, input: Dict[str, Any], server_name: str = "local",
+                 metadata: Dict[str, Any] = _NO_METADATA) -> None:
+        # Written by hand: every call of every converter, built without dataclasses' frozen setattr.
+        if id.__class__ is not str:
+            _require_str(id, "ToolUseBlock.id")
+        if name.__class__ is not str:
+            _require_str(name, "ToolUseBlock.name")
+        if server_name.__class__ is not str:
+            _require_str(server_name, "ToolUseBlock.server_name")
+        if not name:
             raise MessageError("ToolUseBlock.name is empty")
-        setattr_ = object.__setattr__
-        setattr_(self, "input", json_copy_dict(self.input, "ToolUseBlock.input"))
-        setattr_(self, "metadata", json_copy_dict(self.metadata, "ToolUseBlock.metadata"))
+        _set_call_id(self, id)
+        _set_call_name(self, name)
+        _set_call_input(self, json_copy_dict(input, "ToolUseBlock.input"))
+        _set_call_server(self, server_name)
+        _set_call_metadata(self, json_copy_dict(metadata, "ToolUseBlock.metadata"))
 
 
-@dataclass(frozen=True, slots=True)
+_set_call_id = vars(ToolUseBlock)["id"].__set__
+_set_call_name = vars(ToolUseBlock)["name"].__set__
+_set_call_input = vars(ToolUseBlock)["input"].__set__
+_set_call_server = vars(ToolUseBlock)["server_name"].__set__
+_set_call_metadata = vars(ToolUseBlock)["metadata"].__set__
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class ToolResultBlock:
     """The result of a tool call, linked to it by ``tool_use_id``.
 
@@ -218,15 +241,13 @@ class ToolResultBlock:
     is_error: bool = False
     type: ClassVar[str] = "tool_result"
 
-    if TYPE_CHECKING:  # the constructor also takes a str or any sequence of blocks (made a tuple)
-        def __init__(
-            self, tool_use_id: str, output: Union[str, Block, Sequence[Block]] = (), is_error: bool = False
-        ) -> None: ...
-
-    def __post_init__(self) -> None:
-        _require_str(self.tool_use_id, "ToolResultBlock.tool_use_id")
-        require_bool(self.is_error, "ToolResultBlock.is_error")
-        output = _coerce_blocks(self.output, "ToolResultBlock.output")
+    def __init__(self, tool_use_id: str, output: Union[str, "Block", List["Block"], Tuple["Block", ...]] = (),
+                 is_error: bool = False) -> None:
+        # Written by hand: every tool message, built without dataclasses' frozen setattr.
+        if tool_use_id.__class__ is not str:
+            _require_str(tool_use_id, "ToolResultBlock.tool_use_id")
+        require_bool(is_error, "ToolResultBlock.is_error")
+        output = (TextBlock(output),) if output.__class__ is str else _coerce_blocks(output, "ToolResultBlock.output")
         for index, block in enumerate(output):
             # A result inside a result would nest without bound (and recurse in every writer).
             if isinstance(block, (ToolResultBlock, ToolUseBlock)):
@@ -234,7 +255,9 @@ class ToolResultBlock:
                     f"ToolResultBlock.output[{index}]: a tool result holds text, media or thinking, "
                     f"not a {block.type} block"
                 )
-        object.__setattr__(self, "output", output)
+        _set_result_id(self, tool_use_id)
+        _set_result_output(self, output)
+        _set_result_error(self, is_error)
 
     @property
     def text(self) -> str:
@@ -246,10 +269,16 @@ class ToolResultBlock:
         return "\n".join(b.text for b in self.output if isinstance(b, TextBlock))
 
 
+_set_result_id = vars(ToolResultBlock)["tool_use_id"].__set__
+_set_result_output = vars(ToolResultBlock)["output"].__set__
+_set_result_error = vars(ToolResultBlock)["is_error"].__set__
+
+
 Block = Union[
     TextBlock, ImageBlock, AudioBlock, VideoBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock
 ]
 _BLOCK_TYPES = (TextBlock, ImageBlock, AudioBlock, VideoBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock)
+_BLOCK_CLASSES = frozenset(_BLOCK_TYPES)  # the exact classes, found by one hash lookup
 
 
 def _coerce_blocks(value: object, what: str) -> Tuple[Block, ...]:
@@ -261,7 +290,7 @@ def _coerce_blocks(value: object, what: str) -> Tuple[Block, ...]:
     if not isinstance(value, (list, tuple)):
         raise MessageTypeError(f"{what} must be a str or a list of blocks, not {type_name(value)}")
     for index, block in enumerate(value):
-        if not isinstance(block, _BLOCK_TYPES):
+        if block.__class__ not in _BLOCK_CLASSES and not isinstance(block, _BLOCK_TYPES):
             raise MessageTypeError(
                 f"{what}[{index}] must be a content block, not {type_name(block)}"
             )

@@ -17,16 +17,18 @@ plainly dropping old messages.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Awaitable, Callable, List, Sequence, Union, cast
+from typing import Any, Awaitable, Callable, Generator, List, Sequence, TypeVar, Union, cast
 
 from . import _core
 from ._checks import describe, require_int
 from .blocks import TextBlock, ToolResultBlock
-from .counting import CountCache, Counter, TokenCounter, _describe
+from .counting import CountCache, Counter, TokenCounter
 from .errors import MessageError, MessageTypeError
 from .estimate import ROLE_CODES
 from .message import Message, Role, _as_list, _check_messages
 from .toolpairs import _pair
+
+T = TypeVar("T")
 
 __all__ = [
     "prune_tool_outputs",
@@ -150,7 +152,7 @@ def expand(messages: Sequence[Message], message_id: str) -> Message:
         if message.id == message_id:
             original = message.metadata.get("original")
             return Message.from_dict(original) if original is not None else message
-    raise MessageError(f"no message with id {_describe(message_id)}")
+    raise MessageError(f"no message with id {describe(message_id)}")
 
 
 # -- summary ---------------------------------------------------------------------------------------
@@ -200,19 +202,8 @@ def summarize(messages: Sequence[Message], summarizer: Summarizer, keep_recent: 
     >>> [(m.role.value, m.text) for m in out]
     [('system', 'Be brief'), ('user', '2 earlier messages'), ('user', 'c')]
     """
-    items = _check_messages(messages)
-    if not callable(summarizer):
-        raise MessageTypeError(f"summarizer must be callable, not {type(summarizer).__name__}")
-    span_at = _summary_span(items, _count_arg(keep_recent, "keep_recent"))
-    if not span_at:
-        return items
-    span = [items[i] for i in span_at]
-    summary = summarizer(span)
-    if inspect.isawaitable(summary):
-        if hasattr(summary, "close"):
-            summary.close()
-        raise MessageTypeError("the summarizer is async: use `await asummarize(...)`")
-    return _with_summary(items, span_at, _summary_message(summary, span))
+    return _run(_summary_steps(messages, summarizer, keep_recent),
+                "the summarizer is async: use `await asummarize(...)`")
 
 
 async def asummarize(
@@ -226,6 +217,12 @@ async def asummarize(
     >>> [m.text for m in asyncio.run(asummarize(chat, model, keep_recent=1))]
     ['earlier: a, b', 'c']
     """
+    return await _arun(_summary_steps(messages, summarizer, keep_recent))
+
+
+def _summary_steps(messages: Sequence[Message], summarizer: Summarizer,
+                   keep_recent: int) -> Generator[Any, Any, List[Message]]:
+    """The one summarizing job, for :func:`summarize` and :func:`asummarize` (see :func:`_run`)."""
     items = _check_messages(messages)
     if not callable(summarizer):
         raise MessageTypeError(f"summarizer must be callable, not {type(summarizer).__name__}")
@@ -233,10 +230,35 @@ async def asummarize(
     if not span_at:
         return items
     span = [items[i] for i in span_at]
-    summary = summarizer(span)
-    if inspect.isawaitable(summary):
-        summary = await summary
+    summary = yield summarizer(span)
     return _with_summary(items, span_at, _summary_message(summary, span))
+
+
+def _run(steps: Generator[Any, Any, T], refusal: str) -> T:
+    """Runs a job written as a generator that yields what a caller's function returned and is
+    sent it back: here that must not be awaitable (``refusal`` says to use the async form)."""
+    try:
+        result = next(steps)
+        while True:
+            if inspect.isawaitable(result):
+                if hasattr(result, "close"):
+                    result.close()
+                raise MessageTypeError(refusal)
+            result = steps.send(result)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+async def _arun(steps: Generator[Any, Any, T]) -> T:
+    """:func:`_run` that awaits what is awaitable."""
+    try:
+        result = next(steps)
+        while True:
+            if inspect.isawaitable(result):
+                result = await result
+            result = steps.send(result)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
 
 
 # -- the compactor -----------------------------------------------------------------------------------
@@ -282,19 +304,8 @@ class Compactor:
         >>> Compactor([]).compact([Message.user("hi")], max_tokens=100)[0].text
         'hi'
         """
-        count = _cache(counter)
-        items = _check_messages(messages)
-        target = self._target(max_tokens)
-        for policy in self.policies:
-            if count.total(items) <= target:
-                break
-            result = policy(items)
-            if inspect.isawaitable(result):
-                if hasattr(result, "close"):
-                    result.close()
-                raise MessageTypeError("a policy is async: use `await compactor.acompact(...)`")
-            items = _check_messages(result)
-        return items
+        return _run(self._steps(messages, max_tokens, counter),
+                    "a policy is async: use `await compactor.acompact(...)`")
 
     async def acompact(
         self, messages: Sequence[Message], max_tokens: int,
@@ -306,16 +317,21 @@ class Compactor:
         >>> asyncio.run(Compactor([]).acompact([Message.user("hi")], 100))[0].text
         'hi'
         """
+        return await _arun(self._steps(messages, max_tokens, counter))
+
+    def _steps(
+        self, messages: Sequence[Message], max_tokens: int,
+        counter: Union[Counter, TokenCounter, CountCache],
+    ) -> Generator[Any, Any, List[Message]]:
+        """The one compaction loop, for :meth:`compact` and :meth:`acompact`: yields what each
+        policy returns and is sent it back (see :func:`_run`)."""
         count = _cache(counter)
         items = _check_messages(messages)
         target = self._target(max_tokens)
         for policy in self.policies:
             if count.total(items) <= target:
                 break
-            result = policy(items)
-            if inspect.isawaitable(result):
-                result = await result
-            items = _check_messages(result)
+            items = _check_messages((yield policy(items)))
         return items
 
     def __repr__(self) -> str:

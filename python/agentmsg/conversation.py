@@ -9,32 +9,33 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Union
+from typing import Dict, Iterable, List, Optional, Union
 
 from .estimate import estimate_tokens_many
-from .message import Message, Role, _check_messages, _to_role
+from .message import Message, Role, _to_role
+from .normalize import MessageLike, read_messages
 
 __all__ = ["filter_by_role", "count_by_role", "ConversationStats", "conversation_stats"]
 
 
-def filter_by_role(messages: Iterable[Message], role: Union[Role, str]) -> List[Message]:
+def filter_by_role(messages: Iterable[MessageLike], role: Union[Role, str]) -> List[Message]:
     """The messages written by ``role``, in order.
 
     >>> [m.text for m in filter_by_role([Message.user("a"), Message.assistant("b")], "user")]
     ['a']
     """
     wanted = _to_role(role)
-    return [m for m in _check_messages(messages) if m.role is wanted]
+    return [m for m in read_messages(messages) if m.role is wanted]
 
 
-def count_by_role(messages: Iterable[Message]) -> Dict[str, int]:
+def count_by_role(messages: Iterable[MessageLike]) -> Dict[str, int]:
     """How many messages each role wrote; every role appears, in the order of :class:`Role`.
 
     >>> count_by_role([Message.user("a"), Message.user("b")])["user"]
     2
     """
     counts = {role.value: 0 for role in Role}
-    for message in _check_messages(messages):
+    for message in read_messages(messages):
         counts[message.role.value] += 1
     return counts
 
@@ -60,7 +61,7 @@ class ConversationStats:
     duration_seconds: float
 
 
-def conversation_stats(messages: Sequence[Message]) -> ConversationStats:
+def conversation_stats(messages: Iterable[MessageLike]) -> ConversationStats:
     """Counts, characters (of ``.text``) and estimated tokens, overall and by role.
 
     ``duration_seconds`` is the time from the first message's timestamp to the last's.
@@ -69,7 +70,7 @@ def conversation_stats(messages: Sequence[Message]) -> ConversationStats:
     >>> (s.total_messages, s.total_chars, s.by_role["assistant"])
     (2, 8, 1)
     """
-    items = _check_messages(messages)
+    items = read_messages(messages)
     by_role = {role.value: 0 for role in Role}
     chars = {role.value: 0 for role in Role}
     tokens = {role.value: 0 for role in Role}

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Callable, Dict, Iterable, List, Sequence, Tuple, Union
 
 from . import _core
+from ._checks import describe
 from .errors import EncodingError, MessageError, MessageTypeError
 from .estimate import estimate_tokens_many, measured_text
 from .message import Message, Role
@@ -41,14 +42,6 @@ def _checked_count(value: object, index: int) -> int:
         shown = value if abs(value) < 10**30 else f"an int of {value.bit_length()} bits"
         raise MessageError(f"counter returned {shown} for message {index}; counts must be in [0, 2**64)")
     return int(value)
-
-
-def _describe(value: object) -> str:
-    """A short, safe description of a bad value for an error message (never a deep repr)."""
-    if isinstance(value, str):
-        text = value[:40].encode("utf-8", "backslashreplace").decode("utf-8")
-        return repr(text) + ("..." if len(value) > 40 else "")
-    return type(value).__name__
 
 
 class TokenCounter:
@@ -100,7 +93,7 @@ class TokenCounter:
         try:
             message_token_counts([], encoding)  # an unknown encoding raises here, not on first use
         except UnicodeError:
-            raise EncodingError(f"unknown counter {_describe(encoding)}: not an encoding name") from None
+            raise EncodingError(f"unknown counter {describe(encoding)}: not an encoding name") from None
         self.count = lambda message: message_token_counts((message,), encoding)[0]
         self.count_many = lambda messages, positions=None: message_token_counts(messages, encoding)
 

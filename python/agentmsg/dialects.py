@@ -1,4 +1,4 @@
-"""Model dialects: the tool-call and reasoning notations of hermes, qwen3_coder and gpt_oss models.
+"""Model dialects: the tool-call and reasoning notations of the model families in :data:`DIALECTS`.
 
     >>> from agentmsg import dialects
     >>> p = dialects.parse('<think>plan</think>On it.<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>',
@@ -15,7 +15,8 @@ of every dialect.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, TYPE_CHECKING
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union, TYPE_CHECKING
 
 from . import _core
 from ._core import ToolCallHeader
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DIALECTS",
+    "Dialect",
     "parse",
     "parse_many",
     "parse_tool_calls",
@@ -46,9 +48,51 @@ DIALECTS: Dict[str, str] = {
     "mistral": "[TOOL_CALLS] with a JSON list or NAME[ARGS]{...}, and [THINK]: Mistral, Mixtral, Devstral, Magistral",
     "llama3_json": "{\"name\", \"parameters\"} JSON at the reply start or after <|python_tag|>, ';' between: Llama 3.1-3.3",
     "pythonic": "[name(key=literal, ...), ...] Python call lists: Llama 3.2, Llama 4 and other pythonic models",
+    "deepseek_v3": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME and a ```json block, <think>: DeepSeek V3, R1",
+    "deepseek_v31": "<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>, <think>: DeepSeek V3.1, V3.2",
+    "kimi_k2": "<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}, ◁think▷ or <think>: Kimi K2",
+    "glm45": "<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>, <think>: GLM 4.5, 4.6, 4.7",
 }
 
 assert list(DIALECTS)[1:] == list(_core.dialect_names()), "DIALECTS must list the core's dialects"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dialect:
+    """A dialect from parts, for models that are not listed; accepted wherever ``dialect=`` is.
+
+    A call is ``call_start`` + payload + ``call_end``. ``payload``: ``"json"`` (an object with
+    the name under ``name_key`` and the arguments under ``arguments_key``, as hermes),
+    ``"qwen3_coder"`` or ``"glm45"`` (those dialects' element forms, typed by ``tools=``).
+    ``think_start``/``think_end``: the reasoning markers (both or neither). The rules are
+    hermes' (docs/dialects.md): a call opens only where its payload starts, a call ends at the
+    first ``call_end`` outside a JSON string or value, a cut-off call is reported. Bad parts
+    raise :class:`~agentmsg.MessageError` (empty or equal markers, an unknown payload, keys
+    given for an element payload) or :class:`~agentmsg.MessageTypeError` (not a str).
+
+    >>> from agentmsg import dialects
+    >>> mine = dialects.Dialect(name="mine", call_start="[CALL]", call_end="[/CALL]", name_key="tool",
+    ...                         arguments_key="args", think_start="[THINK]", think_end="[/THINK]")
+    >>> p = dialects.parse('[THINK]plan[/THINK]Ok.[CALL]{"tool": "f", "args": {"a": 1}}[/CALL]', dialect=mine)
+    >>> (p.thinking, p.text, p.tool_calls[0].name, p.tool_calls[0].input)
+    (['plan'], 'Ok.', 'f', {'a': 1})
+    >>> dialects.Dialect(name="bad", call_start="<c>", call_end="<c>")
+    Traceback (most recent call last):
+    ...
+    agentmsg.errors.MessageError: dialect 'bad': call_start and call_end must differ (both are '<c>')
+    """
+
+    name: str
+    call_start: str
+    call_end: str
+    payload: str = "json"
+    name_key: str = "name"
+    arguments_key: str = "arguments"
+    think_start: Optional[str] = None
+    think_end: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        _core.check_dialect(self)
 
 
 def _tools_json(tools: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:
@@ -66,18 +110,18 @@ def _tools_json(tools: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:
 def parse(
     text: str,
     *,
-    dialect: str,
+    dialect: Union[DialectName, Dialect],
     start_in_thinking: Optional[bool] = None,
     tools: Optional[Sequence[Mapping[str, Any]]] = None,
 ) -> Parsed:
-    """Parses a model reply written in ``dialect`` (``"hermes"``, ``"qwen3_coder"``, ``"gpt_oss"``).
+    """Parses a model reply written in ``dialect`` (a name in :data:`DIALECTS` or a :class:`Dialect`).
 
     Tool calls become ``tool_calls`` (ids are ``call_`` + 16 hex digits, from the call's place
     and name); bad or cut-off calls become ``errors`` with their raw text; reasoning becomes
     ``thinking``; the rest is ``text`` (each run stripped, runs joined with ``"\\n"``).
     ``start_in_thinking``: the reply starts inside ``<think>`` (the prompt wrote the tag);
     ``None`` detects it (the first thinking tag is ``</think>``). ``tools``: OpenAI tool
-    definitions; qwen3_coder values are converted to their schema type (a value that does not
+    definitions; qwen3_coder and glm45 values are converted to their schema type (a value that does not
     convert stays a string and is named in the call's ``metadata["schema_errors"]``), and a call
     to a tool not listed is kept with ``metadata["unknown_tool"] = True``.
 
@@ -99,7 +143,7 @@ def parse(
 def parse_many(
     texts: Iterable[str],
     *,
-    dialect: str,
+    dialect: Union[DialectName, Dialect],
     start_in_thinking: Optional[bool] = None,
     tools: Optional[Sequence[Mapping[str, Any]]] = None,
 ) -> List[Parsed]:
@@ -148,7 +192,7 @@ class StreamParser(_core.DialectStreamParser):
     def __new__(
         cls,
         *,
-        dialect: str,
+        dialect: Union[DialectName, Dialect],
         start_in_thinking: Optional[bool] = None,
         tools: Optional[Sequence[Mapping[str, Any]]] = None,
     ) -> "StreamParser":

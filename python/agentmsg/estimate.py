@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import json
-from typing import Dict, List, Sequence, Union
+from typing import Dict, Iterable, List, Union
 
 from . import _core
 from .blocks import (
@@ -25,7 +25,8 @@ from .blocks import (
 )
 from ._checks import type_name
 from .errors import MessageTypeError
-from .message import Message, Role, _check_messages, _to_role
+from .message import Message, Role, _to_role
+from .normalize import MessageLike, read_messages
 
 __all__ = ["estimate_tokens", "estimate_tokens_many", "measured_text", "ROLE_CODES"]
 
@@ -83,7 +84,7 @@ def estimate_tokens(message_or_text: Union[Message, str], role: Union[Role, str]
     raise MessageTypeError(f"estimate_tokens takes a Message or a str, not {type_name(message_or_text)}")
 
 
-def estimate_tokens_many(messages: Sequence[Message]) -> List[int]:
+def estimate_tokens_many(messages: Iterable[MessageLike]) -> List[int]:
     """Estimates every message of a conversation in one call into the core.
 
     >>> estimate_tokens_many([Message.user("Hello"), Message.system("Hi")])
@@ -91,7 +92,7 @@ def estimate_tokens_many(messages: Sequence[Message]) -> List[int]:
     """
     texts = []
     roles = []
-    for message in _check_messages(messages):
+    for message in read_messages(messages):
         texts.append(measured_text(message))
         roles.append(ROLE_CODES[message.role])
     return _core.estimate_tokens_many(texts, roles)

@@ -47,6 +47,7 @@ from .counting import CountCache, Counter, TokenCounter, _checked_count
 from .errors import MessageError, MessageTypeError
 from .estimate import ROLE_CODES
 from .message import Message, Role, _as_list, _to_role
+from .normalize import MessageLike, read_message, read_messages
 from .toolpairs import _pair, _role_of, _unencodable
 
 if TYPE_CHECKING:
@@ -84,18 +85,6 @@ def _check_budget(max_tokens: object) -> int:
     if not 0 <= max_tokens < 2**64:
         raise MessageError(f"max_tokens must be >= 0 (and < 2**64), got {describe(max_tokens)}")
     return max_tokens
-
-
-def _roles(messages: Sequence[Message]) -> List[Role]:
-    try:
-        return list(map(_role_of, messages))
-    except AttributeError:
-        for index, message in enumerate(messages):
-            if not isinstance(message, Message):
-                raise MessageTypeError(
-                    f"messages[{index}] must be a Message, not {type(message).__name__}"
-                ) from None
-        raise
 
 
 # -- trim ---------------------------------------------------------------------------------------
@@ -152,7 +141,7 @@ def _role_codes(value: RoleRule, what: str) -> Optional[List[int]]:
 
 
 def trim(
-    messages: Sequence[Message],
+    messages: Iterable[MessageLike],
     max_tokens: int,
     *,
     counter: Counter = "estimate",
@@ -209,9 +198,13 @@ def trim(
         raise MessageError("start_on is only valid with strategy='last'")
     start_codes = _role_codes(start_on, "start_on")
     end_codes = _role_codes(end_on, "end_on")
-    items = messages if isinstance(messages, (list, tuple)) else _as_list(messages, "messages", "a sequence of Message")
+    items = messages if isinstance(messages, (list, tuple)) else read_messages(messages)
     # The one read of the whole history: where the system messages are (and a type check).
-    systems = _core.positions_of_role(items, _SYSTEM, Message)
+    try:
+        systems = _core.positions_of_role(items, _SYSTEM, Message)
+    except MessageTypeError:  # dicts or SDK objects: read them (a list of Messages costs nothing more)
+        items = read_messages(items)
+        systems = _core.positions_of_role(items, _SYSTEM, Message)
     selection = _selection.select(
         _MessageSource(items, count), budget, keep_system=keep_system,
         systems=systems if keep_system else [], start_on=start_codes, end_on=end_codes,
@@ -368,7 +361,7 @@ class ConversationMemory:
 
     # -- adding --------------------------------------------------------------------------------
 
-    def add(self, message: Message) -> None:
+    def add(self, message: MessageLike) -> None:
         """Adds one message and prunes, all or nothing; see :attr:`pruned` for what left.
 
         >>> memory = ConversationMemory(100)
@@ -376,12 +369,12 @@ class ConversationMemory:
         >>> memory.total_tokens
         5
         """
-        if not isinstance(message, Message):
-            raise MessageTypeError(f"add() takes a Message, not {type(message).__name__}")
+        if message.__class__ is not Message:  # a dict or SDK object; an Anthropic turn may hold several
+            return self.extend(read_message(message))
         count = self._counter.count(message)
         self._change(self._add_counted, ((message, count),))
 
-    def extend(self, messages: Iterable[Message]) -> None:
+    def extend(self, messages: Iterable[MessageLike]) -> None:
         """Adds messages in order (counted in one batch), pruning as each arrives; all or nothing.
 
         >>> memory = ConversationMemory(100)
@@ -389,8 +382,7 @@ class ConversationMemory:
         >>> len(memory)
         2
         """
-        items = _as_list(messages, "messages", "a sequence of Message")
-        _roles(items)  # type-checks every item before anything is added
+        items = read_messages(messages)
         counted = list(zip(items, self._counter.count_many(items)))
         self._change(self._add_counted, counted)
 
@@ -516,7 +508,7 @@ class ConversationMemory:
     def _restore_deques(self, systems: Deque[Tuple[int, Message]], entries: Deque[Tuple[int, Message]]) -> None:
         self._systems, self._entries = systems, entries
 
-    async def aadd(self, message: Message) -> None:
+    async def aadd(self, message: MessageLike) -> None:
         """:meth:`add` for a memory whose compactor has async policies (an LLM summarizer):
         the compaction is awaited outside the lock, before anything changes. If another add
         changed the history while it ran, its result is discarded and the next add compacts
@@ -532,11 +524,9 @@ class ConversationMemory:
         >>> [m.text for m in memory]
         ['summary of 1', 'c']
         """
-        if not isinstance(message, Message):
-            raise MessageTypeError(f"aadd() takes a Message, not {type(message).__name__}")
-        await self.aextend((message,))
+        await self.aextend(read_message(message))
 
-    async def aextend(self, messages: Iterable[Message]) -> None:
+    async def aextend(self, messages: Iterable[MessageLike]) -> None:
         """:meth:`extend` with async compaction (see :meth:`aadd`): when the new messages take
         the history past the trigger, the history with them is compacted once, then they are
         added and the memory pruned, all or nothing.
@@ -547,8 +537,7 @@ class ConversationMemory:
         >>> len(memory)
         2
         """
-        items = _as_list(messages, "messages", "a sequence of Message")
-        _roles(items)
+        items = read_messages(messages)
         counts = self._counter.count_many(items)
         compactor = self._compactor
         compacted: Optional[List[Message]] = None

@@ -10,10 +10,13 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from dataclasses import dataclass, fields
+import threading
+import time
+from dataclasses import FrozenInstanceError
 from datetime import datetime, timezone
 from enum import Enum, EnumMeta
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from types import MappingProxyType
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 from .blocks import (
     Block,
@@ -70,6 +73,9 @@ class Role(str, Enum, metaclass=_RoleType):
         return self.value
 
 
+# Role.X goes through EnumType's __getattr__ hook (about 90 ns a lookup): hot code uses these.
+_SYSTEM, _USER, _ASSISTANT, _TOOL = Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL
+_ROLE_NAMES = {role: role._value_ for role in Role}  # role.value is an enum property: slower
 _VALID_ROLES = ", ".join(r.value for r in Role)
 _ROLE_BY_NAME = {r.value: r for r in Role}
 
@@ -123,6 +129,9 @@ def _check_messages(messages: object, what: str = "messages") -> List["Message"]
         if not isinstance(message, Message):
             raise MessageTypeError(f"{what}[{index}] must be a Message, not {type_name(message)}")
     return items
+
+
+_now = time.time  # the creation time, kept as a number until ``timestamp`` is read
 
 
 def _to_timestamp(value: object) -> datetime:
@@ -179,21 +188,24 @@ def _check_content(role: Role, content: Tuple[Block, ...]) -> None:
     empty = True
     block: Any  # dispatched on its class, which mypy cannot follow through `kind`
     for index, block in enumerate(content):
-        if isinstance(block, TextBlock):
+        kind = block.__class__
+        if kind is TextBlock:
             if block.text:
                 empty = False
             continue
         empty = False  # a tool call alone, an image alone... is content
-        if isinstance(block, ToolUseBlock) and role is not Role.ASSISTANT:
+        if kind is ToolUseBlock and role is _ASSISTANT or kind is ToolResultBlock and role is _TOOL:
+            continue
+        if isinstance(block, ToolUseBlock) and role is not _ASSISTANT:
             raise MessageError(
                 f"content[{index}]: a tool_use block belongs in an assistant message, not {role.value}"
             )
-        if isinstance(block, ToolResultBlock) and role is not Role.TOOL:
+        if isinstance(block, ToolResultBlock) and role is not _TOOL:
             raise MessageError(
                 f"content[{index}]: a tool_result block belongs in a tool message, not {role.value}"
             )
     # An empty tool result is a real result (a command with no output).
-    if empty and role is not Role.TOOL:
+    if empty and role is not _TOOL:
         raise MessageError(f"content is empty: a {role.value} message needs text or other content")
 
 
@@ -222,32 +234,66 @@ def _tool_result(
     return (result,), tool_id
 
 
-@dataclass(frozen=True, slots=True, init=False)
-class Message:
+class _MessageSlots:
+    """The storage of a :class:`Message`: plain slots, written once while a message is built."""
+
+    __slots__ = ("role", "content", "name", "tool_id", "finished", "finish_reason",
+                 "reasoning_content", "_id", "_created", "_metadata")
+
+    role: Role
+    content: Tuple[Block, ...]
+    name: Optional[str]
+    tool_id: Optional[str]
+    finished: Optional[bool]
+    finish_reason: Optional[str]
+    reasoning_content: Optional[str]
+    _id: Optional[str]
+    _created: Union[datetime, float]  # the epoch seconds until `timestamp` is read
+    _metadata: Optional[Dict[str, Any]]  # None until `metadata` is read, when empty
+
+
+# Building writes the slots of a _MessageSlots and then makes it a Message: plain attribute
+# stores, where a frozen class's object.__setattr__ per field costs about 1 µs per message.
+_new_slots = object.__new__
+_become = object.__setattr__
+_set_id = vars(_MessageSlots)["_id"].__set__  # the slots' own descriptors
+_set_created = vars(_MessageSlots)["_created"].__set__
+_set_metadata = vars(_MessageSlots)["_metadata"].__set__
+# Guards the first read of a lazy id or metadata, so two threads never see two values.
+_LAZY = threading.Lock()
+_FIELDS = ("role", "content", "name", "id", "timestamp", "metadata", "tool_id", "finished",
+           "finish_reason", "reasoning_content")
+
+
+class Message(_MessageSlots):
     """One message of a conversation. Immutable: use :meth:`replace` for a changed copy.
 
     ``content`` is a tuple of blocks; a plain string becomes one :class:`TextBlock`. A tool
     message holds exactly one :class:`ToolResultBlock` and links to its call by ``tool_id``
     (Forge's name-only results give ``name`` instead).
 
+    A message costs little until asked: the id is made the first time it is read, the creation
+    time is kept as a number until ``timestamp`` is read, and empty metadata is a dict only once
+    ``metadata`` is read.
+
     >>> m = Message("user", "Hello world")
     >>> (m.role, m.text, m.length)
     (<Role.USER: 'user'>, 'Hello world', 11)
     """
 
+    __slots__ = ()
+    __match_args__ = _FIELDS
+
     role: Role
     content: Tuple[Block, ...]
     name: Optional[str]
-    id: str
-    timestamp: datetime
-    metadata: Dict[str, Any]
     tool_id: Optional[str]
     finished: Optional[bool]
     finish_reason: Optional[str]
     reasoning_content: Optional[str]
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         role: Union[Role, str],
         content: ContentInput,
         *,
@@ -259,9 +305,15 @@ class Message:
         finished: Optional[bool] = None,
         finish_reason: Optional[str] = None,
         reasoning_content: Optional[str] = None,
-    ) -> None:
+    ) -> "Message":
         role = role if role.__class__ is Role else _to_role(role)
-        blocks = (TextBlock(content),) if content.__class__ is str else _coerce_blocks(content, "content")
+        if content.__class__ is str:
+            blocks: Tuple[Block, ...] = (TextBlock(content),)
+            if not content and role is not _TOOL:
+                _check_content(role, blocks)  # raises: empty
+        else:
+            blocks = _coerce_blocks(content, "content")
+            _check_content(role, blocks)
         if not (name is id is tool_id is finish_reason is reasoning_content is None):
             name = optional_str(name, "name")
             id = optional_str(id, "id")
@@ -271,12 +323,11 @@ class Message:
         if finished is not None and finished is not True and finished is not False:
             raise MessageTypeError(f"finished must be a bool or None, not {type_name(finished)}")
         # A checked deep copy: the message holds JSON values no caller shares.
-        if metadata is None or (metadata.__class__ is dict and not metadata):
-            metadata = {}
-        else:
+        if metadata is not None and (metadata.__class__ is not dict or metadata):
             metadata = json_copy_dict(metadata, "metadata")
-        _check_content(role, blocks)
-        if role is Role.TOOL:
+        else:
+            metadata = None  # made on first read
+        if role is _TOOL:
             blocks, tool_id = _tool_result(blocks, tool_id, False)
             if not tool_id and not name:
                 raise MessageError(
@@ -285,17 +336,100 @@ class Message:
                 )
         elif tool_id is not None:
             raise MessageError(f"tool_id is only for tool messages, not {role.value}")
-        setattr_ = object.__setattr__
-        setattr_(self, "role", role)
-        setattr_(self, "content", blocks)
-        setattr_(self, "name", name)
-        setattr_(self, "id", id if id is not None else _new_id())
-        setattr_(self, "timestamp", _to_timestamp(timestamp))
-        setattr_(self, "metadata", metadata)
-        setattr_(self, "tool_id", tool_id)
-        setattr_(self, "finished", finished)
-        setattr_(self, "finish_reason", finish_reason)
-        setattr_(self, "reasoning_content", reasoning_content)
+        self = _new_slots(_MessageSlots)
+        self.role = role
+        self.content = blocks
+        self.name = name
+        self.tool_id = tool_id
+        self.finished = finished
+        self.finish_reason = finish_reason
+        self.reasoning_content = reasoning_content
+        self._id = id
+        self._created = _now() if timestamp is None else _to_timestamp(timestamp)
+        self._metadata = metadata
+        if cls is Message:
+            _become(self, "__class__", Message)
+            return self  # type: ignore[return-value]
+        # A subclass may add slots or a __dict__: built the slow way, field by field.
+        built = _new_slots(cls)
+        for slot in _MessageSlots.__slots__:
+            _become(built, slot, getattr(self, slot))
+        return built
+
+    # -- fields made on first read ---------------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        """The message id: as given, else ``msg_`` + a per-process prefix + a counter, made the
+        first time it is read (unique across threads and processes).
+
+        >>> Message.user("Hi", id="m1").id
+        'm1'
+        """
+        value = self._id
+        if value is None:
+            with _LAZY:
+                value = self._id
+                if value is None:
+                    value = _new_id()
+                    _set_id(self, value)
+        return value
+
+    @property
+    def timestamp(self) -> datetime:
+        """When the message was made (or the time it was given), a timezone-aware UTC datetime.
+
+        >>> Message.user("Hi", timestamp="2024-01-15T10:30:00Z").timestamp.isoformat()
+        '2024-01-15T10:30:00+00:00'
+        """
+        value = self._created
+        if value.__class__ is float:
+            value = datetime.fromtimestamp(value, timezone.utc)
+            _set_created(self, value)  # any thread makes the same datetime
+        return cast(datetime, value)
+
+    @property
+    def metadata(self) -> Dict[str, Any]:
+        """Extra JSON data the message carries (a dict of its own; ``{}`` when none).
+
+        >>> Message.user("Hi", metadata={"source": "web"}).metadata
+        {'source': 'web'}
+        """
+        value = self._metadata
+        if value is None:
+            with _LAZY:
+                value = self._metadata
+                if value is None:
+                    value = {}
+                    _set_metadata(self, value)
+        return value
+
+    # -- a frozen value --------------------------------------------------------------------------
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def _values(self) -> Tuple[Any, ...]:
+        return (self.role, self.content, self.name, self.id, self.timestamp, self.metadata,
+                self.tool_id, self.finished, self.finish_reason, self.reasoning_content)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    __hash__ = None  # type: ignore[assignment]  # metadata is a dict
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{key}={value!r}" for key, value in zip(_FIELDS, self._values()))
+        return f"{type(self).__qualname__}({shown})"
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        # Rebuilt through the constructor, with the id and time read (so a copy is equal).
+        return (_unpickle, self._values())
 
     # -- constructors -------------------------------------------------------------------------
 
@@ -306,7 +440,7 @@ class Message:
         >>> Message.system("You are a helpful assistant").role
         <Role.SYSTEM: 'system'>
         """
-        return cls(Role.SYSTEM, text, **kwargs)
+        return cls(_SYSTEM, text, **kwargs)
 
     @classmethod
     def user(cls, content: ContentInput, **kwargs: Any) -> "Message":
@@ -315,7 +449,7 @@ class Message:
         >>> Message.user("Hi").text
         'Hi'
         """
-        return cls(Role.USER, content, **kwargs)
+        return cls(_USER, content, **kwargs)
 
     @classmethod
     def assistant(
@@ -347,7 +481,7 @@ class Message:
         if text or not calls:
             blocks.append(TextBlock(text))
         blocks.extend(calls)
-        return cls(Role.ASSISTANT, blocks, **kwargs)
+        return cls(_ASSISTANT, blocks, **kwargs)
 
     @classmethod
     def tool(
@@ -370,7 +504,7 @@ class Message:
             block = result
         else:
             block = ToolResultBlock(tool_id or "", _coerce_blocks(result, "result"), is_error)
-        return cls(Role.TOOL, [block], tool_id=tool_id, name=name, **kwargs)
+        return cls(_TOOL, [block], tool_id=tool_id, name=name, **kwargs)
 
     @classmethod
     def from_text(cls, role: Union[Role, str], text: str, **kwargs: Any) -> "Message":
@@ -390,7 +524,7 @@ class Message:
 
         if not isinstance(text, str):
             raise MessageTypeError(f"text must be a str, not {type_name(text)}")
-        if _to_role(role) is not Role.ASSISTANT:
+        if _to_role(role) is not _ASSISTANT:
             return cls(role, text, **kwargs)
         blocks = parse(text).blocks
         return cls(role, blocks if blocks else text, **kwargs)
@@ -475,7 +609,7 @@ class Message:
         >>> Message.user("Hi", id="m1").replace(content="Hello").id
         'm1'
         """
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values = dict(zip(_FIELDS, self._values()))
         unknown = sorted(key[:40] for key in changes if key not in values)  # keys are str
         if unknown:
             raise MessageTypeError(f"replace() got unknown fields: {', '.join(unknown[:5])}")
@@ -587,6 +721,28 @@ class Message:
                 f"message nest at most {MAX_JSON_DEPTH} deep)"
             ) from None
         return cls.from_dict(data)
+
+
+def _unpickle(role: Role, content: Tuple[Block, ...], name: Optional[str], id: str,
+              timestamp: datetime, metadata: Dict[str, Any], tool_id: Optional[str],
+              finished: Optional[bool], finish_reason: Optional[str],
+              reasoning_content: Optional[str]) -> Message:
+    return Message(role, content, name=name, id=id, timestamp=timestamp, metadata=metadata,
+                   tool_id=tool_id, finished=finished, finish_reason=finish_reason,
+                   reasoning_content=reasoning_content)
+
+
+def metadata_view(message: Message) -> Mapping[str, Any]:
+    """A message's metadata for reading, without making a dict when it has none.
+
+    >>> dict(metadata_view(Message.user("Hi", metadata={"k": 1})))
+    {'k': 1}
+    """
+    value = message._metadata
+    return _NO_METADATA if value is None else value
+
+
+_NO_METADATA: Mapping[str, Any] = MappingProxyType({})
 
 
 def system(text: ContentInput, **kwargs: Any) -> Message:

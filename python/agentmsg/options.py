@@ -26,7 +26,10 @@ ThinkingMode = Literal["auto", "tags", "brackets", "none"]
 ToolFormat = Literal["auto", "json", "xml"]
 """How Forge's parser reads the payload of a ``<tool>`` tag (``parse(tool_format=...)``)."""
 
-DialectName = Literal["forge", "hermes", "qwen3_coder", "gpt_oss", "mistral", "llama3_json", "pythonic"]
+DialectName = Literal[
+    "forge", "hermes", "qwen3_coder", "gpt_oss", "mistral", "llama3_json", "pythonic", "deepseek_v3",
+    "deepseek_v31", "kimi_k2", "glm45",
+]
 """The model dialects ``parse``, ``StreamParser`` and ``agentmsg.dialects`` read (``DIALECTS``)."""
 
 OrphanPolicy = Literal["raise", "repair", "keep"]

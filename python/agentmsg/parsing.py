@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Sequence, TYPE_CHECKING, Tuple, Union
+from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, TYPE_CHECKING, Union
 
 from . import _core
 from ._core import (
@@ -29,6 +29,7 @@ from ._checks import describe, require_bool, require_str, type_name
 from .errors import MessageError, MessageTypeError, ToolCallError
 
 if TYPE_CHECKING:
+    from .dialects import Dialect
     from .options import DialectName, ThinkingMode, ToolFormat
 
 __all__ = [
@@ -102,7 +103,7 @@ def parse(
     code_fences: bool = True,
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
-    dialect: DialectName = "forge",
+    dialect: Union[DialectName, Dialect] = "forge",
     tools: Optional[Sequence[Mapping[str, Any]]] = None,
 ) -> Parsed:
     """Parses model text into thinking, visible text and tool calls.
@@ -179,6 +180,8 @@ def parse(
         from . import dialects
 
         return dialects.parse(text, dialect=dialect, start_in_thinking=start_in_thinking, tools=tools)
+    if tools is not None:
+        raise MessageError(_FORGE_TOOLS)
     if not isinstance(text, str):
         raise MessageTypeError(f"text must be a str, not {type_name(text)}")
     if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
@@ -201,7 +204,7 @@ def parse_many(
     code_fences: bool = True,
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
-    dialect: DialectName = "forge",
+    dialect: Union[DialectName, Dialect] = "forge",
     tools: Optional[Sequence[Mapping[str, Any]]] = None,
 ) -> List[Parsed]:
     """Parses many texts in one call, in parallel, with the GIL released; same rules as :func:`parse`
@@ -217,6 +220,8 @@ def parse_many(
         from . import dialects
 
         return dialects.parse_many(texts, dialect=dialect, start_in_thinking=start_in_thinking, tools=tools)
+    if tools is not None:
+        raise MessageError(_FORGE_TOOLS)
     if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
         _check_mode_names(thinking, tool_format)
     return _core.parse_many(
@@ -229,6 +234,9 @@ def parse_many(
     )
 
 
+# Forge's parser does not type values by tool schemas yet: refused rather than ignored.
+_FORGE_TOOLS = "tools: an option of the dialects that write values as text, not of 'forge'"
+
 # The modes the core knows (None: the default). Checked here too so that a bad one is named
 # briefly: the core's message would quote it whole, or fail to encode a lone surrogate in it.
 _THINKING_MODES = ("auto", "tags", "brackets", "none", None)
@@ -239,9 +247,9 @@ def _check_dialect_options(
     dialect: object, thinking: object, tool_format: object, code_fences: object, max_calls: object
 ) -> None:
     """A dialect other than Forge's has its own syntax: the Forge options do not apply to it."""
-    from .dialects import DIALECTS
+    from .dialects import DIALECTS, Dialect
 
-    if not isinstance(dialect, str) or dialect not in DIALECTS:
+    if not isinstance(dialect, Dialect) and (not isinstance(dialect, str) or dialect not in DIALECTS):
         raise MessageError(f"unknown dialect {describe(dialect)}; known dialects: {', '.join(DIALECTS)}")
     given = [name for name, value, default in (
         ("thinking", thinking, "auto"), ("tool_format", tool_format, "auto"),
@@ -276,13 +284,13 @@ class StreamParser(_core.StreamParser):
     def __new__(
         cls,
         *,
-        dialect: DialectName = "forge",
+        dialect: Union[DialectName, Dialect] = "forge",
         tools: Optional[Sequence[Mapping[str, Any]]] = None,
         **options: Any,
     ) -> Any:
         if dialect == "forge":
             if tools is not None:
-                raise MessageError("tools: an option of the dialects that write values as text, not of 'forge'")
+                raise MessageError(_FORGE_TOOLS)
             thinking, tool_format = options.get("thinking"), options.get("tool_format")
             if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
                 _check_mode_names(thinking, tool_format)  # named briefly, as parse() names them

@@ -35,10 +35,9 @@ import json
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, cast
 
 from . import convert as _convert
-from .arrow import count_tokens_arrow
+from .arrow import count_tokens_arrow, parse_arrow
 from .errors import MessageTypeError
 from .memory import trim
-from .parsing import parse_many
 from .tokens import message_token_counts
 
 __all__ = [
@@ -132,40 +131,29 @@ class CountTextTokens:
 
 
 class ParseText:
-    """Parses a column of model output (:func:`agentmsg.parse_many`, same options, e.g.
-    ``tool_format`` for the dialect) into four columns: ``{prefix}text``, ``{prefix}thinking``
-    (list of strings), ``{prefix}tool_calls`` (list of structs of ``name`` and ``arguments``,
-    the arguments as JSON) and ``{prefix}errors`` (the number of bad tool calls).
+    """Parses a column of model output in Rust, read from Arrow in place
+    (:func:`agentmsg.arrow.parse_arrow`, the options of :func:`agentmsg.parse_many`, e.g.
+    ``dialect``), into four columns: ``{prefix}text``, ``{prefix}thinking`` (list of strings),
+    ``{prefix}tool_calls`` (list of structs of ``name`` and ``arguments``, the arguments as
+    compact JSON) and ``{prefix}errors`` (the number of bad tool calls). A null text gives nulls.
 
     >>> import pyarrow as pa
-    >>> out = ParseText("reply")(pa.table({"reply": ['<think>hm</think>Hi <tool>{"tool_name": "ls", "arguments": {}}</tool>']}))
+    >>> out = ParseText("reply")(pa.table({"reply": ['<think>hm</think>Hi <tool>{"tool_name": "ls", "arguments": {}}</tool>', None]}))
     >>> out["parsed_text"].to_pylist(), out["parsed_tool_calls"].to_pylist(), out["parsed_errors"].to_pylist()
-    (['Hi'], [[{'name': 'ls', 'arguments': '{}'}]], [0])
+    (['Hi', None], [[{'name': 'ls', 'arguments': '{}'}], None], [0, None])
     """
 
     def __init__(self, text_column: str = "text", prefix: str = "parsed_", **options: Any) -> None:
         self.text_column, self.prefix, self.options = text_column, prefix, options
 
     def __call__(self, batch: Any) -> Any:
-        pa = _pyarrow()
-        texts = batch.column(self.text_column).to_pylist()
-        if any(text is None for text in texts):
-            row = texts.index(None)
-            raise MessageTypeError(f"{self.text_column}[{row}] must be a str, not None")
-        parsed = parse_many(texts, **self.options)
-        call_type = pa.list_(pa.struct([("name", pa.string()), ("arguments", pa.string())]))
-        columns = {
-            "text": pa.array([p.text for p in parsed], type=pa.string()),
-            "thinking": pa.array([list(p.thinking) for p in parsed], type=pa.list_(pa.string())),
-            "tool_calls": pa.array(
-                [[{"name": c.name, "arguments": json.dumps(c.input, ensure_ascii=False)} for c in p.tool_calls]
-                 for p in parsed],
-                type=call_type,
-            ),
-            "errors": pa.array([len(p.errors) for p in parsed], type=pa.uint32()),
-        }
-        for name, values in columns.items():
-            batch = _with_column(batch, self.prefix + name, values)
+        parsed = parse_arrow(batch.column(self.text_column), **self.options)
+        # `flatten` gives each field with the struct's nulls applied (a null text, null fields).
+        chunks = parsed.chunks if isinstance(parsed, _pyarrow().ChunkedArray) else [parsed]
+        fields = [chunk.flatten() for chunk in chunks]
+        for index, field in enumerate(parsed.type):
+            values = _pyarrow().chunked_array([chunk[index] for chunk in fields], type=field.type)
+            batch = _with_column(batch, self.prefix + field.name, values)
         return batch
 
 

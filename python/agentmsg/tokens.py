@@ -13,9 +13,8 @@ heuristic instead. Counting is linear on every input and releases the GIL.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
 from .blocks import ToolUseBlock
@@ -25,6 +24,7 @@ from .encoding import resolve_encoding
 from .errors import AgentMsgError, EncodingError, MessageError, MessageTypeError
 from .estimate import ROLE_CODES, measured_text
 from .message import Message, Role, _as_list
+from .normalize import MessageLike, messages_or_openai_dicts
 
 __all__ = [
     "ENCODINGS",
@@ -41,7 +41,7 @@ __all__ = [
 #: The encodings every counter accepts: OpenAI's two current BPE encodings, and Forge's estimate.
 ENCODINGS: Tuple[str, ...] = tuple(_core.ENCODING_NAMES)
 
-ChatMessage = Union[Message, Mapping[str, Any]]
+ChatMessage = Union[Message, Mapping[str, Any]]  # what the counters read, once normalized
 
 # The OpenAI cookbook's chat rules ("How to count tokens with tiktoken", section 6): each
 # message costs 3 tokens of framing, a name 1 more, and the reply is primed with 3
@@ -100,12 +100,8 @@ def count_tokens(text: str, encoding: str = "o200k_base") -> int:
     """
     try:
         return _core.count_tokens(text, encoding)
-    except (AgentMsgError, UnicodeEncodeError):
-        resolved = _check_encoding(encoding)
-        if resolved == encoding:
-            raise
-    encoding = resolved  # a model name
-    return _core.count_tokens(text, encoding)
+    except (AgentMsgError, UnicodeEncodeError) as error:
+        return _core.count_tokens(text, _encoding_after(error, encoding))
 
 
 def count_tokens_batch(texts: Sequence[str], encoding: str = "o200k_base") -> List[int]:
@@ -116,12 +112,8 @@ def count_tokens_batch(texts: Sequence[str], encoding: str = "o200k_base") -> Li
     """
     try:
         return _core.count_tokens_batch(texts, encoding)
-    except (AgentMsgError, UnicodeEncodeError):
-        resolved = _check_encoding(encoding)
-        if resolved == encoding:
-            raise
-    encoding = resolved  # a model name
-    return _core.count_tokens_batch(texts, encoding)
+    except (AgentMsgError, UnicodeEncodeError) as error:
+        return _core.count_tokens_batch(texts, _encoding_after(error, encoding))
 
 
 def count_tokens_up_to(text: str, limit: int, encoding: str = "o200k_base") -> int:
@@ -139,12 +131,19 @@ def count_tokens_up_to(text: str, limit: int, encoding: str = "o200k_base") -> i
     limit = min(require_int(limit, "limit"), 2**64 - 1)
     try:
         return _core.count_tokens_up_to(text, limit, encoding)
-    except (AgentMsgError, UnicodeEncodeError):
-        resolved = _check_encoding(encoding)
-        if resolved == encoding:
-            raise
-    encoding = resolved  # a model name
-    return _core.count_tokens_up_to(text, limit, encoding)
+    except (AgentMsgError, UnicodeEncodeError) as error:
+        return _core.count_tokens_up_to(text, limit, _encoding_after(error, encoding))
+
+
+def _encoding_after(error: Exception, encoding: object) -> str:
+    """The encoding to retry a count the core refused with: the model's encoding when
+    ``encoding`` is a model name; else ``error`` again (or a clearer one for a bad name).
+
+    The counters try the name as given first, so checking costs nothing on success."""
+    resolved = _check_encoding(encoding)
+    if resolved == encoding:
+        raise error
+    return resolved
 
 
 def _check_encoding(encoding: object) -> str:
@@ -246,19 +245,18 @@ def _chat_parts(message: ChatMessage, index: int) -> Tuple[str, List[str], Optio
             texts.append(_arguments_json(call, where))
         # to_openai writes no name on tool messages (the API has no such field)
         return message.role.value, texts, None if message.role is Role.TOOL else message.name
-    if isinstance(message, Mapping):
-        if "role" not in message:
-            raise MessageError(f"{where} has no 'role'")
-        role = require_str(message["role"], f"{where}.role")
-        texts = _dict_content_texts(message.get("content"), f"{where}.content")
-        for call_name, arguments in _dict_tool_calls(message, where):
-            texts.append(call_name)
-            texts.append(arguments)
-        name = message.get("name")
-        if name is not None:
-            require_str(name, f"{where}.name")
-        return role, texts, name
-    raise MessageTypeError(f"{where} must be a Message or a dict, not {type_name(message)}")
+    # An OpenAI dict (as_messages read every other form): counted as it will be sent.
+    if "role" not in message:
+        raise MessageError(f"{where} has no 'role'")
+    role = require_str(message["role"], f"{where}.role")
+    texts = _dict_content_texts(message.get("content"), f"{where}.content")
+    for call_name, arguments in _dict_tool_calls(message, where):
+        texts.append(call_name)
+        texts.append(arguments)
+    name = message.get("name")
+    if name is not None:
+        require_str(name, f"{where}.name")
+    return role, texts, name
 
 
 def _estimate_parts(message: ChatMessage, index: int) -> Tuple[str, int]:
@@ -281,7 +279,7 @@ def _estimate_parts(message: ChatMessage, index: int) -> Tuple[str, int]:
 
 
 def message_token_counts(
-    messages: Sequence[ChatMessage], encoding: str = "o200k_base"
+    messages: Iterable[MessageLike], encoding: str = "o200k_base"
 ) -> List[int]:
     """Each message's share of :func:`count_message_tokens`, in one native call for all texts.
 
@@ -296,7 +294,7 @@ def message_token_counts(
     >>> message_token_counts([Message.user("Hello")], encoding="estimate")
     [5]
     """
-    messages = _as_list(messages, "messages", "a sequence of Message or OpenAI-style dicts")
+    messages = messages_or_openai_dicts(messages)
     encoding = _check_encoding(encoding)
     if encoding == "estimate":
         texts = []
@@ -374,13 +372,14 @@ def _strip_period(text: str) -> str:
 
 
 def count_message_tokens(
-    messages: Sequence[ChatMessage],
+    messages: Iterable[MessageLike],
     encoding: str = "o200k_base",
     tools: Optional[Sequence[Mapping[str, Any]]] = None,
 ) -> int:
     """The prompt tokens of a chat request, by the OpenAI cookbook's rules (see docs/tokens.md).
 
-    ``messages`` are :class:`Message` objects or OpenAI-style dicts; ``tools`` are OpenAI tool
+    ``messages`` are anything :func:`agentmsg.as_messages` reads (OpenAI dicts are counted as
+    they are, so the count is that of the request they make); ``tools`` are OpenAI tool
     definitions. With ``encoding="estimate"`` it is the sum of Forge's per-message estimates
     (plus a quarter of the tools' JSON bytes).
 
@@ -412,11 +411,13 @@ async def acount_tokens(text: str, encoding: str = "o200k_base") -> int:
     """
     if isinstance(text, str) and len(text) < _INLINE_CHARS:
         return count_tokens(text, encoding)
+    import asyncio  # here, not at the top: it would double the time `import agentmsg` takes
+
     return await asyncio.to_thread(count_tokens, text, encoding)
 
 
 async def acount_message_tokens(
-    messages: Sequence[ChatMessage],
+    messages: Iterable[MessageLike],
     encoding: str = "o200k_base",
     tools: Optional[Sequence[Mapping[str, Any]]] = None,
 ) -> int:
@@ -426,4 +427,6 @@ async def acount_message_tokens(
     >>> asyncio.run(acount_message_tokens([Message.user("Hello, world!")]))
     11
     """
+    import asyncio  # see acount_tokens
+
     return await asyncio.to_thread(count_message_tokens, messages, encoding, tools)

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import _core
+from ._checks import require_bool
 from .blocks import ToolUseBlock
 from .errors import MessageError, ToolPairError
 from .estimate import ROLE_CODES
-from .message import Message, Role, _check_messages
+from .message import Message, Role
+from .normalize import MessageLike, read_messages
 
 __all__ = ["ToolPairing", "pair_tool_results", "check_tool_pairs", "repair_tool_pairs"]
 
@@ -118,7 +120,7 @@ class ToolPairing:
         return [call if call >= 0 else index for index, call in enumerate(self.call_of)]
 
 
-def pair_tool_results(messages: Sequence[Message]) -> ToolPairing:
+def pair_tool_results(messages: Iterable[MessageLike]) -> ToolPairing:
     """Pairs every tool result with the call it answers (see the module rules), in one pass.
 
     >>> calc = ToolUseBlock("c1", "calc", {})
@@ -126,7 +128,10 @@ def pair_tool_results(messages: Sequence[Message]) -> ToolPairing:
     >>> p.call_of, p.unanswered
     ((-1, 0), ())
     """
-    messages = _check_messages(messages)
+    return _pairing(read_messages(messages))
+
+
+def _pairing(messages: List[Message]) -> ToolPairing:
     call_of, orphans, unanswered, calls = _pair(messages)
     return ToolPairing(tuple(call_of), tuple(orphans), tuple(calls[k] for k in unanswered))
 
@@ -135,17 +140,30 @@ def _describe_result(message: Message) -> str:
     return f"call id {message.tool_id!r}" if message.tool_id else f"tool name {message.name!r}"
 
 
-def check_tool_pairs(messages: Sequence[Message]) -> None:
+def check_tool_pairs(messages: Iterable[MessageLike], strict: bool = False) -> None:
     """Raises :class:`ToolPairError` at the first tool result without a matching call before it,
     or the first call without a result, naming its index; returns None for a valid history.
+
+    With ``strict=True`` a message between a tool call and one of its results (a user writing
+    while a tool runs) is an error too: OpenAI, Anthropic and Bedrock want the results right
+    after their call, so the converters move such a message after them (with a
+    ConversionWarning); strict checking finds it before that.
 
     >>> check_tool_pairs([Message.user("hi"), Message.tool("42", tool_id="call_9")])
     Traceback (most recent call last):
     ...
     agentmsg.errors.ToolPairError: messages[1]: tool result for call id 'call_9' has no matching tool call before it
+    >>> calc = ToolUseBlock("c1", "calc", {})
+    >>> chat = [Message.assistant(tool_calls=[calc]), Message.user("hurry"), Message.tool("2", tool_id="c1")]
+    >>> check_tool_pairs(chat)
+    >>> check_tool_pairs(chat, strict=True)
+    Traceback (most recent call last):
+    ...
+    agentmsg.errors.ToolPairError: messages[1]: a user message between tool call 'c1' (messages[0]) and its result (messages[2]); results must directly follow their call
     """
-    messages = _check_messages(messages)
-    pairing = pair_tool_results(messages)
+    strict = require_bool(strict, "strict")
+    messages = read_messages(messages)
+    pairing = _pairing(messages)
     problems = []
     if pairing.orphans:
         index = pairing.orphans[0]
@@ -154,8 +172,35 @@ def check_tool_pairs(messages: Sequence[Message]) -> None:
     if pairing.unanswered:
         index, call = pairing.unanswered[0]
         problems.append((index, f"messages[{index}]: tool call {call.id!r} ({call.name}) has no result"))
+    if strict:
+        interjection = _first_interjection(messages, pairing.call_of)
+        if interjection is not None:
+            problems.append(interjection)
     if problems:
         raise ToolPairError(min(problems)[1])
+
+
+def _first_interjection(messages: List[Message], call_of: Sequence[int]) -> Optional[Tuple[int, str]]:
+    """The first non-tool message that sits between a tool call and one of its results, with the
+    error text naming both; None when every result follows its call with only results between."""
+    next_other = [0] * len(messages)  # the first non-tool message after each position
+    following = len(messages)
+    for index in range(len(messages) - 1, -1, -1):
+        next_other[index] = following
+        if messages[index].role is not Role.TOOL:
+            following = index
+    found: Optional[Tuple[int, int, int]] = None  # (interjection, call message, result)
+    for index in _indices_of(list(map(_role_of, messages)), Role.TOOL):
+        call = call_of[index]
+        if call >= 0 and next_other[call] < index and (found is None or next_other[call] < found[0]):
+            found = (next_other[call], call, index)
+    if found is None:
+        return None
+    between, call, result = found
+    call_id = messages[result].tool_id or messages[result].name
+    return between, (f"messages[{between}]: a {messages[between].role.value} message between tool call "
+                     f"{call_id!r} (messages[{call}]) and its result (messages[{result}]); results must "
+                     "directly follow their call")
 
 
 def _placeholder(call: ToolUseBlock) -> Message:
@@ -168,7 +213,7 @@ def _placeholder(call: ToolUseBlock) -> Message:
     )
 
 
-def repair_tool_pairs(messages: Sequence[Message]) -> List[Message]:
+def repair_tool_pairs(messages: Iterable[MessageLike]) -> List[Message]:
     """A valid copy of ``messages``: results without a call are dropped, and each call without a
     result gets a placeholder result (an error saying the call was interrupted) right after its
     turn's results. A valid history comes back unchanged.
@@ -178,8 +223,8 @@ def repair_tool_pairs(messages: Sequence[Message]) -> List[Message]:
     >>> [(m.role.value, m.tool_id, m.text) for m in fixed]
     [('assistant', None, ''), ('tool', 'c1', '[tool call interrupted: no result was recorded]')]
     """
-    messages = _check_messages(messages)
-    pairing = pair_tool_results(messages)
+    messages = read_messages(messages)
+    pairing = _pairing(messages)
     orphans = set(pairing.orphans)
     missing: Dict[int, List[ToolUseBlock]] = {}
     for index, call in pairing.unanswered:

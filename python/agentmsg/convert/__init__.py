@@ -28,7 +28,7 @@ __all__ = [
     # agentmsg.convert.openai
     "to_openai", "from_openai",
     # agentmsg.convert.anthropic
-    "to_anthropic", "from_anthropic",
+    "to_anthropic", "from_anthropic", "openai_to_anthropic",
     # agentmsg.convert.bedrock
     "to_bedrock", "from_bedrock",
     # agentmsg.convert.dashscope

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import warnings
+from operator import attrgetter
+from types import SimpleNamespace
 from collections.abc import Mapping
-from typing import Any, Callable, Dict, Iterable, List, Literal, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
 
 from ..blocks import TextBlock, ToolUseBlock
 from ..errors import ConversionError, MessageError, MessageTypeError, ToolPairError
-from ..message import Message, Role, _as_list, _check_messages
-from ..toolpairs import pair_tool_results, repair_tool_pairs
+from ..message import Message, Role, _as_list, _ASSISTANT, _SYSTEM, _TOOL
+from ..normalize import read_messages
+from ..toolpairs import _indices_of, _pair, pair_tool_results, repair_tool_pairs
 
 __all__ = ["ConversionWarning"]
 
@@ -35,8 +38,9 @@ class ConversionWarning(UserWarning):
 
 
 def check_messages(messages: Iterable[Message], what: str = "messages") -> List[Message]:
-    """The messages as a list; a non-Message item is a MessageTypeError naming its index."""
-    return _check_messages(messages, what)
+    """The messages as a list of Message, read by :func:`agentmsg.as_messages` (dicts and SDK
+    objects too); an item it cannot read is an error naming its index."""
+    return read_messages(messages, what)
 
 
 def check_dicts(items: Any, what: str) -> List[Any]:
@@ -89,7 +93,7 @@ def own_namespace(metadata: Mapping[str, Any], key: str) -> Dict[str, Any]:
 
 
 def require_dict(value: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
+    if value.__class__ is not dict and not isinstance(value, Mapping):  # an ABC check is slow
         raise MessageTypeError(f"{where} must be an object (dict), not {type(value).__name__}")
     return value
 
@@ -101,8 +105,16 @@ def optional_dict(value: Any, where: str) -> Dict[str, Any]:
     return dict(require_dict(value, where))
 
 
+def objects_in(items: Iterable[Any], where: str) -> Iterator[Tuple[str, Mapping[str, Any]]]:
+    """Each item of a list field as ``(its place, the object)``; an item that is not an object
+    is a MessageTypeError naming its place (``where[j]``)."""
+    for index, item in enumerate(items):
+        place = f"{where}[{index}]"
+        yield place, require_dict(item, place)
+
+
 def require_list(value: Any, where: str) -> Sequence[Any]:
-    if not isinstance(value, (list, tuple)):
+    if value.__class__ is not list and not isinstance(value, (list, tuple)):
         raise MessageTypeError(f"{where} must be a list, not {type(value).__name__}")
     return value
 
@@ -175,7 +187,7 @@ def json_text(value: Any, where: Where) -> str:
     for an error), never written as invalid JSON.
     """
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, default=_not_json)
+        return _WRITER.encode(value)
     except _NotJSON as error:
         raise MessageTypeError(f"{_place(where)} must hold only JSON values, not {error.args[0]}") from None
     except TypeError as error:  # a key json cannot write
@@ -201,6 +213,10 @@ class _NotJSON(Exception):
 
 def _not_json(value: Any) -> Any:
     raise _NotJSON(type(value).__name__)
+
+
+# json.dumps with these options would build this encoder on every call.
+_WRITER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=_not_json)
 
 
 def json_copy(value: Any, where: Where) -> Any:
@@ -240,17 +256,17 @@ def dump_arguments(call: ToolUseBlock, where: Where) -> str:
     raw = call.metadata.get(RAW_ARGUMENTS) if call.metadata else None
     if not isinstance(raw, str):
         return json_text(call.input, where)
-    kept = _json_object(raw)
+    kept = json_object(raw)
     if kept is None:
         return raw if not call.input else json_text(call.input, where)
     written = json_text(call.input, where)
-    return raw if json.dumps(kept, ensure_ascii=False) == written else written
+    return raw if _WRITER.encode(kept) == written else written
 
 
-def _json_object(text: str) -> Optional[Dict[str, Any]]:
+def json_object(text: str) -> Optional[Dict[str, Any]]:
     """The JSON object ``text`` holds (NaN and infinities are not JSON), else None."""
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = _READER.decode(text)
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
@@ -258,6 +274,10 @@ def _json_object(text: str) -> Optional[Dict[str, Any]]:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+# json.loads with an option would build this decoder on every call.
+_READER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def load_arguments(raw: Any, where: str) -> Tuple[Dict[str, Any], Dict[str, Any]]:
@@ -274,9 +294,9 @@ def load_arguments(raw: Any, where: str) -> Tuple[Dict[str, Any], Dict[str, Any]
         raise MessageTypeError(
             f"{where} must be a JSON string, not {type(raw).__name__} (OpenAI sends a string, never an object)"
         )
-    value = _json_object(raw)
+    value = json_object(raw)
     if value is not None:
-        return value, {} if json.dumps(value, ensure_ascii=False) == raw else {RAW_ARGUMENTS: raw}
+        return value, {} if _WRITER.encode(value) == raw else {RAW_ARGUMENTS: raw}
     warnings.warn(
         f"{where} is not a JSON object; kept as metadata['raw_arguments']",
         ConversionWarning,
@@ -312,48 +332,85 @@ class Losses:
             )
 
 
-def results_first(items: List[Message], converter: str) -> List[int]:
+def results_first(items: List[Message], converter: str, stacklevel: int = 3) -> List[int]:
     """The order to write ``items`` in (their indices) so that the results of each assistant
     turn's tool calls directly follow it, as OpenAI, Anthropic and Bedrock require.
 
     A message between a call and its result (a user interjecting while a tool runs) moves after
     the last result of that turn, with a :class:`ConversionWarning` naming it; nothing else moves.
+    Which call a result answers is the core pairing rule (:mod:`agentmsg.toolpairs`); a result
+    after the next assistant message is not that turn's.
     """
-    order: List[int] = []
+    roles = list(map(_role_of, items))
+    order = list(range(len(items)))
+    # A message can only sit between a call and its result when some tool result directly
+    # follows a user or system message: the common history has none, and needs no pairing.
+    if not any(roles[index - 1] is not _TOOL and roles[index - 1] is not _ASSISTANT
+               for index in _indices_of(roles, _TOOL) if index):
+        return order
+    try:
+        call_of = _pair(items, roles)[0]
+    except MessageError:  # a lone surrogate in an id or name: the core reads only UTF-8
+        call_of = _pair([_pairing_stand_in(message) for message in items], roles)[0]  # type: ignore[misc]
+    order = []
     moved: List[int] = []
     count = len(items)
     index = 0
     while index < count:
-        message = items[index]
         order.append(index)
-        index += 1
-        content = message.content
-        if message.role is not Role.ASSISTANT or (len(content) == 1 and type(content[0]) is TextBlock):
-            continue
-        calls = {block.id for block in content if type(block) is ToolUseBlock}
-        if not calls:
-            continue
+        start = index + 1
         last = -1
-        scan = index
-        while scan < count and items[scan].role is not Role.ASSISTANT:
-            if items[scan].role is Role.TOOL and items[scan].tool_id in calls:
-                last = scan
-            scan += 1
-        between = range(index, last + 1)
-        others = [i for i in between if items[i].role is not Role.TOOL]
+        if roles[index] is _ASSISTANT:
+            scan = start
+            while scan < count and roles[scan] is not _ASSISTANT:
+                if call_of[scan] == index:
+                    last = scan
+                scan += 1
+        others = [i for i in range(start, last + 1) if roles[i] is not _TOOL]
         if others:
-            order.extend(i for i in between if items[i].role is Role.TOOL)
+            order.extend(i for i in range(start, last + 1) if roles[i] is _TOOL)
             order.extend(others)
             moved.extend(others)
-            index = last + 1
+            start = last + 1
+        index = start
     if moved:
         warnings.warn(
             f"{converter} moved messages {', '.join(map(str, moved))} after the tool results they "
             "interrupted (tool results must directly follow their call)",
             ConversionWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     return order
+
+
+_role_of = attrgetter("role")
+
+
+def _pairing_stand_in(message: Message) -> SimpleNamespace:
+    """What pairing reads of a message, with every id and name as text the core can read: its
+    UTF-8 bytes (lone surrogates passed through) read as Latin-1, one text for one id."""
+    def readable(text: Optional[str]) -> Optional[str]:
+        return None if text is None else text.encode("utf-8", "surrogatepass").decode("latin-1")
+
+    calls = tuple(ToolUseBlock(readable(b.id), readable(b.name), {})  # type: ignore[arg-type]
+                  for b in message.content if type(b) is ToolUseBlock)
+    return SimpleNamespace(role=message.role, tool_id=readable(message.tool_id),
+                           name=readable(message.name), content=calls)
+
+
+def write_in_order(
+    items: List[Message], losses: "Losses", write: Callable[[Message, int], Optional[Dict[str, Any]]],
+) -> List[Dict[str, Any]]:
+    """``write(message, index)`` for each message in :func:`results_first` order, leaving out
+    what gives None; then the losses' warnings (for converters with one output per message)."""
+    out = []
+    for index in results_first(items, losses.converter, stacklevel=4):
+        data = write(items[index], index)
+        if data is not None:
+            out.append(data)
+    if losses.found:
+        losses.warn(stacklevel=4)
+    return out
 
 
 class SystemAndTurns(NamedTuple):
@@ -381,7 +438,7 @@ def split_system_and_merge_turns(
     moved: List[int] = []
     for index in results_first(items, converter):
         message = items[index]
-        if message.role is Role.SYSTEM:
+        if message.role is _SYSTEM:
             if turns:
                 moved.append(index)
             for block in message.content:
@@ -430,7 +487,7 @@ def settle_tool_pairs(messages: List[Message], on_orphan: str, converter: str) -
         return messages
     pairing = pair_tool_results(messages)
     last = len(messages) - 1
-    while last >= 0 and messages[last].role is Role.TOOL:
+    while last >= 0 and messages[last].role is _TOOL:
         last -= 1
     pending = {call.id for index, call in pairing.unanswered if index == last}
     unanswered = [(index, call) for index, call in pairing.unanswered if index != last]
@@ -450,12 +507,7 @@ def settle_tool_pairs(messages: List[Message], on_orphan: str, converter: str) -
             and repaired[-1].tool_id in pending:
         repaired.pop()  # pending calls of the last turn keep waiting for their results
     if pairing.orphans:
-        warnings.warn(
-            f"{converter}: dropped tool results with no matching call (messages "
-            f"{', '.join(map(str, pairing.orphans))})",
-            ConversionWarning,
-            stacklevel=3,
-        )
+        warn_dropped_results(converter, pairing.orphans, stacklevel=4)
     if unanswered:
         warnings.warn(
             f"{converter}: added {len(unanswered)} error result(s) for tool calls that were never answered",
@@ -463,6 +515,15 @@ def settle_tool_pairs(messages: List[Message], on_orphan: str, converter: str) -
             stacklevel=3,
         )
     return repaired
+
+
+def warn_dropped_results(converter: str, indices: Sequence[int], stacklevel: int) -> None:
+    """The warning for tool results dropped because no call answers to them (on_orphan='repair')."""
+    warnings.warn(
+        f"{converter}: dropped tool results with no matching call (messages {', '.join(map(str, indices))})",
+        ConversionWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def _result_link(message: Message) -> str:

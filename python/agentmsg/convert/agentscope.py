@@ -43,6 +43,7 @@ from ._common import (
     optional_dict,
     require,
     require_dict,
+    require_str,
     require_list,
     settle_tool_pairs,
     shown,
@@ -134,9 +135,7 @@ def from_agentscope(messages: Iterable[Mapping[str, Any]], *, on_orphan: OrphanP
     for index, data in enumerate(check_dicts(messages, "messages")):
         where = f"messages[{index}]"
         data = require_dict(data, where)
-        role = require(data, "role", where)
-        if not isinstance(role, str):
-            raise MessageTypeError(f"{where}.role must be a str, not {type(role).__name__}")
+        role = require_str(data, "role", where)
         if role.lower() not in ("system", "user", "assistant", "tool"):
             raise ConversionError(f"{where}.role: unknown role {shown(role)}; valid: SYSTEM, USER, ASSISTANT, TOOL")
         role = role.lower()

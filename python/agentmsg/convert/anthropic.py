@@ -22,7 +22,7 @@ system prompt (with a warning). Ids, timestamps, metadata and finish state are n
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Sequence, TYPE_CHECKING, Tuple, cast
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, cast, TYPE_CHECKING
 
 from ..blocks import (
     Block,
@@ -34,9 +34,14 @@ from ..blocks import (
     ToolUseBlock,
     URLSource,
 )
-from ..errors import ConversionError, MessageTypeError
-from ..message import Message, Role
+from .. import _core
+from .._checks import json_copy_dict
+from ..errors import AgentMsgError, ConversionError, MessageTypeError
+from ..message import Message, Role, metadata_view, _ROLE_NAMES, _TOOL
+from .openai import from_openai
 from ._common import (
+    ORPHAN_POLICIES,
+    json_object,
     CachePlace,
     Losses,
     block_kind,
@@ -63,7 +68,7 @@ if TYPE_CHECKING:
     from .._sdk_types import AnthropicSystemAndMessages
     from ..options import OrphanPolicy
 
-__all__ = ["to_anthropic", "from_anthropic"]
+__all__ = ["to_anthropic", "from_anthropic", "openai_to_anthropic"]
 
 IMAGE_MEDIA_TYPES = frozenset(("image/jpeg", "image/png", "image/gif", "image/webp"))
 EPHEMERAL = {"type": "ephemeral"}
@@ -136,7 +141,7 @@ def _blocks_to_anthropic(
 ) -> Tuple[str, List[Dict[str, Any]]]:
     role = message.role
     block: Any  # dispatched on type(block), which mypy cannot follow through `kind`
-    if role is Role.TOOL:
+    if role is _TOOL:
         result = cast(ToolResultBlock, message.content[0])  # a tool message holds one result
         if not message.tool_id:
             raise ConversionError(
@@ -164,12 +169,12 @@ def _blocks_to_anthropic(
     if message.reasoning_content is not None:
         losses.add("reasoning_content", index)
     content = message.content
-    redacted = own_namespace(message.metadata, "anthropic").get("redacted_thinking") if message.metadata else None
+    redacted = own_namespace(metadata_view(message), "anthropic").get("redacted_thinking")
     if not isinstance(redacted, list):
         redacted = None
     if not redacted and len(content) == 1 and type(content[0]) is TextBlock:  # the common case
         text = content[0].text
-        return role.value, [{"type": "text", "text": text}] if text else []
+        return _ROLE_NAMES[role], [{"type": "text", "text": text}] if text else []
     blocks: List[Dict[str, Any]] = []
     for data in redacted or ():
         if not isinstance(data, str):
@@ -200,7 +205,7 @@ def _blocks_to_anthropic(
             blocks.append(image)
         else:
             losses.add(f"{block.type} blocks" if kind is not ImageBlock else "images of that media type", index)
-    return role.value, blocks
+    return _ROLE_NAMES[role], blocks
 
 
 def from_anthropic(
@@ -331,3 +336,141 @@ def _block_from_anthropic(block: Mapping[str, Any], where: str) -> Any:
         f"{where}.type: unknown block type {shown(kind)}; valid: text, image, thinking, tool_use, "
         "tool_result, redacted_thinking"
     )
+
+
+def openai_to_anthropic(
+    messages: Iterable[Any], *, on_orphan: OrphanPolicy = "raise"
+) -> AnthropicSystemAndMessages:
+    """OpenAI Chat Completions messages straight to Anthropic's ``(system, messages)``.
+
+    The result, checks, errors and warnings of ``to_anthropic(from_openai(messages,
+    on_orphan=on_orphan))``, without building a :class:`Message` for the common shapes (text,
+    tool calls with JSON arguments, tool results answering them, in order). A history with
+    anything else (names, content parts, a refusal, an orphan, a message between a call and
+    its result, a late system message...) takes that two-step path, so nothing differs.
+
+    >>> system, turns = openai_to_anthropic([{"role": "system", "content": "Be brief"}, {"role": "user", "content": "Hi"}])
+    >>> system, turns
+    ([{'type': 'text', 'text': 'Be brief'}], [{'role': 'user', 'content': [{'type': 'text', 'text': 'Hi'}]}])
+    """
+    direct = _common_openai_to_anthropic(messages, on_orphan)
+    if direct is not None:
+        return cast("AnthropicSystemAndMessages", direct)
+    return to_anthropic(from_openai(messages, on_orphan=on_orphan))
+
+
+_CALL_KEYS = frozenset(("role", "content", "tool_calls"))
+
+
+def _common_openai_to_anthropic(
+    messages: Any, on_orphan: str
+) -> Optional[Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]]:
+    """The direct conversion of a history made only of the common shapes; None for any other
+    history (the caller then takes the two-step path, which checks and warns)."""
+    if messages.__class__ is not list or on_orphan not in ORPHAN_POLICIES:
+        return None
+    system: List[Dict[str, Any]] = []
+    turns: List[Dict[str, Any]] = []
+    current: Optional[List[Dict[str, Any]]] = None  # the content of the last turn
+    current_role = ""
+    # The pairing arrays of the core rule (settle_tool_pairs' check, without messages).
+    roles: List[int] = []
+    result_ids: List[Optional[str]] = []
+    call_messages: List[int] = []
+    call_ids: List[str] = []
+    call_names: List[str] = []
+    previous = ""
+    for index, data in enumerate(messages):
+        if data.__class__ is not dict:
+            return None
+        role = data.get("role")
+        content = data.get("content")
+        if role.__class__ is not str:
+            return None
+        if len(data) == 2 and content.__class__ is str and content and role != "tool":
+            if role == "system":
+                if turns:
+                    return None  # moved to the system prompt, with a warning
+                system.append({"type": "text", "text": content})
+                roles.append(0)
+                result_ids.append(None)
+                previous = role
+                continue
+            if role != "user" and role != "assistant":
+                return None
+            blocks: List[Dict[str, Any]] = [{"type": "text", "text": content}]
+            roles.append(1 if role == "user" else 2)
+            result_ids.append(None)
+        elif role == "tool":
+            tool_id = data.get("tool_call_id")
+            if (len(data) != 3 or content.__class__ is not str or tool_id.__class__ is not str
+                    or not tool_id or previous == "user" or previous == "system"):
+                return None  # a result after a user or system message may move
+            blocks = [{"type": "tool_result", "tool_use_id": tool_id,
+                       "content": [{"type": "text", "text": content}] if content else []}]
+            role = "user"
+            roles.append(3)
+            result_ids.append(tool_id)
+        elif role == "assistant" and _CALL_KEYS.issuperset(data):
+            calls = data.get("tool_calls")
+            if calls.__class__ is not list or not calls or not (content is None or content.__class__ is str):
+                return None
+            blocks = [{"type": "text", "text": content}] if content else []
+            for call in calls:
+                use = _common_call(call)
+                if use is None:
+                    return None
+                blocks.append(use)
+                call_messages.append(index)
+                call_ids.append(use["id"])
+                call_names.append(use["name"])
+            roles.append(2)
+            result_ids.append(None)
+        else:
+            return None
+        previous = data["role"]
+        if role == current_role:
+            current.extend(blocks)  # type: ignore[union-attr]
+        else:
+            current, current_role = blocks, role
+            turns.append({"role": role, "content": blocks})
+    if on_orphan != "keep" and (call_ids or 3 in roles):
+        try:
+            _, orphans, unanswered = _core.pair_tool_results(
+                roles, result_ids, [None] * len(roles), call_messages, call_ids, call_names)
+        except UnicodeEncodeError:
+            return None
+        last = len(roles) - 1
+        while last >= 0 and roles[last] == 3:
+            last -= 1
+        # calls of the last turn are pending, not orphans (settle_tool_pairs' rule)
+        if orphans or any(call_messages[k] != last for k in unanswered):
+            return None
+    return system, turns
+
+
+def _common_call(call: Any) -> Optional[Dict[str, Any]]:
+    """A tool call of the common shape as an Anthropic ``tool_use`` block, else None."""
+    if call.__class__ is not dict or call.get("type", "function") != "function":
+        return None
+    function = call.get("function")
+    call_id = call.get("id")
+    if function.__class__ is not dict or call_id.__class__ is not str or not call_id:
+        return None
+    name = function.get("name")
+    raw = function.get("arguments")
+    if name.__class__ is not str or not name:
+        return None
+    if raw is None or raw == "":
+        arguments: Any = {}
+    elif raw.__class__ is str:
+        arguments = json_object(raw)
+        if arguments is None:
+            return None  # kept aside with a warning by the two-step path
+        try:
+            arguments = json_copy_dict(arguments, "input")  # the message model's checks
+        except AgentMsgError:
+            return None
+    else:
+        return None
+    return {"type": "tool_use", "id": call_id, "name": name, "input": arguments}

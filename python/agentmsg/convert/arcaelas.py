@@ -16,15 +16,15 @@ from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, TYPE_CHECKING
 
 from ..blocks import TextBlock, ToolResultBlock
-from ..errors import ConversionError, MessageTypeError
+from ..errors import ConversionError
 from ..message import Message, Role
 from ._common import (
     Losses,
     build,
     check_dicts,
     check_messages,
-    require,
     require_dict,
+    require_str,
     settle_tool_pairs,
 )
 
@@ -93,12 +93,8 @@ def from_arcaelas(messages: Iterable[Mapping[str, Any]], *, on_orphan: OrphanPol
     for index, data in enumerate(check_dicts(messages, "messages")):
         where = f"messages[{index}]"
         data = require_dict(data, where)
-        role = require(data, "role", where)
-        if not isinstance(role, str):
-            raise MessageTypeError(f"{where}.role must be a str, not {type(role).__name__}")
-        content = require(data, "content", where)
-        if not isinstance(content, str):
-            raise MessageTypeError(f"{where}.content must be a str, not {type(content).__name__}")
+        role = require_str(data, "role", where)
+        content = require_str(data, "content", where)
         if not content and role != "tool":
             raise ConversionError(f"{where}.content: the content is required (empty)")
         if role == "tool" and not data.get("tool_id"):

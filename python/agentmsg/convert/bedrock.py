@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Sequence, TYPE_CHECKING, Tuple, cast
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, cast, TYPE_CHECKING
 
 from ..blocks import (
     AudioBlock,
@@ -36,8 +36,9 @@ from ..blocks import (
     VideoBlock,
 )
 from ..errors import ConversionError, MessageTypeError
-from ..message import Message, Role
+from ..message import Message, Role, metadata_view, _TOOL
 from ._common import (
+    objects_in,
     CachePlace,
     Losses,
     build,
@@ -147,7 +148,7 @@ def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[st
     block: Any  # dispatched on type(block), which mypy cannot follow through `kind`
     if message.reasoning_content is not None:
         losses.add("reasoning_content", index)
-    if role is Role.TOOL:
+    if role is _TOOL:
         result = cast(ToolResultBlock, message.content[0])  # a tool message holds one result
         if not message.tool_id:
             raise ConversionError(
@@ -171,7 +172,7 @@ def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[st
     if message.name is not None:
         losses.add("name on non-tool messages", index)
     blocks: List[Dict[str, Any]] = []
-    redacted = own_namespace(message.metadata, "bedrock").get("redacted_reasoning")
+    redacted = own_namespace(metadata_view(message), "bedrock").get("redacted_reasoning")
     if not isinstance(redacted, list):
         redacted = ()
     for data in redacted:  # kept by from_bedrock; goes back first, where reasoning belongs
@@ -283,9 +284,7 @@ def _tool_result(data: Any, where: str, call_names: Dict[str, str]) -> Message:
     if not isinstance(content, (list, tuple)):
         raise MessageTypeError(f"{where}.content must be a list, not {type(content).__name__}")
     output = []
-    for j, item in enumerate(content):
-        iwhere = f"{where}.content[{j}]"
-        item = require_dict(item, iwhere)
+    for iwhere, item in objects_in(content, f"{where}.content"):
         if "json" in item:
             output.append(TextBlock(json_text(item["json"], f"{iwhere}.json")))
         else:

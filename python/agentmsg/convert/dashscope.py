@@ -19,14 +19,15 @@ newlines). Ids, timestamps and metadata are not sent.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterable, List, Optional, TYPE_CHECKING, cast
+from typing import Any, Callable, Dict, Iterable, List, Optional, cast, TYPE_CHECKING
 
 from ..blocks import (
     AudioBlock, Block, ImageBlock, Source, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource, VideoBlock,
 )
 from ..errors import ConversionError, MessageTypeError
-from ..message import Message, Role
+from ..message import Message, Role, _TOOL
 from ._common import (
+    objects_in,
     Losses,
     build,
     check_dicts,
@@ -35,7 +36,7 @@ from ._common import (
     require_choice,
     require_dict,
     require_list,
-    results_first,
+    write_in_order,
     settle_tool_pairs,
     shown,
     shown_keys,
@@ -57,16 +58,8 @@ def to_dashscope(messages: Iterable[Message]) -> List[Dict[str, Any]]:
     >>> to_dashscope([Message.user([TextBlock("What is this?"), ImageBlock(URLSource("https://e.com/a.jpg"))])])
     [{'role': 'user', 'content': [{'text': 'What is this?'}, {'image': 'https://e.com/a.jpg'}]}]
     """
-    items = check_messages(messages)
     losses = Losses("to_dashscope")
-    out = []
-    for index in results_first(items, "to_dashscope"):
-        data = _to_dashscope(items[index], index, losses)
-        if data is not None:
-            out.append(data)
-    if losses.found:
-        losses.warn()
-    return out
+    return write_in_order(check_messages(messages), losses, lambda message, index: _to_dashscope(message, index, losses))
 
 
 def _url(source: Any) -> str:
@@ -75,7 +68,7 @@ def _url(source: Any) -> str:
 
 def _to_dashscope(message: Message, index: int, losses: Losses) -> Optional[Dict[str, Any]]:
     role = message.role
-    if role is Role.TOOL:
+    if role is _TOOL:
         if not message.tool_id:
             raise ConversionError(
                 f"messages[{index}].tool_id: DashScope needs the id of the call a tool message answers"
@@ -171,9 +164,7 @@ def _content(content: Any, where: str, role: str) -> List[Block]:
     if not isinstance(content, (list, tuple)):
         raise MessageTypeError(f"{where}.content must be a str or a list of items, not {type(content).__name__}")
     blocks: List[Block] = []
-    for j, item in enumerate(content):
-        iwhere = f"{where}.content[{j}]"
-        item = require_dict(item, iwhere)
+    for iwhere, item in objects_in(content, f"{where}.content"):
         if "text" in item:
             text = item["text"]
             blocks.append(build(iwhere, lambda: TextBlock(text)))

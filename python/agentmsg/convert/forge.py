@@ -5,10 +5,11 @@ separated by blank lines; a tool result is ``Tool: name\\nresult`` (``Error: ...
 Parsing uses :func:`agentmsg.parse`, so ``from_forge(to_forge(x))`` reads back what was written.
 
 What the format cannot carry: tool-call ids (the text has none; :func:`from_forge` gives calls
-the parser's deterministic ids and pairs each result with the earliest unanswered call of its
-tool name), media, names on non-tool messages, thinking signatures, and text that would read
-back as something else (a line ``[like this]`` reads as thinking). Each loss gives a
-:class:`ConversionWarning`; ``reasoning_content`` is written as thinking.
+the parser's deterministic ids and pairs each result by the core pairing rule in Forge's
+scope: the earliest unanswered call of its tool name), media, names on non-tool messages,
+thinking signatures, and text that would read back as something else (a line ``[like this]``
+reads as thinking). Each loss gives a :class:`ConversionWarning`; ``reasoning_content`` is
+written as thinking.
 
     >>> import agentmsg
     >>> call = agentmsg.ToolUseBlock("c1", "calculator", {"a": 5})
@@ -30,10 +31,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Set, TYPE_CHECKING, Tuple, cast
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Set, cast, TYPE_CHECKING
 
+from .. import _core
 from ..blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from ..errors import ConversionError, MessageTypeError, ToolCallError, ToolPairError
+from ..estimate import ROLE_CODES
 from ..message import Message, Role
 from ..parsing import format_tool_call, format_tool_result, parse, parse_tool_result
 from ._common import (
@@ -45,9 +48,10 @@ from ._common import (
     check_dicts,
     check_messages,
     json_text,
-    require,
     require_dict,
+    require_str,
     settle_tool_pairs,
+    warn_dropped_results,
 )
 
 if TYPE_CHECKING:
@@ -215,9 +219,11 @@ def from_forge(messages: Iterable[Mapping[str, Any]], *, on_orphan: OrphanPolicy
     """Parses Forge ``{"role", "content"}`` dicts back into messages.
 
     Assistant text is parsed into thinking, text and tool calls; a tool message
-    ``Tool: name\\nresult`` is paired with the earliest unanswered call of that tool and gets
-    its id. A result no call asked for is an orphan: ``on_orphan="raise"`` (ToolPairError),
-    ``"repair"`` (dropped, with a warning) or ``"keep"`` (kept, linked by name only).
+    ``Tool: name\\nresult`` is paired by the core pairing rule in Forge's scope (the earliest
+    unanswered call of that tool name in any earlier turn, see :mod:`agentmsg.toolpairs`) and
+    gets that call's id. A result no call asked for is an orphan: ``on_orphan="raise"``
+    (ToolPairError), ``"repair"`` (dropped, with a warning) or ``"keep"`` (kept, linked by name
+    only).
 
     >>> msgs = from_forge([{"role": "assistant", "content": '<tool>{"tool_name": "calc", "arguments": {}}</tool>'},
     ...                    {"role": "tool", "content": "Tool: calc\\nResult: 8"}])
@@ -226,45 +232,28 @@ def from_forge(messages: Iterable[Mapping[str, Any]], *, on_orphan: OrphanPolicy
     """
     if on_orphan not in ORPHAN_POLICIES:
         raise ConversionError(f"on_orphan must be one of {', '.join(ORPHAN_POLICIES)}, not {on_orphan!r}")
-    out: List[Message] = []
-    waiting: Dict[str, List[str]] = {}  # tool name -> ids of unanswered calls, oldest first
+    read: List[Any] = []  # a Message, or a tool result (name, result, is_error) to link first
     used_ids: Set[str] = set()
-    dropped: List[int] = []
     for index, data in enumerate(check_dicts(messages, "messages")):
         where = f"messages[{index}]"
         data = require_dict(data, where)
-        role = require(data, "role", where)
-        if not isinstance(role, str):
-            raise MessageTypeError(f"{where}.role must be a str, not {type(role).__name__}")
-        content = require(data, "content", where)
-        if not isinstance(content, str):
-            raise MessageTypeError(f"{where}.content must be a str, not {type(content).__name__}")
+        role = require_str(data, "role", where)
+        content = require_str(data, "content", where)
         if role == "tool":
             try:
-                name, result, is_error = parse_tool_result(content)
+                read.append(tuple(parse_tool_result(content)))
             except ToolCallError:
-                if not data.get("name"):
+                name = data.get("name")
+                if not name:
                     raise ConversionError(
                         f"{where}.content: a Forge tool result reads 'Tool: <name>\\n<result>'"
                     ) from None
-                name, result, is_error = data["name"], content, False
                 if not isinstance(name, str):
                     raise MessageTypeError(f"{where}.name must be a str, not {type(name).__name__}")
-            queue = waiting.get(name)
-            tool_id = queue.pop(0) if queue else None
-            if tool_id is None:
-                if on_orphan == "raise":
-                    raise ToolPairError(
-                        f"from_forge: {where}: tool result for {name!r} has no unanswered call of that tool; "
-                        "pass on_orphan='repair' to drop it or 'keep' to accept"
-                    )
-                if on_orphan == "repair":
-                    dropped.append(index)
-                    continue
-            out.append(build(where, lambda: Message.tool(result, tool_id=tool_id, name=name, is_error=is_error)))
+                read.append((name, content, False))
             continue
         if role != "assistant":
-            out.append(build(where, lambda: Message(role, content)))
+            read.append(build(where, lambda: Message(role, content)))
             continue
         blocks = []
         for block in _assistant_blocks(content, where):
@@ -272,13 +261,56 @@ def from_forge(messages: Iterable[Mapping[str, Any]], *, on_orphan: OrphanPolicy
                 call_id = block.id if block.id not in used_ids else f"{block.id}-{index}"
                 used_ids.add(call_id)
                 block = ToolUseBlock(call_id, block.name, block.input, block.server_name, block.metadata)
-                waiting.setdefault(block.name, []).append(call_id)
             blocks.append(block)
-        out.append(build(where, lambda: Message(role, blocks if blocks else content)))
-    if dropped:
-        warnings.warn(
-            f"from_forge: dropped tool results with no matching call (messages {', '.join(map(str, dropped))})",
-            ConversionWarning,
-            stacklevel=2,
-        )
+        read.append(build(where, lambda: Message(role, blocks if blocks else content)))
+    out = _linked_results(read, on_orphan)
     return settle_tool_pairs(out, on_orphan, "from_forge")
+
+
+def _linked_results(read: List[Any], on_orphan: str) -> List[Message]:
+    """The messages, with each tool result ``(name, result, is_error)`` made a tool message
+    linked to the call the core pairing rule gives it (Forge's scope: any earlier turn)."""
+    calls = [(index, block) for index, item in enumerate(read) if type(item) is Message
+             for block in item.content if type(block) is ToolUseBlock]
+    roles = [ROLE_CODES[Role.TOOL] if type(item) is tuple else ROLE_CODES[item.role] for item in read]
+    names = [item[0] if type(item) is tuple else None for item in read]
+    try:
+        call_of, orphans, _ = _core.pair_tool_results(
+            roles, [None] * len(read), names, [index for index, _ in calls],
+            [block.id for _, block in calls], [block.name for _, block in calls], any_turn=True,
+        )
+    except UnicodeEncodeError:  # the core reads UTF-8: a lone surrogate in a name is not
+        index = next(i for i, name in enumerate(names + [b.name for _, b in calls]) if name and not _encodable(name))
+        where = f"messages[{index}]" if index < len(read) else f"messages[{calls[index - len(read)][0]}] tool call"
+        raise ConversionError(f"{where}: the tool name is not valid Unicode (a lone surrogate)") from None
+    if orphans and on_orphan == "raise":
+        raise ToolPairError(
+            f"from_forge: messages[{orphans[0]}]: tool result for {read[orphans[0]][0]!r} has no "
+            "unanswered call of that tool; pass on_orphan='repair' to drop it or 'keep' to accept"
+        )
+    # Calls of one name in one message are answered in order (the rule takes the earliest), so
+    # a result's call is the next of its name in the message the rule names.
+    ids_by_turn: Dict[Tuple[int, str], List[str]] = {}
+    for index, block in calls:
+        ids_by_turn.setdefault((index, block.name), []).append(block.id)
+    dropped = set(orphans) if on_orphan == "repair" else set()
+    out: List[Message] = []
+    for index, item in enumerate(read):
+        if type(item) is not tuple:
+            out.append(item)
+        elif index not in dropped:
+            name, result, is_error = item
+            tool_id = ids_by_turn[(call_of[index], name)].pop(0) if call_of[index] >= 0 else None
+            out.append(build(f"messages[{index}]", lambda: Message.tool(
+                result, tool_id=tool_id, name=name, is_error=is_error)))
+    if dropped:
+        warn_dropped_results("from_forge", sorted(dropped), stacklevel=4)
+    return out
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

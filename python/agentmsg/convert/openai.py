@@ -27,7 +27,7 @@ metadata, ``finished`` and ``finish_reason`` are local bookkeeping and are not s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, TYPE_CHECKING, Tuple, cast
+from typing import Any, Dict, Iterable, List, Optional, Tuple, cast, TYPE_CHECKING
 
 from ..blocks import (
     Block,
@@ -42,7 +42,7 @@ from ..blocks import (
     VideoBlock,
 )
 from ..errors import ConversionError, MessageError, MessageTypeError
-from ..message import Message, Role
+from ..message import Message, Role, metadata_view, _ROLE_NAMES, _ASSISTANT, _SYSTEM, _TOOL, _USER
 from ._common import (
     Losses,
     block_kind,
@@ -59,7 +59,7 @@ from ._common import (
     require_choice,
     require_dict,
     require_list,
-    results_first,
+    write_in_order,
     bounded,
     settle_tool_pairs,
     shown,
@@ -77,6 +77,8 @@ _AUDIO_MEDIA_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg"}
 # metadata["openai"] so nothing is dropped.
 _KNOWN_KEYS = frozenset(("role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content"))
 _ROLES = frozenset(("system", "user", "assistant", "tool"))
+_TEXT_ROLES = {"system": _SYSTEM, "user": _USER, "assistant": _ASSISTANT}
+_ROLE_OF = {**_TEXT_ROLES, "tool": _TOOL}
 
 
 def to_openai(messages: Iterable[Message]) -> List[OpenAIMessageParam]:
@@ -88,18 +90,20 @@ def to_openai(messages: Iterable[Message]) -> List[OpenAIMessageParam]:
     items = check_messages(messages)
     losses = Losses("to_openai")
     call_names: Dict[str, str] = {}
-    out = []
-    for index in results_first(items, "to_openai"):
-        message = items[index]
-        if message.role is Role.TOOL and message.name is not None \
-                and call_names.get(message.tool_id or "") != message.name:
-            losses.add("a tool result name that differs from its call's", index)
-        data = message_to_openai(message, index, losses, call_names=call_names)
-        if data is not None:
-            out.append(data)
-    if losses.found:
-        losses.warn()
-    return cast("List[OpenAIMessageParam]", out)  # the SDK's TypedDicts
+
+    def write(message: Message, index: int) -> Optional[Dict[str, Any]]:
+        role = message.role
+        content = message.content
+        if role is _TOOL:
+            if message.name is not None and call_names.get(message.tool_id or "") != message.name:
+                losses.add("a tool result name that differs from its call's", index)
+        elif (len(content) == 1 and content[0].__class__ is TextBlock and message.name is None
+              and message.reasoning_content is None and "openai" not in metadata_view(message)):
+            # the common message, as message_to_openai writes it, without the call
+            return {"role": _ROLE_NAMES[role], "content": content[0].text}
+        return message_to_openai(message, index, losses, call_names=call_names)
+
+    return cast("List[OpenAIMessageParam]", write_in_order(items, losses, write))  # the SDK's TypedDicts
 
 
 def data_url(source: Base64Source) -> str:
@@ -118,20 +122,33 @@ def message_to_openai(
     the name of each call written (call id -> tool name).
     """
     role = message.role
-    if role is Role.TOOL:
+    if role is _TOOL:
         return _tool_to_openai(message, index, losses, tool_name)
-    written = _written_role(message) if role is Role.SYSTEM and message.metadata else role.value
+    # What from_openai kept of the original (a developer role, a refusal), if anything.
+    kept = own_namespace(metadata_view(message), "openai")
+    written = "developer" if role is _SYSTEM and kept.get("role") == "developer" else _ROLE_NAMES[role]
     content = message.content
-    if len(content) == 1 and type(content[0]) is TextBlock:
-        # the common case: one text block, nothing else to look at
-        data: Dict[str, Any] = {"role": written, "content": content[0].text}
-        if message.name is not None:
-            data["name"] = message.name
-        if message.reasoning_content is not None:
-            data["reasoning_content"] = message.reasoning_content
-        if role is Role.ASSISTANT and message.metadata:
-            _write_refusal(message, data)
-        return data
+    if len(content) == 1 and content[0].__class__ is TextBlock:
+        data: Dict[str, Any] = {"role": written, "content": content[0].text}  # the common case
+    else:
+        converted = _content_to_openai(message, written, index, losses, call_names)
+        if converted is None:
+            return None
+        data = converted
+    if message.name is not None:
+        data["name"] = message.name
+    if message.reasoning_content is not None:
+        data["reasoning_content"] = message.reasoning_content
+    if kept and role is _ASSISTANT:
+        _write_refusal(kept, data)
+    return data
+
+
+def _content_to_openai(
+    message: Message, written: str, index: int, losses: Losses, call_names: Optional[Dict[str, str]],
+) -> Optional[Dict[str, Any]]:
+    """The role, content and tool calls of a message of several blocks (None: nothing to carry)."""
+    role = message.role
     parts: List[Dict[str, Any]] = []
     calls: List[Dict[str, Any]] = []
     block: Any  # dispatched on type(block), which mypy cannot follow through `kind`
@@ -146,11 +163,11 @@ def message_to_openai(
                 call_names[block.id] = block.name
         elif kind is ThinkingBlock:
             losses.add("thinking blocks", index)
-        elif kind is ImageBlock and role is Role.USER:
+        elif kind is ImageBlock and role is _USER:
             source = block.source
             url = source.url if type(source) is URLSource else data_url(source)
             parts.append({"type": "image_url", "image_url": {"url": url}})
-        elif kind is AudioBlock and role is Role.USER and _audio_format(block) is not None:
+        elif kind is AudioBlock and role is _USER and _audio_format(block) is not None:
             parts.append({
                 "type": "input_audio",
                 "input_audio": {"data": block.source.data, "format": _audio_format(block)},
@@ -159,38 +176,24 @@ def message_to_openai(
             losses.add("video", index)
         else:
             losses.add(f"{kind.type} blocks in {role.value} messages", index)
-    data = {"role": written}
+    data: Dict[str, Any] = {"role": written}
     if len(parts) == 1 and parts[0]["type"] == "text":
         data["content"] = parts[0]["text"]
     elif parts:
         data["content"] = parts
-    elif calls or (role is Role.ASSISTANT and message.reasoning_content is not None):
+    elif calls or (role is _ASSISTANT and message.reasoning_content is not None):
         data["content"] = None
     else:
         losses.add("messages with nothing else it can carry", index)
         return None
     if calls:
         data["tool_calls"] = calls
-    if message.name is not None:
-        data["name"] = message.name
-    if message.reasoning_content is not None:
-        data["reasoning_content"] = message.reasoning_content
-    if role is Role.ASSISTANT and message.metadata:
-        _write_refusal(message, data)
     return data
 
 
-def _written_role(message: Message) -> str:
-    """``developer`` for a system message read from one (from_openai keeps the role)."""
-    if message.role is Role.SYSTEM and message.metadata \
-            and own_namespace(message.metadata, "openai").get("role") == "developer":
-        return "developer"
-    return message.role.value
-
-
-def _write_refusal(message: Message, data: Dict[str, Any]) -> None:
+def _write_refusal(kept: Mapping[str, Any], data: Dict[str, Any]) -> None:
     """A refusal read by from_openai goes back as one: ``content`` null when it was the text."""
-    refusal = own_namespace(message.metadata, "openai").get("refusal")
+    refusal = kept.get("refusal")
     if isinstance(refusal, str):
         data["refusal"] = refusal
         if data.get("content") == refusal:
@@ -298,6 +301,19 @@ def message_from_openai(data: Any, where: str, call_names: Optional[Dict[str, st
     ``call_names`` (call id -> tool name) names tool messages after their call, and learns the
     calls of assistant messages.
     """
+    if data.__class__ is dict and not fields:
+        # The common shapes, whose every check is done here: plain text, and a tool result
+        # with its call's id (the general path below reads them the same way).
+        content = data.get("content")
+        if content.__class__ is str and len(data) == 2 and content:
+            role = data.get("role")
+            if role.__class__ is str and role in _TEXT_ROLES:
+                return Message(_TEXT_ROLES[role], content)
+        elif content.__class__ is str and len(data) == 3 and data.get("role") == "tool":
+            tool_id = data.get("tool_call_id")
+            if tool_id.__class__ is str and tool_id:
+                return Message(_TOOL, content, tool_id=tool_id,
+                               name=call_names.get(tool_id) if call_names else None)
     if type(data) is not dict:
         data = require_dict(data, where)
     role = require(data, "role", where)
@@ -325,7 +341,7 @@ def message_from_openai(data: Any, where: str, call_names: Optional[Dict[str, st
             if name is None and call_names and isinstance(tool_id, str):
                 name = call_names.get(tool_id)
             return Message(
-                "tool", [ToolResultBlock(tool_id, blocks)], tool_id=tool_id, name=name,
+                _TOOL, [ToolResultBlock(tool_id, blocks)], tool_id=tool_id, name=name,
                 metadata=metadata, reasoning_content=reasoning, **fields,
             )
         calls = data.get("tool_calls")
@@ -344,7 +360,7 @@ def message_from_openai(data: Any, where: str, call_names: Optional[Dict[str, st
                 blocks.append(TextBlock(refusal))  # kept in metadata["openai"] too, to go back as one
             elif isinstance(reasoning, str):
                 blocks, reasoning = [ThinkingBlock(reasoning)], None
-        return Message(role, blocks, name=name, metadata=metadata, reasoning_content=reasoning, **fields)
+        return Message(_ROLE_OF[role], blocks, name=name, metadata=metadata, reasoning_content=reasoning, **fields)
     except MessageTypeError as error:
         raise MessageTypeError(_prefixed(where, error)) from None
     except (MessageError, ConversionError) as error:

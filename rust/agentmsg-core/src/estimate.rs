@@ -44,9 +44,53 @@ pub fn estimate_text_size(utf8_len: usize, has_tool_tag: bool) -> usize {
     utf8_len / 4 + if has_tool_tag { TOOL_TAG_OVERHEAD } else { 0 }
 }
 
+/// [`estimate_text_bytes`] of a text given as code points (the Latin-1, UCS-2 or UCS-4 units a
+/// Python str is stored in), without encoding it: its UTF-8 length summed per code point (a lone
+/// surrogate counting the 3 bytes of its `surrogatepass` encoding, as the bytes form has it),
+/// and `<tool>` searched unit by unit.
+///
+/// ```
+/// use agentmsg_core::estimate::{estimate_text_bytes, estimate_text_code_points};
+/// let text = "日本 <tool>";
+/// let points: Vec<u32> = text.chars().map(u32::from).collect();
+/// assert_eq!(estimate_text_code_points(&points), estimate_text_bytes(text.as_bytes()));
+/// ```
+pub fn estimate_text_code_points<T: Copy + Into<u32>>(units: &[T]) -> usize {
+    let utf8_len = units.iter().map(|&unit| utf8_width(unit.into())).sum();
+    estimate_text_size(utf8_len, contains_tool_tag(units))
+}
+
+/// The UTF-8 length of a code point (a surrogate's is that of its `surrogatepass` encoding).
+fn utf8_width(point: u32) -> usize {
+    match point {
+        0..=0x7F => 1,
+        0x80..=0x7FF => 2,
+        0x800..=0xFFFF => 3,
+        _ => 4,
+    }
+}
+
+fn contains_tool_tag<T: Copy + Into<u32>>(units: &[T]) -> bool {
+    const TAG: [u32; 6] = [b'<' as u32, b't' as u32, b'o' as u32, b'o' as u32, b'l' as u32, b'>' as u32];
+    units.windows(TAG.len()).any(|window| window.iter().zip(TAG).all(|(&unit, tag)| unit.into() == tag))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn code_points_estimate_as_their_utf8() {
+        for text in ["", "Hello", "caf\u{e9} <tool>", "日本語日", "a\u{1F600}<tool", "<tool><tool>", "x\u{10FFFF}"] {
+            let points: Vec<u32> = text.chars().map(u32::from).collect();
+            assert_eq!(estimate_text_code_points(&points), estimate_text_bytes(text.as_bytes()), "{text:?}");
+            if let Ok(latin1) = text.chars().map(|c| u8::try_from(u32::from(c))).collect::<Result<Vec<u8>, _>>() {
+                assert_eq!(estimate_text_code_points(&latin1), estimate_text_bytes(text.as_bytes()), "{text:?}");
+            }
+        }
+        // A lone surrogate counts the 3 bytes of its surrogatepass encoding.
+        assert_eq!(estimate_text_code_points(&[0xD800u16, 0x61, 0x62, 0x63, 0x64]), 7 / 4);
+    }
 
     #[test]
     fn forge_examples() {

@@ -1,15 +1,29 @@
-//! Arrow arrays in and out, through the Arrow C data interface and its PyCapsule protocol.
+//! Arrow arrays in and out, through arrow-rs's implementation of the Arrow C data interface and
+//! its PyCapsule protocol.
 //!
-//! Any object with `__arrow_c_array__` (pyarrow, polars, arro3, nanoarrow, ...) hands over its
-//! string column as two capsules; the strings are read in place, counted on the pool with the
-//! GIL released, and the counts go back as an Arrow `uint64` array in capsules any Arrow library
-//! imports without a copy. The two C structs are the interface's stable ABI, written out here
-//! rather than pulling in arrow-rs for a few dozen lines of it.
+//! Any object with `__arrow_c_array__` (pyarrow, polars, arro3, nanoarrow, ...) hands over a
+//! string column as two capsules. The strings are read in place from its buffers with the GIL
+//! released, the work runs on the process pool, and the result is an [`ArrowArray`] whose
+//! capsules any Arrow library imports without a copy. No Python object is made per string.
 
-use std::ffi::{c_char, c_void, CStr};
-use std::ptr;
+use std::borrow::Cow;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
+use agentmsg_core::estimate;
+use agentmsg_core::parse::dialect::json_text;
+use agentmsg_core::parse::dialect::{self as core_dialect, Dialect, DialectOptions, Tools};
+use agentmsg_core::parse::{self as core_parse, Block, Document, JsonValue, Options, StartThinking, ThinkingMode, ToolFormat};
 use agentmsg_core::tokens::{self, Encoding};
+use agentmsg_core::Role;
+use arrow_array::ffi::{from_ffi, to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::{
+    Array, ArrayRef, GenericListArray, GenericStringArray, LargeStringArray, OffsetSizeTrait, StringArray,
+    StringViewArray, StructArray, UInt32Array, UInt64Array,
+};
+use arrow_buffer::{NullBuffer, OffsetBuffer};
+use arrow_schema::{DataType, Field, Fields};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyTuple};
 use rayon::prelude::*;
@@ -19,164 +33,49 @@ use crate::pool;
 use crate::pystr::type_name;
 use crate::tokens::encoding_from_name;
 
-/// `struct ArrowSchema` of the C data interface.
-#[repr(C)]
-struct ArrowSchema {
-    format: *const c_char,
-    name: *const c_char,
-    metadata: *const c_char,
-    flags: i64,
-    n_children: i64,
-    children: *mut *mut ArrowSchema,
-    dictionary: *mut ArrowSchema,
-    release: Option<unsafe extern "C" fn(*mut ArrowSchema)>,
-    private_data: *mut c_void,
+/// An Arrow array made by agentmsg. ``__arrow_c_array__`` exports it afresh on every call, so
+/// any Arrow library imports it, any number of times, without a copy.
+///
+/// >>> import pyarrow as pa
+/// >>> from agentmsg import _core
+/// >>> counts = _core.count_tokens_arrow(pa.array(["a b", None]))
+/// >>> len(counts), pa.array(counts).to_pylist(), pa.array(counts).type
+/// (2, [2, None], DataType(uint64))
+#[pyclass(frozen, module = "agentmsg.arrow")]
+pub struct ArrowArray {
+    array: ArrayRef,
 }
 
-/// `struct ArrowArray` of the C data interface.
-#[repr(C)]
-struct ArrowArray {
-    length: i64,
-    null_count: i64,
-    offset: i64,
-    n_buffers: i64,
-    n_children: i64,
-    buffers: *mut *const c_void,
-    children: *mut *mut ArrowArray,
-    dictionary: *mut ArrowArray,
-    release: Option<unsafe extern "C" fn(*mut ArrowArray)>,
-    private_data: *mut c_void,
-}
+#[pymethods]
+impl ArrowArray {
+    /// The (schema, array) capsules of the C data interface; a requested schema is not cast to.
+    #[pyo3(signature = (requested_schema = None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let _ = requested_schema;
+        let (array, schema) = to_ffi(&self.array.to_data())
+            .map_err(|error| agentmsg_error(py, "AgentMsgError", format!("cannot export the Arrow array: {error}")))?;
+        // A consumer moves each struct out of its capsule (leaving it released); one that never
+        // does leaves it to be released when the capsule is freed.
+        let schema = PyCapsule::new_with_value(py, schema, c"arrow_schema")?;
+        let array = PyCapsule::new_with_value(py, array, c"arrow_array")?;
+        PyTuple::new(py, [schema.into_any(), array.into_any()])
+    }
 
-// SAFETY: an exported struct owns its buffers (through `private_data`) and may be released from
-// any thread, as the C data interface requires of every producer.
-unsafe impl Send for ArrowSchema {}
-unsafe impl Send for ArrowArray {}
+    fn __len__(&self) -> usize {
+        self.array.len()
+    }
 
-impl Drop for ArrowSchema {
-    fn drop(&mut self) {
-        if let Some(release) = self.release {
-            // SAFETY: a struct not moved out by a consumer is still ours to release.
-            unsafe { release(self) };
-        }
+    fn __repr__(&self) -> String {
+        format!("ArrowArray({}, length {})", self.array.data_type(), self.array.len())
     }
 }
 
-impl Drop for ArrowArray {
-    fn drop(&mut self) {
-        if let Some(release) = self.release {
-            // SAFETY: as for the schema.
-            unsafe { release(self) };
-        }
-    }
-}
-
-/// The offsets of a string array: `utf8` has 32-bit ones, `large_utf8` 64-bit ones.
-enum Offsets<'a> {
-    Small(&'a [i32]),
-    Large(&'a [i64]),
-}
-
-/// A borrowed Arrow string column: `len` strings from `offset`, readable without the GIL while
-/// the capsule that owns it is alive.
-struct StringColumn<'a> {
-    len: usize,
-    offset: usize,
-    validity: Option<&'a [u8]>,
-    offsets: Offsets<'a>,
-    data: &'a [u8],
-}
-
-impl<'a> StringColumn<'a> {
-    fn is_valid(&self, index: usize) -> bool {
-        let bit = self.offset + index;
-        self.validity.is_none_or(|bits| bits[bit / 8] & (1 << (bit % 8)) != 0)
-    }
-
-    /// String `index` (0-based from the array's offset), or the reason it is not UTF-8 or its
-    /// offsets are out of bounds.
-    fn get(&self, index: usize) -> Result<&'a str, String> {
-        let at = self.offset + index;
-        let (start, end) = match self.offsets {
-            Offsets::Small(offsets) => (i64::from(offsets[at]), i64::from(offsets[at + 1])),
-            Offsets::Large(offsets) => (offsets[at], offsets[at + 1]),
-        };
-        let (Ok(start), Ok(end)) = (usize::try_from(start), usize::try_from(end)) else {
-            return Err(format!("negative offsets {start}..{end}"));
-        };
-        let bytes = self
-            .data
-            .get(start..end)
-            .ok_or_else(|| format!("offsets {start}..{end} outside the {} data bytes", self.data.len()))?;
-        std::str::from_utf8(bytes).map_err(|error| format!("invalid UTF-8: {error}"))
-    }
-}
-
-/// Reads a column from the capsules of `__arrow_c_array__`, checking what the format allows to
-/// be checked without reading every string.
-fn string_column<'a>(
-    py: Python<'_>,
-    schema: &'a ArrowSchema,
-    array: &'a ArrowArray,
-) -> PyResult<StringColumn<'a>> {
-    let invalid = |message: String| agentmsg_error(py, "MessageError", message);
-    if schema.format.is_null() || array.release.is_none() {
-        return Err(invalid("the Arrow array was already released".to_owned()));
-    }
-    // SAFETY: a live schema's format is a NUL-terminated string.
-    let format = unsafe { CStr::from_ptr(schema.format) }.to_bytes();
-    let large = match format {
-        b"u" => false,
-        b"U" => true,
-        other => {
-            return Err(agentmsg_error(
-                py,
-                "MessageTypeError",
-                format!(
-                    "texts must be an Arrow string or large_string array, not format {:?}",
-                    String::from_utf8_lossy(other)
-                ),
-            ))
-        }
-    };
-    let (Ok(len), Ok(offset)) = (usize::try_from(array.length), usize::try_from(array.offset)) else {
-        return Err(invalid(format!("negative Arrow length {} or offset {}", array.length, array.offset)));
-    };
-    if array.n_buffers != 3 || array.buffers.is_null() {
-        return Err(invalid(format!("a string array has 3 buffers, not {}", array.n_buffers)));
-    }
-    let count = offset + len;
-    // SAFETY: a live string array has 3 buffers: validity (may be null), `count + 1` offsets and
-    // the data, whose size is the last offset.
-    unsafe {
-        let buffers = std::slice::from_raw_parts(array.buffers, 3);
-        let validity = (!buffers[0].is_null() && array.null_count != 0)
-            .then(|| std::slice::from_raw_parts(buffers[0].cast::<u8>(), count.div_ceil(8)));
-        if buffers[1].is_null() {
-            return Err(invalid("the Arrow offsets buffer is null".to_owned()));
-        }
-        let (offsets, data_len) = if large {
-            let offsets = std::slice::from_raw_parts(buffers[1].cast::<i64>(), count + 1);
-            (Offsets::Large(offsets), offsets[count])
-        } else {
-            let offsets = std::slice::from_raw_parts(buffers[1].cast::<i32>(), count + 1);
-            (Offsets::Small(offsets), i64::from(offsets[count]))
-        };
-        let data_len = usize::try_from(data_len)
-            .map_err(|_| invalid(format!("negative Arrow data length {data_len}")))?;
-        let data = if data_len == 0 {
-            &[][..]
-        } else if buffers[2].is_null() {
-            return Err(invalid("the Arrow data buffer is null".to_owned()));
-        } else {
-            std::slice::from_raw_parts(buffers[2].cast::<u8>(), data_len)
-        };
-        Ok(StringColumn { len, offset, validity, offsets, data })
-    }
-}
-
-/// The two capsules of `__arrow_c_array__()`.
-fn capsules<'py>(py: Python<'py>, texts: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+/// The array an object exports with `__arrow_c_array__`.
+fn import_array(py: Python<'_>, texts: &Bound<'_, PyAny>) -> PyResult<ArrayRef> {
     let not_arrow = || {
         agentmsg_error(
             py,
@@ -185,127 +84,381 @@ fn capsules<'py>(py: Python<'py>, texts: &Bound<'py, PyAny>) -> PyResult<(Bound<
         )
     };
     let method = texts.getattr("__arrow_c_array__").map_err(|_| not_arrow())?;
-    let pair = method.call0()?;
-    let pair = pair.cast_into::<PyTuple>().map_err(|_| not_arrow())?;
+    let pair = method.call0()?.cast_into::<PyTuple>().map_err(|_| not_arrow())?;
     if pair.len() != 2 {
         return Err(not_arrow());
     }
     let schema = pair.get_item(0)?.cast_into::<PyCapsule>().map_err(|_| not_arrow())?;
     let array = pair.get_item(1)?.cast_into::<PyCapsule>().map_err(|_| not_arrow())?;
-    Ok((schema, array))
-}
-
-/// Counts each string of an Arrow string array; null strings give null counts.
-fn count_column(column: &StringColumn<'_>, encoding: Encoding) -> Result<Vec<Option<u64>>, (usize, String)> {
-    (0..column.len)
-        .into_par_iter()
-        .map(|index| {
-            if !column.is_valid(index) {
-                return Ok(None);
+    let schema = schema.pointer_checked(Some(c"arrow_schema"))?.cast::<FFI_ArrowSchema>();
+    let array = array.pointer_checked(Some(c"arrow_array"))?.cast::<FFI_ArrowArray>();
+    // arrow-rs asserts on some malformed structs (a released schema, a wrong buffer count):
+    // those become a typed error here, not a panic.
+    let imported = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: the PyCapsule interface says a capsule named `arrow_schema` / `arrow_array`
+        // holds an `ArrowSchema` / `ArrowArray` struct of the C data interface, which the
+        // consumer may move out. Both capsules are alive for this whole function (`pair` holds
+        // them). `from_raw` moves the array struct out, leaving a released one for the capsule's
+        // destructor; the imported data then keeps the producer's buffers alive until dropped.
+        // The schema is only read (its type is copied out).
+        unsafe {
+            let array = FFI_ArrowArray::from_raw(array.as_ptr());
+            if array.is_released() {
+                return Err("the Arrow array was already imported".to_owned());
             }
-            let text = column.get(index).map_err(|reason| (index, reason))?;
-            Ok(Some(tokens::count_tokens(text, encoding) as u64))
-        })
-        .collect()
-}
-
-/// The buffers an exported `uint64` array owns.
-struct ExportedBuffers {
-    values: Vec<u64>,
-    validity: Option<Vec<u8>>,
-    pointers: [*const c_void; 2],
-}
-
-unsafe extern "C" fn release_array(array: *mut ArrowArray) {
-    // SAFETY: `private_data` is the box `export_counts` leaked, freed exactly once here.
-    unsafe {
-        drop(Box::from_raw((*array).private_data.cast::<ExportedBuffers>()));
-        (*array).release = None;
+            from_ffi(array, schema.as_ref()).map(arrow_array::make_array).map_err(|error| error.to_string())
+        }
+    }));
+    match imported {
+        Ok(Ok(array)) => Ok(array),
+        Ok(Err(reason)) => Err(agentmsg_error(py, "MessageError", format!("texts: {reason}"))),
+        Err(_) => Err(agentmsg_error(py, "MessageError", "texts: a malformed Arrow array")),
     }
 }
 
-unsafe extern "C" fn release_schema(schema: *mut ArrowSchema) {
-    // SAFETY: the exported schema points only to static strings.
-    unsafe { (*schema).release = None };
+/// A string column read in place: `string`, `large_string` or `string_view`.
+enum TextColumn {
+    Utf8(StringArray),
+    LargeUtf8(LargeStringArray),
+    Utf8View(StringViewArray),
 }
 
-/// The counts as a `uint64` Arrow array: (schema capsule, array capsule).
-fn export_counts<'py>(py: Python<'py>, counts: Vec<Option<u64>>) -> PyResult<Bound<'py, PyTuple>> {
-    let len = counts.len();
-    let null_count = counts.iter().filter(|count| count.is_none()).count();
-    let validity = (null_count > 0).then(|| {
-        let mut bits = vec![0u8; len.div_ceil(8)];
-        for (index, count) in counts.iter().enumerate() {
-            if count.is_some() {
-                bits[index / 8] |= 1 << (index % 8);
+impl TextColumn {
+    /// The column of `array`, checked as far as it can be without reading every string (the
+    /// strings of `string` and `large_string` are checked as they are read, in parallel).
+    fn new(py: Python<'_>, array: ArrayRef) -> PyResult<Self> {
+        let malformed = |error: arrow_schema::ArrowError| agentmsg_error(py, "MessageError", format!("texts: {error}"));
+        let data = array.to_data();
+        match array.data_type() {
+            DataType::Utf8 | DataType::LargeUtf8 => data.validate().map_err(malformed)?,
+            DataType::Utf8View => data.validate_full().map_err(malformed)?,
+            other => {
+                return Err(agentmsg_error(
+                    py,
+                    "MessageTypeError",
+                    format!("texts must be an Arrow string, large_string or string_view array, not {other}"),
+                ))
             }
         }
-        bits
-    });
-    let values: Vec<u64> = counts.into_iter().map(Option::unwrap_or_default).collect();
-    let mut buffers = Box::new(ExportedBuffers { values, validity, pointers: [ptr::null(); 2] });
-    buffers.pointers = [
-        buffers.validity.as_ref().map_or(ptr::null(), |bits| bits.as_ptr().cast()),
-        buffers.values.as_ptr().cast(),
-    ];
-    let buffers = Box::into_raw(buffers);
-    let array = ArrowArray {
-        length: len as i64,
-        null_count: null_count as i64,
-        offset: 0,
-        n_buffers: 2,
-        n_children: 0,
-        // SAFETY: `buffers` stays alive until `release_array` frees it.
-        buffers: unsafe { (*buffers).pointers.as_mut_ptr() },
-        children: ptr::null_mut(),
-        dictionary: ptr::null_mut(),
-        release: Some(release_array),
-        private_data: buffers.cast(),
-    };
-    let schema = ArrowSchema {
-        format: c"L".as_ptr(),
-        name: c"".as_ptr(),
-        metadata: ptr::null(),
-        flags: if null_count > 0 { 2 } else { 0 }, // ARROW_FLAG_NULLABLE
-        n_children: 0,
-        children: ptr::null_mut(),
-        dictionary: ptr::null_mut(),
-        release: Some(release_schema),
-        private_data: ptr::null_mut(),
-    };
-    // A consumer moves the struct out of the capsule (leaving `release` null); one that never
-    // does leaves it to be released when the capsule is freed.
-    let schema = PyCapsule::new_with_value_and_destructor(py, schema, c"arrow_schema", |s, _| drop(s))?;
-    let array = PyCapsule::new_with_value_and_destructor(py, array, c"arrow_array", |a, _| drop(a))?;
-    PyTuple::new(py, [schema.into_any(), array.into_any()])
+        Ok(match array.data_type() {
+            DataType::Utf8 => Self::Utf8(StringArray::from(data)),
+            DataType::LargeUtf8 => Self::LargeUtf8(LargeStringArray::from(data)),
+            _ => Self::Utf8View(StringViewArray::from(data)),
+        })
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Self::Utf8(array) => array.len(),
+            Self::LargeUtf8(array) => array.len(),
+            Self::Utf8View(array) => array.len(),
+        }
+    }
+
+    fn nulls(&self) -> Option<&NullBuffer> {
+        match self {
+            Self::Utf8(array) => array.nulls(),
+            Self::LargeUtf8(array) => array.nulls(),
+            Self::Utf8View(array) => array.nulls(),
+        }
+    }
+
+    /// String `index`, None if null, or why it cannot be read.
+    fn text(&self, index: usize) -> Result<Option<&str>, String> {
+        match self {
+            Self::Utf8(array) => offset_text(array, index),
+            Self::LargeUtf8(array) => offset_text(array, index),
+            // Validated in full on import.
+            Self::Utf8View(array) => Ok(array.is_valid(index).then(|| array.value(index))),
+        }
+    }
 }
 
-/// Counts the tokens of each string of an Arrow string array; returns the `(schema, array)`
-/// capsules of a `uint64` array (null where the string is null).
+/// String `index` of an offsets-and-data array whose offsets and UTF-8 are not yet checked.
+fn offset_text<O: OffsetSizeTrait>(array: &GenericStringArray<O>, index: usize) -> Result<Option<&str>, String> {
+    if array.is_null(index) {
+        return Ok(None);
+    }
+    let offsets = array.value_offsets();
+    let (start, end) = (offsets[index], offsets[index + 1]);
+    let bytes = start
+        .to_usize()
+        .zip(end.to_usize())
+        .and_then(|(start, end)| array.value_data().get(start..end))
+        .ok_or_else(|| format!("offsets {start:?}..{end:?} outside the {} data bytes", array.value_data().len()))?;
+    std::str::from_utf8(bytes).map(Some).map_err(|error| format!("invalid UTF-8: {error}"))
+}
+
+/// `each` of every string of `column`, on the pool with the GIL released; a null row gets
+/// `T::default()`. A string that cannot be read is an error naming the first such index.
+fn map_texts<'c, T: Send + Default>(
+    py: Python<'_>,
+    column: &'c TextColumn,
+    each: impl Fn(&'c str) -> T + Sync + Send,
+) -> PyResult<Vec<T>> {
+    let first_bad = AtomicUsize::new(usize::MAX);
+    let out = pool::run_detached(py, || {
+        let mut out = Vec::with_capacity(column.len());
+        (0..column.len())
+            .into_par_iter()
+            .map(|index| match column.text(index) {
+                Ok(Some(text)) => each(text),
+                Ok(None) => T::default(),
+                Err(_) => {
+                    first_bad.fetch_min(index, Ordering::Relaxed);
+                    T::default()
+                }
+            })
+            .collect_into_vec(&mut out);
+        out
+    })?;
+    let bad = first_bad.into_inner();
+    if bad != usize::MAX {
+        let reason = column.text(bad).err().unwrap_or_default();
+        return Err(agentmsg_error(py, "MessageError", format!("texts[{bad}]: {reason}")));
+    }
+    Ok(out)
+}
+
+/// One value per row as a `uint64` array, null where the input string is null.
+fn uint64_result(column: &TextColumn, values: Vec<u64>) -> ArrowArray {
+    ArrowArray { array: Arc::new(UInt64Array::new(values.into(), column.nulls().cloned())) }
+}
+
+/// Counts the tokens of each string of an Arrow string array: a `uint64` `ArrowArray`, null
+/// where the string is null.
 #[pyfunction]
 #[pyo3(signature = (texts, encoding = None))]
 fn count_tokens_arrow<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyAny>,
     encoding: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let encoding = encoding_from_name(py, encoding)?;
-    let (schema, array) = capsules(py, texts)?;
-    let schema_ptr = schema.pointer_checked(Some(c"arrow_schema"))?;
-    let array_ptr = array.pointer_checked(Some(c"arrow_array"))?;
-    // SAFETY: the capsules hold live structs (checked by name) for as long as they are borrowed
-    // here; the producer releases them when the capsules are freed.
-    let (schema_ref, array_ref) =
-        unsafe { (&*schema_ptr.as_ptr().cast::<ArrowSchema>(), &*array_ptr.as_ptr().cast::<ArrowArray>()) };
-    let column = string_column(py, schema_ref, array_ref)?;
-    let counts = pool::run_detached(py, || count_column(&column, encoding))?;
-    let counts = counts.map_err(|(index, reason)| {
-        agentmsg_error(py, "MessageError", format!("texts[{index}]: {reason}"))
-    })?;
-    export_counts(py, counts)
+) -> PyResult<ArrowArray> {
+    let encoding: Encoding = encoding_from_name(py, encoding)?;
+    let column = TextColumn::new(py, import_array(py, texts)?)?;
+    let counts = map_texts(py, &column, |text| tokens::count_tokens(text, encoding) as u64)?;
+    Ok(uint64_result(&column, counts))
+}
+
+/// Forge's estimate of each string of an Arrow string array written by `role`: a `uint64`
+/// `ArrowArray`, null where the string is null.
+#[pyfunction]
+#[pyo3(signature = (texts, role))]
+fn estimate_tokens_arrow<'py>(py: Python<'py>, texts: &Bound<'py, PyAny>, role: &str) -> PyResult<ArrowArray> {
+    let role = Role::from_name(role)
+        .ok_or_else(|| agentmsg_error(py, "MessageError", format!("unknown role {role:?}")))?;
+    let column = TextColumn::new(py, import_array(py, texts)?)?;
+    let estimates = map_texts(py, &column, |text| estimate::estimate_tokens(text, role) as u64)?;
+    Ok(uint64_result(&column, estimates))
+}
+
+/// Forge's parser or a dialect's, with its options.
+enum Parser {
+    Forge(Options),
+    Dialect(DialectOptions),
+}
+
+impl Parser {
+    fn parse<'a>(&self, text: &'a [u8]) -> Document<'a> {
+        match self {
+            Self::Forge(options) => core_parse::parse(text, options),
+            Self::Dialect(options) => core_dialect::parse(text, options),
+        }
+    }
+}
+
+/// One parse result, flattened to the columns of the struct array; built on the pool.
+#[derive(Default)]
+struct ParsedRow<'a> {
+    text: Vec<u8>,
+    thinking: Vec<Cow<'a, [u8]>>,
+    /// Each good call's name and its arguments as compact JSON.
+    calls: Vec<(String, Vec<u8>)>,
+    errors: usize,
+}
+
+impl<'a> ParsedRow<'a> {
+    fn new(doc: Document<'a>) -> Self {
+        let text = doc.text();
+        let mut row = ParsedRow { text, errors: doc.issues.len(), ..Self::default() };
+        for block in doc.blocks {
+            match block {
+                Block::Text(_) => {}
+                Block::Thinking(thinking) => row.thinking.push(thinking),
+                Block::ToolCall(call) => {
+                    let mut arguments = Vec::new();
+                    json_text::value_into(&JsonValue::Object(call.input), &mut arguments);
+                    row.calls.push((call.name, arguments));
+                }
+            }
+        }
+        row
+    }
+}
+
+/// A string array of `values`, with offsets of type `O`.
+fn string_array<'v, O: OffsetSizeTrait>(values: impl Iterator<Item = &'v [u8]>) -> Result<ArrayRef, String> {
+    let mut offsets = vec![O::usize_as(0)];
+    let mut data = Vec::new();
+    for value in values {
+        data.extend_from_slice(value);
+        offsets.push(O::from_usize(data.len()).ok_or("a parse result column is too large for its offsets")?);
+    }
+    // `try_new` checks the offsets and that the data is UTF-8.
+    let offsets = OffsetBuffer::new(offsets.into());
+    Ok(Arc::new(GenericStringArray::<O>::try_new(offsets, data.into(), None).map_err(|error| error.to_string())?))
+}
+
+/// Offsets of lists of the given lengths.
+fn list_offsets<O: OffsetSizeTrait>(lengths: impl Iterator<Item = usize>) -> Result<OffsetBuffer<O>, String> {
+    let mut offsets = vec![O::usize_as(0)];
+    let mut total = 0usize;
+    for length in lengths {
+        total += length;
+        offsets.push(O::from_usize(total).ok_or("a parse result list column is too large for its offsets")?);
+    }
+    Ok(OffsetBuffer::new(offsets.into()))
+}
+
+fn string_type<O: OffsetSizeTrait>() -> DataType {
+    if O::IS_LARGE {
+        DataType::LargeUtf8
+    } else {
+        DataType::Utf8
+    }
+}
+
+fn list_type<O: OffsetSizeTrait>(item: DataType) -> DataType {
+    let field = Arc::new(Field::new("item", item, true));
+    if O::IS_LARGE {
+        DataType::LargeList(field)
+    } else {
+        DataType::List(field)
+    }
+}
+
+/// The struct array of the parse results: `string` and `list` columns (`large_string` and
+/// `large_list` with `O = i64`), null rows where `nulls` says.
+fn parsed_array<O: OffsetSizeTrait>(rows: &[ParsedRow<'_>], nulls: Option<NullBuffer>) -> Result<ArrayRef, String> {
+    let call_fields = Fields::from(vec![
+        Field::new("name", string_type::<O>(), true),
+        Field::new("arguments", string_type::<O>(), true),
+    ]);
+    let calls = || rows.iter().flat_map(|row| &row.calls);
+    let call_struct = StructArray::try_new(
+        call_fields.clone(),
+        vec![
+            string_array::<O>(calls().map(|(name, _)| name.as_bytes()))?,
+            string_array::<O>(calls().map(|(_, arguments)| arguments.as_slice()))?,
+        ],
+        None,
+    )
+    .map_err(|error| error.to_string())?;
+    let tool_calls = GenericListArray::<O>::try_new(
+        Arc::new(Field::new("item", DataType::Struct(call_fields), true)),
+        list_offsets(rows.iter().map(|row| row.calls.len()))?,
+        Arc::new(call_struct),
+        None,
+    )
+    .map_err(|error| error.to_string())?;
+    let thinking = GenericListArray::<O>::try_new(
+        Arc::new(Field::new("item", string_type::<O>(), true)),
+        list_offsets(rows.iter().map(|row| row.thinking.len()))?,
+        string_array::<O>(rows.iter().flat_map(|row| row.thinking.iter().map(|t| t.as_ref())))?,
+        None,
+    )
+    .map_err(|error| error.to_string())?;
+    let errors: Vec<u32> = rows
+        .iter()
+        .map(|row| u32::try_from(row.errors).map_err(|_| "more than 2**32 bad tool calls in one text".to_owned()))
+        .collect::<Result<_, _>>()?;
+    let fields = Fields::from(vec![
+        Field::new("text", string_type::<O>(), true),
+        Field::new("thinking", list_type::<O>(string_type::<O>()), true),
+        Field::new("tool_calls", tool_calls.data_type().clone(), true),
+        Field::new("errors", DataType::UInt32, true),
+    ]);
+    let columns: Vec<ArrayRef> = vec![
+        string_array::<O>(rows.iter().map(|row| row.text.as_slice()))?,
+        Arc::new(thinking),
+        Arc::new(tool_calls),
+        Arc::new(UInt32Array::from(errors)),
+    ];
+    Ok(Arc::new(StructArray::try_new(fields, columns, nulls).map_err(|error| error.to_string())?))
+}
+
+/// The parser the keyword arguments name. `agentmsg.arrow.parse_arrow` checks them first with
+/// the messages `parse` gives; these errors only guard direct calls.
+#[allow(clippy::too_many_arguments)] // the keyword arguments of `parse_arrow`, passed on
+fn parser(
+    py: Python<'_>,
+    dialect: &str,
+    thinking: &str,
+    tool_format: &str,
+    code_fences: bool,
+    start_in_thinking: Option<bool>,
+    max_calls: Option<usize>,
+    tools_json: Option<&str>,
+) -> PyResult<Parser> {
+    let invalid = |what: &str| agentmsg_error(py, "MessageError", format!("unknown {what}"));
+    let start_in_thinking = match start_in_thinking {
+        None => StartThinking::Detect,
+        Some(true) => StartThinking::Yes,
+        Some(false) => StartThinking::No,
+    };
+    if dialect == "forge" {
+        return Ok(Parser::Forge(Options {
+            thinking: ThinkingMode::from_name(thinking).ok_or_else(|| invalid("thinking mode"))?,
+            tool_format: ToolFormat::from_name(tool_format).ok_or_else(|| invalid("tool_format"))?,
+            code_fences,
+            start_in_thinking,
+            max_calls,
+        }));
+    }
+    let tools = tools_json
+        .map(|json| Tools::from_json(json.as_bytes()).map(Arc::new))
+        .transpose()
+        .map_err(|error| agentmsg_error(py, "MessageError", format!("invalid tools: {error}")))?;
+    let mut options = DialectOptions::new(Dialect::from_name(dialect).ok_or_else(|| invalid("dialect"))?);
+    options.start_in_thinking = start_in_thinking;
+    options.tools = tools;
+    Ok(Parser::Dialect(options))
+}
+
+/// Parses each string of an Arrow string array: a struct `ArrowArray` of `text`, `thinking`
+/// (list of strings), `tool_calls` (list of structs of `name` and `arguments` as JSON) and
+/// `errors` (the number of bad tool calls), null where the string is null.
+#[pyfunction]
+#[pyo3(signature = (texts, *, dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools_json))]
+#[allow(clippy::too_many_arguments)]
+fn parse_arrow<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyAny>,
+    dialect: &str,
+    thinking: &str,
+    tool_format: &str,
+    code_fences: bool,
+    start_in_thinking: Option<bool>,
+    max_calls: Option<usize>,
+    tools_json: Option<&str>,
+) -> PyResult<ArrowArray> {
+    let parser = parser(py, dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools_json)?;
+    let column = TextColumn::new(py, import_array(py, texts)?)?;
+    let rows = map_texts(py, &column, |text| ParsedRow::new(parser.parse(text.as_bytes())))?;
+    let nulls = column.nulls();
+    // `string` and `list` columns, as pyarrow makes them, unless a column holds more than their
+    // 32-bit offsets reach: then `large_string` and `large_list`.
+    let array = py.detach(|| {
+        parsed_array::<i32>(&rows, nulls.cloned()).or_else(|_| parsed_array::<i64>(&rows, nulls.cloned()))
+    });
+    let array = array.map_err(|reason| agentmsg_error(py, "MessageError", format!("texts: {reason}")))?;
+    Ok(ArrowArray { array })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<ArrowArray>()?;
     m.add_function(wrap_pyfunction!(count_tokens_arrow, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_tokens_arrow, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_arrow, m)?)?;
     Ok(())
 }

@@ -184,6 +184,16 @@ impl ToolCallHeader {
 }
 
 
+/// Whether a stream shows `event` (`event_object` makes a Python event of it): not spans, and
+/// not a bare tool start where the caller announces calls its own way (`tool_start` false).
+pub(crate) fn is_shown(event: &Event, tool_start: bool) -> bool {
+    match event {
+        Event::TextSpan { .. } | Event::ThinkingSpan { .. } => false,
+        Event::ToolStart { .. } => tool_start,
+        _ => true,
+    }
+}
+
 /// The Python event for a stream event, or `None` for one a stream does not show (spans, and a
 /// bare tool start where the caller announces calls its own way: `tool_start` false).
 /// `text_block` is the text run the last text delta belonged to: a new run starts with `"\n"`.
@@ -195,6 +205,9 @@ pub(crate) fn event_object<'py>(
     text: &impl Fn(&[u8]) -> PyResult<Py<PyString>>,
     tool_start: bool,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
+    if !is_shown(&event, tool_start) {
+        return Ok(None);
+    }
     let obj = match event {
         Event::Text { block, text: bytes } => {
             let s = if block > 0 && *text_block != Some(block) {
@@ -210,7 +223,7 @@ pub(crate) fn event_object<'py>(
         }
         Event::Thinking { index, text: bytes } => Bound::new(py, ThinkingDelta { index, text: text(&bytes)? })?.into_any(),
         Event::ThinkingEnd { index, complete } => Bound::new(py, ThinkingEnd { index, complete })?.into_any(),
-        Event::ToolStart { index } if tool_start => Bound::new(py, ToolCallStart { index })?.into_any(),
+        Event::ToolStart { index } => Bound::new(py, ToolCallStart { index })?.into_any(),
         Event::ToolDelta { index, fragment } => {
             Bound::new(py, ToolCallDelta { index, fragment: text(&fragment)? })?.into_any()
         }
@@ -221,7 +234,7 @@ pub(crate) fn event_object<'py>(
             };
             Bound::new(py, ToolCallEnd { index, call, error })?.into_any()
         }
-        Event::ToolStart { .. } | Event::TextSpan { .. } | Event::ThinkingSpan { .. } => return Ok(None),
+        Event::TextSpan { .. } | Event::ThinkingSpan { .. } => return Ok(None),
     };
     Ok(Some(obj))
 }

@@ -3,54 +3,105 @@
 
 use pyo3::prelude::*;
 use pyo3::types::string::PyStringData;
-use pyo3::types::{PyBytes, PyString, PyType};
+use pyo3::exceptions::PySystemError;
+use pyo3::types::{PyBytes, PyList, PyString, PyType};
 use pyo3::ffi;
 
 // -- slotted classes ------------------------------------------------------------------------
 
-/// The byte offset of the object slot `descriptor` describes, if it is a member descriptor of a
-/// writable object slot (what a `__slots__` entry, or a field of a dataclass with `slots=True`,
-/// has); `None` for any other attribute.
-pub(crate) fn writable_slot_offset(descriptor: &Bound<'_, PyAny>) -> Option<ffi::Py_ssize_t> {
-    // SAFETY: the type check comes first; a member descriptor's `d_member` points to the static
-    // member definition of its slot, which lives as long as its class (the field is declared
-    // with another pointer type before 3.11 but points to the same definition).
-    let member = unsafe {
+/// A Python class and the byte offsets of `N` of its writable object slots (what a `__slots__`
+/// entry, or a field of a dataclass with `slots=True`, has). The only way to make one is
+/// [`SlottedClass::new`], which checks every slot, so [`SlottedClass::instance`] may fill them.
+pub(crate) struct SlottedClass<const N: usize> {
+    cls: Py<PyType>,
+    offsets: [ffi::Py_ssize_t; N],
+}
+
+impl<const N: usize> SlottedClass<N> {
+    /// `cls` with the slots named `fields`, or `Err(field)` for the first that is not a writable
+    /// object slot of its instances.
+    pub(crate) fn new(cls: &Bound<'_, PyType>, fields: [&'static str; N]) -> PyResult<Result<Self, &'static str>> {
+        let mut offsets = [0; N];
+        for (offset, field) in offsets.iter_mut().zip(fields) {
+            match slot_offset(cls, &cls.getattr(field)?) {
+                Some(found) => *offset = found,
+                None => return Ok(Err(field)),
+            }
+        }
+        Ok(Ok(Self { cls: cls.clone().unbind(), offsets }))
+    }
+
+    /// A new instance with `values` in the slots, in the order of the fields, without running
+    /// `__init__` (what `object.__new__` then `object.__setattr__` on each slot do, minus the
+    /// lookups).
+    pub(crate) fn instance<'py>(&self, py: Python<'py>, values: [Bound<'py, PyAny>; N]) -> PyResult<Bound<'py, PyAny>> {
+        // SAFETY: `cls` is a live type object; `tp_alloc` (what `object.__new__` calls) returns
+        // a new instance with every slot NULL, or NULL with an exception set.
+        let obj = unsafe {
+            let tp = self.cls.as_ptr().cast::<ffi::PyTypeObject>();
+            let alloc = (*tp).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
+            Bound::from_owned_ptr_or_err(py, alloc(tp, 0))?
+        };
+        for (offset, value) in self.offsets.iter().zip(values) {
+            // SAFETY: `offset` is a writable object slot of instances of `cls` (checked in
+            // `new`), so it lies inside the instance; the slot of a fresh instance is NULL
+            // (nothing to release), and it takes over the reference `into_ptr` gives.
+            unsafe { *obj.as_ptr().cast::<u8>().offset(*offset).cast::<*mut ffi::PyObject>() = value.into_ptr() };
+        }
+        Ok(obj)
+    }
+}
+
+/// The offset of the slot `descriptor` describes, if it is a member descriptor of a writable
+/// object slot defined by `cls` or one of its bases (so the offset lies in `cls`'s instances).
+fn slot_offset(cls: &Bound<'_, PyType>, descriptor: &Bound<'_, PyAny>) -> Option<ffi::Py_ssize_t> {
+    // SAFETY: the type check comes first; a member descriptor holds its defining class
+    // (`d_common.d_type`, a live type while the descriptor lives) and `d_member`, which points
+    // to the static member definition of its slot (declared with another pointer type before
+    // 3.11, but pointing to the same definition), alive as long as that class.
+    let (owner, member) = unsafe {
         if ffi::PyObject_TypeCheck(descriptor.as_ptr(), &raw mut ffi::PyMemberDescr_Type) == 0 {
             return None;
         }
-        let member = (*descriptor.as_ptr().cast::<ffi::PyMemberDescrObject>()).d_member;
-        &*member.cast::<ffi::PyMemberDef>()
+        let descr = &*descriptor.as_ptr().cast::<ffi::PyMemberDescrObject>();
+        (descr.d_common.d_type, &*descr.d_member.cast::<ffi::PyMemberDef>())
     };
-    (member.type_code == ffi::Py_T_OBJECT_EX && member.flags & ffi::Py_READONLY == 0).then_some(member.offset)
+    // SAFETY: both are live type objects.
+    let inherited = unsafe { ffi::PyType_IsSubtype(cls.as_ptr().cast(), owner) } != 0;
+    let writable_object = member.type_code == ffi::Py_T_OBJECT_EX && member.flags & ffi::Py_READONLY == 0;
+    (inherited && writable_object).then_some(member.offset)
 }
 
-/// A new instance of the plain Python class `cls` with its slots filled from `values`, one value
-/// per offset, without running `__init__` (what `object.__new__` then `object.__setattr__` on
-/// each slot do, minus the lookups).
-///
-/// `offsets` must come from [`writable_slot_offset`] on attributes of `cls` itself (checked
-/// once, when the class is loaded), and `cls` must not be a builtin type.
-pub(crate) fn new_with_slots<'py, const N: usize>(
+// -- lists ------------------------------------------------------------------------------------
+
+/// A list of the `len` items `items` yields, built in place (what `PyList::new` does, minus its
+/// iterator adapters: a stream builds one small list per chunk). An item that fails is the
+/// error; `items` yielding another number of items than `len` is a `SystemError` (a bug).
+pub(crate) fn list_of_len<'py>(
     py: Python<'py>,
-    cls: &Py<PyType>,
-    offsets: &[ffi::Py_ssize_t; N],
-    values: [Bound<'py, PyAny>; N],
-) -> PyResult<Bound<'py, PyAny>> {
-    // SAFETY: `cls` is a live type object; `tp_alloc` (what `object.__new__` calls for a plain
-    // Python class) returns a new, zeroed instance or NULL with an exception set.
-    let obj = unsafe {
-        let tp = cls.as_ptr().cast::<ffi::PyTypeObject>();
-        let alloc = (*tp).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
-        Bound::from_owned_ptr_or_err(py, alloc(tp, 0))?
-    };
-    for (offset, value) in offsets.iter().zip(values) {
-        // SAFETY: `offset` is a writable object slot of this class (the caller's contract); the
-        // slot of a fresh instance is empty (NULL, nothing to release), and it takes over the
-        // reference `into_ptr` gives.
-        unsafe { *obj.as_ptr().cast::<u8>().offset(*offset).cast::<*mut ffi::PyObject>() = value.into_ptr() };
+    len: usize,
+    items: impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
+) -> PyResult<Bound<'py, PyList>> {
+    // SAFETY: a new list of `len` NULL slots, or NULL with an exception set. Until every slot is
+    // set it is never handed out; dropped early, it releases the items set so far and skips the
+    // NULL slots (`list_dealloc` uses `Py_XDECREF`), as the collector's traversal does.
+    let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len as ffi::Py_ssize_t))? };
+    let mut at = 0;
+    for item in items {
+        let item = item?;
+        if at == len {
+            return Err(PySystemError::new_err("a list got more items than counted"));
+        }
+        // SAFETY: `at < len`, and slot `at` is still NULL; SET_ITEM takes over the reference
+        // `into_ptr` gives.
+        unsafe { ffi::PyList_SET_ITEM(list.as_ptr(), at as ffi::Py_ssize_t, item.into_ptr()) };
+        at += 1;
     }
-    Ok(obj)
+    if at < len {
+        return Err(PySystemError::new_err("a list got fewer items than counted"));
+    }
+    // SAFETY: PyList_New made a list.
+    Ok(unsafe { list.cast_into_unchecked() })
 }
 
 // -- the cyclic garbage collector -----------------------------------------------------------

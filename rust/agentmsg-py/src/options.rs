@@ -6,7 +6,7 @@ use std::sync::Arc;
 use agentmsg_core::parse::dialect::{Dialect, DialectOptions, Tools};
 use agentmsg_core::parse::{Options, StartThinking, ThinkingMode, ToolFormat};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyInt};
+use pyo3::types::{PyBool, PyInt, PyString};
 
 use crate::errors::ErrorClass;
 use crate::pystr::type_name;
@@ -92,12 +92,17 @@ pub(crate) fn dialect_options(
     let Some(dialect) = dialect else {
         return Err(ErrorClass::MessageType.new_err(py, "dialect must be a str, not NoneType"));
     };
-    let name: String = option(Some(dialect), "dialect", "a str", String::new())?;
-    let dialect = Dialect::from_name(&name).ok_or_else(|| {
-        let valid: Vec<&str> = Dialect::ALL.iter().map(|(n, _)| *n).collect();
-        ErrorClass::Message.new_err(py, format!("unknown dialect '{name}'; valid: {}", valid.join(", ")))
-    })?;
-    let start_in_thinking = start_in_thinking(start, start_default)?;
+    let mut options = if dialect.is_instance_of::<PyString>() {
+        let name: String = option(Some(dialect), "dialect", "a str", String::new())?;
+        let dialect = Dialect::from_name(&name).ok_or_else(|| {
+            let valid: Vec<&str> = Dialect::ALL.iter().map(|(n, _)| *n).collect();
+            ErrorClass::Message.new_err(py, format!("unknown dialect '{name}'; valid: {}", valid.join(", ")))
+        })?;
+        DialectOptions::new(dialect)
+    } else {
+        crate::dialect::custom_options(dialect)?
+    };
+    options.start_in_thinking = start_in_thinking(start, start_default)?;
     let tools = match tools_json {
         Some(value) if !value.is_none() => {
             let text: String = option(Some(value), "tools_json", "a str", String::new())?;
@@ -107,5 +112,6 @@ pub(crate) fn dialect_options(
         }
         _ => None,
     };
-    Ok(DialectOptions { dialect, start_in_thinking, tools })
+    options.tools = tools;
+    Ok(options)
 }

@@ -110,51 +110,15 @@ fn from_code_points(points: impl Iterator<Item = u32>, len: usize) -> String {
     out
 }
 
-/// The estimate of a text: a quarter of its UTF-8 length (a lone surrogate counting 3 bytes,
-/// as `surrogatepass` encodes it and `estimate_tokens` measures it), plus the `<tool>` tag.
-/// Read from CPython's storage, so no UTF-8 copy gets cached on the string.
+/// Forge's estimate of a text (the core's formula), read from CPython's storage so that no
+/// UTF-8 copy gets cached on the str; a lone surrogate counts the 3 bytes of its `surrogatepass`
+/// encoding, as `estimate_tokens` measures it.
 pub fn estimate_text(text: &Bound<'_, PyString>) -> PyResult<usize> {
-    let data = ffi::str_storage(text)?;
-    let (utf8_len, has_tag) = match data {
-        PyStringData::Ucs1(bytes) => (
-            bytes.len() + bytes.iter().filter(|&&b| b >= 0x80).count(),
-            contains_tool_tag(bytes),
-        ),
-        PyStringData::Ucs2(units) => (
-            units.iter().map(|&u| utf8_width(u32::from(u))).sum(),
-            contains_tool_tag(units),
-        ),
-        PyStringData::Ucs4(points) => (
-            points.iter().map(|&p| utf8_width(p)).sum(),
-            contains_tool_tag(points),
-        ),
-    };
-    Ok(estimate::estimate_text_size(utf8_len, has_tag))
-}
-
-fn utf8_width(point: u32) -> usize {
-    match point {
-        0..=0x7F => 1,
-        0x80..=0x7FF => 2,
-        0x800..=0xFFFF => 3,
-        _ => 4,
-    }
-}
-
-fn contains_tool_tag<T: Copy + Into<u32>>(units: &[T]) -> bool {
-    const TAG: [u32; 6] = [
-        b'<' as u32,
-        b't' as u32,
-        b'o' as u32,
-        b'o' as u32,
-        b'l' as u32,
-        b'>' as u32,
-    ];
-    units.windows(TAG.len()).any(|window| {
-        window
-            .iter()
-            .zip(TAG)
-            .all(|(&unit, tag)| unit.into() == tag)
+    Ok(match storage(text)? {
+        Storage::Ascii(ascii) => estimate::estimate_text_bytes(ascii.as_bytes()),
+        Storage::Latin1(bytes) => estimate::estimate_text_code_points(bytes),
+        Storage::Ucs2(units) => estimate::estimate_text_code_points(units),
+        Storage::Ucs4(points) => estimate::estimate_text_code_points(points),
     })
 }
 

@@ -14,20 +14,20 @@ use agentmsg_core::parse::{Block, Document, Issue, ToolCall};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyList, PyString, PyTuple, PyType};
-use pyo3::{ffi as pyffi, intern};
+use pyo3::intern;
 
 use crate::errors::ErrorClass;
-use crate::ffi::{self, GcPause};
+use crate::ffi::{GcPause, SlottedClass};
 use crate::json::object_to_py;
 use crate::pystr::py_str;
 
 /// A Python class the binding builds results of, with the fields it fills (all of them, in the
-/// dataclass's order), and, once loaded, the class and its slot offsets.
+/// dataclass's order), and, once loaded, the class and its slots.
 pub(crate) struct ResultClass<const N: usize> {
     module: &'static str,
     name: &'static str,
     fields: [&'static str; N],
-    loaded: PyOnceLock<(Py<PyType>, [pyffi::Py_ssize_t; N])>,
+    loaded: PyOnceLock<SlottedClass<N>>,
 }
 
 impl<const N: usize> ResultClass<N> {
@@ -35,23 +35,18 @@ impl<const N: usize> ResultClass<N> {
         Self { module, name, fields, loaded: PyOnceLock::new() }
     }
 
-    /// `module.name` and the offset of each field's slot; a `MessageTypeError` if a field is no
-    /// writable slot (the class changed without this table).
-    fn load(&self, py: Python<'_>) -> PyResult<(Py<PyType>, [pyffi::Py_ssize_t; N])> {
+    /// `module.name` and its slots; a `MessageTypeError` if a field is no writable slot (the
+    /// class changed without this table).
+    fn load(&self, py: Python<'_>) -> PyResult<SlottedClass<N>> {
         let cls = py.import(self.module)?.getattr(self.name)?.cast_into::<PyType>().map_err(PyErr::from)?;
-        let mut offsets = [0; N];
-        for (offset, field) in offsets.iter_mut().zip(self.fields) {
-            *offset = ffi::writable_slot_offset(&cls.getattr(field)?).ok_or_else(|| {
-                ErrorClass::MessageType.new_err(py, format!("{}.{}.{field} is not a slot", self.module, self.name))
-            })?;
-        }
-        Ok((cls.unbind(), offsets))
+        SlottedClass::new(&cls, self.fields)?.map_err(|field| {
+            ErrorClass::MessageType.new_err(py, format!("{}.{}.{field} is not a slot", self.module, self.name))
+        })
     }
 
     /// An instance with `values` in the fields, in the order of `fields`, without `__init__`.
     fn build<'py>(&self, py: Python<'py>, values: [Bound<'py, PyAny>; N]) -> PyResult<Bound<'py, PyAny>> {
-        let (cls, offsets) = self.loaded.get_or_try_init(py, || self.load(py))?;
-        ffi::new_with_slots(py, cls, offsets, values)
+        self.loaded.get_or_try_init(py, || self.load(py))?.instance(py, values)
     }
 
     fn describe(&self) -> (&'static str, &'static str, Vec<&'static str>) {

@@ -7,7 +7,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use crate::errors::ErrorClass;
-use crate::events::event_object;
+use crate::events::{event_object, is_shown};
+use crate::ffi::list_of_len;
 use crate::options::parse_options;
 use crate::pystr::{as_text, py_str, text_bytes};
 use crate::results::parsed;
@@ -20,6 +21,8 @@ pub(crate) trait Machine {
     const SHOWS_TOOL_START: bool;
     fn feed_into(&mut self, chunk: &[u8], events: &mut Vec<Self::Event>);
     fn finish(&mut self) -> Vec<Self::Event>;
+    /// Whether the stream shows `event` as a Python event.
+    fn is_shown(event: &Self::Event) -> bool;
     /// The parse event of a machine event, or the Python event of one only this machine has.
     fn split<'py>(py: Python<'py>, event: Self::Event) -> PyResult<Result<Event, Bound<'py, PyAny>>>;
 }
@@ -34,6 +37,10 @@ impl Machine for StreamMachine {
 
     fn finish(&mut self) -> Vec<Event> {
         StreamMachine::finish(self)
+    }
+
+    fn is_shown(event: &Event) -> bool {
+        is_shown(event, Self::SHOWS_TOOL_START)
     }
 
     fn split<'py>(_: Python<'py>, event: Event) -> PyResult<Result<Event, Bound<'py, PyAny>>> {
@@ -106,24 +113,21 @@ impl<M: Machine> Stream<M> {
                 _ => Ok(py_str(py, bytes)?.unbind()),
             }
         };
-        let mut objects = Vec::with_capacity(events.len());
-        for event in events.drain(..) {
-            let event = match M::split(py, event)? {
-                Ok(event) => event,
-                Err(own) => {
-                    objects.push(own);
-                    continue;
-                }
+        let shown = events.iter().filter(|event| M::is_shown(event)).count();
+        let (folder, text_block) = (&mut self.folder, &mut self.text_block);
+        let objects = events.drain(..).filter_map(|event| {
+            let event = match M::split(py, event) {
+                Ok(Ok(event)) => event,
+                Ok(Err(own)) => return Some(Ok(own)),
+                Err(error) => return Some(Err(error)),
             };
             // Argument fragments are not needed in the result: the call arrives whole with its end.
             if !matches!(event, Event::ToolDelta { .. } | Event::ToolStart { .. }) {
-                self.folder.push(event.clone());
+                folder.push(event.clone());
             }
-            if let Some(obj) = event_object(py, event, &mut self.text_block, &text, M::SHOWS_TOOL_START)? {
-                objects.push(obj);
-            }
-        }
-        PyList::new(py, objects)
+            event_object(py, event, text_block, &text, M::SHOWS_TOOL_START).transpose()
+        });
+        list_of_len(py, shown, objects)
     }
 }
 

@@ -401,30 +401,39 @@ impl StreamMachine {
         }
     }
 
+    /// Adds byte `b` to the held partial tag and matches it against `tags`. A full tag is
+    /// dropped from the hold (the caller acts on it); a prefix is held on; anything else was no
+    /// tag: the held bytes before `b` go out through `emit` (as text or thinking, whichever mode
+    /// holds them) and `b` is to be read afresh.
+    fn extend_partial(&mut self, b: u8, tags: &[&'static [u8]], emit: fn(&mut Output, &[u8], usize)) -> TagMatch {
+        self.partial.push(b);
+        let matched = match_tag(&self.partial, tags);
+        match matched {
+            TagMatch::Full(_) => self.partial.clear(),
+            TagMatch::Prefix => {}
+            TagMatch::No => {
+                self.partial.pop();
+                emit(&mut self.out, &self.partial, self.partial_start.0);
+                self.partial.clear();
+            }
+        }
+        matched
+    }
+
     /// Text mode from `data[i]`; returns where it stopped (the end, or after a mode change).
     fn text(&mut self, data: &[u8], mut i: usize, clock: &mut CharClock) -> usize {
         let mut run = i; // start of text not yet handed to the output
         while i < data.len() {
             if !self.partial.is_empty() {
-                self.partial.push(data[i]);
-                match match_tag(&self.partial, self.text_tags()) {
+                match self.extend_partial(data[i], self.text_tags(), Output::text) {
                     TagMatch::Full(tag) => {
-                        self.partial.clear();
                         self.open_tag(tag);
                         return i + 1;
                     }
-                    TagMatch::Prefix => {
-                        i += 1;
-                        run = i;
-                    }
-                    TagMatch::No => {
-                        // Not a tag: what was held is text; look at data[i] afresh.
-                        self.partial.pop();
-                        self.out.text(&self.partial, self.partial_start.0);
-                        self.partial.clear();
-                        run = i;
-                    }
+                    TagMatch::Prefix => i += 1,
+                    TagMatch::No => {}
                 }
+                run = i;
                 continue;
             }
             match self.line {
@@ -620,26 +629,17 @@ impl StreamMachine {
         let mut run = i;
         while i < data.len() {
             if !self.partial.is_empty() {
-                self.partial.push(data[i]);
-                match match_tag(&self.partial, closers) {
+                match self.extend_partial(data[i], closers, Output::thinking) {
                     TagMatch::Full(_) => {
-                        self.partial.clear();
                         self.out.end_thinking(true);
                         self.mode = Mode::Text;
                         self.line = Line::Mid;
                         return i + 1;
                     }
-                    TagMatch::Prefix => {
-                        i += 1;
-                        run = i;
-                    }
-                    TagMatch::No => {
-                        self.partial.pop();
-                        self.out.thinking(&self.partial, self.partial_start.0);
-                        self.partial.clear();
-                        run = i;
-                    }
+                    TagMatch::Prefix => i += 1,
+                    TagMatch::No => {}
                 }
+                run = i;
                 continue;
             }
             match memchr(b'<', &data[i..]) {

@@ -232,6 +232,9 @@ impl Folder<'static> {
     }
 }
 
+/// Builds a text or thinking block from its content.
+type MakeBlock<'a> = fn(Cow<'a, [u8]>) -> Block<'a>;
+
 impl<'a> Folder<'a> {
     fn new(input: &'a [u8]) -> Self {
         Self { doc: Document::default(), input, text_at: None, thinking_at: None }
@@ -272,7 +275,7 @@ impl<'a> Folder<'a> {
     fn piece(&mut self, piece: Piece, number: usize, kind: Open) {
         let input = self.input;
         let slice = |start: usize, end: usize| input.get(start..end).unwrap_or_default();
-        let (open, make): (_, fn(Cow<'a, [u8]>) -> Block<'a>) = match kind {
+        let (open, make): (_, MakeBlock<'a>) = match kind {
             Open::Text => (&mut self.text_at, Block::Text),
             Open::Thinking => (&mut self.thinking_at, Block::Thinking),
         };

@@ -232,7 +232,23 @@ pub(crate) fn from_fields(fields: JsonPairs) -> Result<ToolCall, (IssueKind, Str
             ))
         }
     };
+    // jiter reads a number past the range of a float (`1e400`) as infinity, which no JSON
+    // writer can carry on and a `ToolUseBlock` refuses: such a call is invalid JSON, as an
+    // integer past jiter's limit is.
+    if input.iter().chain(&metadata).any(|(_, value)| holds_infinity(value)) {
+        return Err((IssueKind::InvalidJson, "invalid JSON: number out of range (past the largest float)".into()));
+    }
     Ok(ToolCall { id: String::new(), name, server_name, input, metadata: Arc::new(metadata) })
+}
+
+/// Whether `value` is, or holds, an infinite float.
+fn holds_infinity(value: &Json) -> bool {
+    match value {
+        JsonValue::Float(f) => f.is_infinite(),
+        JsonValue::Array(items) => items.iter().any(holds_infinity),
+        JsonValue::Object(pairs) => pairs.iter().any(|(_, value)| holds_infinity(value)),
+        _ => false,
+    }
 }
 
 fn describe(value: &Json) -> String {
@@ -285,5 +301,22 @@ pub(crate) mod tests {
             (IssueKind::InvalidJson, "invalid JSON: expected value at line 1 column 7".to_string())
         );
         assert_eq!(json_fields(b"[1]").unwrap_err().1, "payload must be a JSON object, not an array");
+    }
+
+    #[test]
+    fn a_float_past_the_largest_is_invalid_json_wherever_it_stands() {
+        let out_of_range = (IssueKind::InvalidJson, "invalid JSON: number out of range (past the largest float)".to_string());
+        for payload in [
+            r#"{"tool_name": "t", "arguments": {"a": 1e400}}"#,
+            r#"{"tool_name": "t", "arguments": {"a": [1, {"b": -1e400}]}}"#,
+            r#"{"tool_name": "t", "arguments": "{\"a\": 1e999}"}"#,
+            r#"{"tool_name": "t", "arguments": {}, "extra": [2e308]}"#,
+        ] {
+            assert_eq!(from_fields(fields(payload)).unwrap_err(), out_of_range, "{payload}");
+        }
+        // Underflow reads as zero, and the largest float is in range.
+        for payload in [r#"{"tool_name": "t", "arguments": {"a": 1e-400, "b": 1.7976931348623157e308}}"#] {
+            assert!(from_fields(fields(payload)).is_ok(), "{payload}");
+        }
     }
 }

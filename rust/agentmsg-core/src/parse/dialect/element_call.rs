@@ -1,11 +1,15 @@
-//! The qwen3_coder payload, `<function=NAME><parameter=KEY>value</parameter>…</function>`,
-//! read as it streams and written out as compact JSON arguments while the values arrive.
+//! The element payloads, read as they stream and written out as compact JSON arguments while
+//! the values arrive:
 //!
-//! Rules: blanks between elements are ignored; a value is everything up to the first
-//! `</parameter>` (nothing else ends it, so any other marker inside is value text), less one
-//! leading and one trailing newline (the chat template writes the value on its own line).
-//! Text values are streamed as JSON string text; a value whose schema type is not text is held
-//! to its end and converted (see [`super::schema`]).
+//! - qwen3_coder: `<function=NAME><parameter=KEY>value</parameter>…</function>`; a value is
+//!   everything up to the first `</parameter>` less one leading and one trailing newline (the
+//!   chat template writes the value on its own line).
+//! - glm45: `NAME` then `<arg_key>KEY</arg_key><arg_value>value</arg_value>` pairs; a value is
+//!   everything up to the first `</arg_value>`, stripped of blanks at both ends.
+//!
+//! Blanks between elements are ignored; nothing but its closing tag ends a value, so any other
+//! marker inside is value text. Text values are streamed as JSON string text; a value whose
+//! schema type is not text is held to its end and converted (see [`super::schema`]).
 
 use memchr::memchr;
 
@@ -17,12 +21,41 @@ const PARAMETER_OPEN: &[u8] = b"<parameter=";
 const PARAMETER_CLOSE: &[u8] = b"</parameter>";
 const FUNCTION_CLOSE: &[u8] = b"</function>";
 pub(crate) const FUNCTION_OPEN: &[u8] = b"<function=";
+pub(crate) const ARG_KEY_OPEN: &[u8] = b"<arg_key>";
+const ARG_KEY_CLOSE: &[u8] = b"</arg_key>";
+const ARG_VALUE_OPEN: &[u8] = b"<arg_value>";
+const ARG_VALUE_CLOSE: &[u8] = b"</arg_value>";
+
+/// Which element notation a call is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ElementForm {
+    Qwen3Coder,
+    Glm45,
+}
+
+impl ElementForm {
+    fn key_open(self) -> &'static [u8] {
+        match self {
+            Self::Qwen3Coder => PARAMETER_OPEN,
+            Self::Glm45 => ARG_KEY_OPEN,
+        }
+    }
+
+    fn value_close(self) -> &'static [u8] {
+        match self {
+            Self::Qwen3Coder => PARAMETER_CLOSE,
+            Self::Glm45 => ARG_VALUE_CLOSE,
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     Name,
     Between,
     ParamName,
+    /// glm45: after `</arg_key>`, expecting `<arg_value>`.
+    ValueOpen,
     Value,
     AfterFunction,
     /// Malformed: skip to the end marker.
@@ -39,8 +72,8 @@ pub(crate) enum Step {
 
 #[derive(Clone, Debug)]
 pub(crate) struct ElementCall {
+    form: ElementForm,
     state: State,
-    end_marker: &'static [u8],
     name_bytes: Vec<u8>,
     pub name: Option<String>,
     name_ready: bool,
@@ -52,7 +85,8 @@ pub(crate) struct ElementCall {
     /// Held text of a value that is converted at its end.
     value: Vec<u8>,
     at_value_start: bool,
-    held_newline: bool,
+    /// Blanks at the end of the value so far: dropped if the value ends right after them.
+    held_blanks: Vec<u8>,
     /// Why the call is malformed.
     pub error: Option<String>,
     /// Parameters whose text did not convert to their schema type.
@@ -60,11 +94,11 @@ pub(crate) struct ElementCall {
 }
 
 impl ElementCall {
-    /// A call whose `<function=` was just read; `end_marker` closes the call.
-    pub fn new(end_marker: &'static [u8]) -> Self {
+    /// A qwen3_coder call whose `<function=` was just read.
+    pub fn new(form: ElementForm) -> Self {
         Self {
+            form,
             state: State::Name,
-            end_marker,
             name_bytes: Vec::new(),
             name: None,
             name_ready: false,
@@ -74,10 +108,20 @@ impl ElementCall {
             value_type: ParamType::Any,
             value: Vec::new(),
             at_value_start: false,
-            held_newline: false,
+            held_blanks: Vec::new(),
             error: None,
             schema_errors: Vec::new(),
         }
+    }
+
+    /// A call whose name was read before its parameters (glm45).
+    pub fn named(form: ElementForm, name: String) -> Self {
+        let mut call = Self::new(form);
+        call.name = Some(name);
+        call.name_ready = true;
+        call.arguments.push(b'{');
+        call.state = State::Between;
+        call
     }
 
     pub fn take_name(&mut self) -> Option<&str> {
@@ -92,22 +136,56 @@ impl ElementCall {
         self.state = State::Bad;
     }
 
-    /// Reads `data[from..]` as far as it can.
-    pub fn scan(&mut self, data: &[u8], from: usize, tools: Option<&Tools>) -> Step {
+    /// Reads `data[from..]` as far as it can; `end_marker` closes the call.
+    pub fn scan(&mut self, data: &[u8], from: usize, end_marker: &[u8], tools: Option<&Tools>) -> Step {
         let mut i = from;
         while i < data.len() {
             match self.state {
-                State::Name | State::ParamName => {
+                State::Name => {
                     let Some(k) = memchr(b'>', &data[i..]) else {
-                        self.name_or_key().extend_from_slice(&data[i..]);
+                        self.name_bytes.extend_from_slice(&data[i..]);
                         return Step::Wait(data.len());
                     };
-                    self.name_or_key().extend_from_slice(&data[i..i + k]);
+                    self.name_bytes.extend_from_slice(&data[i..i + k]);
                     i += k + 1;
-                    if self.state == State::Name {
-                        self.end_name();
-                    } else {
-                        self.begin_value(tools);
+                    self.end_name();
+                }
+                State::ParamName if self.form == ElementForm::Qwen3Coder => {
+                    let Some(k) = memchr(b'>', &data[i..]) else {
+                        self.key.extend_from_slice(&data[i..]);
+                        return Step::Wait(data.len());
+                    };
+                    self.key.extend_from_slice(&data[i..i + k]);
+                    i += k + 1;
+                    self.begin_value(tools);
+                }
+                State::ParamName => match find_marker(data, i, &[ARG_KEY_CLOSE]) {
+                    Found::Marker { at, .. } => {
+                        self.key.extend_from_slice(&data[i..at]);
+                        i = at + ARG_KEY_CLOSE.len();
+                        self.state = State::ValueOpen;
+                    }
+                    Found::Partial { at } => {
+                        self.key.extend_from_slice(&data[i..at]);
+                        return Step::Wait(at);
+                    }
+                    Found::None => {
+                        self.key.extend_from_slice(&data[i..]);
+                        return Step::Wait(data.len());
+                    }
+                },
+                State::ValueOpen => {
+                    if is_space(data[i]) {
+                        i += 1;
+                        continue;
+                    }
+                    match match_at(data, i, &[ARG_VALUE_OPEN]) {
+                        Found::Partial { at } => return Step::Wait(at),
+                        Found::Marker { .. } => {
+                            i += ARG_VALUE_OPEN.len();
+                            self.begin_value(tools);
+                        }
+                        Found::None => self.fail("expected <arg_value> after </arg_key>"),
                     }
                 }
                 State::Between | State::AfterFunction => {
@@ -116,64 +194,60 @@ impl ElementCall {
                         i += 1;
                         continue;
                     }
-                    let markers: &[&[u8]] = &[PARAMETER_OPEN, FUNCTION_CLOSE, self.end_marker];
+                    let markers: &[&[u8]] = &[self.form.key_open(), FUNCTION_CLOSE, end_marker];
+                    let between = self.state == State::Between;
                     match match_at(data, i, markers) {
                         Found::Partial { at } => return Step::Wait(at),
-                        Found::Marker { which: 0, .. } if self.state == State::Between => {
-                            i += PARAMETER_OPEN.len();
+                        Found::Marker { which: 0, .. } if between => {
+                            i += markers[0].len();
                             self.key.clear();
                             self.state = State::ParamName;
                         }
-                        Found::Marker { which: 1, .. } if self.state == State::Between => {
+                        Found::Marker { which: 1, .. } if between && self.form == ElementForm::Qwen3Coder => {
                             i += FUNCTION_CLOSE.len();
                             self.arguments.push(b'}');
                             self.state = State::AfterFunction;
                         }
                         Found::Marker { which: 2, .. } => {
-                            if self.state == State::Between {
-                                // `</function>` left out: the call still ends here.
+                            if between {
+                                // `</function>` left out (or glm45, which has none): the call ends here.
                                 self.arguments.push(b'}');
                             }
-                            return Step::End(i + self.end_marker.len());
+                            return Step::End(i + end_marker.len());
                         }
-                        _ => self.fail(if self.state == State::Between {
-                            "expected <parameter=…> or </function>"
-                        } else {
-                            "expected the end of the call after </function>"
+                        _ => self.fail(match (between, self.form) {
+                            (true, ElementForm::Qwen3Coder) => "expected <parameter=…> or </function>",
+                            (true, ElementForm::Glm45) => "expected <arg_key> or the end of the call",
+                            (false, _) => "expected the end of the call after </function>",
                         }),
                     }
                 }
-                State::Value => match find_marker(data, i, &[PARAMETER_CLOSE]) {
-                    Found::Marker { at, .. } => {
-                        self.value_text(&data[i..at]);
-                        i = at + PARAMETER_CLOSE.len();
-                        self.end_value();
+                State::Value => {
+                    let close = self.form.value_close();
+                    match find_marker(data, i, &[close]) {
+                        Found::Marker { at, .. } => {
+                            self.value_text(&data[i..at]);
+                            i = at + close.len();
+                            self.end_value();
+                        }
+                        Found::Partial { at } => {
+                            self.value_text(&data[i..at]);
+                            return Step::Wait(at);
+                        }
+                        Found::None => {
+                            self.value_text(&data[i..]);
+                            return Step::Wait(data.len());
+                        }
                     }
-                    Found::Partial { at } => {
-                        self.value_text(&data[i..at]);
-                        return Step::Wait(at);
-                    }
-                    Found::None => {
-                        self.value_text(&data[i..]);
-                        return Step::Wait(data.len());
-                    }
-                },
-                State::Bad => match find_marker(data, i, &[self.end_marker]) {
-                    Found::Marker { at, .. } => return Step::End(at + self.end_marker.len()),
+                }
+                State::Bad => match find_marker(data, i, &[end_marker]) {
+                    Found::Marker { at, .. } => return Step::End(at + end_marker.len()),
                     Found::Partial { at } => return Step::Wait(at),
                     Found::None => return Step::Wait(data.len()),
                 },
             }
         }
         Step::Wait(i)
-    }
-
-    fn name_or_key(&mut self) -> &mut Vec<u8> {
-        if self.state == State::Name {
-            &mut self.name_bytes
-        } else {
-            &mut self.key
-        }
     }
 
     fn end_name(&mut self) {
@@ -210,36 +284,53 @@ impl ElementCall {
         }
         self.value.clear();
         self.at_value_start = true;
-        self.held_newline = false;
+        self.held_blanks.clear();
         self.state = State::Value;
     }
 
-    /// A piece of value text; one leading newline is dropped and a trailing one held back
-    /// (dropped if the value ends right after it).
+    /// A piece of value text, trimmed as the form says: what could still be trimmed at the end
+    /// of the value is held back until more text follows it.
     fn value_text(&mut self, mut piece: &[u8]) {
         if piece.is_empty() {
             return;
         }
         if self.at_value_start {
-            self.at_value_start = false;
-            if piece[0] == b'\n' {
-                piece = &piece[1..];
+            match self.form {
+                ElementForm::Qwen3Coder => {
+                    self.at_value_start = false;
+                    if piece[0] == b'\n' {
+                        piece = &piece[1..];
+                    }
+                }
+                ElementForm::Glm45 => {
+                    piece = &piece[piece.iter().take_while(|b| is_space(**b)).count()..];
+                    self.at_value_start = piece.is_empty();
+                }
             }
         }
         if piece.is_empty() {
             return;
         }
-        if std::mem::take(&mut self.held_newline) {
-            self.value_piece(b"\n");
+        let tail = match self.form {
+            ElementForm::Qwen3Coder => usize::from(piece.last() == Some(&b'\n')),
+            ElementForm::Glm45 => piece.iter().rev().take_while(|b| is_space(**b)).count(),
+        };
+        let (body, tail) = piece.split_at(piece.len() - tail);
+        // qwen3_coder trims one newline only: a held one is text once another arrives.
+        if !body.is_empty() || self.form == ElementForm::Qwen3Coder {
+            let mut held = std::mem::take(&mut self.held_blanks);
+            self.value_piece(&held);
+            self.value_piece(body);
+            held.clear();
+            self.held_blanks = held;
         }
-        if let Some((b'\n', rest)) = piece.split_last() {
-            self.held_newline = true;
-            piece = rest;
-        }
-        self.value_piece(piece);
+        self.held_blanks.extend_from_slice(tail);
     }
 
     fn value_piece(&mut self, piece: &[u8]) {
+        if piece.is_empty() {
+            return;
+        }
         if self.value_type.is_text() {
             json_text::escape_into(piece, &mut self.arguments);
         } else {
@@ -248,6 +339,7 @@ impl ElementCall {
     }
 
     fn end_value(&mut self) {
+        self.held_blanks.clear();
         if self.value_type.is_text() {
             self.arguments.push(b'"');
         } else if let Err(why) = typed_value_into(self.value_type, &self.value, &mut self.arguments) {

@@ -12,8 +12,8 @@
 //! except inside a tool call's JSON strings, where they are argument text.
 
 use super::json_call::{JsonCall, JsonShape};
-use super::scan::{find_marker, match_at, Found};
-use super::{Core, Flow, Input, OpenCall, Payload};
+use super::scan::{find_marker, Found};
+use super::{Core, Flow, Input, JsonStep, OpenCall, Payload};
 
 const START: &[u8] = b"<|start|>";
 const CHANNEL: &[u8] = b"<|channel|>";
@@ -30,7 +30,7 @@ enum State {
     Text,
     Header { start: usize, start_chars: usize, held: Vec<u8> },
     Content { thinking: bool },
-    Call(OpenCall),
+    Call(Box<OpenCall>),
 }
 
 #[derive(Clone, Debug)]
@@ -142,7 +142,7 @@ impl HarmonyMachine {
             if let Some(name) = name {
                 self.core.start_call(&mut call, &name);
             }
-            self.state = State::Call(call);
+            self.state = State::Call(Box::new(call));
             return;
         }
         let thinking = header_word(&held, CHANNEL) == Some(b"analysis");
@@ -152,43 +152,25 @@ impl HarmonyMachine {
         self.state = State::Content { thinking };
     }
 
-    fn call(&mut self, input: &mut Input, mut i: usize) -> Flow {
-        let data = input.data;
+    fn call(&mut self, input: &mut Input, i: usize) -> Flow {
         let State::Call(call) = &mut self.state else { return Flow::Wait(i) };
-        let Payload::Json(json) = &mut call.payload else { return Flow::Wait(i) };
-        loop {
-            let stop = json.scan(data, i);
-            call.raw.extend_from_slice(&data[i..stop]);
-            i = stop;
-            if i == data.len() {
-                self.core.progress(call);
-                return Flow::Continue(i);
-            }
-            match input.settle(match_at(data, i, CONTENT_ENDS)) {
-                Found::Marker { which, .. } => {
-                    let marker = CONTENT_ENDS[which];
-                    let State::Call(call) = std::mem::replace(&mut self.state, State::Text) else {
-                        return Flow::Wait(i);
-                    };
-                    let mut call = call;
-                    if marker == START || marker == CHANNEL {
-                        self.core.end_call(call);
-                        self.open_header(input, i, marker);
-                    } else {
-                        call.raw.extend_from_slice(marker);
-                        self.core.end_call(call);
-                    }
-                    return Flow::Continue(i + marker.len());
+        match self.core.read_json_call(call, input, i, CONTENT_ENDS, |_, _| false) {
+            JsonStep::Read => Flow::Continue(input.data.len()),
+            JsonStep::Wait(at) => Flow::Wait(at),
+            JsonStep::End { at, which } => {
+                let marker = CONTENT_ENDS[which];
+                let State::Call(call) = std::mem::replace(&mut self.state, State::Text) else {
+                    return Flow::Wait(at);
+                };
+                let mut call = *call;
+                if marker == START || marker == CHANNEL {
+                    self.core.end_call(call);
+                    self.open_header(input, at, marker);
+                } else {
+                    call.raw.extend_from_slice(marker);
+                    self.core.end_call(call);
                 }
-                Found::Partial { .. } => {
-                    self.core.progress(call);
-                    return Flow::Wait(i);
-                }
-                Found::None => {
-                    json.push_byte(b'<');
-                    call.raw.push(b'<');
-                    i += 1;
-                }
+                Flow::Continue(at + marker.len())
             }
         }
     }
@@ -203,9 +185,9 @@ impl HarmonyMachine {
             State::Call(call) => {
                 let complete = matches!(&call.payload, Payload::Json(json) if json.closed);
                 if complete {
-                    self.core.end_call(call);
+                    self.core.end_call(*call);
                 } else {
-                    self.core.cut_off(call, "a tool call's arguments");
+                    self.core.cut_off(*call, "a tool call's arguments");
                 }
             }
         }

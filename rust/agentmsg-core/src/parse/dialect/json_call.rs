@@ -15,10 +15,10 @@ use crate::parse::payload::{into_pairs, IssueKind};
 use crate::parse::{parse_json, Json, JsonObject};
 
 /// Where the call's name and arguments are in the payload.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum JsonShape {
-    /// An object `{name_key: "NAME", arguments_key: {...}}` (hermes).
-    Fields { name_key: &'static str, arguments_key: &'static str },
+    /// An object `{name_key: "NAME", arguments_key: {...}}` (hermes, custom dialects).
+    Fields { name_key: Arc<str>, arguments_key: Arc<str> },
     /// The payload is the arguments object; the name came before it (gpt_oss).
     Arguments,
 }
@@ -81,7 +81,7 @@ pub(crate) struct JsonCall {
     /// A name just completed; the machine takes it with [`JsonCall::take_name`].
     name_ready: bool,
     arguments_seen: bool,
-    repeated: Option<&'static str>,
+    repeated: Option<Arc<str>>,
     /// Arguments bytes are being copied now.
     streaming: bool,
     /// The compact text of the arguments object so far.
@@ -92,6 +92,8 @@ pub(crate) struct JsonCall {
     ends_at_close: bool,
     /// A second accepted name for the arguments key (llama3_json's `arguments` for `parameters`).
     arguments_alias: Option<&'static str>,
+    /// The first byte of the end marker: `scan` stops there outside strings.
+    stop: u8,
 }
 
 impl JsonCall {
@@ -120,7 +122,14 @@ impl JsonCall {
             arguments_complete: false,
             ends_at_close: false,
             arguments_alias: None,
+            stop: b'<',
         }
+    }
+
+    /// A payload whose end marker starts with `stop` (`<` unless told).
+    pub fn stopping_at(mut self, stop: u8) -> Self {
+        self.stop = stop;
+        self
     }
 
     /// A payload that ends where its top-level value closes: `scan` stops right after it.
@@ -135,7 +144,7 @@ impl JsonCall {
         self
     }
 
-    /// Reads `data[from..]` up to the first `<` outside a string (a possible end marker, not
+    /// Reads `data[from..]` up to the first stop byte (`<`) outside a string (a possible end marker, not
     /// consumed) or the end; returns where it stopped.
     pub fn scan(&mut self, data: &[u8], from: usize) -> usize {
         let mut i = from;
@@ -167,7 +176,7 @@ impl JsonCall {
                 continue;
             }
             let b = data[i];
-            if b == b'<' {
+            if b == self.stop {
                 break;
             }
             self.structural(b);
@@ -180,7 +189,7 @@ impl JsonCall {
         i
     }
 
-    /// Takes a `<` that did not start an end marker as payload text.
+    /// Takes a stop byte that did not start an end marker as payload text.
     pub fn push_byte(&mut self, b: u8) {
         self.structural(b);
         self.payload.push(b);
@@ -229,18 +238,18 @@ impl JsonCall {
     }
 
     fn classify(&mut self) -> Field {
-        let JsonShape::Fields { name_key, arguments_key } = self.shape else { return Field::Other };
+        let JsonShape::Fields { name_key, arguments_key } = &self.shape else { return Field::Other };
         let key = decode_string(&self.key).unwrap_or_default();
-        let (field, seen, label) = if key == name_key {
+        let (field, seen, label) = if key == **name_key {
             (Field::Name, &mut self.name_seen, name_key)
-        } else if key == arguments_key || Some(key.as_str()) == self.arguments_alias {
+        } else if key == **arguments_key || Some(key.as_str()) == self.arguments_alias {
             (Field::Arguments, &mut self.arguments_seen, arguments_key)
         } else {
             return Field::Other;
         };
         if std::mem::replace(seen, true) {
             // A second value would contradict what was already streamed: an error at the end.
-            self.repeated.get_or_insert(label);
+            self.repeated.get_or_insert_with(|| label.clone());
             return Field::Other;
         }
         field
@@ -364,19 +373,19 @@ impl JsonCall {
             Ok(_) => return Err((IssueKind::NotAnObject, "payload must be a JSON object".into())),
             Err(error) => return Err((IssueKind::InvalidJson, format!("invalid JSON: {error}"))),
         };
-        let JsonShape::Fields { name_key, arguments_key } = self.shape else {
+        let JsonShape::Fields { name_key, arguments_key } = &self.shape else {
             let arguments_text = self.arguments_text(|| JsonValue::Object(object.clone()));
             return Ok(Decoded { name: None, input: object, arguments_text, metadata: Arc::new(Vec::new()) });
         };
-        if let Some(key) = self.repeated {
+        if let Some(key) = &self.repeated {
             return Err((IssueKind::InvalidField, format!("'{key}' is given twice")));
         }
         let (mut name, mut arguments) = (None, None);
         let mut metadata = Vec::new();
         for (key, value) in into_pairs(object) {
-            if key == name_key {
+            if *key == **name_key {
                 name = Some(value);
-            } else if key == arguments_key || self.arguments_alias == Some(&*key) {
+            } else if *key == **arguments_key || self.arguments_alias == Some(&*key) {
                 arguments = Some(value);
             } else {
                 metadata.push((key, value));

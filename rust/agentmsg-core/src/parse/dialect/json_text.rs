@@ -43,7 +43,7 @@ pub(crate) fn string_into(text: &[u8], out: &mut Vec<u8>) {
 }
 
 /// Appends the compact JSON text of `value`.
-pub(crate) fn value_into(value: &Json, out: &mut Vec<u8>) {
+pub fn value_into(value: &Json, out: &mut Vec<u8>) {
     match value {
         JsonValue::Null => out.extend_from_slice(b"null"),
         JsonValue::Bool(true) => out.extend_from_slice(b"true"),

@@ -15,7 +15,6 @@ use super::scan::{is_space, match_at, Found};
 use super::{Core, Flow, Input, OpenCall, Payload};
 
 const PYTHON_TAG: &[u8] = b"<|python_tag|>";
-const SHAPE: JsonShape = JsonShape::Fields { name_key: "name", arguments_key: "parameters" };
 
 #[derive(Clone, Debug)]
 enum State {
@@ -38,7 +37,7 @@ pub(crate) struct LlamaJsonMachine {
 }
 
 fn new_payload() -> JsonCall {
-    JsonCall::new(SHAPE).with_arguments_alias("arguments").ending_at_close()
+    JsonCall::new(JsonShape::Fields { name_key: "name".into(), arguments_key: "parameters".into() }).with_arguments_alias("arguments").ending_at_close()
 }
 
 impl LlamaJsonMachine {

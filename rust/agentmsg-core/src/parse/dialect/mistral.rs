@@ -32,7 +32,6 @@ const CALL_ID: &[u8] = b"[CALL_ID]";
 const THINK_OPEN: &[u8] = b"[THINK]";
 const THINK_CLOSE: &[u8] = b"[/THINK]";
 const TEXT_MARKERS: &[&[u8]] = &[TOOL_CALLS, THINK_OPEN, THINK_CLOSE];
-const LIST_ITEM_SHAPE: JsonShape = JsonShape::Fields { name_key: "name", arguments_key: "arguments" };
 
 #[derive(Clone, Debug)]
 enum State {
@@ -275,7 +274,7 @@ impl MistralMachine {
                         (start, start_chars, Vec::new())
                     }
                 };
-                let json = JsonCall::new(LIST_ITEM_SHAPE).ending_at_close();
+                let json = JsonCall::new(JsonShape::Fields { name_key: "name".into(), arguments_key: "arguments".into() }).ending_at_close();
                 let call = self.core.open_call(start, start_chars, raw, Payload::Json(json));
                 self.state = State::Call { call, id: None, in_list: true };
                 Flow::Continue(i)

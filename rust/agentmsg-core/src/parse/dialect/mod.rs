@@ -7,6 +7,13 @@
 //!   </tool_call>`, `<think>` reasoning (Qwen3-Coder, Qwen 3.5).
 //! - **gpt_oss**: OpenAI's Harmony messages (`<|channel|>analysis|commentary|final`,
 //!   `to=functions.NAME`, `<|message|>`, `<|end|>` / `<|call|>` / `<|return|>`).
+//! - **deepseek_v3** / **deepseek_v31**: `<｜tool▁calls▁begin｜>` sections of
+//!   `<｜tool▁call▁begin｜>…<｜tool▁call▁end｜>` calls (V3: `function<｜tool▁sep｜>NAME` and a
+//!   fenced JSON block; V3.1: `NAME<｜tool▁sep｜>{json}`), `<think>` reasoning.
+//! - **kimi_k2**: `<|tool_calls_section_begin|>` sections of `<|tool_call_begin|>functions.NAME:IDX
+//!   <|tool_call_argument_begin|>{json}<|tool_call_end|>` calls, `◁think▷` or `<think>` reasoning.
+//! - **glm45**: `<tool_call>NAME` then `<arg_key>k</arg_key><arg_value>v</arg_value>` pairs,
+//!   `</tool_call>`, `<think>` reasoning.
 //!
 //! Every machine reads its input once: markers are found with `memchr` and compared in place,
 //! only a possible marker prefix (a few bytes) is held back between chunks, and a call's bytes
@@ -18,7 +25,7 @@ mod element_call;
 mod harmony;
 mod held;
 mod json_call;
-mod json_text;
+pub mod json_text;
 mod llama_json;
 mod mistral;
 mod py_literal;
@@ -43,6 +50,7 @@ use super::{Document, Event, StartThinking};
 use element_call::ElementCall;
 use json_call::JsonCall;
 pub use schema::Tools;
+pub use tagged::quoted;
 
 /// A model family's notation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,17 +61,27 @@ pub enum Dialect {
     Mistral,
     Llama3Json,
     Pythonic,
+    DeepseekV3,
+    DeepseekV31,
+    KimiK2,
+    Glm45,
+    /// A dialect from parts: [`DialectOptions::custom`].
+    Custom,
 }
 
 impl Dialect {
     /// Every dialect with its name, in the order they are documented.
-    pub const ALL: [(&'static str, Dialect); 6] = [
+    pub const ALL: [(&'static str, Dialect); 10] = [
         ("hermes", Self::Hermes),
         ("qwen3_coder", Self::Qwen3Coder),
         ("gpt_oss", Self::GptOss),
         ("mistral", Self::Mistral),
         ("llama3_json", Self::Llama3Json),
         ("pythonic", Self::Pythonic),
+        ("deepseek_v3", Self::DeepseekV3),
+        ("deepseek_v31", Self::DeepseekV31),
+        ("kimi_k2", Self::KimiK2),
+        ("glm45", Self::Glm45),
     ];
 
     pub fn from_name(name: &str) -> Option<Self> {
@@ -84,11 +102,58 @@ pub struct DialectOptions {
     pub start_in_thinking: StartThinking,
     /// Tool definitions: values written as text are typed by them, unknown tools are flagged.
     pub tools: Option<Arc<Tools>>,
+    /// The markers and payload of a custom dialect.
+    pub(crate) syntax: Option<Arc<tagged::Syntax>>,
 }
 
 impl DialectOptions {
+    /// The options of a listed dialect (`Dialect::Custom` without parts reads as hermes).
     pub fn new(dialect: Dialect) -> Self {
-        Self { dialect, start_in_thinking: StartThinking::Detect, tools: None }
+        Self { dialect, start_in_thinking: StartThinking::Detect, tools: None, syntax: None }
+    }
+
+    /// The options of a dialect from parts; the error names the part that is wrong (an empty
+    /// marker, two equal markers, an unknown payload, keys that do not apply).
+    ///
+    /// ```
+    /// use agentmsg_core::parse::dialect::{parse, CustomDialect, DialectOptions};
+    /// let parts = CustomDialect { call_start: "<call>".into(), call_end: "</call>".into(), ..CustomDialect::default() };
+    /// let doc = parse(br#"Hi<call>{"name": "f", "arguments": {}}</call>"#, &DialectOptions::custom(&parts).unwrap());
+    /// assert_eq!(doc.text(), b"Hi");
+    /// let bad = CustomDialect { call_end: "<call>".into(), ..parts };
+    /// assert_eq!(DialectOptions::custom(&bad).unwrap_err(), "call_start and call_end must differ (both are '<call>')");
+    /// ```
+    pub fn custom(parts: &CustomDialect) -> Result<Self, String> {
+        let syntax = tagged::Syntax::custom(parts)?;
+        Ok(Self { syntax: Some(Arc::new(syntax)), ..Self::new(Dialect::Custom) })
+    }
+}
+
+/// The parts of a dialect for models that are not listed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CustomDialect {
+    pub call_start: String,
+    pub call_end: String,
+    /// `json` (an object with the name and the arguments under `name_key` and `arguments_key`),
+    /// `qwen3_coder` or `glm45` (those dialects' element forms).
+    pub payload: String,
+    pub name_key: String,
+    pub arguments_key: String,
+    /// Reasoning markers, if the model writes reasoning.
+    pub think: Option<(String, String)>,
+}
+
+impl Default for CustomDialect {
+    /// Hermes' parts: `<tool_call>{"name", "arguments"}</tool_call>` with `<think>` reasoning.
+    fn default() -> Self {
+        Self {
+            call_start: "<tool_call>".into(),
+            call_end: "</tool_call>".into(),
+            payload: "json".into(),
+            name_key: "name".into(),
+            arguments_key: "arguments".into(),
+            think: Some(("<think>".into(), "</think>".into())),
+        }
     }
 }
 
@@ -147,8 +212,13 @@ impl Core {
     }
 
     fn start_call(&mut self, call: &mut OpenCall, name: &str) {
-        // Deterministic and the same for every chunking: the call's place and its name.
-        let id = call_id(call.index, format!("{}:{name}", call.start).as_bytes());
+        self.start_call_as(call, None, name);
+    }
+
+    /// Starts a call with the id the model wrote (kimi_k2) or, without one, an id that is
+    /// deterministic and the same for every chunking: from the call's place and its name.
+    fn start_call_as(&mut self, call: &mut OpenCall, id: Option<String>, name: &str) {
+        let id = id.unwrap_or_else(|| call_id(call.index, format!("{}:{name}", call.start).as_bytes()));
         self.headers.push((call.index, id.clone(), name.to_owned()));
         call.header = Some((id, name.to_owned()));
         self.out.push(Event::ToolStart { index: call.index });
@@ -177,6 +247,51 @@ impl Core {
             let fragment = arguments[call.emitted..].to_vec();
             call.emitted = arguments.len();
             self.out.push(Event::ToolDelta { index: call.index, fragment });
+        }
+    }
+
+    /// Reads a JSON call's payload from `data[i..]` up to the first of `ends` outside a JSON
+    /// string, reporting what arrived. `skip(json, byte)` names bytes that are the call's raw
+    /// text but not its JSON (deepseek_v3's fence).
+    fn read_json_call(
+        &mut self,
+        call: &mut OpenCall,
+        input: &Input,
+        mut i: usize,
+        ends: &[&[u8]],
+        skip: impl Fn(&JsonCall, u8) -> bool,
+    ) -> JsonStep {
+        let data = input.data;
+        loop {
+            let Payload::Json(json) = &mut call.payload else { return JsonStep::Wait(i) };
+            if i < data.len() && skip(json, data[i]) {
+                call.raw.push(data[i]);
+                i += 1;
+                continue;
+            }
+            let stop = json.scan(data, i);
+            call.raw.extend_from_slice(&data[i..stop]);
+            i = stop;
+            if i == data.len() {
+                self.progress(call);
+                return JsonStep::Read;
+            }
+            if !ends.iter().any(|end| end[0] == data[i]) {
+                // The JSON closed (a payload that ends at its close): go on reading.
+                continue;
+            }
+            match input.settle(scan::match_at(data, i, ends)) {
+                scan::Found::Marker { which, .. } => return JsonStep::End { at: i, which },
+                scan::Found::Partial { .. } => {
+                    self.progress(call);
+                    return JsonStep::Wait(i);
+                }
+                scan::Found::None => {
+                    json.push_byte(data[i]);
+                    call.raw.push(data[i]);
+                    i += 1;
+                }
+            }
         }
     }
 
@@ -318,14 +433,17 @@ impl DialectMachine {
     fn with_spans(options: DialectOptions, spans: bool) -> Self {
         let core = Core::new(spans, options.tools.clone());
         let start_in_thinking = options.start_in_thinking == StartThinking::Yes;
-        let machine = match options.dialect {
-            Dialect::Hermes | Dialect::Qwen3Coder => {
-                Machine::Tagged(tagged::TaggedMachine::new(core, options.dialect, start_in_thinking))
-            }
-            Dialect::GptOss => Machine::Harmony(harmony::HarmonyMachine::new(core)),
-            Dialect::Mistral => Machine::Mistral(mistral::MistralMachine::new(core, start_in_thinking)),
-            Dialect::Llama3Json => Machine::LlamaJson(llama_json::LlamaJsonMachine::new(core)),
-            Dialect::Pythonic => Machine::Pythonic(pythonic::PythonicMachine::new(core)),
+        let syntax = match (&options.syntax, options.dialect) {
+            (Some(syntax), _) => Some(Arc::clone(syntax)),
+            (None, Dialect::Custom) => tagged::Syntax::of(Dialect::Hermes).map(Arc::new),
+            (None, dialect) => tagged::Syntax::of(dialect).map(Arc::new),
+        };
+        let machine = match (syntax, options.dialect) {
+            (Some(syntax), _) => Machine::Tagged(tagged::TaggedMachine::new(core, syntax, start_in_thinking)),
+            (None, Dialect::Mistral) => Machine::Mistral(mistral::MistralMachine::new(core, start_in_thinking)),
+            (None, Dialect::Llama3Json) => Machine::LlamaJson(llama_json::LlamaJsonMachine::new(core)),
+            (None, Dialect::Pythonic) => Machine::Pythonic(pythonic::PythonicMachine::new(core)),
+            (None, _) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
         };
         Self { options, spans, machine, pending: Vec::new(), offset: 0, offset_chars: 0 }
     }
@@ -404,6 +522,16 @@ impl DialectMachine {
         self.offset_chars = chars;
         self.pending.extend_from_slice(&data[read..]);
     }
+}
+
+/// How reading a JSON call's payload stopped.
+enum JsonStep {
+    /// All the data is read.
+    Read,
+    /// `data[at..]` may be the start of an end marker: keep it for the next chunk.
+    Wait(usize),
+    /// End marker number `which` starts at `at`.
+    End { at: usize, which: usize },
 }
 
 /// How a machine's state step ended.

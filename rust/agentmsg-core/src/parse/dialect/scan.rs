@@ -1,6 +1,6 @@
 //! Finding special markers in text with memchr, holding back only a possible marker prefix.
 
-use memchr::memchr;
+use memchr::{memchr, memchr2, memchr3};
 
 /// Where the next marker is in `data[from..]`.
 pub(crate) enum Found {
@@ -12,14 +12,32 @@ pub(crate) enum Found {
     None,
 }
 
-/// The first of `markers` (all starting with the same byte, `<` or `[`) at or after `from`.
-/// Every such byte is looked at once; only the bytes after it that could still match are
-/// compared, so the scan is linear.
-pub(crate) fn find_marker(data: &[u8], from: usize, markers: &[&[u8]]) -> Found {
-    let lead = markers[0][0];
-    debug_assert!(markers.iter().all(|m| m[0] == lead));
+/// The first of `markers` (non-empty) at or after `from`. Every byte that starts a marker is
+/// looked at once (found with memchr when the markers start with at most three distinct bytes);
+/// only the bytes after it that could still match are compared, so the scan is linear.
+pub(crate) fn find_marker<M: AsRef<[u8]>>(data: &[u8], from: usize, markers: &[M]) -> Found {
+    let mut leads = [0u8; 3];
+    let mut count = 0;
+    for marker in markers {
+        let lead = marker.as_ref()[0];
+        if !leads[..count.min(3)].contains(&lead) {
+            if count < 3 {
+                leads[count] = lead;
+            }
+            count += 1;
+        }
+    }
+    let next = |at: usize| -> Option<usize> {
+        let rest = &data[at..];
+        match count {
+            1 => memchr(leads[0], rest),
+            2 => memchr2(leads[0], leads[1], rest),
+            3 => memchr3(leads[0], leads[1], leads[2], rest),
+            _ => rest.iter().position(|b| markers.iter().any(|m| m.as_ref()[0] == *b)),
+        }
+    };
     let mut at = from;
-    while let Some(offset) = memchr(lead, &data[at..]) {
+    while let Some(offset) = next(at) {
         at += offset;
         match match_at(data, at, markers) {
             Found::None => at += 1,
@@ -30,10 +48,11 @@ pub(crate) fn find_marker(data: &[u8], from: usize, markers: &[&[u8]]) -> Found 
 }
 
 /// Whether a marker starts exactly at `at` (or could, once more bytes arrive).
-pub(crate) fn match_at(data: &[u8], at: usize, markers: &[&[u8]]) -> Found {
+pub(crate) fn match_at<M: AsRef<[u8]>>(data: &[u8], at: usize, markers: &[M]) -> Found {
     let rest = &data[at..];
     let mut partial = false;
     for (which, marker) in markers.iter().enumerate() {
+        let marker = marker.as_ref();
         if rest.starts_with(marker) {
             return Found::Marker { at, which };
         }
@@ -63,5 +82,8 @@ mod tests {
         assert!(matches!(find_marker(b"x <y <bc> <a>", 0, markers), Found::Marker { at: 5, which: 1 }));
         assert!(matches!(find_marker(b"x <b", 0, markers), Found::Partial { at: 2 }));
         assert!(matches!(find_marker(b"x <b>", 0, markers), Found::None));
+        let mixed: &[&[u8]] = &["◁t▷".as_bytes(), b"<a>", b"[b]", b"{c}"];
+        assert!(matches!(find_marker("x [c ◁t▷".as_bytes(), 0, mixed), Found::Marker { at: 5, which: 0 }));
+        assert!(matches!(find_marker(b"x {c} [b]", 0, mixed), Found::Marker { at: 2, which: 3 }));
     }
 }

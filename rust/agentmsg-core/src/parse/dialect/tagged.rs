@@ -1,50 +1,193 @@
-//! The `<tool_call>` dialects (hermes, qwen3_coder) with `<think>` reasoning.
+//! The marker dialects: text with reasoning blocks and tool calls between fixed markers. One
+//! machine reads them all from a [`Syntax`]: the call markers, the payload form, the reasoning
+//! markers and, for the special-token dialects, the section that holds the calls.
 //!
-//! `<tool_call>` opens a call only when the payload starts right after it (blanks allowed): a
-//! `{` for hermes, `<function=` for qwen3_coder; otherwise the marker is text. A hermes call
-//! ends at the first `</tool_call>` outside a JSON string; a qwen3_coder call at the first
-//! `</tool_call>` outside a parameter value. `<think>` opens reasoning (its content is not
-//! parsed) up to `</think>`; a `</think>` with nothing open is text.
+//! - `<tool_call>` dialects (hermes, qwen3_coder, glm45, custom): the call marker opens a call
+//!   only when the payload starts right after it (blanks allowed): a `{` for JSON, `<function=`
+//!   for qwen3_coder, a name then `<arg_key>` or the end marker for glm45; otherwise the marker
+//!   is text. A JSON call ends at the first end marker outside a JSON string; an element call at
+//!   the first end marker outside a value.
+//! - Special-token dialects (deepseek_v3, deepseek_v31, kimi_k2): calls open only inside the
+//!   calls section; a call is a header up to a separator, then JSON arguments up to the call's
+//!   end token. Their tokens cannot occur in prose, so a call marker in the section always opens
+//!   a call (a malformed one is reported with its raw text).
+//! - Reasoning runs from an opening to its closing marker (its content is not parsed); a closing
+//!   marker with nothing open is text.
 
-use super::element_call::{ElementCall, Step, FUNCTION_OPEN};
+use std::sync::Arc;
+
+use super::element_call::{ElementCall, ElementForm, Step, ARG_KEY_OPEN, FUNCTION_OPEN};
 use super::json_call::{JsonCall, JsonShape};
 use super::scan::{find_marker, is_space, match_at, Found};
-use super::{Core, Dialect, Flow, Input, OpenCall, Payload};
+use super::{Core, Dialect, Flow, Input, JsonStep, OpenCall, Payload};
 
 const TOOL_CALL_OPEN: &[u8] = b"<tool_call>";
 const TOOL_CALL_CLOSE: &[u8] = b"</tool_call>";
-const THINK_OPEN: &[u8] = b"<think>";
-const THINK_CLOSE: &[u8] = b"</think>";
-const TEXT_MARKERS: &[&[u8]] = &[TOOL_CALL_OPEN, THINK_OPEN, THINK_CLOSE];
-const HERMES_SHAPE: JsonShape = JsonShape::Fields { name_key: "name", arguments_key: "arguments" };
+const THINK: (&[u8], &[u8]) = (b"<think>", b"</think>");
+const KIMI_THINK: (&[u8], &[u8]) = ("◁think▷".as_bytes(), "◁/think▷".as_bytes());
+const FENCE: u8 = b'`';
+
+/// How a call's name and arguments are written between its markers.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Form {
+    /// A JSON object holding the name and the arguments (hermes).
+    Json(JsonShape),
+    /// `<function=NAME>` or `NAME` followed by elements (qwen3_coder, glm45).
+    Element(ElementForm),
+    /// A header up to `sep`, then the arguments as JSON (the special-token dialects).
+    Header { sep: &'static [u8], kind: HeaderKind },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HeaderKind {
+    /// `NAME<sep>{…}` (deepseek_v31).
+    Name,
+    /// `TYPE<sep>NAME`, a line break, then the JSON, optionally in a ```json fence (deepseek_v3).
+    TypedName,
+    /// `functions.NAME:IDX<sep>{…}`: the header is also the call's id (kimi_k2).
+    FunctionsId,
+}
+
+/// The markers and payload form of a marker dialect.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Syntax {
+    /// Open and close of the section the calls are in (special-token dialects).
+    section: Option<(&'static [u8], &'static [u8])>,
+    call_open: Vec<u8>,
+    call_close: Vec<u8>,
+    form: Form,
+    /// Looked for in text: the section or call opener, then each reasoning opener and closer.
+    text_markers: Vec<Vec<u8>>,
+    think_opens: usize,
+    think_closes: Vec<Vec<u8>>,
+}
+
+impl Syntax {
+    /// The syntax of a built-in marker dialect (None for Harmony).
+    pub fn of(dialect: Dialect) -> Option<Self> {
+        const DEEPSEEK_SECTION: (&[u8], &[u8]) =
+            ("<｜tool▁calls▁begin｜>".as_bytes(), "<｜tool▁calls▁end｜>".as_bytes());
+        const DEEPSEEK_CALL: (&[u8], &[u8]) = ("<｜tool▁call▁begin｜>".as_bytes(), "<｜tool▁call▁end｜>".as_bytes());
+        const DEEPSEEK_SEP: &[u8] = "<｜tool▁sep｜>".as_bytes();
+        let tool_call = (TOOL_CALL_OPEN, TOOL_CALL_CLOSE);
+        let (section, call, form, think): (_, _, _, &[(&[u8], &[u8])]) = match dialect {
+            Dialect::Hermes => (None, tool_call, Form::Json(fields("name", "arguments")), &[THINK]),
+            Dialect::Qwen3Coder => (None, tool_call, Form::Element(ElementForm::Qwen3Coder), &[THINK]),
+            Dialect::Glm45 => (None, tool_call, Form::Element(ElementForm::Glm45), &[THINK]),
+            Dialect::DeepseekV3 => (
+                Some(DEEPSEEK_SECTION),
+                DEEPSEEK_CALL,
+                Form::Header { sep: DEEPSEEK_SEP, kind: HeaderKind::TypedName },
+                &[THINK],
+            ),
+            Dialect::DeepseekV31 => (
+                Some(DEEPSEEK_SECTION),
+                DEEPSEEK_CALL,
+                Form::Header { sep: DEEPSEEK_SEP, kind: HeaderKind::Name },
+                &[THINK],
+            ),
+            Dialect::KimiK2 => (
+                Some((b"<|tool_calls_section_begin|>", b"<|tool_calls_section_end|>")),
+                (b"<|tool_call_begin|>", b"<|tool_call_end|>"),
+                Form::Header { sep: b"<|tool_call_argument_begin|>", kind: HeaderKind::FunctionsId },
+                &[KIMI_THINK, THINK],
+            ),
+            Dialect::GptOss | Dialect::Mistral | Dialect::Llama3Json | Dialect::Pythonic | Dialect::Custom => {
+                return None
+            }
+        };
+        Some(Self::new(section, call.0.to_vec(), call.1.to_vec(), form, think))
+    }
+
+    /// A dialect from parts (see [`super::CustomDialect`]); the error says which part is wrong.
+    pub fn custom(parts: &super::CustomDialect) -> Result<Self, String> {
+        let super::CustomDialect { call_start, call_end, payload, name_key, arguments_key, think } = parts;
+        let form = match payload.as_str() {
+            "json" => {
+                if name_key.is_empty() || arguments_key.is_empty() {
+                    return Err("name_key and arguments_key must not be empty".into());
+                }
+                if name_key == arguments_key {
+                    return Err(format!("name_key and arguments_key must differ (both are {})", quoted(name_key)));
+                }
+                Form::Json(fields(name_key, arguments_key))
+            }
+            "qwen3_coder" | "glm45" => {
+                if name_key != "name" || arguments_key != "arguments" {
+                    return Err(format!("name_key and arguments_key apply to payload 'json' only, not {}", quoted(payload)));
+                }
+                let form = if payload == "glm45" { ElementForm::Glm45 } else { ElementForm::Qwen3Coder };
+                Form::Element(form)
+            }
+            other => return Err(format!("unknown payload {}; valid: json, qwen3_coder, glm45", quoted(other))),
+        };
+        let mut markers = vec![("call_start", call_start.as_str()), ("call_end", call_end.as_str())];
+        if let Some((start, end)) = think {
+            markers.extend([("think_start", start.as_str()), ("think_end", end.as_str())]);
+        }
+        for (i, (role, marker)) in markers.iter().enumerate() {
+            if marker.is_empty() {
+                return Err(format!("{role} must not be empty"));
+            }
+            if let Some((other, _)) = markers[..i].iter().find(|(_, m)| m == marker) {
+                return Err(format!("{other} and {role} must differ (both are {})", quoted(marker)));
+            }
+        }
+        let think: Vec<(&[u8], &[u8])> = think.iter().map(|(s, e)| (s.as_bytes(), e.as_bytes())).collect();
+        Ok(Self::new(None, call_start.as_bytes().to_vec(), call_end.as_bytes().to_vec(), form, &think))
+    }
+
+    fn new(
+        section: Option<(&'static [u8], &'static [u8])>,
+        call_open: Vec<u8>,
+        call_close: Vec<u8>,
+        form: Form,
+        think: &[(&[u8], &[u8])],
+    ) -> Self {
+        let opener = match section {
+            Some((open, _)) => open.to_vec(),
+            None => call_open.clone(),
+        };
+        let mut text_markers = vec![opener];
+        text_markers.extend(think.iter().map(|(open, _)| open.to_vec()));
+        let think_closes: Vec<Vec<u8>> = think.iter().map(|(_, close)| close.to_vec()).collect();
+        text_markers.extend(think_closes.iter().cloned());
+        Self { section, call_open, call_close, form, text_markers, think_opens: think.len(), think_closes }
+    }
+}
 
 #[derive(Clone, Debug)]
 enum State {
     Text,
-    Thinking,
-    /// After `<tool_call>`: the marker and blanks, until the payload's first byte decides.
-    Opening { start: usize, start_chars: usize, held: Vec<u8> },
-    Call(OpenCall),
+    /// Reasoning opened by pair `pair` (None: the reply started inside it; any closer ends it).
+    Thinking { pair: Option<usize> },
+    /// Inside the calls section, between calls.
+    Section,
+    /// After the call marker of a `<tool_call>` dialect: held until the payload's start decides.
+    Opening { start: usize, start_chars: usize, held: Vec<u8>, name: Vec<u8> },
+    /// A special-token call's header, up to the separator (and for deepseek_v3 the name line).
+    Header { call: Box<OpenCall>, header: Vec<u8>, name: Option<Vec<u8>> },
+    Call(Box<OpenCall>),
 }
 
 #[derive(Clone, Debug)]
 pub(crate) struct TaggedMachine {
     pub core: Core,
-    dialect: Dialect,
+    syntax: Arc<Syntax>,
     state: State,
     saw_open: bool,
     saw_stray_close: bool,
 }
 
 impl TaggedMachine {
-    pub fn new(mut core: Core, dialect: Dialect, start_in_thinking: bool) -> Self {
-        let state = if start_in_thinking {
+    pub fn new(mut core: Core, syntax: Arc<Syntax>, start_in_thinking: bool) -> Self {
+        let state = if start_in_thinking && syntax.think_opens > 0 {
             core.out.begin_thinking();
-            State::Thinking
+            State::Thinking { pair: None }
         } else {
             State::Text
         };
-        Self { core, dialect, state, saw_open: start_in_thinking, saw_stray_close: false }
+        Self { core, syntax, state, saw_open: start_in_thinking, saw_stray_close: false }
     }
 
     pub fn saw_stray_close(&self) -> bool {
@@ -58,8 +201,10 @@ impl TaggedMachine {
         while i < data.len() {
             let flow = match self.state {
                 State::Text => self.text(&mut input, i),
-                State::Thinking => self.thinking(&input, i),
+                State::Thinking { .. } => self.thinking(&input, i),
+                State::Section => self.section(&mut input, i),
                 State::Opening { .. } => self.opening(&input, i),
+                State::Header { .. } => self.header(&input, i),
                 State::Call(_) => self.call(&input, i),
             };
             match flow {
@@ -72,17 +217,22 @@ impl TaggedMachine {
 
     fn text(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
-        match input.settle(find_marker(data, i, TEXT_MARKERS)) {
+        // A borrow, not a clone: no atomic count per step.
+        let syntax = &self.syntax;
+        match input.settle(find_marker(data, i, &syntax.text_markers)) {
             Found::Marker { at, which } => {
                 self.core.out.text(&data[i..at], input.abs(i));
-                let marker = TEXT_MARKERS[which];
-                if marker == TOOL_CALL_OPEN {
+                let marker = &syntax.text_markers[which];
+                if which == 0 && syntax.section.is_some() {
+                    self.core.out.end_text();
+                    self.state = State::Section;
+                } else if which == 0 {
                     let (start, start_chars) = input.at(at);
-                    self.state = State::Opening { start, start_chars, held: marker.to_vec() };
-                } else if marker == THINK_OPEN {
+                    self.state = State::Opening { start, start_chars, held: marker.clone(), name: Vec::new() };
+                } else if which <= syntax.think_opens {
                     self.saw_open = true;
                     self.core.out.begin_thinking();
-                    self.state = State::Thinking;
+                    self.state = State::Thinking { pair: Some(which - 1) };
                 } else {
                     self.saw_stray_close |= !self.saw_open;
                     self.saw_open = true;
@@ -103,12 +253,18 @@ impl TaggedMachine {
 
     fn thinking(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
-        match input.settle(find_marker(data, i, &[THINK_CLOSE])) {
-            Found::Marker { at, .. } => {
+        let State::Thinking { pair } = self.state else { return Flow::Wait(i) };
+        let closes = match pair {
+            Some(pair) => &self.syntax.think_closes[pair..=pair],
+            None => &self.syntax.think_closes[..],
+        };
+        match input.settle(find_marker(data, i, closes)) {
+            Found::Marker { at, which } => {
+                let close_len = closes[which].len();
                 self.core.out.thinking(&data[i..at], input.abs(i));
                 self.core.out.end_thinking(true);
                 self.state = State::Text;
-                Flow::Continue(at + THINK_CLOSE.len())
+                Flow::Continue(at + close_len)
             }
             Found::Partial { at } => {
                 self.core.out.thinking(&data[i..at], input.abs(i));
@@ -121,71 +277,210 @@ impl TaggedMachine {
         }
     }
 
-    /// Blanks after `<tool_call>` are held; the first other byte decides whether a call opens.
+    /// Between the calls of a section: a call marker opens a call, the section's end closes
+    /// it, anything else is text.
+    fn section(&mut self, input: &mut Input, i: usize) -> Flow {
+        let data = input.data;
+        let syntax = &self.syntax;
+        let Some((_, section_close)) = syntax.section else { return Flow::Wait(i) };
+        let markers: [&[u8]; 2] = [&syntax.call_open, section_close];
+        let found = input.settle(find_marker(data, i, &markers));
+        let until = match found {
+            Found::Marker { at, .. } | Found::Partial { at } => at,
+            Found::None => data.len(),
+        };
+        self.core.out.text(&data[i..until], input.abs(i));
+        match found {
+            Found::Marker { at, which: 0 } => {
+                let (start, start_chars) = input.at(at);
+                let raw = syntax.call_open.clone();
+                let payload = Payload::Json(JsonCall::new(JsonShape::Arguments).ending_at_close());
+                let call = self.core.open_call(start, start_chars, raw, payload);
+                self.state = State::Header { call: Box::new(call), header: Vec::new(), name: None };
+                Flow::Continue(at + syntax.call_open.len())
+            }
+            Found::Marker { at, .. } => {
+                self.core.out.end_text();
+                self.state = State::Text;
+                Flow::Continue(at + section_close.len())
+            }
+            Found::Partial { at } => Flow::Wait(at),
+            Found::None => Flow::Continue(data.len()),
+        }
+    }
+
+    /// A special-token call's header: up to the separator, then (deepseek_v3) the name line.
+    fn header(&mut self, input: &Input, i: usize) -> Flow {
+        let data = input.data;
+        let syntax = Arc::clone(&self.syntax);
+        let Form::Header { sep, kind } = syntax.form else { return Flow::Wait(i) };
+        let State::Header { call, header, name } = &mut self.state else { return Flow::Wait(i) };
+        let Some(name) = name else {
+            let markers: [&[u8]; 2] = [sep, &syntax.call_close];
+            let found = input.settle(find_marker(data, i, &markers));
+            let until = match found {
+                Found::Marker { at, .. } | Found::Partial { at } => at,
+                Found::None => data.len(),
+            };
+            header.extend_from_slice(&data[i..until]);
+            call.raw.extend_from_slice(&data[i..until]);
+            return match found {
+                Found::Marker { at, which: 0 } => {
+                    call.raw.extend_from_slice(sep);
+                    if kind == HeaderKind::TypedName {
+                        *name = Some(Vec::new());
+                    } else {
+                        let header = std::mem::take(header);
+                        self.begin_arguments(header);
+                    }
+                    Flow::Continue(at + sep.len())
+                }
+                Found::Marker { at, .. } => {
+                    call.raw.extend_from_slice(&syntax.call_close);
+                    self.malformed("the call has no separator between its name and its arguments");
+                    Flow::Continue(at + syntax.call_close.len())
+                }
+                Found::Partial { at } => Flow::Wait(at),
+                Found::None => Flow::Continue(data.len()),
+            };
+        };
+        // deepseek_v3: the name runs to the line break (or to where the arguments begin).
+        let end = data[i..].iter().position(|&b| matches!(b, b'\n' | FENCE | b'{' | b'<'));
+        let until = end.map_or(data.len(), |k| i + k);
+        name.extend_from_slice(&data[i..until]);
+        call.raw.extend_from_slice(&data[i..until]);
+        if end.is_none() {
+            return Flow::Continue(until);
+        }
+        let name = std::mem::take(name);
+        self.begin_arguments(name);
+        Flow::Continue(until)
+    }
+
+    /// The header is complete: the call starts with its name (and, for kimi_k2, its id).
+    fn begin_arguments(&mut self, header: Vec<u8>) {
+        let State::Header { call, .. } = std::mem::replace(&mut self.state, State::Text) else { return };
+        let mut call = call;
+        let Form::Header { kind, .. } = self.syntax.form else { return };
+        let header = String::from_utf8_lossy(header.trim_ascii()).into_owned();
+        let (id, name) = match kind {
+            HeaderKind::FunctionsId => {
+                let name = header.strip_prefix("functions.").unwrap_or(&header);
+                let name = match name.rsplit_once(':') {
+                    Some((name, index)) if !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()) => name,
+                    _ => name,
+                };
+                (Some(header.clone()), name.to_owned())
+            }
+            HeaderKind::Name | HeaderKind::TypedName => (None, header),
+        };
+        if !name.is_empty() {
+            self.core.start_call_as(&mut call, id, &name);
+        }
+        self.state = State::Call(call);
+    }
+
+    /// Ends the open special-token call as malformed.
+    fn malformed(&mut self, why: &str) {
+        if let State::Header { call, .. } = std::mem::replace(&mut self.state, State::Section) {
+            self.core.close(*call, Err((crate::parse::payload::IssueKind::WrongFormat, why.to_owned())));
+        }
+    }
+
+    /// Blanks after the call marker are held; the first other bytes decide whether a call opens.
     fn opening(&mut self, input: &Input, mut i: usize) -> Flow {
         let data = input.data;
-        let State::Opening { held, .. } = &mut self.state else { return Flow::Wait(i) };
-        let blanks = data[i..].iter().take_while(|b| is_space(**b)).count();
-        held.extend_from_slice(&data[i..i + blanks]);
-        i += blanks;
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
-        let payload = match self.dialect {
-            Dialect::Qwen3Coder => match input.settle(match_at(data, i, &[FUNCTION_OPEN])) {
-                Found::Partial { .. } => return Flow::Wait(i),
-                Found::Marker { .. } => {
-                    held.extend_from_slice(FUNCTION_OPEN);
-                    i += FUNCTION_OPEN.len();
-                    Some(Payload::Element(ElementCall::new(TOOL_CALL_CLOSE)))
+        let syntax = Arc::clone(&self.syntax);
+        let State::Opening { held, name, .. } = &mut self.state else { return Flow::Wait(i) };
+        let payload = match syntax.form {
+            Form::Element(ElementForm::Glm45) => {
+                // Blanks, the name (no blanks or markup in it), blanks, then a key or the end marker.
+                while i < data.len() {
+                    let b = data[i];
+                    let name_done = !name.is_empty() && held.last().is_some_and(|last| is_space(*last));
+                    if is_space(b) || (!name_done && is_name_byte(b)) {
+                        if !is_space(b) {
+                            name.push(b);
+                        }
+                        held.push(b);
+                        i += 1;
+                    } else {
+                        break;
+                    }
                 }
-                Found::None => None,
-            },
-            _ => (data[i] == b'{').then(|| Payload::Json(JsonCall::new(HERMES_SHAPE))),
+                if i == data.len() {
+                    return Flow::Continue(i);
+                }
+                let markers: [&[u8]; 2] = [ARG_KEY_OPEN, &syntax.call_close];
+                match input.settle(match_at(data, i, &markers)) {
+                    Found::Partial { .. } => return Flow::Wait(i),
+                    Found::Marker { .. } if !name.is_empty() => std::str::from_utf8(name)
+                        .ok()
+                        .filter(|n| !n.is_empty())
+                        .map(|n| Payload::Element(ElementCall::named(ElementForm::Glm45, n.to_owned()))),
+                    _ => None,
+                }
+            }
+            _ => {
+                let blanks = data[i..].iter().take_while(|b| is_space(**b)).count();
+                held.extend_from_slice(&data[i..i + blanks]);
+                i += blanks;
+                if i == data.len() {
+                    return Flow::Continue(i);
+                }
+                match &syntax.form {
+                    Form::Element(ElementForm::Qwen3Coder) => match input.settle(match_at(data, i, &[FUNCTION_OPEN])) {
+                        Found::Partial { .. } => return Flow::Wait(i),
+                        Found::Marker { .. } => {
+                            held.extend_from_slice(FUNCTION_OPEN);
+                            i += FUNCTION_OPEN.len();
+                            Some(Payload::Element(ElementCall::new(ElementForm::Qwen3Coder)))
+                        }
+                        Found::None => None,
+                    },
+                    Form::Json(shape) => (data[i] == b'{')
+                        .then(|| Payload::Json(JsonCall::new(shape.clone()).stopping_at(syntax.call_close[0]))),
+                    _ => None,
+                }
+            }
         };
-        let State::Opening { start, start_chars, held } = std::mem::replace(&mut self.state, State::Text) else {
+        let State::Opening { start, start_chars, held, .. } = std::mem::replace(&mut self.state, State::Text) else {
             return Flow::Wait(i);
         };
         match payload {
             Some(payload) => {
                 let call = self.core.open_call(start, start_chars, held, payload);
-                self.state = State::Call(call);
+                self.state = State::Call(Box::new(call));
             }
-            // Not a call: the marker and blanks are text, and reading goes on from here.
+            // Not a call: the marker and what was held are text, and reading goes on from here.
             None => self.core.out.text(&held, start),
         }
         Flow::Continue(i)
     }
 
-    fn call(&mut self, input: &Input, mut i: usize) -> Flow {
+    fn call(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
+        let syntax = &self.syntax;
+        let close: &[u8] = &syntax.call_close;
+        let fenced = matches!(syntax.form, Form::Header { kind: HeaderKind::TypedName, .. });
         let State::Call(call) = &mut self.state else { return Flow::Wait(i) };
         match &mut call.payload {
-            Payload::Json(json) => loop {
-                let stop = json.scan(data, i);
-                call.raw.extend_from_slice(&data[i..stop]);
-                i = stop;
-                if i == data.len() {
-                    self.core.progress(call);
-                    return Flow::Continue(i);
-                }
-                match input.settle(match_at(data, i, &[TOOL_CALL_CLOSE])) {
-                    Found::Marker { .. } => {
-                        call.raw.extend_from_slice(TOOL_CALL_CLOSE);
-                        return self.end_call(i + TOOL_CALL_CLOSE.len());
-                    }
-                    Found::Partial { .. } => {
-                        self.core.progress(call);
-                        return Flow::Wait(i);
-                    }
-                    Found::None => {
-                        json.push_byte(b'<');
-                        call.raw.push(b'<');
-                        i += 1;
+            Payload::Json(_) => {
+                // deepseek_v3: the line break and ```json line before the JSON, the ``` after it.
+                let fence = |json: &JsonCall, b: u8| {
+                    fenced && ((json.closed && b == FENCE) || (json.payload.is_empty() && is_fence_line_byte(b)))
+                };
+                match self.core.read_json_call(call, input, i, &[close], fence) {
+                    JsonStep::Read => Flow::Continue(data.len()),
+                    JsonStep::Wait(at) => Flow::Wait(at),
+                    JsonStep::End { at, .. } => {
+                        call.raw.extend_from_slice(close);
+                        let next = at + close.len();
+                        self.end_call(next)
                     }
                 }
-            },
-            Payload::Element(element) => match element.scan(data, i, self.core.tools.as_deref()) {
+            }
+            Payload::Element(element) => match element.scan(data, i, close, self.core.tools.as_deref()) {
                 Step::Wait(stop) => {
                     call.raw.extend_from_slice(&data[i..stop]);
                     self.core.progress(call);
@@ -207,8 +502,9 @@ impl TaggedMachine {
     }
 
     fn end_call(&mut self, next: usize) -> Flow {
-        if let State::Call(call) = std::mem::replace(&mut self.state, State::Text) {
-            self.core.end_call(call);
+        let after = if self.syntax.section.is_some() { State::Section } else { State::Text };
+        if let State::Call(call) = std::mem::replace(&mut self.state, after) {
+            self.core.end_call(*call);
         }
         Flow::Continue(next)
     }
@@ -216,10 +512,34 @@ impl TaggedMachine {
     /// The end of the text: closes what is open.
     pub fn finish(&mut self) {
         match std::mem::replace(&mut self.state, State::Text) {
-            State::Text => {}
-            State::Thinking => self.core.out.end_thinking(false),
+            State::Text | State::Section => {}
+            State::Thinking { .. } => self.core.out.end_thinking(false),
             State::Opening { start, held, .. } => self.core.out.text(&held, start),
-            State::Call(call) => self.core.cut_off(call, "a <tool_call>"),
+            State::Header { call, .. } | State::Call(call) => self.core.cut_off(*call, "a tool call"),
         }
     }
+}
+
+/// A part quoted for an error message, cut to its first 40 characters: a message stays short
+/// whatever the part holds.
+pub fn quoted(part: &str) -> String {
+    const EXCERPT: usize = 40;
+    match part.char_indices().nth(EXCERPT) {
+        Some((cut, _)) => format!("'{}'... ({} characters)", &part[..cut], part.chars().count()),
+        None => format!("'{part}'"),
+    }
+}
+
+fn fields(name_key: &str, arguments_key: &str) -> JsonShape {
+    JsonShape::Fields { name_key: name_key.into(), arguments_key: arguments_key.into() }
+}
+
+/// A byte of a glm45 function name: anything but blanks and markup.
+fn is_name_byte(b: u8) -> bool {
+    !is_space(b) && !matches!(b, b'<' | b'>' | b'{' | b'}' | b'"' | b'\'')
+}
+
+/// A byte of the line break and ```json fence line before deepseek_v3's arguments.
+fn is_fence_line_byte(b: u8) -> bool {
+    is_space(b) || b == FENCE || b.is_ascii_alphanumeric()
 }

@@ -5,8 +5,18 @@ use proptest::prelude::*;
 use super::*;
 use crate::parse::Block;
 
-const ALL: [Dialect; 6] =
-    [Dialect::Hermes, Dialect::Qwen3Coder, Dialect::GptOss, Dialect::Mistral, Dialect::Llama3Json, Dialect::Pythonic];
+const ALL: [Dialect; 10] = [
+    Dialect::Hermes,
+    Dialect::Qwen3Coder,
+    Dialect::GptOss,
+    Dialect::Mistral,
+    Dialect::Llama3Json,
+    Dialect::Pythonic,
+    Dialect::DeepseekV3,
+    Dialect::DeepseekV31,
+    Dialect::KimiK2,
+    Dialect::Glm45,
+];
 
 /// The document of `text` streamed in `size`-byte pieces (cut only at character boundaries).
 pub(super) fn streamed(text: &str, dialect: Dialect, size: usize) -> Document<'static> {
@@ -38,6 +48,19 @@ fn each_dialect_reads_its_calls_whole_and_streamed() {
         (Dialect::Hermes, "Hi <tool_call>{\"name\": \"f\", \"arguments\": {\"s\": \"</tool_call>\"}}</tool_call> ok"),
         (Dialect::Qwen3Coder, "Hi <tool_call><function=f><parameter=s>\n</tool_call>\n</parameter></function></tool_call> ok"),
         (Dialect::GptOss, "<|channel|>commentary to=functions.f<|message|>{\"s\": \"<|call|>\"}<|call|><|channel|>final<|message|>ok"),
+        (
+            Dialect::DeepseekV3,
+            "Hi <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"s\": \"<｜tool▁call▁end｜>\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> ok",
+        ),
+        (
+            Dialect::DeepseekV31,
+            "Hi <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"s\": \"<｜tool▁call▁end｜>\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜> ok",
+        ),
+        (
+            Dialect::KimiK2,
+            "Hi <|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"s\": \"<|tool_call_end|>\"}<|tool_call_end|><|tool_calls_section_end|> ok",
+        ),
+        (Dialect::Glm45, "Hi <tool_call>f\n<arg_key>s</arg_key>\n<arg_value></tool_call></arg_value>\n</tool_call> ok"),
     ];
     for (dialect, text) in cases {
         let doc = whole(text, dialect);
@@ -61,6 +84,23 @@ fn adversarial(dialect: Dialect, n: usize) -> String {
         Dialect::Mistral => format!("{}[TOOL_CALLS]f[ARGS]{{\"s\": \"{}", "[TOOL_CALL [/THIN ".repeat(n / 36), "[TOOL_CALLS [ARG ".repeat(n / 34)),
         Dialect::Llama3Json => format!("{{\"s\": \"{}\"}}{}", "<|python_ta {".repeat(n / 26), "<|python_tag|> x ".repeat(n / 34)),
         Dialect::Pythonic => format!("{}[g(s='{}", "[f(a=(1, '<|python_start|>')),\n".repeat(n / 64), "\\u00e9\\'[x(".repeat(n / 24)),
+        Dialect::DeepseekV3 | Dialect::DeepseekV31 => format!(
+            "{}<｜tool▁calls▁begin｜>{}<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{{\"s\": \"{}",
+            "<｜tool▁ <".repeat(n / 24),
+            "<｜tool▁call <\n".repeat(n / 48),
+            "<｜tool▁call▁en".repeat(n / 48)
+        ),
+        Dialect::KimiK2 => format!(
+            "{}◁think▷{}◁/think▷<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0{}",
+            "<|tool_calls_sec ◁thin".repeat(n / 48),
+            "◁/thin <".repeat(n / 48),
+            "<|tool_call_argument_be".repeat(n / 46)
+        ),
+        Dialect::Glm45 | Dialect::Custom => format!(
+            "{}<tool_call>f<arg_key>k</arg_key><arg_value>{}",
+            "<tool_call>name <tool_call>\n".repeat(n / 56),
+            "</arg_valu <".repeat(n / 12)
+        ),
     }
 }
 
@@ -98,4 +138,101 @@ proptest! {
             prop_assert_eq!(streamed(&text, dialect, size), doc);
         }
     }
+}
+
+/// The document of `text` in `size`-byte pieces (any cut, even inside a character) and whole.
+fn both_ways(text: &[u8], options: &DialectOptions, size: usize) -> (Document<'static>, Document<'static>) {
+    let options = DialectOptions { start_in_thinking: StartThinking::No, ..options.clone() };
+    let mut machine = DialectMachine::new(options.clone());
+    let mut events = Vec::new();
+    for piece in text.chunks(size) {
+        machine.feed_into(piece, &mut events);
+    }
+    events.extend(machine.finish());
+    (Document::from_events(core_events(events)), parse(text, &options).into_owned())
+}
+
+#[test]
+fn custom_dialects_read_their_markers_whole_and_streamed() {
+    let json = CustomDialect {
+        call_start: "[[call]]".into(),
+        call_end: "[[/call]]".into(),
+        name_key: "tool".into(),
+        arguments_key: "args".into(),
+        think: Some(("◁t▷".into(), "◁/t▷".into())),
+        ..CustomDialect::default()
+    };
+    let glm = CustomDialect { payload: "glm45".into(), think: None, ..CustomDialect::default() };
+    let cases: [(&CustomDialect, &str, &str); 2] = [
+        (&json, "◁t▷plan◁/t▷Hi [[call]]{\"tool\": \"f\", \"args\": {\"s\": \"[[/call]]\", \"t\": [1]}}[[/call]] ok [[call]] no", "f"),
+        (&glm, "Hi <tool_call>g<arg_key>k</arg_key><arg_value>v</arg_value></tool_call> ok", "g"),
+    ];
+    for (parts, text, name) in cases {
+        let options = DialectOptions::custom(parts).unwrap();
+        let (_, doc) = both_ways(text.as_bytes(), &options, text.len());
+        let calls: Vec<_> = doc.blocks.iter().filter_map(|b| if let Block::ToolCall(c) = b { Some(c) } else { None }).collect();
+        assert_eq!(calls.len(), 1, "{text}");
+        assert_eq!(calls[0].name, name);
+        assert!(doc.issues.is_empty(), "{:?}", doc.issues);
+        for size in 1..5 {
+            let (streamed, whole) = both_ways(text.as_bytes(), &options, size);
+            assert_eq!(streamed, whole, "{text} in {size}-byte pieces");
+        }
+    }
+}
+
+#[test]
+fn custom_dialect_parts_are_checked() {
+    let bad = |parts: CustomDialect| DialectOptions::custom(&parts).unwrap_err();
+    let base = CustomDialect::default;
+    assert_eq!(bad(CustomDialect { call_start: String::new(), ..base() }), "call_start must not be empty");
+    assert_eq!(
+        bad(CustomDialect { think: Some(("<think>".into(), "<tool_call>".into())), ..base() }),
+        "call_start and think_end must differ (both are '<tool_call>')"
+    );
+    assert_eq!(bad(CustomDialect { payload: "xml".into(), ..base() }), "unknown payload 'xml'; valid: json, qwen3_coder, glm45");
+    assert_eq!(
+        bad(CustomDialect { payload: "glm45".into(), name_key: "n".into(), ..base() }),
+        "name_key and arguments_key apply to payload 'json' only, not 'glm45'"
+    );
+    assert_eq!(bad(CustomDialect { name_key: "a".into(), arguments_key: "a".into(), ..base() }), "name_key and arguments_key must differ (both are 'a')");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn marker_soup_streams_as_whole_in_every_dialect(
+        picks in proptest::collection::vec(0usize..64, 0..60),
+        size in 1usize..8,
+    ) {
+        for dialect in ALL {
+            let text = soup(dialect, &picks);
+            let (streamed, whole) = both_ways(text.as_bytes(), &DialectOptions::new(dialect), size);
+            prop_assert_eq!(streamed, whole);
+        }
+    }
+}
+
+/// A text of the dialect's markers and payload pieces, chosen by `picks`.
+fn soup(dialect: Dialect, picks: &[usize]) -> String {
+    let common = ["<think>", "</think>", "{\"a\": ", "}", "\"", "\\", "x", " ", "\n", "é", "<", "f", "1"];
+    let own: &[&str] = match dialect {
+        Dialect::Hermes => &["<tool_call>", "</tool_call>", "{\"name\": \"f\", \"arguments\": "],
+        Dialect::Qwen3Coder => &["<tool_call>", "</tool_call>", "<function=f>", "</function>", "<parameter=a>", "</parameter>"],
+        Dialect::GptOss => &["<|start|>", "<|channel|>", "analysis", "final", " to=functions.f", "<|message|>", "<|end|>", "<|call|>"],
+        Dialect::DeepseekV3 | Dialect::DeepseekV31 => &[
+            "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>",
+            "<｜tool▁sep｜>", "function", "```json\n", "```", "<｜",
+        ],
+        Dialect::KimiK2 => &[
+            "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>", "<|tool_call_end|>",
+            "<|tool_call_argument_begin|>", "functions.f:0", "◁think▷", "◁/think▷", "◁",
+        ],
+        Dialect::Mistral => &["[TOOL_CALLS]", "[ARGS]", "[THINK]", "[/THINK]", "[{\"name\": \"f\", \"arguments\": ", "]"],
+        Dialect::Llama3Json => &["<|python_tag|>", "{\"name\": \"f\", \"parameters\": ", ";"],
+        Dialect::Pythonic => &["[f(", "a=", "'s'", ")", ")]", ", ", "<|python_start|>", "<|python_end|>", "\n["],
+        Dialect::Glm45 | Dialect::Custom => &["<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"],
+    };
+    picks.iter().map(|p| if p % 2 == 0 { own[p / 2 % own.len()] } else { common[p / 2 % common.len()] }).collect()
 }
