@@ -327,6 +327,7 @@ def set_num_threads(threads: int) -> None:
 
 # -- Arrow -------------------------------------------------------------------------------------
 
+@final
 class ArrowArray:
     """An Arrow array made by agentmsg; exported afresh by every ``__arrow_c_array__`` call."""
 
