@@ -66,7 +66,6 @@ def test_core_stub_matches_the_native_module():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="the binding's __match_args__ is a list; `match` needs a tuple")
 def test_event_classes_match_positionally():
     match agentmsg.TextDelta("hi"):
         case agentmsg.TextDelta(text):

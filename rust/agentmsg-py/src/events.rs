@@ -84,8 +84,9 @@ macro_rules! event_class {
             }
 
             #[classattr]
-            fn __match_args__() -> Vec<&'static str> {
-                vec![$(stringify!($field)),+]
+            fn __match_args__(py: Python<'_>) -> PyResult<Py<pyo3::types::PyTuple>> {
+                // A tuple: `match` refuses any other sequence.
+                Ok(pyo3::types::PyTuple::new(py, [$(stringify!($field)),+])?.unbind())
             }
 
             fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
