@@ -236,13 +236,18 @@ pub(crate) fn from_fields(fields: JsonPairs) -> Result<ToolCall, (IssueKind, Str
     // writer can carry on and a `ToolUseBlock` refuses: such a call is invalid JSON, as an
     // integer past jiter's limit is.
     if input.iter().chain(&metadata).any(|(_, value)| holds_infinity(value)) {
-        return Err((IssueKind::InvalidJson, "invalid JSON: number out of range (past the largest float)".into()));
+        return Err(out_of_range());
     }
     Ok(ToolCall { id: String::new(), name, server_name, input, metadata: Arc::new(metadata) })
 }
 
+/// The issue of a call whose JSON holds a number past the largest float.
+pub(crate) fn out_of_range() -> (IssueKind, String) {
+    (IssueKind::InvalidJson, "invalid JSON: number out of range (past the largest float)".into())
+}
+
 /// Whether `value` is, or holds, an infinite float.
-fn holds_infinity(value: &Json) -> bool {
+pub(crate) fn holds_infinity(value: &Json) -> bool {
     match value {
         JsonValue::Float(f) => f.is_infinite(),
         JsonValue::Array(items) => items.iter().any(holds_infinity),
