@@ -252,7 +252,7 @@ def test_glm45_streams_arguments_as_values_arrive():
     parser = StreamParser(dialect="glm45")
     first = parser.feed("<tool_call>write\n<arg_key>path</arg_key>\n<arg_value>a.py</arg_value>\n"
                         "<arg_key>body</arg_key><arg_value>x = ")
-    assert [type(e).__name__ for e in first] == ["ToolCallHeader", "ToolCallDelta"]
+    assert [type(e).__name__ for e in first] == ["ToolCallStart", "ToolCallDelta"]
     assert first[1].fragment == '{"path":"a.py","body":"x ='
     rest = parser.feed("1 </arg_value></tool_call>") + parser.finish()
     assert "".join(e.fragment for e in rest if hasattr(e, "fragment")) == ' 1"}'

@@ -59,7 +59,12 @@ class ThinkingEnd:
 
 class ToolCallStart:
     index: int
-    def __init__(self, index: int) -> None: ...
+    id: Optional[str]  # set by dialect streams, None from Forge's
+    name: Optional[str]
+    def __init__(self, index: int, id: Optional[str] = None, name: Optional[str] = None) -> None: ...
+
+#: Deprecated alias of :class:`ToolCallStart` (a dialect's start event before it carried the name).
+ToolCallHeader = ToolCallStart
 
 class ToolCallDelta:
     index: int
@@ -111,13 +116,7 @@ def parse_dialect_many(
 ) -> List[Any]:
     """:func:`parse_dialect` of each text, in parallel with the GIL released."""
 
-class ToolCallHeader:
-    index: int
-    id: str
-    name: str
-    def __init__(self, index: int, id: str, name: str) -> None: ...
-
-DialectEvent = Union[TextDelta, ThinkingDelta, ThinkingEnd, ToolCallHeader, ToolCallDelta, ToolCallEnd]
+DialectEvent = Union[TextDelta, ThinkingDelta, ThinkingEnd, ToolCallStart, ToolCallDelta, ToolCallEnd]
 
 class DialectStreamParser:
     def __init__(

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _core
-from ._core import ToolCallHeader
+from ._core import ToolCallHeader  # deprecated alias of ToolCallStart, kept for old imports
 from .blocks import ToolUseBlock
 from .errors import MessageTypeError
 from .message import _as_list
-from .parsing import Parsed, TextDelta, ThinkingDelta, ToolCallDelta
+from .parsing import Parsed, TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
 
 __all__ = [
     "DIALECTS",
@@ -170,7 +170,8 @@ class StreamParser(_core.DialectStreamParser):
     ``start_in_thinking`` is explicit (default False: a stream cannot look ahead).
 
     ``feed(chunk)`` returns the events the chunk completes: ``TextDelta``, ``ThinkingDelta``,
-    ``ThinkingEnd``, :class:`ToolCallHeader` (as soon as a call's name is complete),
+    ``ThinkingEnd``, :class:`~agentmsg.parsing.ToolCallStart` with the call's ``id`` and ``name``
+    (as soon as the name is complete),
     ``ToolCallDelta`` (argument text; a call's fragments joined are its arguments as compact
     JSON) and ``ToolCallEnd``. ``finish()`` flushes what was held back and reports a cut-off
     call or reasoning block; ``result()`` is the :class:`~agentmsg.parsing.Parsed` of the stream.
@@ -179,9 +180,9 @@ class StreamParser(_core.DialectStreamParser):
     >>> p = StreamParser(dialect="hermes")
     >>> events = p.feed('<tool_call>{"name": "f", "argu') + p.feed('ments": {"a": [1, 2]}}</tool_call>')
     >>> [type(e).__name__ for e in events]
-    ['ToolCallHeader', 'ToolCallDelta', 'ToolCallEnd']
-    >>> events[1].fragment
-    '{"a":[1,2]}'
+    ['ToolCallStart', 'ToolCallDelta', 'ToolCallEnd']
+    >>> events[0].name, events[1].fragment
+    ('f', '{"a":[1,2]}')
     >>> p.finish(), p.result().tool_calls[0].input
     ([], {'a': [1, 2]})
     """
@@ -201,14 +202,14 @@ class StreamParser(_core.DialectStreamParser):
 def openai_deltas(events: Iterable[object]) -> List[Dict[str, Any]]:
     """The ``delta`` dicts of OpenAI Chat Completions chunks for parser events, in order.
 
-    Text becomes ``content``, thinking ``reasoning_content``, a :class:`ToolCallHeader` the first
-    ``tool_calls`` entry of its call (``index``, ``id``, ``type``, ``function.name``, empty
-    ``function.arguments``) and each ``ToolCallDelta`` an entry with the next ``arguments``
+    Text becomes ``content``, thinking ``reasoning_content``, a ``ToolCallStart`` with a name the
+    first ``tool_calls`` entry of its call (``index``, ``id``, ``type``, ``function.name``, empty
+    ``function.arguments``; Forge's nameless start adds nothing) and each ``ToolCallDelta`` an entry with the next ``arguments``
     fragment. ``ThinkingEnd`` and ``ToolCallEnd`` add nothing. ``index`` is the parser's call
     index (it counts bad calls too, so a bad call leaves a gap).
 
-    >>> from agentmsg.dialects import ToolCallHeader, openai_deltas
-    >>> openai_deltas([ToolCallHeader(0, "call_1", "f"), ToolCallDelta(0, '{"a":1}')])[1]
+    >>> from agentmsg.dialects import openai_deltas
+    >>> openai_deltas([ToolCallStart(0, "call_1", "f"), ToolCallDelta(0, '{"a":1}')])[1]
     {'tool_calls': [{'index': 0, 'function': {'arguments': '{"a":1}'}}]}
     """
     deltas: List[Dict[str, Any]] = []
@@ -217,7 +218,7 @@ def openai_deltas(events: Iterable[object]) -> List[Dict[str, Any]]:
             deltas.append({"content": event.text})
         elif isinstance(event, ThinkingDelta):
             deltas.append({"reasoning_content": event.text})
-        elif isinstance(event, ToolCallHeader):
+        elif isinstance(event, ToolCallStart) and event.name is not None:
             call = {"index": event.index, "id": event.id, "type": "function",
                     "function": {"name": event.name, "arguments": ""}}
             deltas.append({"tool_calls": [call]})

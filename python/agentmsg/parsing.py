@@ -274,7 +274,7 @@ class StreamParser(_core.StreamParser):
     ([], ['hmm'])
     >>> h = StreamParser(dialect="hermes")
     >>> [type(e).__name__ for e in h.feed('<tool_call>{"name": "f", "arguments": {}}</tool_call>')]
-    ['ToolCallHeader', 'ToolCallDelta', 'ToolCallEnd']
+    ['ToolCallStart', 'ToolCallDelta', 'ToolCallEnd']
     """
 
     def __new__(
