@@ -411,13 +411,3 @@ def test_random_chunkings_of_every_case(picked, cuts):
 @given(st.sampled_from(list(FRAGMENTS)), st.data())
 def test_arbitrary_marker_soup_streams_as_whole(dialect, data):
     check_marker_soup(dialect, FRAGMENTS[dialect], data, start_in_thinking=data.draw(st.booleans()))
-
-
-@pytest.mark.parametrize("call", [
-    lambda tools: agentmsg.parse("x", tools=tools),
-    lambda tools: agentmsg.parse_many(["x"], tools=tools),
-    lambda tools: agentmsg.StreamParser(tools=tools),
-])
-def test_forge_refuses_tools_rather_than_ignoring_them(call):
-    with pytest.raises(agentmsg.MessageError, match="tools: an option of the dialects that write values as text"):
-        call(TOOLS)

@@ -29,8 +29,10 @@ def parse(
     code_fences: Optional[bool] = None,
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
+    tools_json: Optional[str] = None,
 ) -> Any:
-    """Parses ``text``; returns an ``agentmsg.parsing.Parsed``."""
+    """Parses ``text``; returns an ``agentmsg.parsing.Parsed``; ``tools_json`` is the JSON text of
+    OpenAI tool definitions that type XML payloads."""
 
 def parse_many(
     texts: Iterable[str],
@@ -40,6 +42,7 @@ def parse_many(
     code_fences: Optional[bool] = None,
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
+    tools_json: Optional[str] = None,
 ) -> List[Any]:
     """Parses each text in parallel with the GIL released; a list of ``Parsed``."""
 
@@ -88,6 +91,7 @@ class StreamParser:
         code_fences: Optional[bool] = None,
         start_in_thinking: Optional[bool] = None,
         max_calls: Optional[int] = None,
+        tools_json: Optional[str] = None,
     ) -> None: ...
     def feed(self, chunk: Optional[str]) -> List[Event]: ...
     def finish(self) -> List[Event]: ...

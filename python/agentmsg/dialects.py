@@ -6,7 +6,9 @@
     >>> (p.thinking, p.text, p.tool_calls[0].name, p.tool_calls[0].input)
     (['plan'], 'On it.', 'f', {'a': 1})
 
-Each dialect runs on a streaming machine in the Rust core; parsing a whole text is feeding it in
+The dialects: hermes, qwen3_coder, gpt_oss, mistral, llama3_json, pythonic, deepseek_v3,
+deepseek_v31, kimi_k2 and glm45, and any :class:`Dialect` built from parts (Forge's own is
+:mod:`agentmsg.parsing`). Each dialect runs on a streaming machine in the Rust core; parsing a whole text is feeding it in
 one chunk and finishing, so streamed and whole results always agree. Results are the same
 :class:`~agentmsg.parsing.Parsed` as Forge's parser gives. ``docs/dialects.md`` states the rules
 of every dialect.
@@ -14,16 +16,14 @@ of every dialect.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _core
 from ._core import ToolCallHeader  # deprecated alias of ToolCallStart, kept for old imports
 from .blocks import ToolUseBlock
-from .errors import MessageTypeError
 from .message import _as_list
-from .parsing import Parsed, TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
+from .parsing import Parsed, TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart, _tools_json
 
 __all__ = [
     "DIALECTS",
@@ -92,18 +92,6 @@ class Dialect:
         _core.check_dialect(self)
 
 
-def _tools_json(tools: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:
-    """The JSON text of OpenAI tool definitions for the core, or None."""
-    if tools is None:
-        return None
-    if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
-        raise MessageTypeError(f"tools must be a list of tool definitions, not {type(tools).__name__}")
-    try:
-        return json.dumps(list(tools))
-    except (TypeError, ValueError) as error:
-        raise MessageTypeError(f"tools must be JSON data: {error}") from None
-
-
 def parse(
     text: str,
     *,
@@ -118,9 +106,10 @@ def parse(
     ``thinking``; the rest is ``text`` (each run stripped, runs joined with ``"\\n"``).
     ``start_in_thinking``: the reply starts inside ``<think>`` (the prompt wrote the tag);
     ``None`` detects it (the first thinking tag is ``</think>``). ``tools``: OpenAI tool
-    definitions; qwen3_coder and glm45 values are converted to their schema type (a value that does not
-    convert stays a string and is named in the call's ``metadata["schema_errors"]``), and a call
-    to a tool not listed is kept with ``metadata["unknown_tool"] = True``.
+    definitions; the text values of qwen3_coder, glm45 and custom element-payload dialects are
+    converted to their schema type (a value that does not convert stays a string and is named in
+    the call's ``metadata["schema_errors"]``), and a call to a tool not listed is kept with
+    ``metadata["unknown_tool"] = True``.
 
     >>> from agentmsg import dialects
     >>> p = dialects.parse("<tool_call>\\n<function=add>\\n<parameter=a>\\n2\\n</parameter>\\n</function>\\n</tool_call>",

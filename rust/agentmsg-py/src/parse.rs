@@ -84,7 +84,7 @@ whole_text_functions! {
     parse_text as "parse",
     /// Parses many texts in parallel with the GIL released; a list of `Parsed` in input order.
     parse_many as "parse_many",
-    options (thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None) => parse_options,
+    options (thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None, tools_json = None) => parse_options,
     core core_parse::parse, core_parse::parse_many,
 }
 

@@ -20,6 +20,8 @@ use std::sync::Arc;
 
 use jiter::{JsonObject, JsonValue, JsonValueScratch, PartialMode};
 
+use super::dialect::schema::typed_value;
+use super::dialect::Tools;
 use super::{xml, ToolFormat};
 
 /// A JSON value of a decoded payload (jiter's tree: strings owned, objects as ordered pairs).
@@ -119,9 +121,11 @@ pub fn call_id(index: usize, payload: &[u8]) -> String {
 }
 
 /// Decodes a payload into a call, or says what is wrong with it.
+/// `tools`, if given, types an XML payload's text values and flags an unknown tool.
 pub fn decode(
     payload: &[u8],
     format: ToolFormat,
+    tools: Option<&Tools>,
     index: usize,
 ) -> Result<ToolCall, (IssueKind, String)> {
     let is_xml = payload.iter().find(|b| !super::bracket::is_space(**b)) == Some(&b'<');
@@ -136,8 +140,44 @@ pub fn decode(
         (false, _) => json_fields(payload)?,
     };
     let mut call = from_fields(fields)?;
+    if let Some(tools) = tools {
+        if is_xml {
+            type_xml_arguments(&mut call, tools)?;
+        }
+        check_tool(&mut call, tools);
+    }
     call.id = call_id(index, payload);
     Ok(call)
+}
+
+/// Flags a call to a tool that is not in `tools` (`unknown_tool: true` in its metadata), as the
+/// dialects do; the call is kept.
+pub(crate) fn check_tool(call: &mut ToolCall, tools: &Tools) {
+    if !tools.knows(&call.name) {
+        Arc::make_mut(&mut call.metadata).push(("unknown_tool".into(), JsonValue::Bool(true)));
+    }
+}
+
+/// Types the text values of an XML payload's arguments by the tool's schema, as qwen3_coder's
+/// parameters are typed: a value that does not convert stays text and is named in the call's
+/// `schema_errors` metadata.
+fn type_xml_arguments(call: &mut ToolCall, tools: &Tools) -> Result<(), (IssueKind, String)> {
+    let mut schema_errors = Vec::new();
+    for (key, value) in Arc::make_mut(&mut call.input).iter_mut() {
+        let JsonValue::Str(text) = &*value else { continue };
+        match typed_value(tools.param_type(&call.name, key), text.as_bytes()) {
+            Ok(Some(typed)) => *value = typed,
+            Ok(None) => {}
+            Err(why) => schema_errors.push(JsonValue::Str(format!("parameter '{key}' {why}; kept as text").into())),
+        }
+    }
+    if call.input.iter().any(|(_, value)| holds_infinity(value)) {
+        return Err(out_of_range());
+    }
+    if !schema_errors.is_empty() {
+        Arc::make_mut(&mut call.metadata).push(("schema_errors".into(), JsonValue::Array(Arc::new(schema_errors))));
+    }
+    Ok(())
 }
 
 thread_local! {
