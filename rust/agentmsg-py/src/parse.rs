@@ -55,6 +55,7 @@ macro_rules! whole_text_functions {
         $(#[$one_doc])*
         #[pyfunction(name = $one_name)]
         #[pyo3(signature = (text, *, $($option $(= $default)?),+))]
+        #[allow(clippy::too_many_arguments)] // the keyword options, passed on
         fn $one<'py>(
             py: Python<'py>,
             text: &Bound<'py, PyAny>,
@@ -67,6 +68,7 @@ macro_rules! whole_text_functions {
         $(#[$many_doc])*
         #[pyfunction(name = $many_name)]
         #[pyo3(signature = (texts, *, $($option $(= $default)?),+))]
+        #[allow(clippy::too_many_arguments)] // the keyword options, passed on
         fn $many<'py>(
             py: Python<'py>,
             texts: &Bound<'py, PyAny>,

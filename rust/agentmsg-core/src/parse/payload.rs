@@ -349,6 +349,26 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn tools_type_xml_values_and_flag_unknown_tools() {
+        let tools = Tools::from_json(
+            br#"[{"name": "f", "parameters": {"properties": {"i": {"type": "integer"}, "n": {"type": "number"}}}}]"#,
+        )
+        .unwrap();
+        let xml = b"<tool_name>f</tool_name><arguments><i>42</i><n>x</n><s>1</s></arguments>";
+        let call = decode(xml, ToolFormat::Auto, Some(&tools), 0).unwrap();
+        assert_eq!(format!("{:?}", call.input[0].1), "Int(42)");
+        assert_eq!(call.input[1].1, JsonValue::Str("x".into()));
+        assert_eq!(call.input[2].1, JsonValue::Str("1".into()));
+        assert_eq!(call.metadata.len(), 1);
+        assert_eq!(call.metadata[0].0, "schema_errors");
+        let unknown = decode(br#"{"tool_name": "g", "arguments": {"i": "1"}}"#, ToolFormat::Auto, Some(&tools), 0).unwrap();
+        assert_eq!(unknown.input[0].1, JsonValue::Str("1".into()));
+        assert_eq!(&unknown.metadata[..], &[("unknown_tool".into(), JsonValue::Bool(true))]);
+        let past = b"<tool_name>f</tool_name><arguments><n>1e400</n></arguments>";
+        assert_eq!(decode(past, ToolFormat::Auto, Some(&tools), 0).unwrap_err(), out_of_range());
+    }
+
+    #[test]
     fn a_float_past_the_largest_is_invalid_json_wherever_it_stands() {
         let out_of_range = (IssueKind::InvalidJson, "invalid JSON: number out of range (past the largest float)".to_string());
         for payload in [
