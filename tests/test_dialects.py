@@ -9,6 +9,7 @@ argument fragments must join to compact JSON text that reads back to the call's 
 from __future__ import annotations
 
 import json
+import pickle
 import re
 
 import pytest
@@ -17,8 +18,8 @@ from hypothesis import strategies as st
 
 import agentmsg
 from agentmsg import dialects
-from agentmsg.dialects import StreamParser, ToolCallHeader, openai_deltas
-from agentmsg.parsing import TextDelta, ThinkingDelta, ToolCallDelta, ToolCallEnd
+from agentmsg.dialects import StreamParser, openai_deltas
+from agentmsg.parsing import TextDelta, ThinkingDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 
 ID = re.compile(r"call_[0-9a-f]{16}")
 
@@ -56,7 +57,7 @@ def check_events(events, parsed):
         if isinstance(e, ThinkingDelta):
             thinking[e.index] = thinking.get(e.index, "") + e.text
     assert [t for t in thinking.values() if t] == [t for t in parsed.thinking if t]
-    headers = {e.index: e for e in events if isinstance(e, ToolCallHeader)}
+    headers = {e.index: e for e in events if isinstance(e, ToolCallStart)}
     fragments = {}
     for e in events:
         if isinstance(e, ToolCallDelta):
@@ -368,10 +369,35 @@ def test_openai_deltas_of_a_stream():
     ]
 
 
+def test_a_call_starts_with_its_id_and_name_and_forge_starts_nameless():
+    parser = StreamParser(dialect="hermes")
+    events = parser.feed(H.format("f", '{"a": 1}')) + parser.finish()
+    call = parser.result().tool_calls[0]
+    assert events[0] == ToolCallStart(0, call.id, "f")
+    assert repr(events[0]) == f"ToolCallStart(index=0, id={call.id!r}, name='f')"
+    forge = agentmsg.StreamParser()
+    forge_events = forge.feed('<tool>{"tool_name": "f", "arguments": {}}</tool>') + forge.finish()
+    assert forge_events[0] == ToolCallStart(0) == ToolCallStart(0, None, None)
+    assert (forge_events[0].id, forge_events[0].name, repr(forge_events[0])) == (None, None, "ToolCallStart(index=0)")
+    # A nameless start says nothing to OpenAI; the argument fragments still do.
+    assert openai_deltas(forge_events)[0] == {"tool_calls": [{"index": 0, "function": {"arguments": forge_events[1].fragment}}]}
+
+
+def test_tool_call_start_compares_pickles_and_keeps_its_old_name():
+    named = ToolCallStart(1, "call_1", "f")
+    assert ToolCallStart(1, id="call_1", name="f") == named != ToolCallStart(1)
+    assert ToolCallStart(1, name="f") != named
+    assert ToolCallStart.__match_args__ == ["index", "id", "name"]
+    for event in (named, ToolCallStart(0), ToolCallStart(2, name="g")):
+        assert pickle.loads(pickle.dumps(event)) == event
+    assert dialects.ToolCallHeader is agentmsg.ToolCallHeader is ToolCallStart
+    assert dialects.ToolCallHeader(1, "call_1", "f") == named
+
+
 def test_qwen3_coder_streams_arguments_as_values_arrive():
     parser = StreamParser(dialect="qwen3_coder")
     first = parser.feed("<tool_call>\n<function=write>\n<parameter=path>\na.py\n</parameter>\n<parameter=body>\nx = ")
-    assert [type(e).__name__ for e in first] == ["ToolCallHeader", "ToolCallDelta"]
+    assert [type(e).__name__ for e in first] == ["ToolCallStart", "ToolCallDelta"]
     assert first[1].fragment == '{"path":"a.py","body":"x = '
     rest = parser.feed("1\n</parameter>\n</function>\n</tool_call>") + parser.finish()
     assert "".join(e.fragment for e in rest if isinstance(e, ToolCallDelta)) == '1"}'

@@ -202,7 +202,7 @@ def test_pythonic(text, expected, options):
 def test_pythonic_streams_arguments_as_values_arrive():
     parser = StreamParser(dialect="pythonic")
     first = parser.feed("[write(path='a.py', body='x = ")
-    assert [type(e).__name__ for e in first] == ["ToolCallHeader", "ToolCallDelta"]
+    assert [type(e).__name__ for e in first] == ["ToolCallStart", "ToolCallDelta"]
     assert first[1].fragment == '{"path":"a.py","body":"x = '
     # A parenthesis is held until a comma or its end says whether it is a tuple.
     assert parser.feed("1', t=(1") == [ToolCallDelta(0, '1","t":')]

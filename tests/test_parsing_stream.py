@@ -221,8 +221,10 @@ def test_unterminated_string_recovery_arrives_at_finish():
          "ToolCallStart.index must be a non-negative int below 2**64, not a bool"),
         (lambda: agentmsg.ToolCallDelta(2**64, "x"), agentmsg.MessageError,
          "ToolCallDelta.index must be a non-negative int below 2**64, not out of range"),
-        (lambda: agentmsg.ToolCallHeader(0, "c1", b"f"), agentmsg.MessageTypeError,
-         "ToolCallHeader.name must be a str, not a bytes"),
+        (lambda: agentmsg.ToolCallStart(0, "c1", b"f"), agentmsg.MessageTypeError,
+         "ToolCallStart.name must be a str, not a bytes"),
+        (lambda: agentmsg.ToolCallStart(0, id=1), agentmsg.MessageTypeError,
+         "ToolCallStart.id must be a str, not a int"),
     ],
 )
 def test_event_constructors_raise_typed_errors_naming_the_field(build, error, message):

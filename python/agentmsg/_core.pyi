@@ -34,8 +34,10 @@ def parse(
     code_fences: Optional[bool] = None,
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
+    tools_json: Optional[str] = None,
 ) -> Parsed:
-    """Parses ``text``; returns an ``agentmsg.parsing.Parsed``."""
+    """Parses ``text``; returns an ``agentmsg.parsing.Parsed``; ``tools_json`` is the JSON text of
+    OpenAI tool definitions that type XML payloads."""
 
 def parse_many(
     texts: Iterable[str],
@@ -45,6 +47,7 @@ def parse_many(
     code_fences: Optional[bool] = None,
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
+    tools_json: Optional[str] = None,
 ) -> List[Parsed]:
     """Parses each text in parallel with the GIL released; a list of ``Parsed``."""
 
@@ -71,8 +74,13 @@ class ThinkingEnd:
 @final
 class ToolCallStart:
     index: int
-    __match_args__ = ("index",)
-    def __new__(cls, index: int) -> Self: ...
+    id: Optional[str]  # set by dialect streams, None from Forge's
+    name: Optional[str]
+    __match_args__ = ("index", "id", "name")
+    def __new__(cls, index: int, id: Optional[str] = None, name: Optional[str] = None) -> Self: ...
+
+#: Deprecated alias of :class:`ToolCallStart` (a dialect's start event before it carried the name).
+ToolCallHeader = ToolCallStart
 
 @final
 class ToolCallDelta:
@@ -100,6 +108,7 @@ class StreamParser:
         code_fences: Optional[bool] = None,
         start_in_thinking: Optional[bool] = None,
         max_calls: Optional[int] = None,
+        tools_json: Optional[str] = None,
     ) -> Self: ...
     def feed(self, chunk: Optional[str]) -> List[Event]: ...
     def finish(self) -> List[Event]: ...
@@ -128,15 +137,7 @@ def parse_dialect_many(
 ) -> List[Parsed]:
     """:func:`parse_dialect` of each text, in parallel with the GIL released."""
 
-@final
-class ToolCallHeader:
-    index: int
-    id: str
-    name: str
-    __match_args__ = ("index", "id", "name")
-    def __new__(cls, index: int, id: str, name: str) -> Self: ...
-
-DialectEvent = Union[TextDelta, ThinkingDelta, ThinkingEnd, ToolCallHeader, ToolCallDelta, ToolCallEnd]
+DialectEvent = Union[TextDelta, ThinkingDelta, ThinkingEnd, ToolCallStart, ToolCallDelta, ToolCallEnd]
 
 class DialectStreamParser:
     def __new__(

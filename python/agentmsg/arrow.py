@@ -112,7 +112,7 @@ def parse_arrow(
     >>> parse_arrow(pa.array(['<tool_call>{"name": "f", "arguments": {}}</tool_call>']), dialect="hermes").field("tool_calls").to_pylist()
     [[{'name': 'f', 'arguments': '{}'}]]
     """
-    from . import dialects, parsing
+    from . import parsing
 
     # The options are checked by the one function that owns their rules and messages.
     parsing.parse("", thinking=thinking, tool_format=tool_format, code_fences=code_fences,
@@ -122,6 +122,6 @@ def parse_arrow(
         dialect=dialect, thinking=thinking or "auto", tool_format=tool_format or "auto",
         code_fences=True if code_fences is None else code_fences,
         start_in_thinking=start_in_thinking, max_calls=max_calls,
-        tools_json=None if dialect == "forge" else dialects._tools_json(tools),
+        tools_json=parsing._tools_json(tools),
     )
     return _per_chunk(texts, lambda chunk: _core.parse_arrow(chunk, **options))

@@ -6,7 +6,9 @@
     >>> (p.thinking, p.text, p.tool_calls[0].name, p.tool_calls[0].input)
     (['plan'], 'On it.', 'f', {'a': 1})
 
-Each dialect runs on a streaming machine in the Rust core; parsing a whole text is feeding it in
+The dialects: hermes, qwen3_coder, gpt_oss, mistral, llama3_json, pythonic, deepseek_v3,
+deepseek_v31, kimi_k2 and glm45, and any :class:`Dialect` built from parts (Forge's own is
+:mod:`agentmsg.parsing`). Each dialect runs on a streaming machine in the Rust core; parsing a whole text is feeding it in
 one chunk and finishing, so streamed and whole results always agree. Results are the same
 :class:`~agentmsg.parsing.Parsed` as Forge's parser gives. ``docs/dialects.md`` states the rules
 of every dialect.
@@ -14,16 +16,14 @@ of every dialect.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union, TYPE_CHECKING
 
 from . import _core
-from ._core import ToolCallHeader
+from ._core import ToolCallHeader  # deprecated alias of ToolCallStart, kept for old imports
 from .blocks import ToolUseBlock
-from .errors import MessageTypeError
 from .message import _as_list
-from .parsing import Parsed, TextDelta, ThinkingDelta, ToolCallDelta
+from .parsing import Parsed, TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart, _tools_json
 
 if TYPE_CHECKING:
     from .options import DialectName
@@ -95,18 +95,6 @@ class Dialect:
         _core.check_dialect(self)
 
 
-def _tools_json(tools: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:
-    """The JSON text of OpenAI tool definitions for the core, or None."""
-    if tools is None:
-        return None
-    if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
-        raise MessageTypeError(f"tools must be a list of tool definitions, not {type(tools).__name__}")
-    try:
-        return json.dumps(list(tools))
-    except (TypeError, ValueError) as error:
-        raise MessageTypeError(f"tools must be JSON data: {error}") from None
-
-
 def parse(
     text: str,
     *,
@@ -121,9 +109,10 @@ def parse(
     ``thinking``; the rest is ``text`` (each run stripped, runs joined with ``"\\n"``).
     ``start_in_thinking``: the reply starts inside ``<think>`` (the prompt wrote the tag);
     ``None`` detects it (the first thinking tag is ``</think>``). ``tools``: OpenAI tool
-    definitions; qwen3_coder and glm45 values are converted to their schema type (a value that does not
-    convert stays a string and is named in the call's ``metadata["schema_errors"]``), and a call
-    to a tool not listed is kept with ``metadata["unknown_tool"] = True``.
+    definitions; the text values of qwen3_coder, glm45 and custom element-payload dialects are
+    converted to their schema type (a value that does not convert stays a string and is named in
+    the call's ``metadata["schema_errors"]``), and a call to a tool not listed is kept with
+    ``metadata["unknown_tool"] = True``.
 
     >>> from agentmsg import dialects
     >>> p = dialects.parse("<tool_call>\\n<function=add>\\n<parameter=a>\\n2\\n</parameter>\\n</function>\\n</tool_call>",
@@ -173,7 +162,8 @@ class StreamParser(_core.DialectStreamParser):
     ``start_in_thinking`` is explicit (default False: a stream cannot look ahead).
 
     ``feed(chunk)`` returns the events the chunk completes: ``TextDelta``, ``ThinkingDelta``,
-    ``ThinkingEnd``, :class:`ToolCallHeader` (as soon as a call's name is complete),
+    ``ThinkingEnd``, :class:`~agentmsg.parsing.ToolCallStart` with the call's ``id`` and ``name``
+    (as soon as the name is complete),
     ``ToolCallDelta`` (argument text; a call's fragments joined are its arguments as compact
     JSON) and ``ToolCallEnd``. ``finish()`` flushes what was held back and reports a cut-off
     call or reasoning block; ``result()`` is the :class:`~agentmsg.parsing.Parsed` of the stream.
@@ -182,9 +172,9 @@ class StreamParser(_core.DialectStreamParser):
     >>> p = StreamParser(dialect="hermes")
     >>> events = p.feed('<tool_call>{"name": "f", "argu') + p.feed('ments": {"a": [1, 2]}}</tool_call>')
     >>> [type(e).__name__ for e in events]
-    ['ToolCallHeader', 'ToolCallDelta', 'ToolCallEnd']
-    >>> events[1].fragment
-    '{"a":[1,2]}'
+    ['ToolCallStart', 'ToolCallDelta', 'ToolCallEnd']
+    >>> events[0].name, events[1].fragment
+    ('f', '{"a":[1,2]}')
     >>> p.finish(), p.result().tool_calls[0].input
     ([], {'a': [1, 2]})
     """
@@ -204,14 +194,14 @@ class StreamParser(_core.DialectStreamParser):
 def openai_deltas(events: Iterable[object]) -> List[Dict[str, Any]]:
     """The ``delta`` dicts of OpenAI Chat Completions chunks for parser events, in order.
 
-    Text becomes ``content``, thinking ``reasoning_content``, a :class:`ToolCallHeader` the first
-    ``tool_calls`` entry of its call (``index``, ``id``, ``type``, ``function.name``, empty
-    ``function.arguments``) and each ``ToolCallDelta`` an entry with the next ``arguments``
+    Text becomes ``content``, thinking ``reasoning_content``, a ``ToolCallStart`` with a name the
+    first ``tool_calls`` entry of its call (``index``, ``id``, ``type``, ``function.name``, empty
+    ``function.arguments``; Forge's nameless start adds nothing) and each ``ToolCallDelta`` an entry with the next ``arguments``
     fragment. ``ThinkingEnd`` and ``ToolCallEnd`` add nothing. ``index`` is the parser's call
     index (it counts bad calls too, so a bad call leaves a gap).
 
-    >>> from agentmsg.dialects import ToolCallHeader, openai_deltas
-    >>> openai_deltas([ToolCallHeader(0, "call_1", "f"), ToolCallDelta(0, '{"a":1}')])[1]
+    >>> from agentmsg.dialects import openai_deltas
+    >>> openai_deltas([ToolCallStart(0, "call_1", "f"), ToolCallDelta(0, '{"a":1}')])[1]
     {'tool_calls': [{'index': 0, 'function': {'arguments': '{"a":1}'}}]}
     """
     deltas: List[Dict[str, Any]] = []
@@ -220,7 +210,7 @@ def openai_deltas(events: Iterable[object]) -> List[Dict[str, Any]]:
             deltas.append({"content": event.text})
         elif isinstance(event, ThinkingDelta):
             deltas.append({"reasoning_content": event.text})
-        elif isinstance(event, ToolCallHeader):
+        elif isinstance(event, ToolCallStart) and event.name is not None:
             call = {"index": event.index, "id": event.id, "type": "function",
                     "function": {"name": event.name, "arguments": ""}}
             deltas.append({"tool_calls": [call]})

@@ -110,9 +110,15 @@ def parse(
 
     **Dialect.** ``dialect`` names how the model writes calls and reasoning (``agentmsg.DIALECTS``
     lists them; see :mod:`agentmsg.dialects` and docs/dialects.md). The rules below are those of
-    ``"forge"``, the default; another dialect takes ``start_in_thinking`` and ``tools`` (OpenAI
-    tool definitions, which type the values of dialects that write them as text) and no other
-    option.
+    ``"forge"``, the default; another dialect takes ``start_in_thinking`` and ``tools`` and no
+    other option.
+
+    **Tools.** ``tools`` (OpenAI tool definitions) types the values a model writes as text: in
+    Forge's XML payloads each text value of ``arguments`` is converted to its parameter's schema
+    type (integer, number, boolean, object, array; ``null`` for any of them), as qwen3_coder's
+    are. A value that does not convert stays text and is named in the call's
+    ``metadata["schema_errors"]``; a call to a tool not in ``tools`` is kept with
+    ``metadata["unknown_tool"] = True``. ``None`` (default): values stay as written.
 
     **Tool calls.** ``<tool>`` opens a call anywhere outside a code fence, a thinking block or
     another call. The payload ends at the first ``</tool>`` that is not inside a JSON string
@@ -180,8 +186,6 @@ def parse(
         from . import dialects
 
         return dialects.parse(text, dialect=dialect, start_in_thinking=start_in_thinking, tools=tools)
-    if tools is not None:
-        raise MessageError(_FORGE_TOOLS)
     if not isinstance(text, str):
         raise MessageTypeError(f"text must be a str, not {type_name(text)}")
     if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
@@ -193,6 +197,7 @@ def parse(
         code_fences=code_fences,
         start_in_thinking=start_in_thinking,
         max_calls=max_calls,
+        tools_json=_tools_json(tools),
     )
 
 
@@ -220,8 +225,6 @@ def parse_many(
         from . import dialects
 
         return dialects.parse_many(texts, dialect=dialect, start_in_thinking=start_in_thinking, tools=tools)
-    if tools is not None:
-        raise MessageError(_FORGE_TOOLS)
     if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
         _check_mode_names(thinking, tool_format)
     return _core.parse_many(
@@ -231,11 +234,23 @@ def parse_many(
         code_fences=code_fences,
         start_in_thinking=start_in_thinking,
         max_calls=max_calls,
+        tools_json=_tools_json(tools),
     )
 
 
 # Forge's parser does not type values by tool schemas yet: refused rather than ignored.
-_FORGE_TOOLS = "tools: an option of the dialects that write values as text, not of 'forge'"
+def _tools_json(tools: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:
+    """The JSON text of OpenAI tool definitions for the core, or None."""
+    if tools is None:
+        return None
+    if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
+        raise MessageTypeError(f"tools must be a list of tool definitions, not {type(tools).__name__}")
+    try:
+        return json.dumps(list(tools))
+    except (TypeError, ValueError) as error:
+        raise MessageTypeError(f"tools must be JSON data: {error}") from None
+
+
 
 # The modes the core knows (None: the default). Checked here too so that a bad one is named
 # briefly: the core's message would quote it whole, or fail to encode a lone surrogate in it.
@@ -278,7 +293,7 @@ class StreamParser(_core.StreamParser):
     ([], ['hmm'])
     >>> h = StreamParser(dialect="hermes")
     >>> [type(e).__name__ for e in h.feed('<tool_call>{"name": "f", "arguments": {}}</tool_call>')]
-    ['ToolCallHeader', 'ToolCallDelta', 'ToolCallEnd']
+    ['ToolCallStart', 'ToolCallDelta', 'ToolCallEnd']
     """
 
     def __new__(
@@ -289,12 +304,10 @@ class StreamParser(_core.StreamParser):
         **options: Any,
     ) -> Any:
         if dialect == "forge":
-            if tools is not None:
-                raise MessageError(_FORGE_TOOLS)
             thinking, tool_format = options.get("thinking"), options.get("tool_format")
             if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
                 _check_mode_names(thinking, tool_format)  # named briefly, as parse() names them
-            return super().__new__(cls, **options)
+            return super().__new__(cls, tools_json=_tools_json(tools), **options)
         start_in_thinking = options.pop("start_in_thinking", None)
         defaults = {"thinking": "auto", "tool_format": "auto", "code_fences": True, "max_calls": None}
         unknown = sorted(set(options) - set(defaults))

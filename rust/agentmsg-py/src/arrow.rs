@@ -406,6 +406,10 @@ fn parser(
         Some(true) => StartThinking::Yes,
         Some(false) => StartThinking::No,
     };
+    let tools = tools_json
+        .map(|json| Tools::from_json(json.as_bytes()).map(Arc::new))
+        .transpose()
+        .map_err(|error| agentmsg_error(py, "MessageError", format!("invalid tools: {error}")))?;
     if dialect == "forge" {
         return Ok(Parser::Forge(Options {
             thinking: ThinkingMode::from_name(thinking).ok_or_else(|| invalid("thinking mode"))?,
@@ -413,12 +417,9 @@ fn parser(
             code_fences,
             start_in_thinking,
             max_calls,
+            tools,
         }));
     }
-    let tools = tools_json
-        .map(|json| Tools::from_json(json.as_bytes()).map(Arc::new))
-        .transpose()
-        .map_err(|error| agentmsg_error(py, "MessageError", format!("invalid tools: {error}")))?;
     let mut options = DialectOptions::new(Dialect::from_name(dialect).ok_or_else(|| invalid("dialect"))?);
     options.start_in_thinking = start_in_thinking;
     options.tools = tools;

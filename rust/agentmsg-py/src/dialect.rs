@@ -7,7 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 use pyo3::IntoPyObjectExt;
 
-use crate::events::{is_shown, ToolCallHeader};
+use crate::events::{is_shown, ToolCallStart};
 use crate::errors::ErrorClass;
 use crate::options::{dialect_options, option};
 use crate::pystr::type_name;
@@ -43,7 +43,7 @@ impl Machine for DialectMachine {
 
     fn split<'py>(py: Python<'py>, event: DialectEvent) -> PyResult<Result<Event, Bound<'py, PyAny>>> {
         Ok(match event {
-            DialectEvent::ToolStart { index, id, name } => Err(ToolCallHeader::event(py, index, &id, &name)?),
+            DialectEvent::ToolStart { index, id, name } => Err(ToolCallStart::named(py, index, &id, &name)?),
             DialectEvent::Event(event) => Ok(event),
         })
     }

@@ -1,5 +1,5 @@
 //! The event classes of the stream parsers (`TextDelta`, `ThinkingDelta`, `ThinkingEnd`,
-//! `ToolCallStart`, `ToolCallHeader`, `ToolCallDelta`, `ToolCallEnd`) and the Python event of a
+//! `ToolCallStart` (also named `ToolCallHeader`), `ToolCallDelta`, `ToolCallEnd`) and the Python event of a
 //! core stream event.
 
 use agentmsg_core::parse::Event;
@@ -68,31 +68,50 @@ pub(crate) fn event_field<T: EventField>(class: &str, field: &str, value: &Bound
 
 /// An event class: a frozen class with read-only fields, and its `__new__` (typed errors for bad
 /// arguments), `__repr__`, `__eq__`, `__reduce__` and `__match_args__`, from its field list.
+/// Fields after a `;` are optional: they default to `None`, and `__repr__` leaves out those that
+/// are `None`.
 macro_rules! event_class {
-    ($(#[$doc:meta])* $cls:ident { $($field:ident: $ty:ty),+ $(,)? }) => {
+    ($(#[$doc:meta])* $cls:ident { $($field:ident: $ty:ty),+ $(; $($opt:ident: $oty:ty),+)? $(,)? }) => {
         $(#[$doc])*
         #[pyclass(frozen, get_all, module = "agentmsg")]
         pub struct $cls {
-            $(pub(crate) $field: $ty),+
+            $(pub(crate) $field: $ty,)+
+            $($(pub(crate) $opt: Option<$oty>,)+)?
         }
 
         #[pymethods]
         impl $cls {
             #[new]
-            fn new($($field: &Bound<'_, PyAny>),+) -> PyResult<Self> {
-                Ok(Self { $($field: $crate::events::event_field::<$ty>(stringify!($cls), stringify!($field), $field)?),+ })
+            #[pyo3(signature = ($($field),+ $($(, $opt = None)+)?))]
+            fn new($($field: &Bound<'_, PyAny>,)+ $($($opt: Option<&Bound<'_, PyAny>>,)+)?) -> PyResult<Self> {
+                Ok(Self {
+                    $($field: $crate::events::event_field::<$ty>(stringify!($cls), stringify!($field), $field)?,)+
+                    $($($opt: match $opt {
+                        Some(value) if !value.is_none() => {
+                            Some($crate::events::event_field::<$oty>(stringify!($cls), stringify!($opt), value)?)
+                        }
+                        _ => None,
+                    },)+)?
+                })
             }
 
             #[classattr]
             fn __match_args__(py: Python<'_>) -> PyResult<Py<pyo3::types::PyTuple>> {
                 // A tuple: `match` refuses any other sequence.
-                Ok(pyo3::types::PyTuple::new(py, [$(stringify!($field)),+])?.unbind())
+                let names = [$(stringify!($field),)+ $($(stringify!($opt),)+)?];
+                Ok(pyo3::types::PyTuple::new(py, names)?.unbind())
             }
 
             fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-                let parts: Vec<String> = vec![$(
+                #[allow(unused_mut)]
+                let mut parts: Vec<String> = vec![$(
                     format!("{}={}", stringify!($field), (&self.$field).into_bound_py_any(py)?.repr()?)
                 ),+];
+                $($(
+                    if let Some(value) = &self.$opt {
+                        parts.push(format!("{}={}", stringify!($opt), value.into_bound_py_any(py)?.repr()?));
+                    }
+                )+)?
                 Ok(format!("{}({})", stringify!($cls), parts.join(", ")))
             }
 
@@ -100,7 +119,10 @@ macro_rules! event_class {
             fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
                 let py = slf.py();
                 let this = slf.get();
-                let fields = PyTuple::new(py, [$((&this.$field).into_bound_py_any(py)?),+])?;
+                let fields = PyTuple::new(
+                    py,
+                    [$((&this.$field).into_bound_py_any(py)?,)+ $($((&this.$opt).into_bound_py_any(py)?,)+)?],
+                )?;
                 Ok((slf.get_type().into_any(), fields))
             }
 
@@ -112,6 +134,11 @@ macro_rules! event_class {
                         return Ok(false);
                     }
                 )+
+                $($(
+                    if !(&self.$opt).into_bound_py_any(py)?.eq((&other.$opt).into_bound_py_any(py)?)? {
+                        return Ok(false);
+                    }
+                )+)?
                 Ok(true)
             }
         }
@@ -144,20 +171,16 @@ event_class! {
 }
 
 event_class! {
-    /// A ``<tool>`` tag opened call number ``index`` (bad calls are numbered too).
+    /// Call number ``index`` started (bad calls are numbered too). Forge's stream sends it when a
+    /// ``<tool>`` tag opens, before the name is known (``id`` and ``name`` None); a dialect's
+    /// stream sends it as soon as the call's name is complete, with the call's ``id`` and
+    /// ``name``. ``ToolCallHeader`` is a deprecated alias of this class.
     ///
     /// >>> ToolCallStart(0)
     /// ToolCallStart(index=0)
-    ToolCallStart { index: usize }
-}
-
-event_class! {
-    /// A tool call's name is complete: call ``index`` has this ``id`` and ``name``; its arguments
-    /// follow as ``ToolCallDelta`` fragments, and ``ToolCallEnd`` closes it.
-    ///
-    /// >>> ToolCallHeader(0, "call_1", "get_weather").name
+    /// >>> ToolCallStart(0, "call_1", "get_weather").name
     /// 'get_weather'
-    ToolCallHeader { index: usize, id: Py<PyString>, name: Py<PyString> }
+    ToolCallStart { index: usize; id: Py<PyString>, name: Py<PyString> }
 }
 
 event_class! {
@@ -176,14 +199,13 @@ event_class! {
     ToolCallEnd { index: usize, call: Py<PyAny>, error: Py<PyAny> }
 }
 
-impl ToolCallHeader {
-    /// The header event of a dialect's call (a dialect announces a call with its id and name).
-    pub(crate) fn event<'py>(py: Python<'py>, index: usize, id: &str, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        let header = Self { index, id: PyString::new(py, id).unbind(), name: PyString::new(py, name).unbind() };
-        Ok(Bound::new(py, header)?.into_any())
+impl ToolCallStart {
+    /// The start event of a dialect's call (a dialect announces a call with its id and name).
+    pub(crate) fn named<'py>(py: Python<'py>, index: usize, id: &str, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let start = Self { index, id: Some(PyString::new(py, id).unbind()), name: Some(PyString::new(py, name).unbind()) };
+        Ok(Bound::new(py, start)?.into_any())
     }
 }
-
 
 /// Whether a stream shows `event` (`event_object` makes a Python event of it): not spans, and
 /// not a bare tool start where the caller announces calls its own way (`tool_start` false).
@@ -224,7 +246,7 @@ pub(crate) fn event_object<'py>(
         }
         Event::Thinking { index, text: bytes } => Bound::new(py, ThinkingDelta { index, text: text(&bytes)? })?.into_any(),
         Event::ThinkingEnd { index, complete } => Bound::new(py, ThinkingEnd { index, complete })?.into_any(),
-        Event::ToolStart { index } => Bound::new(py, ToolCallStart { index })?.into_any(),
+        Event::ToolStart { index } => Bound::new(py, ToolCallStart { index, id: None, name: None })?.into_any(),
         Event::ToolDelta { index, fragment } => {
             Bound::new(py, ToolCallDelta { index, fragment: text(&fragment)? })?.into_any()
         }
@@ -245,7 +267,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ThinkingDelta>()?;
     m.add_class::<ThinkingEnd>()?;
     m.add_class::<ToolCallStart>()?;
-    m.add_class::<ToolCallHeader>()?;
+    // The deprecated name of a dialect's start event, from before `ToolCallStart` carried one.
+    m.add("ToolCallHeader", m.getattr("ToolCallStart")?)?;
     m.add_class::<ToolCallDelta>()?;
     m.add_class::<ToolCallEnd>()?;
     Ok(())

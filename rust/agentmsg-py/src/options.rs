@@ -57,6 +57,7 @@ fn max_calls(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>> {
 }
 
 /// The options of Forge's parser (`parse`, `parse_many`, `StreamParser`).
+#[allow(clippy::too_many_arguments)] // the keyword arguments of `parse`, passed on
 pub(crate) fn parse_options(
     py: Python<'_>,
     start_default: StartThinking,
@@ -65,6 +66,7 @@ pub(crate) fn parse_options(
     code_fences: Option<&Bound<'_, PyAny>>,
     start: Option<&Bound<'_, PyAny>>,
     max: Option<&Bound<'_, PyAny>>,
+    tools_json: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Options> {
     let max_calls = max_calls(max)?;
     let thinking: String = option(thinking, "thinking", "a str", "auto".to_owned())?;
@@ -77,7 +79,8 @@ pub(crate) fn parse_options(
     let tool_format = ToolFormat::from_name(&tool_format).ok_or_else(|| {
         ErrorClass::Message.new_err(py, format!("unknown tool_format '{tool_format}'; valid: auto, json, xml"))
     })?;
-    Ok(Options { thinking, tool_format, code_fences, start_in_thinking, max_calls })
+    let tools = tools(py, tools_json)?;
+    Ok(Options { thinking, tool_format, code_fences, start_in_thinking, max_calls, tools })
 }
 
 /// The options of a dialect's parser (`parse_dialect`, `parse_dialect_many`,
@@ -103,15 +106,19 @@ pub(crate) fn dialect_options(
         crate::dialect::custom_options(dialect)?
     };
     options.start_in_thinking = start_in_thinking(start, start_default)?;
-    let tools = match tools_json {
+    options.tools = tools(py, tools_json)?;
+    Ok(options)
+}
+
+/// The tool definitions given as JSON text (`tools_json`), read once for the whole parse.
+fn tools(py: Python<'_>, tools_json: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Arc<Tools>>> {
+    match tools_json {
         Some(value) if !value.is_none() => {
             let text: String = option(Some(value), "tools_json", "a str", String::new())?;
             let tools = Tools::from_json(text.as_bytes())
                 .map_err(|e| ErrorClass::Message.new_err(py, format!("invalid tools: {e}")))?;
-            Some(Arc::new(tools))
+            Ok(Some(Arc::new(tools)))
         }
-        _ => None,
-    };
-    options.tools = tools;
-    Ok(options)
+        _ => Ok(None),
+    }
 }

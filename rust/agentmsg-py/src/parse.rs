@@ -55,6 +55,7 @@ macro_rules! whole_text_functions {
         $(#[$one_doc])*
         #[pyfunction(name = $one_name)]
         #[pyo3(signature = (text, *, $($option $(= $default)?),+))]
+        #[allow(clippy::too_many_arguments)] // the keyword options, passed on
         fn $one<'py>(
             py: Python<'py>,
             text: &Bound<'py, PyAny>,
@@ -67,6 +68,7 @@ macro_rules! whole_text_functions {
         $(#[$many_doc])*
         #[pyfunction(name = $many_name)]
         #[pyo3(signature = (texts, *, $($option $(= $default)?),+))]
+        #[allow(clippy::too_many_arguments)] // the keyword options, passed on
         fn $many<'py>(
             py: Python<'py>,
             texts: &Bound<'py, PyAny>,
@@ -84,7 +86,7 @@ whole_text_functions! {
     parse_text as "parse",
     /// Parses many texts in parallel with the GIL released; a list of `Parsed` in input order.
     parse_many as "parse_many",
-    options (thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None) => parse_options,
+    options (thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None, tools_json = None) => parse_options,
     core core_parse::parse, core_parse::parse_many,
 }
 

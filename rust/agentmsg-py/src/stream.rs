@@ -152,7 +152,7 @@ pub struct StreamParser {
 #[pymethods]
 impl StreamParser {
     #[new]
-    #[pyo3(signature = (*, thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None))]
+    #[pyo3(signature = (*, thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None, tools_json = None))]
     fn new(
         py: Python<'_>,
         thinking: Option<&Bound<'_, PyAny>>,
@@ -160,8 +160,10 @@ impl StreamParser {
         code_fences: Option<&Bound<'_, PyAny>>,
         start_in_thinking: Option<&Bound<'_, PyAny>>,
         max_calls: Option<&Bound<'_, PyAny>>,
+        tools_json: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let options = parse_options(py, StartThinking::No, thinking, tool_format, code_fences, start_in_thinking, max_calls)?;
+        let options =
+            parse_options(py, StartThinking::No, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools_json)?;
         Ok(Self { stream: Stream::new(StreamMachine::new(options)) })
     }
 

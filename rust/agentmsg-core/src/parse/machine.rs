@@ -206,7 +206,7 @@ impl StreamMachine {
             replaying: false,
             no_lt: (0, 0),
         };
-        if options.start_in_thinking == StartThinking::Yes {
+        if machine.options.start_in_thinking == StartThinking::Yes {
             machine.out.begin_thinking();
             machine.mode = Mode::Thinking { closers: CLOSE_ANY_THINKING };
         }
@@ -270,7 +270,7 @@ impl StreamMachine {
             events.extend(fallback.finish());
             let stray = fallback.first_thinking_tag_closes;
             let spans = self.out.spans();
-            *self = Self::with_output(self.options, Output::new(spans));
+            *self = Self::with_output(self.options.clone(), Output::new(spans));
             self.first_thinking_tag_closes = stray;
             return events;
         }
@@ -314,7 +314,7 @@ impl StreamMachine {
         let events = std::mem::take(&mut self.out.events);
         let stray = self.first_thinking_tag_closes;
         let spans = self.out.spans();
-        *self = Self::with_output(self.options, Output::new(spans));
+        *self = Self::with_output(self.options.clone(), Output::new(spans));
         self.first_thinking_tag_closes = stray;
         events
     }
@@ -826,6 +826,9 @@ impl StreamMachine {
             return None;
         }
         let mut call = payload::from_fields(payload::into_pairs(object)).ok()?;
+        if let Some(tools) = &self.options.tools {
+            payload::check_tool(&mut call, tools);
+        }
         let index = self.tool_count - 1;
         let fresh = &data[run..end];
         call.id = if self.payload.is_empty() && self.out.spans() {
@@ -865,7 +868,7 @@ impl StreamMachine {
     fn close_tool(&mut self, end: (usize, usize)) {
         self.send_payload();
         let index = self.tool_count - 1;
-        let result = payload::decode(&self.payload, self.options.tool_format, index).map_err(
+        let result = payload::decode(&self.payload, self.options.tool_format, self.options.tools.as_deref(), index).map_err(
             |(kind, message)| {
                 let mut raw = Vec::with_capacity(self.payload.len() + 13);
                 raw.extend_from_slice(TOOL_OPEN);

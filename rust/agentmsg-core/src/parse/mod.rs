@@ -27,6 +27,7 @@
 //!   ends; empty runs are dropped; the visible text is the runs joined with `"\n"`.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 pub mod bracket;
 pub mod dialect;
@@ -108,7 +109,7 @@ pub enum StartThinking {
 }
 
 /// Parser options; the default is what `agentmsg.parse` uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     pub thinking: ThinkingMode,
     pub tool_format: ToolFormat,
@@ -118,6 +119,9 @@ pub struct Options {
     /// At most this many tool calls (good or bad) are parsed; from the next `<tool>` on, the
     /// rest of the text is one [`IssueKind::TooManyCalls`] issue holding it raw. `None`: no limit.
     pub max_calls: Option<usize>,
+    /// Tool definitions: an XML payload's text values are typed by them, and a call to a tool
+    /// not among them is flagged (`unknown_tool`). `None`: values stay text, nothing is flagged.
+    pub tools: Option<Arc<dialect::Tools>>,
 }
 
 impl Default for Options {
@@ -128,6 +132,7 @@ impl Default for Options {
             code_fences: true,
             start_in_thinking: StartThinking::Detect,
             max_calls: None,
+            tools: None,
         }
     }
 }
@@ -321,7 +326,7 @@ const WHOLE_TEXT_SLICE: usize = 1 << 20;
 /// One pass of a whole-text parse, fed `slice` bytes at a time (cut before a UTF-8 lead byte);
 /// also says whether the first thinking tag was a stray closing tag.
 fn parse_in_slices<'a>(text: &'a [u8], options: &Options, slice: usize) -> (Document<'a>, bool) {
-    let mut machine = StreamMachine::for_whole_text(*options);
+    let mut machine = StreamMachine::for_whole_text(options.clone());
     let mut folder = Folder::new(text);
     let mut events = Vec::new();
     let mut start = 0;
@@ -350,7 +355,7 @@ fn parse_in_slices<'a>(text: &'a [u8], options: &Options, slice: usize) -> (Docu
 pub fn parse<'a>(text: &'a [u8], options: &Options) -> Document<'a> {
     let (doc, stray_close) = parse_in_slices(text, options, WHOLE_TEXT_SLICE);
     if options.start_in_thinking == StartThinking::Detect && stray_close {
-        let again = Options { start_in_thinking: StartThinking::Yes, ..*options };
+        let again = Options { start_in_thinking: StartThinking::Yes, ..options.clone() };
         return parse_in_slices(text, &again, WHOLE_TEXT_SLICE).0;
     }
     doc

@@ -20,6 +20,8 @@ use std::sync::Arc;
 
 use jiter::{JsonObject, JsonValue, JsonValueScratch, PartialMode};
 
+use super::dialect::schema::typed_value;
+use super::dialect::Tools;
 use super::{xml, ToolFormat};
 
 /// A JSON value of a decoded payload (jiter's tree: strings owned, objects as ordered pairs).
@@ -119,9 +121,11 @@ pub fn call_id(index: usize, payload: &[u8]) -> String {
 }
 
 /// Decodes a payload into a call, or says what is wrong with it.
+/// `tools`, if given, types an XML payload's text values and flags an unknown tool.
 pub fn decode(
     payload: &[u8],
     format: ToolFormat,
+    tools: Option<&Tools>,
     index: usize,
 ) -> Result<ToolCall, (IssueKind, String)> {
     let is_xml = payload.iter().find(|b| !super::bracket::is_space(**b)) == Some(&b'<');
@@ -136,8 +140,44 @@ pub fn decode(
         (false, _) => json_fields(payload)?,
     };
     let mut call = from_fields(fields)?;
+    if let Some(tools) = tools {
+        if is_xml {
+            type_xml_arguments(&mut call, tools)?;
+        }
+        check_tool(&mut call, tools);
+    }
     call.id = call_id(index, payload);
     Ok(call)
+}
+
+/// Flags a call to a tool that is not in `tools` (`unknown_tool: true` in its metadata), as the
+/// dialects do; the call is kept.
+pub(crate) fn check_tool(call: &mut ToolCall, tools: &Tools) {
+    if !tools.knows(&call.name) {
+        Arc::make_mut(&mut call.metadata).push(("unknown_tool".into(), JsonValue::Bool(true)));
+    }
+}
+
+/// Types the text values of an XML payload's arguments by the tool's schema, as qwen3_coder's
+/// parameters are typed: a value that does not convert stays text and is named in the call's
+/// `schema_errors` metadata.
+fn type_xml_arguments(call: &mut ToolCall, tools: &Tools) -> Result<(), (IssueKind, String)> {
+    let mut schema_errors = Vec::new();
+    for (key, value) in Arc::make_mut(&mut call.input).iter_mut() {
+        let JsonValue::Str(text) = &*value else { continue };
+        match typed_value(tools.param_type(&call.name, key), text.as_bytes()) {
+            Ok(Some(typed)) => *value = typed,
+            Ok(None) => {}
+            Err(why) => schema_errors.push(JsonValue::Str(format!("parameter '{key}' {why}; kept as text").into())),
+        }
+    }
+    if call.input.iter().any(|(_, value)| holds_infinity(value)) {
+        return Err(out_of_range());
+    }
+    if !schema_errors.is_empty() {
+        Arc::make_mut(&mut call.metadata).push(("schema_errors".into(), JsonValue::Array(Arc::new(schema_errors))));
+    }
+    Ok(())
 }
 
 thread_local! {
@@ -236,13 +276,18 @@ pub(crate) fn from_fields(fields: JsonPairs) -> Result<ToolCall, (IssueKind, Str
     // writer can carry on and a `ToolUseBlock` refuses: such a call is invalid JSON, as an
     // integer past jiter's limit is.
     if input.iter().chain(&metadata).any(|(_, value)| holds_infinity(value)) {
-        return Err((IssueKind::InvalidJson, "invalid JSON: number out of range (past the largest float)".into()));
+        return Err(out_of_range());
     }
     Ok(ToolCall { id: String::new(), name, server_name, input, metadata: Arc::new(metadata) })
 }
 
+/// The issue of a call whose JSON holds a number past the largest float.
+pub(crate) fn out_of_range() -> (IssueKind, String) {
+    (IssueKind::InvalidJson, "invalid JSON: number out of range (past the largest float)".into())
+}
+
 /// Whether `value` is, or holds, an infinite float.
-fn holds_infinity(value: &Json) -> bool {
+pub(crate) fn holds_infinity(value: &Json) -> bool {
     match value {
         JsonValue::Float(f) => f.is_infinite(),
         JsonValue::Array(items) => items.iter().any(holds_infinity),
@@ -301,6 +346,26 @@ pub(crate) mod tests {
             (IssueKind::InvalidJson, "invalid JSON: expected value at line 1 column 7".to_string())
         );
         assert_eq!(json_fields(b"[1]").unwrap_err().1, "payload must be a JSON object, not an array");
+    }
+
+    #[test]
+    fn tools_type_xml_values_and_flag_unknown_tools() {
+        let tools = Tools::from_json(
+            br#"[{"name": "f", "parameters": {"properties": {"i": {"type": "integer"}, "n": {"type": "number"}}}}]"#,
+        )
+        .unwrap();
+        let xml = b"<tool_name>f</tool_name><arguments><i>42</i><n>x</n><s>1</s></arguments>";
+        let call = decode(xml, ToolFormat::Auto, Some(&tools), 0).unwrap();
+        assert_eq!(format!("{:?}", call.input[0].1), "Int(42)");
+        assert_eq!(call.input[1].1, JsonValue::Str("x".into()));
+        assert_eq!(call.input[2].1, JsonValue::Str("1".into()));
+        assert_eq!(call.metadata.len(), 1);
+        assert_eq!(call.metadata[0].0, "schema_errors");
+        let unknown = decode(br#"{"tool_name": "g", "arguments": {"i": "1"}}"#, ToolFormat::Auto, Some(&tools), 0).unwrap();
+        assert_eq!(unknown.input[0].1, JsonValue::Str("1".into()));
+        assert_eq!(&unknown.metadata[..], &[("unknown_tool".into(), JsonValue::Bool(true))]);
+        let past = b"<tool_name>f</tool_name><arguments><n>1e400</n></arguments>";
+        assert_eq!(decode(past, ToolFormat::Auto, Some(&tools), 0).unwrap_err(), out_of_range());
     }
 
     #[test]

@@ -185,7 +185,7 @@ fn streaming_equals_whole_for_every_split() {
     let whole = parse(text.as_bytes(), &options);
     let bytes = text.as_bytes();
     for split in 0..=bytes.len() {
-        let mut m = StreamMachine::new(options);
+        let mut m = StreamMachine::new(options.clone());
         let mut events = m.feed(&bytes[..split]);
         events.extend(m.feed(&bytes[split..]));
         events.extend(m.finish());
@@ -307,6 +307,7 @@ mod props {
                 code_fences: fences,
                 start_in_thinking: if start { StartThinking::Yes } else { StartThinking::No },
                 max_calls,
+                tools: None,
             };
             let bytes = text.as_bytes();
             let whole = parse(bytes, &options);
@@ -484,7 +485,7 @@ fn shapes_that_were_quadratic_scale_linearly_whole_and_streamed() {
         parse(text, &options);
     };
     let streamed = |text: &[u8]| {
-        let mut machine = StreamMachine::new(options);
+        let mut machine = StreamMachine::new(options.clone());
         for chunk in text.chunks(64) {
             machine.feed(chunk);
         }

@@ -52,6 +52,9 @@ pub fn value_into(value: &Json, out: &mut Vec<u8>) {
         JsonValue::BigInt(big) => out.extend_from_slice(big.to_string().as_bytes()),
         // Debug gives the shortest text that reads back to the same float, with an exponent
         // for large magnitudes and always a `.` or exponent, so it never reads back as an int.
+        // An infinity (read from a number past the largest float) writes as such a number, so
+        // the text stays JSON and the call's decode reports it as out of range.
+        JsonValue::Float(f) if f.is_infinite() => out.extend_from_slice(if *f > 0.0 { b"1e400" } else { b"-1e400" }),
         JsonValue::Float(f) => out.extend_from_slice(format!("{f:?}").as_bytes()),
         JsonValue::Str(s) => string_into(s.as_bytes(), out),
         JsonValue::Array(items) => {

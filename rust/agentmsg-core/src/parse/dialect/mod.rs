@@ -363,6 +363,10 @@ impl Core {
             call.emitted = text.len();
             self.out.push(Event::ToolDelta { index: call.index, fragment });
         }
+        // As in Forge's payloads: `1e400` reads as infinity, which no JSON writer can carry on.
+        if input.iter().chain(&metadata).any(|(_, value)| super::payload::holds_infinity(value)) {
+            return Err(super::payload::out_of_range());
+        }
         if let Some(tools) = &self.tools {
             if !tools.knows(&name) {
                 metadata.push(("unknown_tool".into(), JsonValue::Bool(true)));

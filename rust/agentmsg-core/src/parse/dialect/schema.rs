@@ -65,7 +65,7 @@ impl ParamType {
 }
 
 /// The tools a reply may call: name -> parameter name -> type.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tools {
     tools: HashMap<String, HashMap<String, ParamType>>,
 }
@@ -110,8 +110,30 @@ impl Tools {
 }
 
 /// Appends the JSON of a text value read as `ty`; on failure appends it as a string and returns
-/// why (the caller reports it). `null` reads as null for every non-text type.
+/// why (the caller reports it).
 pub(crate) fn typed_value_into(ty: ParamType, text: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    match typed_value(ty, text) {
+        Ok(Some(value)) => {
+            json_text::value_into(&value, out);
+            Ok(())
+        }
+        Ok(None) => {
+            json_text::string_into(text, out);
+            Ok(())
+        }
+        Err(why) => {
+            json_text::string_into(text, out);
+            Err(why)
+        }
+    }
+}
+
+/// A text value read as `ty`: `None` for a text type (it stays text), or why it is not a `ty`.
+/// `null` reads as null for every non-text type.
+pub(crate) fn typed_value(ty: ParamType, text: &[u8]) -> Result<Option<Json>, String> {
+    if ty.is_text() {
+        return Ok(None);
+    }
     let trimmed = text.trim_ascii();
     let parsed = match ty {
         ParamType::String | ParamType::Any => None,
@@ -129,20 +151,7 @@ pub(crate) fn typed_value_into(ty: ParamType, text: &[u8], out: &mut Vec<u8>) ->
         ParamType::Array => parse_json(trimmed).ok().filter(|v| matches!(v, JsonValue::Array(_))),
         ParamType::Null => None,
     };
-    match parsed {
-        Some(value) => {
-            json_text::value_into(&value, out);
-            Ok(())
-        }
-        None => {
-            json_text::string_into(text, out);
-            if ty.is_text() {
-                Ok(())
-            } else {
-                Err(format!("is not {}", ty.name()))
-            }
-        }
-    }
+    parsed.map(Some).ok_or_else(|| format!("is not {}", ty.name()))
 }
 
 #[cfg(test)]
