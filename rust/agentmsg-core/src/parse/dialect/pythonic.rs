@@ -31,7 +31,7 @@ enum State {
     /// Before a call's name: after the list's `[` (`first`) or a `,`.
     BeforeName { held: Held, first: bool },
     Name { held: Held, name_at: usize },
-    Call(OpenCall),
+    Call(Box<OpenCall>),
     /// After a call's `)`: blanks (held), then `,` or `]`.
     AfterCall(Held),
     /// After the list's `]`: blanks on its line, then `<|python_end|>` is dropped.
@@ -198,7 +198,7 @@ impl PythonicMachine {
         let payload = Payload::Pythonic(ArgsReader::new());
         let mut call = self.core.open_call(held.start, held.start_chars, held.bytes, payload);
         self.core.start_call(&mut call, &name);
-        self.state = State::Call(call);
+        self.state = State::Call(Box::new(call));
         Flow::Continue(i + 1)
     }
 
@@ -221,11 +221,11 @@ impl PythonicMachine {
             Step::Error(_, why) => {
                 // Malformed: reported, and its text stays text (it may well be prose).
                 let text = Held { start: call.start, start_chars: call.start_chars, bytes: call.raw.clone() };
-                self.core.close(call, Err((IssueKind::InvalidJson, format!("malformed Python call: {why}"))));
+                self.core.close(*call, Err((IssueKind::InvalidJson, format!("malformed Python call: {why}"))));
                 text.into_text(&mut self.core);
             }
             _ => {
-                self.core.end_call(call);
+                self.core.end_call(*call);
                 self.state = State::AfterCall(Held::new(input.at(stop), b""));
             }
         }
@@ -284,7 +284,7 @@ impl PythonicMachine {
             | State::BeforeName { held, .. }
             | State::Name { held, .. }
             | State::AfterCall(held) => held.into_text(&mut self.core),
-            State::Call(call) => self.core.cut_off(call, "a Python call list"),
+            State::Call(call) => self.core.cut_off(*call, "a Python call list"),
         }
     }
 }
