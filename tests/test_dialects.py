@@ -387,7 +387,7 @@ def test_tool_call_start_compares_pickles_and_keeps_its_old_name():
     named = ToolCallStart(1, "call_1", "f")
     assert ToolCallStart(1, id="call_1", name="f") == named != ToolCallStart(1)
     assert ToolCallStart(1, name="f") != named
-    assert ToolCallStart.__match_args__ == ["index", "id", "name"]
+    assert ToolCallStart.__match_args__ == ("index", "id", "name")
     for event in (named, ToolCallStart(0), ToolCallStart(2, name="g")):
         assert pickle.loads(pickle.dumps(event)) == event
     assert dialects.ToolCallHeader is agentmsg.ToolCallHeader is ToolCallStart
