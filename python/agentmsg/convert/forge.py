@@ -40,18 +40,8 @@ from ..estimate import ROLE_CODES
 from ..message import Message, Role
 from ..parsing import format_tool_call, format_tool_result, parse, parse_tool_result
 from ._common import (
-    ORPHAN_POLICIES,
-    RAW_ARGUMENTS,
-    ConversionWarning,
-    Losses,
-    build,
-    check_dicts,
-    check_messages,
-    json_text,
-    require_dict,
-    require_str,
-    settle_tool_pairs,
-    warn_dropped_results,
+    ORPHAN_POLICIES, RAW_ARGUMENTS, ConversionWarning, Losses, build, check_dicts, check_messages,
+    json_text, require_dict, require_str, settle_tool_pairs, warn_dropped_results,
 )
 
 if TYPE_CHECKING:
