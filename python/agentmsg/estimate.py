@@ -14,13 +14,7 @@ from typing import Dict, Iterable, List, Union
 
 from . import _core
 from .blocks import (
-    AudioBlock,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    URLSource,
+    AudioBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource,
     VideoBlock,
 )
 from ._checks import type_name

@@ -284,14 +284,6 @@ class Message(_MessageSlots):
     __slots__ = ()
     __match_args__ = _FIELDS
 
-    role: Role
-    content: Tuple[Block, ...]
-    name: Optional[str]
-    tool_id: Optional[str]
-    finished: Optional[bool]
-    finish_reason: Optional[str]
-    reasoning_content: Optional[str]
-
     def __new__(
         cls,
         role: Union[Role, str],

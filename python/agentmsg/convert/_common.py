@@ -169,6 +169,11 @@ def build(where: str, factory: Callable[[], T]) -> T:
         raise ConversionError(f"{where}: {type(error).__name__}: {bounded(error)}") from None
 
 
+def text_block(data: Mapping[str, Any], where: str) -> TextBlock:
+    """The :class:`TextBlock` of a ``{"type": "text", "text": ...}`` part (OpenAI, Anthropic, AgentScope)."""
+    text = require(data, "text", where)
+    return build(where, lambda: TextBlock(text))
+
 def bounded(error: Exception) -> str:
     """An error's message, cut to a bounded length (it may quote a huge value)."""
     text = str(error)

@@ -22,31 +22,14 @@ from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, TYPE_CHECKING
 
 from ..blocks import (
-    AudioBlock,
-    Base64Source,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    URLSource,
-    VideoBlock,
+    AudioBlock, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
+    URLSource, VideoBlock,
 )
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, _format_timestamp
 from ._common import (
-    block_kind,
-    build,
-    check_dicts,
-    check_messages,
-    json_copy,
-    optional_dict,
-    require,
-    require_dict,
-    require_str,
-    require_list,
-    settle_tool_pairs,
-    shown,
+    block_kind, build, check_dicts, check_messages, json_copy, optional_dict, require, require_dict,
+    require_str, require_list, settle_tool_pairs, shown, text_block,
 )
 
 if TYPE_CHECKING:
@@ -174,8 +157,7 @@ def _block_from_agentscope(data: Any, where: str) -> Any:
     data = require_dict(data, where)
     kind = block_kind(data, where)
     if kind == "text":
-        text = require(data, "text", where)
-        return build(where, lambda: TextBlock(text))
+        return text_block(data, where)
     if kind == "thinking":
         thinking = data.get("thinking") or ""
         signature = optional_dict(data.get("metadata"), f"{where}.metadata").get(_SIGNATURE_KEY)

@@ -25,14 +25,7 @@ from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, cast, TYPE_CHECKING
 
 from ..blocks import (
-    Block,
-    Base64Source,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    URLSource,
+    Block, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource,
 )
 from .. import _core
 from .._checks import json_copy_dict
@@ -40,28 +33,10 @@ from ..errors import AgentMsgError, ConversionError, MessageTypeError
 from ..message import Message, Role, metadata_view, _ROLE_NAMES, _TOOL
 from .openai import from_openai
 from ._common import (
-    ORPHAN_POLICIES,
-    json_object,
-    CachePlace,
-    Losses,
-    block_kind,
-    build,
-    call_extras_lost,
-    call_place,
-    check_dicts,
-    check_cache_places,
-    check_messages,
-    json_copy,
-    own_namespace,
-    plain_data,
-    require,
-    require_choice,
-    require_dict,
-    require_list,
-    require_str,
-    settle_tool_pairs,
-    shown,
-    split_system_and_merge_turns,
+    ORPHAN_POLICIES, json_object, CachePlace, Losses, block_kind, build, call_extras_lost, call_place,
+    check_dicts, check_cache_places, check_messages, json_copy, own_namespace, plain_data, require,
+    require_choice, require_dict, require_list, require_str, settle_tool_pairs, shown,
+    split_system_and_merge_turns, text_block,
 )
 
 if TYPE_CHECKING:
@@ -313,8 +288,7 @@ def _tool_result(block: Mapping[str, Any], where: str, call_names: Dict[str, str
 def _block_from_anthropic(block: Mapping[str, Any], where: str) -> Any:
     kind = block_kind(block, where)
     if kind == "text":
-        text = require(block, "text", where)
-        return build(where, lambda: TextBlock(text))
+        return text_block(block, where)
     if kind == "thinking":
         thinking = require(block, "thinking", where)
         signature = block.get("signature")

@@ -18,15 +18,7 @@ from typing import Any, Dict, Iterable, List, TYPE_CHECKING
 from ..blocks import TextBlock, ToolResultBlock
 from ..errors import ConversionError
 from ..message import Message, Role
-from ._common import (
-    Losses,
-    build,
-    check_dicts,
-    check_messages,
-    require_dict,
-    require_str,
-    settle_tool_pairs,
-)
+from ._common import Losses, build, check_dicts, check_messages, require_dict, require_str, settle_tool_pairs
 
 if TYPE_CHECKING:
     from ..options import OrphanPolicy

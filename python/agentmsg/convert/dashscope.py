@@ -27,19 +27,8 @@ from ..blocks import (
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role, _TOOL
 from ._common import (
-    objects_in,
-    Losses,
-    build,
-    check_dicts,
-    check_messages,
-    require,
-    require_choice,
-    require_dict,
-    require_list,
-    write_in_order,
-    settle_tool_pairs,
-    shown,
-    shown_keys,
+    objects_in, Losses, build, check_dicts, check_messages, require, require_choice, require_dict,
+    require_list, write_in_order, settle_tool_pairs, shown, shown_keys,
 )
 from .openai import _call_from_openai, _call_to_openai, data_url, source_from_url
 

@@ -11,20 +11,16 @@ thinking signatures, and text that would read back as something else (a line ``[
 reads as thinking). Each loss gives a :class:`ConversionWarning`; ``reasoning_content`` is
 written as thinking.
 
+The call itself is written by :func:`agentmsg.format_tool_call` (its example shows the text).
+
     >>> import agentmsg
     >>> call = agentmsg.ToolUseBlock("c1", "calculator", {"a": 5})
-    >>> print(agentmsg.to_forge([agentmsg.assistant(tool_calls=[call], thinking="I'll use the calculator")])[0]["content"])
-    [I'll use the calculator]
-    <BLANKLINE>
-    <tool>
-    {
-      "server_name": "local",
-      "tool_name": "calculator",
-      "arguments": {
-        "a": 5
-      }
-    }
-    </tool>
+    >>> forge = agentmsg.to_forge([agentmsg.assistant(tool_calls=[call], thinking="I'll use the calculator")])
+    >>> forge[0]["content"].splitlines()[:3]
+    ["[I'll use the calculator]", '', '<tool>']
+    >>> back = agentmsg.from_forge(forge)[0]
+    >>> (back.thinking, [(c.name, c.input) for c in back.tool_calls])
+    ("I'll use the calculator", [('calculator', {'a': 5})])
 """
 
 from __future__ import annotations
@@ -40,18 +36,8 @@ from ..estimate import ROLE_CODES
 from ..message import Message, Role
 from ..parsing import format_tool_call, format_tool_result, parse, parse_tool_result
 from ._common import (
-    ORPHAN_POLICIES,
-    RAW_ARGUMENTS,
-    ConversionWarning,
-    Losses,
-    build,
-    check_dicts,
-    check_messages,
-    json_text,
-    require_dict,
-    require_str,
-    settle_tool_pairs,
-    warn_dropped_results,
+    ORPHAN_POLICIES, RAW_ARGUMENTS, ConversionWarning, Losses, build, check_dicts, check_messages,
+    json_text, require_dict, require_str, settle_tool_pairs, warn_dropped_results,
 )
 
 if TYPE_CHECKING:

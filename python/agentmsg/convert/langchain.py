@@ -38,31 +38,14 @@ from typing import AbstractSet, Any, Dict, Iterable, List, Optional, Sequence, T
 
 from .._checks import json_copy as checked_json_copy
 from ..blocks import (
-    AudioBlock,
-    Base64Source,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    URLSource,
-    VideoBlock,
+    AudioBlock, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
+    URLSource, VideoBlock,
 )
 from ..errors import AgentMsgError, ConversionError, MessageTypeError
 from ..message import Message, _format_timestamp
 from ._common import (
-    Losses,
-    block_kind,
-    bounded,
-    build,
-    check_dicts,
-    check_messages,
-    json_copy,
-    optional_dict,
-    own_namespace,
-    require_dict,
-    require_list,
-    shown,
+    Losses, block_kind, bounded, build, check_dicts, check_messages, json_copy, optional_dict,
+    own_namespace, require_dict, require_list, shown,
 )
 from .openai import source_from_url
 

@@ -30,39 +30,15 @@ from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, Tuple, cast, TYPE_CHECKING
 
 from ..blocks import (
-    Block,
-    AudioBlock,
-    Base64Source,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    URLSource,
-    VideoBlock,
+    Block, AudioBlock, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
+    URLSource, VideoBlock,
 )
 from ..errors import ConversionError, MessageError, MessageTypeError
 from ..message import Message, Role, metadata_view, _ROLE_NAMES, _ASSISTANT, _SYSTEM, _TOOL, _USER
 from ._common import (
-    Losses,
-    block_kind,
-    build,
-    call_extras_lost,
-    call_place,
-    check_dicts,
-    check_messages,
-    dump_arguments,
-    load_arguments,
-    own_namespace,
-    plain_data,
-    require,
-    require_choice,
-    require_dict,
-    require_list,
-    write_in_order,
-    bounded,
-    settle_tool_pairs,
-    shown,
+    Losses, block_kind, build, call_extras_lost, call_place, check_dicts, check_messages, dump_arguments,
+    load_arguments, own_namespace, plain_data, require, require_choice, require_dict, require_list,
+    write_in_order, bounded, settle_tool_pairs, shown, text_block,
 )
 
 if TYPE_CHECKING:
@@ -402,8 +378,7 @@ def _part_from_openai(part: Any, where: str) -> Any:
     part = require_dict(part, where)
     kind = block_kind(part, where)
     if kind == "text":
-        text = require(part, "text", where)
-        return build(where, lambda: TextBlock(text))
+        return text_block(part, where)
     if kind == "image_url":
         image = require_dict(require(part, "image_url", where), f"{where}.image_url")
         url = require(image, "url", f"{where}.image_url")

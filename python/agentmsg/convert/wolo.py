@@ -30,17 +30,8 @@ from ..blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBl
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role
 from ._common import (
-    Losses,
-    build,
-    check_dicts,
-    check_messages,
-    dump_arguments,
-    json_copy,
-    optional_dict,
-    own_namespace,
-    require_choice,
-    require_list,
-    results_first,
+    Losses, build, check_dicts, check_messages, dump_arguments, json_copy, optional_dict, own_namespace,
+    require_choice, require_list, results_first,
 )
 
 __all__ = [

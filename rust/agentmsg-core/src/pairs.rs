@@ -378,18 +378,18 @@ mod tests {
     use super::*;
     use Role::{Assistant as A, Tool as T, User as U};
 
+    /// A history built call by call; `calls` holds (message, id, name) of each call.
+    #[derive(Default)]
     struct History {
         roles: Vec<Role>,
         ids: Vec<Option<String>>,
         names: Vec<Option<String>>,
-        call_messages: Vec<usize>,
-        call_ids: Vec<String>,
-        call_names: Vec<String>,
+        calls: Vec<(usize, String, String)>,
     }
 
     impl History {
         fn new() -> Self {
-            History { roles: vec![], ids: vec![], names: vec![], call_messages: vec![], call_ids: vec![], call_names: vec![] }
+            Self::default()
         }
         fn msg(mut self, role: Role) -> Self {
             self.roles.push(role);
@@ -400,11 +400,7 @@ mod tests {
         fn calls(mut self, calls: &[(&str, &str)]) -> Self {
             let index = self.roles.len();
             self = self.msg(A);
-            for (id, name) in calls {
-                self.call_messages.push(index);
-                self.call_ids.push(id.to_string());
-                self.call_names.push(name.to_string());
-            }
+            self.calls.extend(calls.iter().map(|(id, name)| (index, id.to_string(), name.to_string())));
             self
         }
         fn result(mut self, id: Option<&str>, name: Option<&str>) -> Self {
@@ -414,7 +410,10 @@ mod tests {
             self
         }
         fn pair(&self, scope: NameScope) -> Pairing {
-            let calls = Calls { messages: &self.call_messages, ids: &self.call_ids, names: &self.call_names };
+            let messages: Vec<usize> = self.calls.iter().map(|call| call.0).collect();
+            let ids: Vec<String> = self.calls.iter().map(|call| call.1.clone()).collect();
+            let names: Vec<String> = self.calls.iter().map(|call| call.2.clone()).collect();
+            let calls = Calls { messages: &messages, ids: &ids, names: &names };
             pair(&self.roles, &self.ids, &self.names, calls, scope).unwrap()
         }
     }

@@ -387,45 +387,6 @@ fn parsed_array<O: OffsetSizeTrait>(rows: &[ParsedRow<'_>], nulls: Option<NullBu
     Ok(Arc::new(StructArray::try_new(fields, columns, nulls).map_err(|error| error.to_string())?))
 }
 
-/// The parser the keyword arguments name. `agentmsg.arrow.parse_arrow` checks them first with
-/// the messages `parse` gives; these errors only guard direct calls.
-#[allow(clippy::too_many_arguments)] // the keyword arguments of `parse_arrow`, passed on
-fn parser(
-    py: Python<'_>,
-    dialect: &str,
-    thinking: &str,
-    tool_format: &str,
-    code_fences: bool,
-    start_in_thinking: Option<bool>,
-    max_calls: Option<usize>,
-    tools_json: Option<&str>,
-) -> PyResult<Parser> {
-    let invalid = |what: &str| agentmsg_error(py, "MessageError", format!("unknown {what}"));
-    let start_in_thinking = match start_in_thinking {
-        None => StartThinking::Detect,
-        Some(true) => StartThinking::Yes,
-        Some(false) => StartThinking::No,
-    };
-    let tools = tools_json
-        .map(|json| Tools::from_json(json.as_bytes()).map(Arc::new))
-        .transpose()
-        .map_err(|error| agentmsg_error(py, "MessageError", format!("invalid tools: {error}")))?;
-    if dialect == "forge" {
-        return Ok(Parser::Forge(Options {
-            thinking: ThinkingMode::from_name(thinking).ok_or_else(|| invalid("thinking mode"))?,
-            tool_format: ToolFormat::from_name(tool_format).ok_or_else(|| invalid("tool_format"))?,
-            code_fences,
-            start_in_thinking,
-            max_calls,
-            tools,
-        }));
-    }
-    let mut options = DialectOptions::new(Dialect::from_name(dialect).ok_or_else(|| invalid("dialect"))?);
-    options.start_in_thinking = start_in_thinking;
-    options.tools = tools;
-    Ok(Parser::Dialect(options))
-}
-
 /// Parses each string of an Arrow string array: a struct `ArrowArray` of `text`, `thinking`
 /// (list of strings), `tool_calls` (list of structs of `name` and `arguments` as JSON) and
 /// `errors` (the number of bad tool calls), null where the string is null.
@@ -443,7 +404,33 @@ fn parse_arrow<'py>(
     max_calls: Option<usize>,
     tools_json: Option<&str>,
 ) -> PyResult<ArrowArray> {
-    let parser = parser(py, dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools_json)?;
+    // The parser the keyword arguments name. `agentmsg.arrow.parse_arrow` checks them first with
+    // the messages `parse` gives; these errors only guard direct calls.
+    let invalid = |what: &str| agentmsg_error(py, "MessageError", format!("unknown {what}"));
+    let start_in_thinking = match start_in_thinking {
+        None => StartThinking::Detect,
+        Some(true) => StartThinking::Yes,
+        Some(false) => StartThinking::No,
+    };
+    let tools = tools_json
+        .map(|json| Tools::from_json(json.as_bytes()).map(Arc::new))
+        .transpose()
+        .map_err(|error| agentmsg_error(py, "MessageError", format!("invalid tools: {error}")))?;
+    let parser = if dialect == "forge" {
+        Parser::Forge(Options {
+            thinking: ThinkingMode::from_name(thinking).ok_or_else(|| invalid("thinking mode"))?,
+            tool_format: ToolFormat::from_name(tool_format).ok_or_else(|| invalid("tool_format"))?,
+            code_fences,
+            start_in_thinking,
+            max_calls,
+            tools,
+        })
+    } else {
+        let mut options = DialectOptions::new(Dialect::from_name(dialect).ok_or_else(|| invalid("dialect"))?);
+        options.start_in_thinking = start_in_thinking;
+        options.tools = tools;
+        Parser::Dialect(options)
+    };
     let column = TextColumn::new(py, import_array(py, texts)?)?;
     let rows = map_texts(py, &column, |text| ParsedRow::new(parser.parse(text.as_bytes())))?;
     let nulls = column.nulls();

@@ -64,6 +64,14 @@ fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
 }
 
+/// Copies the run of bytes from `i` that `keep` accepts onto `into`; returns where the run ends,
+/// or None when it reaches the end of the data (the next chunk may go on with it).
+fn take_run(data: &[u8], i: usize, into: &mut Vec<u8>, keep: impl Fn(u8) -> bool) -> Option<usize> {
+    let end = i + data[i..].iter().take_while(|b| keep(**b)).count();
+    into.extend_from_slice(&data[i..end]);
+    (end < data.len()).then_some(end)
+}
+
 impl MistralMachine {
     pub fn new(mut core: Core, start_in_thinking: bool) -> Self {
         let state = if start_in_thinking {
@@ -162,15 +170,10 @@ impl MistralMachine {
         }
     }
 
-    fn name(&mut self, input: &Input, mut i: usize) -> Flow {
+    fn name(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
         let State::Name { held, .. } = &mut self.state else { return Flow::Wait(i) };
-        let run = data[i..].iter().take_while(|b| is_name_byte(**b)).count();
-        held.bytes.extend_from_slice(&data[i..i + run]);
-        i += run;
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
+        let Some(i) = take_run(data, i, &mut held.bytes, is_name_byte) else { return Flow::Continue(data.len()) };
         let marker = if data[i] == b'[' {
             match input.settle(match_at(data, i, &[ARGS, CALL_ID])) {
                 Found::Partial { .. } => return Flow::Wait(i),
@@ -200,16 +203,12 @@ impl MistralMachine {
         Flow::Continue(i + marker.map_or(0, <[u8]>::len))
     }
 
-    fn call_id(&mut self, input: &Input, mut i: usize) -> Flow {
+    fn call_id(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
         let State::CallId { call, id } = &mut self.state else { return Flow::Wait(i) };
-        let run = data[i..].iter().take_while(|b| b.is_ascii_alphanumeric()).count();
-        id.extend_from_slice(&data[i..i + run]);
-        call.raw.extend_from_slice(&data[i..i + run]);
-        i += run;
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
+        let run_end = take_run(data, i, id, |b| b.is_ascii_alphanumeric());
+        call.raw.extend_from_slice(&data[i..run_end.unwrap_or(data.len())]);
+        let Some(i) = run_end else { return Flow::Continue(data.len()) };
         let found = input.settle(match_at(data, i, &[ARGS]));
         if let Found::Partial { .. } = found {
             return Flow::Wait(i);
@@ -228,15 +227,10 @@ impl MistralMachine {
         }
     }
 
-    fn arguments_start(&mut self, input: &Input, mut i: usize) -> Flow {
+    fn arguments_start(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
         let State::ArgumentsStart { call, .. } = &mut self.state else { return Flow::Wait(i) };
-        let blanks = data[i..].iter().take_while(|b| is_space(**b)).count();
-        call.raw.extend_from_slice(&data[i..i + blanks]);
-        i += blanks;
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
+        let Some(i) = take_run(data, i, &mut call.raw, is_space) else { return Flow::Continue(data.len()) };
         let State::ArgumentsStart { call, id } = std::mem::replace(&mut self.state, State::Text) else {
             return Flow::Wait(i);
         };
