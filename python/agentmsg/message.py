@@ -261,10 +261,6 @@ _set_created = vars(_MessageSlots)["_created"].__set__
 _set_metadata = vars(_MessageSlots)["_metadata"].__set__
 # Guards the first read of a lazy id or metadata, so two threads never see two values.
 _LAZY = threading.Lock()
-_FIELDS = ("role", "content", "name", "id", "timestamp", "metadata", "tool_id", "finished",
-           "finish_reason", "reasoning_content")
-
-
 class Message(_MessageSlots):
     """One message of a conversation. Immutable: use :meth:`replace` for a changed copy.
 
@@ -282,7 +278,9 @@ class Message(_MessageSlots):
     """
 
     __slots__ = ()
-    __match_args__ = _FIELDS
+    # Written out: type checkers read match patterns only from a literal tuple.
+    __match_args__ = ("role", "content", "name", "id", "timestamp", "metadata", "tool_id", "finished",
+                      "finish_reason", "reasoning_content")
 
     def __new__(
         cls,
@@ -773,3 +771,6 @@ def tool(result: ContentInput, **kwargs: Any) -> Message:
     'calculator'
     """
     return Message.tool(result, **kwargs)
+
+#: The fields of a message, in order (its ``repr`` and ``to_dict`` read them through this).
+_FIELDS = Message.__match_args__
