@@ -16,14 +16,15 @@ copy.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Sequence, Mapping, Union, TYPE_CHECKING
+from typing import Any, Callable, Dict, Union, TYPE_CHECKING
 
 from . import _core
 from .message import Role, _to_role
 
 if TYPE_CHECKING:
-    from .dialects import Dialect
-    from .options import DialectName, ThinkingMode, ToolFormat
+    from typing_extensions import Unpack
+
+    from .options import ParseOptions
 
 __all__ = ["ArrowArray", "count_tokens_arrow", "estimate_tokens_arrow", "parse_arrow"]
 
@@ -85,17 +86,7 @@ def estimate_tokens_arrow(texts: Any, role: Union[Role, str] = Role.USER) -> Any
     return _per_chunk(texts, lambda chunk: _core.estimate_tokens_arrow(chunk, role_name))
 
 
-def parse_arrow(
-    texts: Any,
-    *,
-    thinking: ThinkingMode = "auto",
-    tool_format: ToolFormat = "auto",
-    code_fences: bool = True,
-    start_in_thinking: Optional[bool] = None,
-    max_calls: Optional[int] = None,
-    dialect: Union[DialectName, Dialect] = "forge",
-    tools: Optional[Sequence[Mapping[str, Any]]] = None,
-) -> Any:
+def parse_arrow(texts: Any, **options: Unpack[ParseOptions]) -> Any:
     """Parses each string of an Arrow string column (the options of :func:`agentmsg.parse_many`)
     into a struct array of ``text`` (string), ``thinking`` (list of strings), ``tool_calls``
     (list of structs of ``name`` and ``arguments``, the arguments as compact JSON) and
@@ -112,16 +103,18 @@ def parse_arrow(
     >>> parse_arrow(pa.array(['<tool_call>{"name": "f", "arguments": {}}</tool_call>']), dialect="hermes").field("tool_calls").to_pylist()
     [[{'name': 'f', 'arguments': '{}'}]]
     """
-    from . import parsing
+    from .parsing import _core_arguments
 
-    # The options are checked by the one function that owns their rules and messages.
-    parsing.parse("", thinking=thinking, tool_format=tool_format, code_fences=code_fences,
-                  start_in_thinking=start_in_thinking, max_calls=max_calls, dialect=dialect, tools=tools)
-    # None, which `parse` accepts for each of the first three, means the default.
-    options: Dict[str, Any] = dict(
-        dialect=dialect, thinking=thinking or "auto", tool_format=tool_format or "auto",
-        code_fences=True if code_fences is None else code_fences,
-        start_in_thinking=start_in_thinking, max_calls=max_calls,
-        tools_json=parsing._tools_json(tools),
+    dialect, arguments = _core_arguments(options, "parse_arrow")
+    if dialect == "forge":
+        _core.parse("", **arguments)  # the types of Forge's options, checked with parse's messages
+    # The core's Arrow parser takes every option; None, which `parse` accepts for the first
+    # three, means the default.
+    code_fences = arguments.get("code_fences")
+    forge: Dict[str, Any] = dict(
+        dialect=dialect, thinking=arguments.get("thinking") or "auto",
+        tool_format=arguments.get("tool_format") or "auto", code_fences=True if code_fences is None else code_fences,
+        max_calls=arguments.get("max_calls"), start_in_thinking=arguments.get("start_in_thinking"),
+        tools_json=arguments.get("tools_json"),
     )
-    return _per_chunk(texts, lambda chunk: _core.parse_arrow(chunk, **options))
+    return _per_chunk(texts, lambda chunk: _core.parse_arrow(chunk, **forge))

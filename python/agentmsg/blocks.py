@@ -10,7 +10,7 @@ Every block is a frozen dataclass with a ``type`` tag used in serialization::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, Mapping, Optional, Sequence, Tuple, Union, final, List
+from typing import Any, Callable, ClassVar, Dict, Mapping, Optional, Tuple, Union, final, List
 
 from ._checks import describe, json_copy, json_copy_dict, require_bool, type_name, where_label
 from .errors import MessageError, MessageTypeError
@@ -110,48 +110,46 @@ _set_text = vars(TextBlock)["text"].__set__
 
 
 @dataclass(frozen=True, slots=True)
-class ImageBlock:
+class _MediaBlock:
+    """What an image, an audio clip and a video share: their source, a URL or base64 data."""
+
+    source: Source
+
+    def __post_init__(self) -> None:
+        _require_source(self.source, f"{type(self).__name__}.source")
+
+
+@dataclass(frozen=True, slots=True)
+class ImageBlock(_MediaBlock):
     """An image, from a URL or base64 data.
 
     >>> ImageBlock(URLSource("https://example.com/a.png")).source.url
     'https://example.com/a.png'
     """
 
-    source: Source
     type: ClassVar[str] = "image"
-
-    def __post_init__(self) -> None:
-        _require_source(self.source, "ImageBlock.source")
 
 
 @dataclass(frozen=True, slots=True)
-class AudioBlock:
+class AudioBlock(_MediaBlock):
     """An audio clip, from a URL or base64 data.
 
     >>> AudioBlock(Base64Source("audio/wav", "UklGRg==")).source.media_type
     'audio/wav'
     """
 
-    source: Source
     type: ClassVar[str] = "audio"
-
-    def __post_init__(self) -> None:
-        _require_source(self.source, "AudioBlock.source")
 
 
 @dataclass(frozen=True, slots=True)
-class VideoBlock:
+class VideoBlock(_MediaBlock):
     """A video, from a URL or base64 data.
 
-    >>> VideoBlock(URLSource("file:///tmp/clip.mp4")).source.url
-    'file:///tmp/clip.mp4'
+    >>> VideoBlock(URLSource("file:///tmp/clip.mp4")).type
+    'video'
     """
 
-    source: Source
     type: ClassVar[str] = "video"
-
-    def __post_init__(self) -> None:
-        _require_source(self.source, "VideoBlock.source")
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ import os
 import sys
 import warnings
 from importlib import resources
-from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, TextIO
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, TextIO
 
 from .conversation import conversation_stats
 from .convert import (

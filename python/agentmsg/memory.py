@@ -43,7 +43,7 @@ from . import _core, _selection
 from ._checks import describe
 from .blocks import TextBlock, ToolUseBlock
 from .encoding import Encoding, get_encoding, resolve_encoding
-from .counting import CountCache, Counter, TokenCounter, _checked_count
+from .counting import CountCache, Counter, TokenCounter
 from .errors import MessageError, MessageTypeError
 from .estimate import ROLE_CODES
 from .message import Message, Role, _as_list, _to_role

@@ -16,9 +16,12 @@ and every other dated or fine-tuned name), which no finite list holds.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
-__all__ = ["ThinkingMode", "ToolFormat", "DialectName", "OrphanPolicy", "TrimStrategy"]
+if TYPE_CHECKING:
+    from .dialects import Dialect
+
+__all__ = ["ThinkingMode", "ToolFormat", "DialectName", "OrphanPolicy", "TrimStrategy", "ParseOptions"]
 
 ThinkingMode = Literal["auto", "tags", "brackets", "none"]
 """How Forge's parser finds reasoning (``parse(thinking=...)``)."""
@@ -37,3 +40,30 @@ OrphanPolicy = Literal["raise", "repair", "keep"]
 
 TrimStrategy = Literal["last", "first"]
 """Which end of the history ``trim`` keeps: the newest messages or the oldest."""
+
+
+class ParseOptions(TypedDict, total=False):
+    """The keyword options of ``parse``, ``parse_many``, ``parse_tool_calls``, ``StreamParser``
+    and ``agentmsg.arrow.parse_arrow``, each optional, for code that passes them along::
+
+        >>> from agentmsg import parse
+        >>> from agentmsg.options import ParseOptions
+        >>> options: ParseOptions = {"dialect": "hermes"}
+        >>> parse('<tool_call>{"name": "f", "arguments": {}}</tool_call>', **options).tool_calls[0].name
+        'f'
+
+    ``dialect`` (default ``"forge"``): a name in ``agentmsg.DIALECTS`` or an
+    ``agentmsg.Dialect``. ``start_in_thinking`` (default ``None``: detected; False for a stream):
+    the text starts inside the reasoning. ``tools`` (default ``None``): OpenAI tool definitions
+    that type the values a model writes as text. Forge's dialect only: ``thinking`` (default
+    ``"auto"``), ``tool_format`` (``"auto"``), ``code_fences`` (True), ``max_calls`` (``None``:
+    no limit). :func:`agentmsg.parse` gives the rules of each.
+    """
+
+    dialect: Union[DialectName, Dialect]
+    start_in_thinking: Optional[bool]
+    tools: Optional[Sequence[Mapping[str, Any]]]
+    thinking: ThinkingMode
+    tool_format: ToolFormat
+    code_fences: bool
+    max_calls: Optional[int]

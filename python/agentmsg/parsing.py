@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, TYPE_CHECKING, Union
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, TYPE_CHECKING
 
 from . import _core
 from ._core import (
@@ -27,10 +27,10 @@ from ._core import (
 from .blocks import Block, ToolUseBlock
 from ._checks import describe, require_bool, require_str, type_name
 from .errors import MessageError, MessageTypeError, ToolCallError
+from .options import ParseOptions
 
 if TYPE_CHECKING:
-    from .dialects import Dialect
-    from .options import DialectName, ThinkingMode, ToolFormat
+    from typing_extensions import Unpack
 
 __all__ = [
     "parse",
@@ -95,17 +95,7 @@ class Parsed:
     incomplete_thinking: bool = False
 
 
-def parse(
-    text: str,
-    *,
-    thinking: ThinkingMode = "auto",
-    tool_format: ToolFormat = "auto",
-    code_fences: bool = True,
-    start_in_thinking: Optional[bool] = None,
-    max_calls: Optional[int] = None,
-    dialect: Union[DialectName, Dialect] = "forge",
-    tools: Optional[Sequence[Mapping[str, Any]]] = None,
-) -> Parsed:
+def parse(text: str, **options: Unpack[ParseOptions]) -> Parsed:
     """Parses model text into thinking, visible text and tool calls.
 
     **Dialect.** ``dialect`` names how the model writes calls and reasoning (``agentmsg.DIALECTS``
@@ -181,37 +171,15 @@ def parse(
     >>> [e.kind for e in parse("<tool></tool>" * 1000, max_calls=2).errors]
     ['invalid_json', 'invalid_json', 'too_many_calls']
     """
-    if dialect != "forge":
-        _check_dialect_options(dialect, thinking, tool_format, code_fences, max_calls)
-        from . import dialects
-
-        return dialects.parse(text, dialect=dialect, start_in_thinking=start_in_thinking, tools=tools)
-    if not isinstance(text, str):
-        raise MessageTypeError(f"text must be a str, not {type_name(text)}")
-    if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
-        _check_mode_names(thinking, tool_format)
-    return _core.parse(
-        text,
-        thinking=thinking,
-        tool_format=tool_format,
-        code_fences=code_fences,
-        start_in_thinking=start_in_thinking,
-        max_calls=max_calls,
-        tools_json=_tools_json(tools),
-    )
+    if not options:
+        return _core.parse(text)
+    dialect, arguments = _core_arguments(options, "parse")
+    if dialect == "forge":
+        return _core.parse(text, **arguments)
+    return _core.parse_dialect(text, dialect=dialect, **arguments)
 
 
-def parse_many(
-    texts: Iterable[str],
-    *,
-    thinking: ThinkingMode = "auto",
-    tool_format: ToolFormat = "auto",
-    code_fences: bool = True,
-    start_in_thinking: Optional[bool] = None,
-    max_calls: Optional[int] = None,
-    dialect: Union[DialectName, Dialect] = "forge",
-    tools: Optional[Sequence[Mapping[str, Any]]] = None,
-) -> List[Parsed]:
+def parse_many(texts: Iterable[str], **options: Unpack[ParseOptions]) -> List[Parsed]:
     """Parses many texts in one call, in parallel, with the GIL released; same rules as :func:`parse`
     (``max_calls`` applies to each text).
 
@@ -220,22 +188,10 @@ def parse_many(
     >>> [p.tool_calls[0].name for p in parse_many(['<tool_call>{"name": "f", "arguments": {}}</tool_call>'], dialect="hermes")]
     ['f']
     """
-    if dialect != "forge":
-        _check_dialect_options(dialect, thinking, tool_format, code_fences, max_calls)
-        from . import dialects
-
-        return dialects.parse_many(texts, dialect=dialect, start_in_thinking=start_in_thinking, tools=tools)
-    if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
-        _check_mode_names(thinking, tool_format)
-    return _core.parse_many(
-        texts,
-        thinking=thinking,
-        tool_format=tool_format,
-        code_fences=code_fences,
-        start_in_thinking=start_in_thinking,
-        max_calls=max_calls,
-        tools_json=_tools_json(tools),
-    )
+    dialect, arguments = _core_arguments(options, "parse_many")
+    if dialect == "forge":
+        return _core.parse_many(texts, **arguments)
+    return _core.parse_dialect_many(texts, dialect=dialect, **arguments)
 
 
 # Forge's parser does not type values by tool schemas yet: refused rather than ignored.
@@ -258,20 +214,36 @@ _THINKING_MODES = ("auto", "tags", "brackets", "none", None)
 _TOOL_FORMATS = ("auto", "json", "xml", None)
 
 
-def _check_dialect_options(
-    dialect: object, thinking: object, tool_format: object, code_fences: object, max_calls: object
-) -> None:
-    """A dialect other than Forge's has its own syntax: the Forge options do not apply to it."""
+_FORGE_DEFAULTS = {"thinking": "auto", "tool_format": "auto", "code_fences": True, "max_calls": None}
+_OPTION_NAMES = frozenset(ParseOptions.__optional_keys__)
+
+
+def _core_arguments(options: Mapping[str, Any], caller: str) -> Tuple[Any, Dict[str, Any]]:
+    """The dialect that ``options`` (a :class:`~agentmsg.options.ParseOptions`) name and the
+    keyword arguments of its core parser, every option checked: the one reader of the parsers'
+    options, so that each function names a bad one alike."""
+    if not options.keys() <= _OPTION_NAMES:
+        unknown = min(options.keys() - _OPTION_NAMES)
+        raise MessageTypeError(f"{caller}() got an unexpected keyword argument {unknown!r}")
+    arguments = dict(options)
+    dialect = arguments.pop("dialect", "forge")
+    tools = arguments.pop("tools", None)
+    if tools is not None:
+        arguments["tools_json"] = _tools_json(tools)
+    if dialect == "forge":
+        thinking, tool_format = arguments.get("thinking"), arguments.get("tool_format")
+        if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
+            _check_mode_names(thinking, tool_format)
+        return dialect, arguments
+    # A dialect other than Forge's has its own syntax: the Forge options do not apply to it.
     from .dialects import DIALECTS, Dialect
 
     if not isinstance(dialect, Dialect) and (not isinstance(dialect, str) or dialect not in DIALECTS):
         raise MessageError(f"unknown dialect {describe(dialect)}; known dialects: {', '.join(DIALECTS)}")
-    given = [name for name, value, default in (
-        ("thinking", thinking, "auto"), ("tool_format", tool_format, "auto"),
-        ("code_fences", code_fences, True), ("max_calls", max_calls, None),
-    ) if value != default]
+    given = [name for name, default in _FORGE_DEFAULTS.items() if arguments.pop(name, default) != default]
     if given:
         raise MessageError(f"{', '.join(given)}: an option of the forge dialect only, not of {dialect!r}")
+    return dialect, arguments
 
 
 class StreamParser(_core.StreamParser):
@@ -296,27 +268,15 @@ class StreamParser(_core.StreamParser):
     ['ToolCallStart', 'ToolCallDelta', 'ToolCallEnd']
     """
 
-    def __new__(
-        cls,
-        *,
-        dialect: Union[DialectName, Dialect] = "forge",
-        tools: Optional[Sequence[Mapping[str, Any]]] = None,
-        **options: Any,
-    ) -> Any:
+    def __new__(cls, **options: Unpack[ParseOptions]) -> Any:
+        if not options:
+            return super().__new__(cls)
+        dialect, arguments = _core_arguments(options, "StreamParser")
         if dialect == "forge":
-            thinking, tool_format = options.get("thinking"), options.get("tool_format")
-            if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
-                _check_mode_names(thinking, tool_format)  # named briefly, as parse() names them
-            return super().__new__(cls, tools_json=_tools_json(tools), **options)
-        start_in_thinking = options.pop("start_in_thinking", None)
-        defaults = {"thinking": "auto", "tool_format": "auto", "code_fences": True, "max_calls": None}
-        unknown = sorted(set(options) - set(defaults))
-        if unknown:
-            raise MessageTypeError(f"StreamParser got unexpected options: {', '.join(unknown)}")
-        _check_dialect_options(dialect, *(options.get(name, value) for name, value in defaults.items()))
-        from . import dialects
+            return super().__new__(cls, **arguments)
+        from .dialects import StreamParser as DialectStreamParser
 
-        return dialects.StreamParser(dialect=dialect, start_in_thinking=start_in_thinking, tools=tools)
+        return _core.DialectStreamParser.__new__(DialectStreamParser, dialect=dialect, **arguments)
 
 
 def _check_mode_names(thinking: object, tool_format: object) -> None:
@@ -328,7 +288,7 @@ def _check_mode_names(thinking: object, tool_format: object) -> None:
             raise MessageError(f"unknown {kind} {describe(value)}; valid: {names}")
 
 
-def parse_tool_calls(text: str, **options: Any) -> List[ToolUseBlock]:
+def parse_tool_calls(text: str, **options: Unpack[ParseOptions]) -> List[ToolUseBlock]:
     """The good tool calls of ``text`` (``parse(text, **options).tool_calls``).
 
     >>> parse_tool_calls('<tool>{"tool_name": "search", "arguments": {"q": "x"}}</tool>')[0].input

@@ -10,7 +10,7 @@ from openai import OpenAI
 
 import agentmsg
 from agentmsg import Message, ToolUseBlock, from_openai, parse, to_anthropic, to_openai
-from agentmsg.options import OrphanPolicy
+from agentmsg.options import OrphanPolicy, ParseOptions
 
 history = [
     agentmsg.system("You are a helpful math tutor"),
@@ -34,3 +34,6 @@ parse("<think>hmm</think>Hi", thinking="tags", dialect="forge")
 parse("Hi", thinking="xml")  # type: ignore[arg-type]
 parse("Hi", dialect="hermes")
 parse("Hi", dialect="llama")  # type: ignore[arg-type]
+hermes: ParseOptions = {"dialect": "hermes", "tools": None}
+parse("Hi", **hermes)
+parse("Hi", thinkng="tags")  # type: ignore[call-arg]

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
 
-from ..blocks import TextBlock, ToolUseBlock
+from ..blocks import TextBlock, ThinkingBlock, ToolUseBlock
 from ..errors import ConversionError, MessageError, MessageTypeError, ToolPairError
-from ..message import Message, Role, _as_list, _ASSISTANT, _SYSTEM, _TOOL
+from ..message import Message, _as_list, _ASSISTANT, _SYSTEM, _TOOL
 from ..normalize import read_messages
 from ..toolpairs import _indices_of, _pair, pair_tool_results, repair_tool_pairs
 
@@ -149,6 +149,21 @@ def block_kind(block: Mapping[str, Any], where: str) -> Optional[str]:
     if kind is not None and not isinstance(kind, str):
         raise MessageTypeError(f"{where}.type must be a str, not {type(kind).__name__}")
     return kind
+
+
+def tagged_dict(value: Any, where: str) -> Tuple[Mapping[str, Any], Optional[str]]:
+    """A block that must be a dict, and its ``type`` tag (:func:`block_kind`)."""
+    block = require_dict(value, where)
+    return block, block_kind(block, where)
+
+
+def thinking_dict(block: ThinkingBlock, kind: str, extras_key: str, signature_key: str) -> Dict[str, Any]:
+    """A thinking block as ``{"type": kind, kind: thinking}``, its signature (if any) kept as
+    ``{extras_key: {signature_key: signature}}``: AgentScope's and LangChain's reasoning blocks."""
+    data: Dict[str, Any] = {"type": kind, kind: block.thinking}
+    if block.signature is not None:
+        data[extras_key] = {signature_key: block.signature}
+    return data
 
 
 ERROR_CHARACTERS = 400

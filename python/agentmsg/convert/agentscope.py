@@ -29,7 +29,7 @@ from ..errors import ConversionError, MessageTypeError
 from ..message import Message, _format_timestamp
 from ._common import (
     block_kind, build, check_dicts, check_messages, json_copy, optional_dict, require, require_dict,
-    require_str, require_list, settle_tool_pairs, shown, text_block,
+    require_str, require_list, settle_tool_pairs, shown, tagged_dict, text_block, thinking_dict,
 )
 
 if TYPE_CHECKING:
@@ -80,13 +80,10 @@ def _block_to_agentscope(block: Any, message: Message, index: int) -> Dict[str, 
     if kind is TextBlock:
         return {"type": "text", "text": block.text}
     if kind is ThinkingBlock:
-        data: Dict[str, Any] = {"type": "thinking", "thinking": block.thinking}
-        if block.signature is not None:
-            data["metadata"] = {_SIGNATURE_KEY: block.signature}
-        return data
+        return thinking_dict(block, "thinking", "metadata", _SIGNATURE_KEY)
     if kind is ToolUseBlock:
         where = f"messages[{index}] tool call {shown(block.id)}"
-        data = {"type": "tool_use", "id": block.id, "name": block.name,
+        data: Dict[str, Any] = {"type": "tool_use", "id": block.id, "name": block.name,
                 "input": json_copy(block.input, f"{where}.input")}
         metadata = json_copy(block.metadata, f"{where}.metadata")
         if block.server_name != "local":
@@ -154,8 +151,7 @@ def from_agentscope(messages: Iterable[Mapping[str, Any]], *, on_orphan: OrphanP
 
 
 def _block_from_agentscope(data: Any, where: str) -> Any:
-    data = require_dict(data, where)
-    kind = block_kind(data, where)
+    data, kind = tagged_dict(data, where)
     if kind == "text":
         return text_block(data, where)
     if kind == "thinking":

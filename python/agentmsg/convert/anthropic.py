@@ -30,12 +30,12 @@ from ..blocks import (
 from .. import _core
 from .._checks import json_copy_dict
 from ..errors import AgentMsgError, ConversionError, MessageTypeError
-from ..message import Message, Role, metadata_view, _ROLE_NAMES, _TOOL
+from ..message import Message, metadata_view, _ROLE_NAMES, _TOOL
 from .openai import from_openai
 from ._common import (
     ORPHAN_POLICIES, json_object, CachePlace, Losses, block_kind, build, call_extras_lost, call_place,
     check_dicts, check_cache_places, check_messages, json_copy, own_namespace, plain_data, require,
-    require_choice, require_dict, require_list, require_str, settle_tool_pairs, shown,
+    require_choice, require_dict, require_str, settle_tool_pairs, shown,
     split_system_and_merge_turns, text_block,
 )
 

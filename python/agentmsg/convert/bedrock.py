@@ -29,11 +29,11 @@ from ..blocks import (
     VideoBlock,
 )
 from ..errors import ConversionError, MessageTypeError
-from ..message import Message, Role, metadata_view, _TOOL
+from ..message import Message, metadata_view, _TOOL
 from ._common import (
     objects_in, CachePlace, Losses, build, call_extras_lost, call_place, check_cache_places, check_dicts,
     check_messages, json_copy, json_text, own_namespace, require, require_choice, require_dict,
-    require_str, settle_tool_pairs, shown, shown_keys, split_system_and_merge_turns,
+    require_str, settle_tool_pairs, shown_keys, split_system_and_merge_turns,
 )
 
 if TYPE_CHECKING:

@@ -25,10 +25,10 @@ from ..blocks import (
     AudioBlock, Block, ImageBlock, Source, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource, VideoBlock,
 )
 from ..errors import ConversionError, MessageTypeError
-from ..message import Message, Role, _TOOL
+from ..message import Message, _TOOL
 from ._common import (
     objects_in, Losses, build, check_dicts, check_messages, require, require_choice, require_dict,
-    require_list, write_in_order, settle_tool_pairs, shown, shown_keys,
+    require_list, write_in_order, settle_tool_pairs, shown_keys,
 )
 from .openai import _call_from_openai, _call_to_openai, data_url, source_from_url
 

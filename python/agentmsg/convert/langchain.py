@@ -45,7 +45,7 @@ from ..errors import AgentMsgError, ConversionError, MessageTypeError
 from ..message import Message, _format_timestamp
 from ._common import (
     Losses, block_kind, bounded, build, check_dicts, check_messages, json_copy, optional_dict,
-    own_namespace, require_dict, require_list, shown,
+    own_namespace, require_dict, require_list, shown, thinking_dict,
 )
 from .openai import source_from_url
 
@@ -359,10 +359,7 @@ def _block_out(block: Any) -> Dict[str, Any]:
     if kind is TextBlock:
         return {"type": "text", "text": block.text}
     if kind is ThinkingBlock:
-        data: Dict[str, Any] = {"type": "reasoning", "reasoning": block.thinking}
-        if block.signature is not None:
-            data["extras"] = {"signature": block.signature}
-        return data
+        return thinking_dict(block, "reasoning", "extras", "signature")
     source = block.source
     if type(source) is URLSource:
         return {"type": _MEDIA_TYPE[kind], "url": source.url}

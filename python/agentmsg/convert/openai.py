@@ -34,11 +34,11 @@ from ..blocks import (
     URLSource, VideoBlock,
 )
 from ..errors import ConversionError, MessageError, MessageTypeError
-from ..message import Message, Role, metadata_view, _ROLE_NAMES, _ASSISTANT, _SYSTEM, _TOOL, _USER
+from ..message import Message, metadata_view, _ROLE_NAMES, _ASSISTANT, _SYSTEM, _TOOL, _USER
 from ._common import (
-    Losses, block_kind, build, call_extras_lost, call_place, check_dicts, check_messages, dump_arguments,
+    Losses, build, call_extras_lost, call_place, check_dicts, check_messages, dump_arguments,
     load_arguments, own_namespace, plain_data, require, require_choice, require_dict, require_list,
-    write_in_order, bounded, settle_tool_pairs, shown, text_block,
+    write_in_order, bounded, settle_tool_pairs, shown, tagged_dict, text_block,
 )
 
 if TYPE_CHECKING:
@@ -375,8 +375,7 @@ def _content_blocks(content: Any, where: str, role: str) -> List[Block]:
 
 
 def _part_from_openai(part: Any, where: str) -> Any:
-    part = require_dict(part, where)
-    kind = block_kind(part, where)
+    part, kind = tagged_dict(part, where)
     if kind == "text":
         return text_block(part, where)
     if kind == "image_url":

@@ -29,7 +29,7 @@ from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role, _format_timestamp
 from ._common import (
     Losses, check_dicts, check_messages, json_copy, json_text, optional_dict, own_namespace, require,
-    require_choice, require_dict, settle_tool_pairs, shown,
+    require_dict, settle_tool_pairs, shown,
 )
 from .openai import message_from_openai, message_to_openai
 

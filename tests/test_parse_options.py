@@ -1,0 +1,105 @@
+"""The parsers' options are one ``ParseOptions``, read by one function: every parser takes the
+same keys, names a bad one alike, and gives the same result for the same options."""
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import agentmsg
+from agentmsg import MessageError, MessageTypeError, StreamParser, parse, parse_many, parse_tool_calls
+from agentmsg.arrow import parse_arrow
+from agentmsg.options import ParseOptions
+
+pa = pytest.importorskip("pyarrow")
+
+CALL = '<think>plan</think>Hi <tool>{"tool_name": "ls", "arguments": {"p": 1}}</tool>'
+HERMES_CALL = '<think>plan</think>Hi <tool_call>{"name": "ls", "arguments": {"p": 1}}</tool_call>'
+TOOLS = [{"type": "function", "function": {"name": "ls", "parameters": {"properties": {"p": {"type": "integer"}}}}}]
+
+
+def test_parse_options_lists_every_key():
+    assert set(ParseOptions.__optional_keys__) == {
+        "dialect", "start_in_thinking", "tools", "thinking", "tool_format", "code_fences", "max_calls"}
+    assert ParseOptions.__required_keys__ == frozenset()
+
+
+def everywhere(text, options):
+    """What each parser gives for ``text`` under ``options``, as plain data."""
+    stream = StreamParser(**{"start_in_thinking": None, **options})
+    stream.feed(text)
+    stream.finish()
+    row = parse_arrow(pa.array([text]), **options).to_pylist()[0]
+    return [
+        parse(text, **options), parse_many([text], **options)[0], stream.result(),
+    ], parse_tool_calls(text, **options), row
+
+
+@pytest.mark.parametrize("text, options", [
+    (CALL, {}),
+    (CALL, {"thinking": "none", "code_fences": False, "max_calls": 5, "tool_format": "json"}),
+    (CALL, {"dialect": "forge", "tools": TOOLS}),
+    (HERMES_CALL, {"dialect": "hermes"}),
+    (HERMES_CALL, {"dialect": "hermes", "tools": TOOLS, "start_in_thinking": False}),
+    (HERMES_CALL, {"dialect": agentmsg.Dialect(name="mine", call_start="<tool_call>", call_end="</tool_call>")}),
+])
+def test_every_parser_reads_the_options_alike(text, options):
+    whole, calls, row = everywhere(text, options)
+    first = whole[0]
+    assert [(p.text, p.thinking, p.tool_calls, p.errors) for p in whole] == [
+        (first.text, first.thinking, first.tool_calls, first.errors)] * 3
+    assert calls == first.tool_calls
+    assert row["text"] == first.text and row["thinking"] == first.thinking
+    assert [c["name"] for c in row["tool_calls"]] == [c.name for c in first.tool_calls]
+    thinking_off = options.get("thinking") == "none"
+    assert first.thinking == ([] if thinking_off else ["plan"])
+
+
+PARSERS = {
+    "parse": lambda **options: parse("x", **options),
+    "parse_many": lambda **options: parse_many(["x"], **options),
+    "parse_tool_calls": lambda **options: parse_tool_calls("x", **options),
+    "StreamParser": lambda **options: StreamParser(**options),
+    "parse_arrow": lambda **options: parse_arrow(pa.array(["x"]), **options),
+}
+
+
+@pytest.mark.parametrize("name", PARSERS)
+def test_an_unknown_option_is_a_type_error_naming_it(name):
+    caller = "parse" if name == "parse_tool_calls" else name
+    with pytest.raises(MessageTypeError, match=rf"^{caller}\(\) got an unexpected keyword argument 'thinkng'$") as info:
+        PARSERS[name](thinkng="tags")
+    assert isinstance(info.value, TypeError)
+
+
+@pytest.mark.parametrize("name", PARSERS)
+@pytest.mark.parametrize("options, error, message", [
+    ({"thinking": "maybe"}, MessageError, r"^unknown thinking mode 'maybe'; valid: auto, tags, brackets, none$"),
+    ({"tool_format": 3}, MessageTypeError, r"^tool_format must be a str, not int$"),
+    ({"dialect": "klingon"}, MessageError, r"^unknown dialect 'klingon'; known dialects: forge, hermes, "),
+    ({"dialect": "hermes", "max_calls": 2}, MessageError,
+     r"^max_calls: an option of the forge dialect only, not of 'hermes'$"),
+    ({"dialect": "hermes", "thinking": "tags", "code_fences": False}, MessageError,
+     r"^thinking, code_fences: an option of the forge dialect only, not of 'hermes'$"),
+    ({"tools": "ls"}, MessageTypeError, r"^tools must be a list of tool definitions, not str$"),
+])
+def test_every_parser_names_a_bad_option_alike(name, options, error, message):
+    with pytest.raises(error, match=message):
+        PARSERS[name](**options)
+
+
+def test_forge_defaults_given_explicitly_are_accepted_by_another_dialect():
+    options: ParseOptions = {"dialect": "hermes", "thinking": "auto", "tool_format": "auto",
+                             "code_fences": True, "max_calls": None}
+    assert parse(HERMES_CALL, **options).tool_calls[0].name == "ls"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.fixed_dictionaries({}, optional={
+    "thinking": st.sampled_from(["auto", "tags", "brackets", "none"]),
+    "tool_format": st.sampled_from(["auto", "json", "xml"]),
+    "code_fences": st.booleans(),
+    "start_in_thinking": st.sampled_from([None, True, False]),
+    "max_calls": st.none() | st.integers(0, 3),
+}), st.text(alphabet="<>/toolhink[]{}\"\n :`a", max_size=40))
+def test_parse_and_parse_many_agree_for_any_options(options, text):
+    one, many = parse(text, **options), parse_many([text], **options)[0]
+    assert (one.text, one.thinking, one.tool_calls, one.errors) == (many.text, many.thinking, many.tool_calls, many.errors)
