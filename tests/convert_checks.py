@@ -4,6 +4,8 @@ from functools import lru_cache
 
 from pydantic import TypeAdapter
 
+from agentmsg import TextBlock, ToolUseBlock
+
 
 def _consume(value):
     """TypedDict fields typed ``Iterable[...]`` validate lazily; walking them forces the check."""
@@ -61,3 +63,34 @@ def check_bedrock(system, messages):
         params["system"] = system
     report = ParamValidator().validate(params, _converse_shape())
     assert not report.has_errors(), report.generate_report()
+
+
+def full_stream(messages):
+    """Everything the messages say, as the role-merged stream Anthropic sees."""
+    system, turns = [], []
+    for message in messages:
+        role = message.role.value
+        extras = [("name", message.name)] if message.name is not None and role != "tool" else []
+        if message.reasoning_content is not None:
+            extras.append(("reasoning", message.reasoning_content))
+        if role == "system":
+            system.extend(b if not isinstance(b, TextBlock) else b.text for b in message.content
+                          if not (isinstance(b, TextBlock) and not b.text))
+            system.extend(extras)
+            continue
+        if role == "tool":
+            result = message.content[0]
+            output = tuple(b for b in result.output if not (isinstance(b, TextBlock) and not b.text))
+            items = [("result", message.tool_id, result.is_error, output)]
+            role = "user"
+        else:
+            items = [(b.id, b.name, b.input, b.server_name, b.metadata) if isinstance(b, ToolUseBlock) else b
+                     for b in message.content if not (isinstance(b, TextBlock) and not b.text)]
+        items += extras
+        if not items:
+            continue
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(items)
+        else:
+            turns.append((role, items))
+    return system, turns

@@ -21,7 +21,7 @@ from agentmsg import (
     from_anthropic,
     to_anthropic,
 )
-from convert_checks import check_anthropic
+from convert_checks import check_anthropic, full_stream
 from convert_strategies import histories
 
 CALL = ToolUseBlock("toolu_1", "get_weather", {"city": "Beijing"})
@@ -227,37 +227,6 @@ def test_redacted_thinking_is_kept_and_written_back():
     only = [turns[0], {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "x"}]}]
     assert to_anthropic(from_anthropic(None, only)) == ([], only)
     check_anthropic(*to_anthropic(back))
-
-
-def full_stream(messages):
-    """Everything the messages say, as the role-merged stream Anthropic sees."""
-    system, turns = [], []
-    for message in messages:
-        role = message.role.value
-        extras = [("name", message.name)] if message.name is not None and role != "tool" else []
-        if message.reasoning_content is not None:
-            extras.append(("reasoning", message.reasoning_content))
-        if role == "system":
-            system.extend(b if not isinstance(b, TextBlock) else b.text for b in message.content
-                          if not (isinstance(b, TextBlock) and not b.text))
-            system.extend(extras)
-            continue
-        if role == "tool":
-            result = message.content[0]
-            output = tuple(b for b in result.output if not (isinstance(b, TextBlock) and not b.text))
-            items = [("result", message.tool_id, result.is_error, output)]
-            role = "user"
-        else:
-            items = [(b.id, b.name, b.input, b.server_name, b.metadata) if isinstance(b, ToolUseBlock) else b
-                     for b in message.content if not (isinstance(b, TextBlock) and not b.text)]
-        items += extras
-        if not items:
-            continue
-        if turns and turns[-1][0] == role:
-            turns[-1][1].extend(items)
-        else:
-            turns.append((role, items))
-    return system, turns
 
 
 @settings(max_examples=150, deadline=None)

@@ -22,7 +22,7 @@ from agentmsg import (
     to_bedrock,
 )
 from agentmsg.convert.bedrock import _FORMATS
-from convert_checks import check_bedrock
+from convert_checks import check_bedrock, full_stream
 from convert_strategies import histories
 
 CALL = ToolUseBlock("tooluse_1", "calculator", {"operation": "divide", "a": 10, "b": 0})
@@ -173,8 +173,6 @@ def test_round_trip_keeps_what_bedrock_carries(messages):
 @settings(max_examples=150, deadline=None)
 @given(histories)
 def test_nothing_is_dropped_without_a_warning(messages):
-    from test_convert_anthropic import full_stream
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         system, turns = to_bedrock(messages)
