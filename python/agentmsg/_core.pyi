@@ -53,12 +53,23 @@ def parse_many(
 
 @final
 class TextDelta:
+    r"""Visible text as it arrives. Joined, the ``text`` of all ``TextDelta`` events equals
+    ``parse(whole).text`` (a new text run after an element starts with ``"\n"``).
+
+    >>> TextDelta("Hi").text
+    'Hi'
+    """
     text: str
     __match_args__ = ("text",)
     def __new__(cls, text: str) -> Self: ...
 
 @final
 class ThinkingDelta:
+    """Thinking text as it arrives; ``index`` numbers the thinking blocks from 0.
+
+    >>> ThinkingDelta(0, "hmm")
+    ThinkingDelta(index=0, text='hmm')
+    """
     index: int
     text: str
     __match_args__ = ("index", "text")
@@ -66,6 +77,11 @@ class ThinkingDelta:
 
 @final
 class ThinkingEnd:
+    """A thinking block ended; ``complete`` is False when the text ended before its closing tag.
+
+    >>> ThinkingEnd(0, True).complete
+    True
+    """
     index: int
     complete: bool
     __match_args__ = ("index", "complete")
@@ -73,6 +89,16 @@ class ThinkingEnd:
 
 @final
 class ToolCallStart:
+    """Call number ``index`` started (bad calls are numbered too). Forge's stream sends it when a
+    ``<tool>`` tag opens, before the name is known (``id`` and ``name`` None); a dialect's
+    stream sends it as soon as the call's name is complete, with the call's ``id`` and
+    ``name``. ``ToolCallHeader`` is a deprecated alias of this class.
+
+    >>> ToolCallStart(0)
+    ToolCallStart(index=0)
+    >>> ToolCallStart(0, "call_1", "get_weather").name
+    'get_weather'
+    """
     index: int
     id: Optional[str]  # set by dialect streams, None from Forge's
     name: Optional[str]
@@ -84,6 +110,11 @@ ToolCallHeader = ToolCallStart
 
 @final
 class ToolCallDelta:
+    """Raw payload text of call ``index`` as it arrives (tags excluded).
+
+    >>> ToolCallDelta(0, '{"tool_name"').fragment
+    '{"tool_name"'
+    """
     index: int
     fragment: str
     __match_args__ = ("index", "fragment")
@@ -91,6 +122,11 @@ class ToolCallDelta:
 
 @final
 class ToolCallEnd:
+    """Call ``index`` ended: ``call`` is its ``ToolUseBlock``, or ``error`` its ``ParseIssue``.
+
+    >>> ToolCallEnd(0, None, None).call is None
+    True
+    """
     index: int
     call: Optional[ToolUseBlock]
     error: Optional[ParseIssue]
