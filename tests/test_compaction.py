@@ -1,5 +1,6 @@
 """Compaction policies, the Compactor, and ConversationMemory with a compactor."""
 
+import agentmsg
 import asyncio
 from functools import partial
 
@@ -272,3 +273,28 @@ def test_memory_aadd_failing_summarizer_changes_nothing():
         asyncio.run(memory.aadd(Message.user("b" * 40)))
     # aadd is all or nothing: "b" was not added, so a retry adds it once.
     assert [m.text for m in memory] == ["a" * 40] and memory.total_tokens == 14
+
+
+def test_compaction_takes_message_dicts_and_sdk_forms_like_messages():
+    """Every compaction function reads its input with the library's one reader (as_messages):
+    OpenAI dicts give exactly what the same messages give."""
+    with pytest.warns(agentmsg.ConversionWarning, match="is_error"):
+        dicts = agentmsg.to_openai(tool_chat())
+    same = agentmsg.from_openai(dicts)
+
+    def plain(messages):
+        # metadata names messages by their ids, which each read of the dicts draws afresh
+        return [(m.role, m.content, m.name, m.tool_id, sorted(m.metadata)) for m in messages]
+
+    assert plain(prune_tool_outputs(dicts, keep_recent=1)) == plain(prune_tool_outputs(same, keep_recent=1))
+    # compress names each cut message by its id, which each read of the dicts draws afresh
+    shown = lambda messages: [m.text.split("message_id")[0] for m in messages]  # noqa: E731
+    assert shown(compress(dicts, max_chars=50)) == shown(compress(same, max_chars=50))
+    first = lambda span: span[0].text  # noqa: E731
+    assert plain(summarize(dicts, first, keep_recent=2)) == plain(summarize(same, first, keep_recent=2))
+    compactor = Compactor([partial(prune_tool_outputs, keep_recent=0)])
+    compacted = compactor.compact(dicts, 40, "estimate")
+    assert plain(compacted) == plain(compactor.compact(same, 40, "estimate"))
+    assert compacted[3].metadata["pruned_chars"] == 300
+    with pytest.raises(agentmsg.MessageTypeError, match=r"^messages\[1\] must be "):
+        compress([dicts[0], 3])

@@ -17,7 +17,7 @@ plainly dropping old messages.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Awaitable, Callable, Generator, List, Sequence, TypeVar, Union, cast
+from typing import Any, Awaitable, Callable, Generator, Iterable, List, Sequence, TypeVar, Union, cast
 
 from . import _core
 from ._checks import describe, require_int
@@ -25,7 +25,8 @@ from .blocks import TextBlock, ToolResultBlock
 from .counting import CountCache, Counter, TokenCounter
 from .errors import MessageError, MessageTypeError
 from .estimate import ROLE_CODES
-from .message import Message, Role, _as_list, _check_messages
+from .normalize import MessageLike, read_messages
+from .message import Message, Role, _as_list
 from .toolpairs import _pair
 
 T = TypeVar("T")
@@ -54,7 +55,7 @@ def _count_arg(value: object, what: str) -> int:
 
 
 def prune_tool_outputs(
-    messages: Sequence[Message],
+    messages: Iterable[MessageLike],
     keep_recent: int = 2,
     placeholder: str = TOOL_OUTPUT_PLACEHOLDER,
 ) -> List[Message]:
@@ -69,7 +70,7 @@ def prune_tool_outputs(
     >>> [m.text for m in prune_tool_outputs(chat, keep_recent=1)]
     ['[tool output pruned: 300 characters removed]', 'fresh']
     """
-    items = _check_messages(messages)
+    items = read_messages(messages)
     keep = _count_arg(keep_recent, "keep_recent")
     if not isinstance(placeholder, str):
         raise MessageTypeError(f"placeholder must be a str, not {type(placeholder).__name__}")
@@ -101,7 +102,7 @@ def _truncated(text: str, max_chars: int, message_id: str) -> TextBlock:
     return TextBlock(text[:max_chars] + _hint(message_id))
 
 
-def compress(messages: Sequence[Message], max_chars: int = 2000, keep_recent: int = 0) -> List[Message]:
+def compress(messages: Iterable[MessageLike], max_chars: int = 2000, keep_recent: int = 0) -> List[Message]:
     """Truncates the text of messages longer than ``max_chars`` the way Suna does: the
     first ``max_chars`` characters, then ``... (truncated)`` and the expand-message hint with the
     message id. The original stays retrievable: ``metadata["original"]`` holds it (as
@@ -117,7 +118,7 @@ def compress(messages: Sequence[Message], max_chars: int = 2000, keep_recent: in
     message_id "m1"
     Use expand-message tool to see full content
     """
-    items = _check_messages(messages)
+    items = read_messages(messages)
     limit = _count_arg(max_chars, "max_chars")
     keep = _count_arg(keep_recent, "keep_recent")
     for index in range(max(0, len(items) - keep)):
@@ -138,7 +139,7 @@ def compress(messages: Sequence[Message], max_chars: int = 2000, keep_recent: in
     return items
 
 
-def expand(messages: Sequence[Message], message_id: str) -> Message:
+def expand(messages: Iterable[MessageLike], message_id: str) -> Message:
     """The original of the message ``message_id`` (what the expand-message tool returns):
     the message itself if it was never compressed.
 
@@ -148,7 +149,7 @@ def expand(messages: Sequence[Message], message_id: str) -> Message:
     """
     if not isinstance(message_id, str):
         raise MessageTypeError(f"message_id must be a str, not {type(message_id).__name__}")
-    for message in _check_messages(messages):
+    for message in read_messages(messages):
         if message.id == message_id:
             original = message.metadata.get("original")
             return Message.from_dict(original) if original is not None else message
@@ -189,7 +190,7 @@ def _with_summary(items: List[Message], span_at: List[int], summary: Message) ->
     return out
 
 
-def summarize(messages: Sequence[Message], summarizer: Summarizer, keep_recent: int = 4) -> List[Message]:
+def summarize(messages: Iterable[MessageLike], summarizer: Summarizer, keep_recent: int = 4) -> List[Message]:
     """Replaces the old part of a history with one summary message made by ``summarizer``.
 
     All non-system messages but the newest ``keep_recent`` go to ``summarizer(old_messages)``,
@@ -207,7 +208,7 @@ def summarize(messages: Sequence[Message], summarizer: Summarizer, keep_recent: 
 
 
 async def asummarize(
-    messages: Sequence[Message], summarizer: Summarizer, keep_recent: int = 4
+    messages: Iterable[MessageLike], summarizer: Summarizer, keep_recent: int = 4
 ) -> List[Message]:
     """:func:`summarize` for a summarizer that may be async (a sync one works too).
 
@@ -220,10 +221,10 @@ async def asummarize(
     return await _arun(_summary_steps(messages, summarizer, keep_recent))
 
 
-def _summary_steps(messages: Sequence[Message], summarizer: Summarizer,
+def _summary_steps(messages: Iterable[MessageLike], summarizer: Summarizer,
                    keep_recent: int) -> Generator[Any, Any, List[Message]]:
     """The one summarizing job, for :func:`summarize` and :func:`asummarize` (see :func:`_run`)."""
-    items = _check_messages(messages)
+    items = read_messages(messages)
     if not callable(summarizer):
         raise MessageTypeError(f"summarizer must be callable, not {type(summarizer).__name__}")
     span_at = _summary_span(items, _count_arg(keep_recent, "keep_recent"))
@@ -294,7 +295,7 @@ class Compactor:
         # A float holds any budget up to 2**1023; a larger one leaves nothing to compact.
         return self.trigger * min(_count_arg(max_tokens, "max_tokens"), 2**1000)
 
-    def compact(self, messages: Sequence[Message], max_tokens: int,
+    def compact(self, messages: Iterable[MessageLike], max_tokens: int,
                 counter: Union[Counter, TokenCounter, CountCache] = "estimate") -> List[Message]:
         """The history after as many policies as needed to fit under the trigger.
 
@@ -308,7 +309,7 @@ class Compactor:
                     "a policy is async: use `await compactor.acompact(...)`")
 
     async def acompact(
-        self, messages: Sequence[Message], max_tokens: int,
+        self, messages: Iterable[MessageLike], max_tokens: int,
         counter: Union[Counter, TokenCounter, CountCache] = "estimate",
     ) -> List[Message]:
         """:meth:`compact` that awaits async policies (such as :func:`asummarize`).
@@ -320,18 +321,18 @@ class Compactor:
         return await _arun(self._steps(messages, max_tokens, counter))
 
     def _steps(
-        self, messages: Sequence[Message], max_tokens: int,
+        self, messages: Iterable[MessageLike], max_tokens: int,
         counter: Union[Counter, TokenCounter, CountCache],
     ) -> Generator[Any, Any, List[Message]]:
         """The one compaction loop, for :meth:`compact` and :meth:`acompact`: yields what each
         policy returns and is sent it back (see :func:`_run`)."""
         count = _cache(counter)
-        items = _check_messages(messages)
+        items = read_messages(messages)
         target = self._target(max_tokens)
         for policy in self.policies:
             if count.total(items) <= target:
                 break
-            items = _check_messages((yield policy(items)))
+            items = read_messages((yield policy(items)))
         return items
 
     def __repr__(self) -> str:

@@ -122,15 +122,6 @@ def _as_list(value: object, what: str, expected: str) -> List[Any]:
         ) from error
 
 
-def _check_messages(messages: object, what: str = "messages") -> List["Message"]:
-    """The messages as a new list; MessageTypeError names a non-sequence or a non-Message item."""
-    items = _as_list(messages, what, "a sequence of Message")
-    for index, message in enumerate(items):
-        if not isinstance(message, Message):
-            raise MessageTypeError(f"{what}[{index}] must be a Message, not {type_name(message)}")
-    return items
-
-
 _now = time.time  # the creation time, kept as a number until ``timestamp`` is read
 
 

@@ -41,7 +41,8 @@ from ._checks import describe, require_int, require_str, type_name, where_label
 from .blocks import ToolUseBlock
 from .convert import from_anthropic, from_bedrock, from_openai
 from .errors import AgentMsgError, MessageTypeError
-from .message import Message, _check_messages
+from .normalize import read_messages
+from .message import Message
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs
@@ -94,7 +95,7 @@ class Transcript:
     def __post_init__(self) -> None:
         checked = {
             "name": require_str(self.name, "Transcript.name"),
-            "messages": _check_messages(self.messages, "Transcript.messages"),
+            "messages": read_messages(self.messages, "Transcript.messages"),
             "format": require_str(self.format, "Transcript.format"),
             "source": require_str(self.source, "Transcript.source"),
             "line": None if self.line is None else require_int(self.line, "Transcript.line", minimum=1),

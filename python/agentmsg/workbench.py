@@ -48,7 +48,8 @@ from .errors import AgentMsgError, MessageError, MessageTypeError
 from .estimate import measured_text
 from .memory import ConversationMemory, token_counter, trim
 from .blocks import ToolUseBlock
-from .message import Message, Role, _as_list, _check_messages
+from .normalize import MessageLike, read_messages
+from .message import Message, Role, _as_list
 from .transcripts import Transcript
 
 __all__ = [
@@ -111,13 +112,13 @@ class MessageCounter:
         self._counts[id(message)] = (message, count)
         return count
 
-    def total(self, messages: Iterable[Message]) -> int:
+    def total(self, messages: Iterable[MessageLike]) -> int:
         """The sum of the messages' counts.
 
         >>> MessageCounter("estimate").total([Message.user("Hello")])
         5
         """
-        return sum(map(self, _check_messages(messages)))
+        return sum(map(self, read_messages(messages)))
 
 
 # A step takes the messages added since the last model call and returns the next prompt.
@@ -195,7 +196,7 @@ class Strategy:
         what = f"strategy {describe(name)}"
 
         def reduce(messages: List[Message], budget: int, counter: MessageCounter) -> List[Message]:
-            return _check_messages(_called(what, function, messages, budget), f"the result of {what}")
+            return read_messages(_called(what, function, messages, budget), f"the result of {what}")
 
         return cls.from_reducer(name, reduce, incremental=False)
 
@@ -227,7 +228,7 @@ def _require_callable(value: object, where: str, expected: str = "a callable") -
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 
 
-def first_sentence_summary(messages: Sequence[Message], max_chars: int = 200) -> str:
+def first_sentence_summary(messages: Iterable[MessageLike], max_chars: int = 200) -> str:
     """A deterministic stand-in for a model's summary: the first sentence of each message (at
     most ``max_chars`` characters), one line per message, prefixed with its role.
 
@@ -238,7 +239,7 @@ def first_sentence_summary(messages: Sequence[Message], max_chars: int = 200) ->
     """
     max_chars = require_int(max_chars, "max_chars", minimum=3)  # room for the "..." of a cut sentence
     lines = ["Summary of earlier messages:"]
-    for message in _check_messages(messages):
+    for message in read_messages(messages):
         text = " ".join(message.text[: max_chars * 4].split())
         end = _SENTENCE_END.search(text)
         sentence = text[: end.end()] if end else text
@@ -378,7 +379,7 @@ def _strategy(spec: Union[str, Strategy, _StrategyFunction], known: Dict[str, St
 # -- ordering rules ---------------------------------------------------------------------------------
 
 
-def ordering_problem(messages: Sequence[Message], provider: str) -> Optional[str]:
+def ordering_problem(messages: Iterable[MessageLike], provider: str) -> Optional[str]:
     """The first way ``messages`` break ``provider``'s ordering rules, or None when valid.
 
     All three: each tool call is answered by tool results right after its assistant message,
@@ -394,7 +395,7 @@ def ordering_problem(messages: Sequence[Message], provider: str) -> Optional[str
     provider = require_str(provider, "provider")
     if provider not in PROVIDERS:
         raise MessageError(f"unknown provider {describe(provider)}; known: {', '.join(PROVIDERS)}")
-    messages = _check_messages(messages)
+    messages = read_messages(messages)
     pending: List[Tuple[Optional[str], Optional[str]]] = []  # (id, name) of calls awaiting results
     caller = -1
     for index, message in enumerate(messages):
@@ -540,7 +541,7 @@ def _common_prefix_tokens(prompt: List[Message], previous: List[Message], counte
 
 
 def replay(
-    messages: Sequence[Message], strategy: Union[str, Strategy, _StrategyFunction], budget: int, *,
+    messages: Iterable[MessageLike], strategy: Union[str, Strategy, _StrategyFunction], budget: int, *,
     counter: Union[str, MessageCounter] = "o200k_base", name: str = "transcript",
 ) -> ReplayMetrics:
     """Replays one transcript with one strategy at one budget (see the module) and measures it.
@@ -555,7 +556,7 @@ def replay(
     """
     budget = _budget(budget, "budget")
     name = require_str(name, "name")
-    history = _check_messages(messages)
+    history = read_messages(messages)
     count = counter if isinstance(counter, MessageCounter) else MessageCounter(counter)
     chosen = _strategy(strategy, builtin_strategies())
     count.total(history)  # count every message now, so no strategy's time includes counting
@@ -818,7 +819,7 @@ def run_workbench(
     try:
         for number, item in enumerate(_streamed(items), start=1):  # one transcript in memory at a time
             name = item.name if isinstance(item, Transcript) else f"transcript {number}"
-            messages = _check_messages(item.messages if isinstance(item, Transcript) else item,
+            messages = read_messages(item.messages if isinstance(item, Transcript) else item,
                                        f"transcripts[{number - 1}]")
             counter = MessageCounter(encoding)  # shared by this transcript's replays
             for strategy in chosen:
