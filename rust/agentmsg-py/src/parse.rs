@@ -52,30 +52,32 @@ macro_rules! whole_text_functions {
         options ($($option:ident $(= $default:ident)?),+) => $options:path,
         core $parse:path, $parse_many:path $(,)?
     ) => {
-        $(#[$one_doc])*
-        #[pyfunction(name = $one_name)]
-        #[pyo3(signature = (text, *, $($option $(= $default)?),+))]
-        #[allow(clippy::too_many_arguments)] // the keyword options, passed on
-        fn $one<'py>(
-            py: Python<'py>,
-            text: &Bound<'py, PyAny>,
-            $($option: Option<&Bound<'py, PyAny>>),+
-        ) -> PyResult<Bound<'py, PyAny>> {
-            let options = $options(py, StartThinking::Detect, $($option),+)?;
-            $crate::parse::parse_one(py, text, |bytes| $parse(bytes, &options))
+        $crate::parse::whole_text_functions! {
+            @function $(#[$one_doc])* $one as $one_name, text -> PyAny, parse_one,
+            options ($($option $(= $default)?),+) => $options, core $parse
         }
-
-        $(#[$many_doc])*
-        #[pyfunction(name = $many_name)]
-        #[pyo3(signature = (texts, *, $($option $(= $default)?),+))]
+        $crate::parse::whole_text_functions! {
+            @function $(#[$many_doc])* $many as $many_name, texts -> PyList, parse_batch,
+            options ($($option $(= $default)?),+) => $options, core $parse_many
+        }
+    };
+    // One function: its input argument, what it returns and the helper of this module that runs
+    // the core's `$core` on the input.
+    (
+        @function $(#[$doc:meta])* $function:ident as $name:literal, $input:ident -> $output:ident, $run:ident,
+        options ($($option:ident $(= $default:ident)?),+) => $options:path, core $core:path
+    ) => {
+        $(#[$doc])*
+        #[pyfunction(name = $name)]
+        #[pyo3(signature = ($input, *, $($option $(= $default)?),+))]
         #[allow(clippy::too_many_arguments)] // the keyword options, passed on
-        fn $many<'py>(
+        fn $function<'py>(
             py: Python<'py>,
-            texts: &Bound<'py, PyAny>,
+            $input: &Bound<'py, PyAny>,
             $($option: Option<&Bound<'py, PyAny>>),+
-        ) -> PyResult<Bound<'py, PyList>> {
+        ) -> PyResult<Bound<'py, $output>> {
             let options = $options(py, StartThinking::Detect, $($option),+)?;
-            $crate::parse::parse_batch(py, texts, |bytes| $parse_many(bytes, &options))
+            $crate::parse::$run(py, $input, |input| $core(input, &options))
         }
     };
 }
