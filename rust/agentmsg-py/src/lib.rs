@@ -28,8 +28,11 @@ mod results;
 mod stream;
 mod tokens;
 
+/// What adds a feature module's names to `_core`.
+type Register = fn(&Bound<'_, PyModule>) -> PyResult<()>;
+
 /// Each feature module's `register`, in the order `_core` gains their names.
-const FEATURES: [fn(&Bound<'_, PyModule>) -> PyResult<()>; 12] = [
+const FEATURES: [Register; 12] = [
     estimate::register,
     parse::register,
     stream::register,
