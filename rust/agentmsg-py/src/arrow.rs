@@ -29,7 +29,7 @@ use pyo3::types::{PyCapsule, PyString, PyTuple};
 use rayon::prelude::*;
 
 use crate::errors::agentmsg_error;
-use crate::options::{dialect_options, parse_options};
+use crate::options::Keywords;
 use crate::pool;
 use crate::pystr::type_name;
 use crate::tokens::encoding_from_name;
@@ -407,13 +407,20 @@ fn parse_arrow<'py>(
 ) -> PyResult<ArrowArray> {
     // The options are read as `parse` and `parse_dialect` read them (`agentmsg.arrow.parse_arrow`
     // checks them first, with the messages of `agentmsg.parse`).
+    let keywords = Keywords {
+        dialect: Some(dialect),
+        thinking,
+        tool_format,
+        code_fences,
+        start_in_thinking,
+        max_calls,
+        tools_json,
+    };
     let is_forge = dialect.cast::<PyString>().is_ok_and(|name| name.to_str().is_ok_and(|name| name == "forge"));
     let parser = if is_forge {
-        let options =
-            parse_options(py, StartThinking::Detect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools_json)?;
-        Parser::Forge(options)
+        Parser::Forge(keywords.forge(py, StartThinking::Detect)?)
     } else {
-        Parser::Dialect(dialect_options(py, StartThinking::Detect, Some(dialect), start_in_thinking, tools_json)?)
+        Parser::Dialect(keywords.dialect(py, StartThinking::Detect)?)
     };
     let column = TextColumn::new(py, import_array(py, texts)?)?;
     let rows = map_texts(py, &column, |text| ParsedRow::new(parser.parse(text.as_bytes())))?;

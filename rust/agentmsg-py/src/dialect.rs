@@ -9,7 +9,7 @@ use pyo3::IntoPyObjectExt;
 
 use crate::events::{is_shown, ToolCallStart};
 use crate::errors::ErrorClass;
-use crate::options::{dialect_options, option};
+use crate::options::option;
 use crate::pystr::type_name;
 
 crate::parse::whole_text_functions! {
@@ -17,7 +17,7 @@ crate::parse::whole_text_functions! {
     parse_dialect as "parse_dialect",
     /// Parses many texts in a dialect in parallel with the GIL released.
     parse_dialect_many as "parse_dialect_many",
-    options (dialect, start_in_thinking = None, tools_json = None) => dialect_options,
+    options (dialect, start_in_thinking = None, tools_json = None) => dialect,
     core core_dialect::parse, core_dialect::parse_many,
 }
 
@@ -94,7 +94,7 @@ crate::stream::stream_parser_class! {
             })
         }
     },
-    options (dialect, start_in_thinking = None, tools_json = None) => dialect_options,
+    options (dialect, start_in_thinking = None, tools_json = None) => dialect,
     methods {},
 }
 

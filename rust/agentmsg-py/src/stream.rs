@@ -9,7 +9,6 @@ use pyo3::types::{PyList, PyString};
 use crate::errors::ErrorClass;
 use crate::events::{event_object, is_shown};
 use crate::ffi::list_of_len;
-use crate::options::parse_options;
 use crate::pystr::{as_text, py_str, text_bytes};
 use crate::results::parsed;
 
@@ -112,15 +111,16 @@ impl<M: Machine> Stream<M> {
 
 /// Defines a stream parser class over a core stream machine: the machine's [`Machine`] impl
 /// (its own `feed_into` and `finish`, and `$machine_item`s: what it reports and how that shows)
-/// and the class (in Python module `$module`), whose constructor reads the keyword options listed (`name` for a required one,
-/// `name = None` for an optional one) with `$options` (`start_in_thinking` is "no" when not
-/// given: a stream cannot look ahead), and whose `feed`, `finish` and `result` drive a
-/// [`Stream`]; `$method`s are the class's own further methods.
+/// and the class, in Python module `$module`. Its constructor takes the keyword options listed
+/// (`name` for a required one, `name = None` for an optional one, each a field of
+/// [`Keywords`](crate::options::Keywords)) and reads them with the method `$read`
+/// (`start_in_thinking` is "no" when not given: a stream cannot look ahead); its `feed`, `finish`
+/// and `result` drive a [`Stream`]; `$method`s are its own further methods.
 macro_rules! stream_parser_class {
     (
         $(#[$class_attr:meta])* class $class:ident in $module:literal,
         machine $machine:ident { $($machine_item:tt)* },
-        options ($($option:ident $(= $default:ident)?),+) => $options:path,
+        options ($($option:ident $(= $default:ident)?),+) => $read:ident,
         methods { $($method:tt)* } $(,)?
     ) => {
         impl $crate::stream::Machine for $machine {
@@ -148,7 +148,8 @@ macro_rules! stream_parser_class {
             #[pyo3(signature = (*, $($option $(= $default)?),+))]
             #[allow(clippy::too_many_arguments)] // the keyword options, passed on
             fn new(py: Python<'_>, $($option: Option<&Bound<'_, PyAny>>),+) -> PyResult<Self> {
-                let options = $options(py, StartThinking::No, $($option),+)?;
+                let keywords = $crate::options::Keywords { $($option),+, ..Default::default() };
+                let options = keywords.$read(py, StartThinking::No)?;
                 Ok(Self { stream: $crate::stream::Stream::new($machine::new(options)) })
             }
 
@@ -201,7 +202,7 @@ stream_parser_class! {
             Ok(Ok(event))
         }
     },
-    options (thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None, tools_json = None) => parse_options,
+    options (thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None, tools_json = None) => forge,
     methods {
         /// A stream in progress is not pickled: it belongs to one connection, and a worker that
         /// receives text starts its own parser with the same options.
