@@ -3,8 +3,6 @@ parse_many gives for the same dialect, nulls kept."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,6 +11,7 @@ import agentmsg
 from agentmsg import _core
 from agentmsg.arrow import parse_arrow
 from agentmsg.dialects import Dialect
+from test_arrow import arrow_rows, rows_of
 
 pa = pytest.importorskip("pyarrow")
 
@@ -41,22 +40,7 @@ ELEMENT_TEXTS = [
 def expected_rows(texts, **options):
     """The struct rows ``parse_arrow`` gives: those of ``parse_many`` over the non-null texts."""
     parsed = iter(agentmsg.parse_many([t for t in texts if t is not None], **options))
-    rows = []
-    for text in texts:
-        if text is None:
-            rows.append(None)
-            continue
-        p = next(parsed)
-        rows.append({"text": p.text, "thinking": list(p.thinking),
-                     "tool_calls": [(c.name, c.input) for c in p.tool_calls], "errors": len(p.errors)})
-    return rows
-
-
-def arrow_rows(parsed):
-    return [
-        None if row is None else {**row, "tool_calls": [(c["name"], json.loads(c["arguments"])) for c in row["tool_calls"]]}
-        for row in parsed.to_pylist()
-    ]
+    return rows_of([None if text is None else next(parsed) for text in texts])
 
 
 @pytest.mark.parametrize("string_type", ["string", "large_string", "string_view"])
