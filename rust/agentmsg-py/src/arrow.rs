@@ -390,7 +390,8 @@ fn parsed_array<O: OffsetSizeTrait>(rows: &[ParsedRow<'_>], nulls: Option<NullBu
 
 /// Parses each string of an Arrow string array: a struct `ArrowArray` of `text`, `thinking`
 /// (list of strings), `tool_calls` (list of structs of `name` and `arguments` as JSON) and
-/// `errors` (the number of bad tool calls), null where the string is null.
+/// `errors` (the number of bad tool calls), null where the string is null. `dialect` is a
+/// dialect's name ("forge" for Forge's parser) or an `agentmsg.dialects.Dialect`.
 #[pyfunction]
 #[pyo3(signature = (texts, *, dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools_json))]
 #[allow(clippy::too_many_arguments)] // the keyword options, passed on
