@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use agentmsg_core::estimate;
 use agentmsg_core::parse::dialect::json_text;
-use agentmsg_core::parse::dialect::{self as core_dialect, Dialect, DialectOptions, Tools};
-use agentmsg_core::parse::{self as core_parse, Block, Document, JsonValue, Options, StartThinking, ThinkingMode, ToolFormat};
+use agentmsg_core::parse::dialect::{self as core_dialect, DialectOptions};
+use agentmsg_core::parse::{self as core_parse, Block, Document, JsonValue, Options, StartThinking};
 use agentmsg_core::tokens::{self, Encoding};
 use agentmsg_core::Role;
 use arrow_array::ffi::{from_ffi, to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
@@ -25,10 +25,11 @@ use arrow_array::{
 use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_schema::{DataType, Field, Fields};
 use pyo3::prelude::*;
-use pyo3::types::{PyCapsule, PyTuple};
+use pyo3::types::{PyCapsule, PyString, PyTuple};
 use rayon::prelude::*;
 
 use crate::errors::agentmsg_error;
+use crate::options::Keywords;
 use crate::pool;
 use crate::pystr::type_name;
 use crate::tokens::encoding_from_name;
@@ -389,47 +390,38 @@ fn parsed_array<O: OffsetSizeTrait>(rows: &[ParsedRow<'_>], nulls: Option<NullBu
 
 /// Parses each string of an Arrow string array: a struct `ArrowArray` of `text`, `thinking`
 /// (list of strings), `tool_calls` (list of structs of `name` and `arguments` as JSON) and
-/// `errors` (the number of bad tool calls), null where the string is null.
+/// `errors` (the number of bad tool calls), null where the string is null. `dialect` is a
+/// dialect's name ("forge" for Forge's parser) or an `agentmsg.dialects.Dialect`.
 #[pyfunction]
 #[pyo3(signature = (texts, *, dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools_json))]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)] // the keyword options, passed on
 fn parse_arrow<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyAny>,
-    dialect: &str,
-    thinking: &str,
-    tool_format: &str,
-    code_fences: bool,
-    start_in_thinking: Option<bool>,
-    max_calls: Option<usize>,
-    tools_json: Option<&str>,
+    dialect: &Bound<'py, PyAny>,
+    thinking: Option<&Bound<'py, PyAny>>,
+    tool_format: Option<&Bound<'py, PyAny>>,
+    code_fences: Option<&Bound<'py, PyAny>>,
+    start_in_thinking: Option<&Bound<'py, PyAny>>,
+    max_calls: Option<&Bound<'py, PyAny>>,
+    tools_json: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<ArrowArray> {
-    // The parser the keyword arguments name. `agentmsg.arrow.parse_arrow` checks them first with
-    // the messages `parse` gives; these errors only guard direct calls.
-    let invalid = |what: &str| agentmsg_error(py, "MessageError", format!("unknown {what}"));
-    let start_in_thinking = match start_in_thinking {
-        None => StartThinking::Detect,
-        Some(true) => StartThinking::Yes,
-        Some(false) => StartThinking::No,
+    // The options are read as `parse` and `parse_dialect` read them (`agentmsg.arrow.parse_arrow`
+    // checks them first, with the messages of `agentmsg.parse`).
+    let keywords = Keywords {
+        dialect: Some(dialect),
+        thinking,
+        tool_format,
+        code_fences,
+        start_in_thinking,
+        max_calls,
+        tools_json,
     };
-    let tools = tools_json
-        .map(|json| Tools::from_json(json.as_bytes()).map(Arc::new))
-        .transpose()
-        .map_err(|error| agentmsg_error(py, "MessageError", format!("invalid tools: {error}")))?;
-    let parser = if dialect == "forge" {
-        Parser::Forge(Options {
-            thinking: ThinkingMode::from_name(thinking).ok_or_else(|| invalid("thinking mode"))?,
-            tool_format: ToolFormat::from_name(tool_format).ok_or_else(|| invalid("tool_format"))?,
-            code_fences,
-            start_in_thinking,
-            max_calls,
-            tools,
-        })
+    let is_forge = dialect.cast::<PyString>().is_ok_and(|name| name.to_str().is_ok_and(|name| name == "forge"));
+    let parser = if is_forge {
+        Parser::Forge(keywords.forge(py, StartThinking::Detect)?)
     } else {
-        let mut options = DialectOptions::new(Dialect::from_name(dialect).ok_or_else(|| invalid("dialect"))?);
-        options.start_in_thinking = start_in_thinking;
-        options.tools = tools;
-        Parser::Dialect(options)
+        Parser::Dialect(keywords.dialect(py, StartThinking::Detect)?)
     };
     let column = TextColumn::new(py, import_array(py, texts)?)?;
     let rows = map_texts(py, &column, |text| ParsedRow::new(parser.parse(text.as_bytes())))?;

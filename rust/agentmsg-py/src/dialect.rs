@@ -9,44 +9,16 @@ use pyo3::IntoPyObjectExt;
 
 use crate::events::{is_shown, ToolCallStart};
 use crate::errors::ErrorClass;
-use crate::options::{dialect_options, option};
+use crate::options::option;
 use crate::pystr::type_name;
-use crate::stream::{Machine, Stream};
 
 crate::parse::whole_text_functions! {
     /// Parses one text in a dialect into a `Parsed` (see `agentmsg.dialects.parse`).
     parse_dialect as "parse_dialect",
     /// Parses many texts in a dialect in parallel with the GIL released.
     parse_dialect_many as "parse_dialect_many",
-    options (dialect, start_in_thinking = None, tools_json = None) => dialect_options,
+    options (dialect, start_in_thinking = None, tools_json = None) => dialect,
     core core_dialect::parse, core_dialect::parse_many,
-}
-
-impl Machine for DialectMachine {
-    type Event = DialectEvent;
-    const SHOWS_TOOL_START: bool = false;
-
-    fn feed_into(&mut self, chunk: &[u8], events: &mut Vec<DialectEvent>) {
-        DialectMachine::feed_into(self, chunk, events);
-    }
-
-    fn finish(&mut self) -> Vec<DialectEvent> {
-        DialectMachine::finish(self)
-    }
-
-    fn is_shown(event: &DialectEvent) -> bool {
-        match event {
-            DialectEvent::ToolStart { .. } => true,
-            DialectEvent::Event(event) => is_shown(event, Self::SHOWS_TOOL_START),
-        }
-    }
-
-    fn split<'py>(py: Python<'py>, event: DialectEvent) -> PyResult<Result<Event, Bound<'py, PyAny>>> {
-        Ok(match event {
-            DialectEvent::ToolStart { index, id, name } => Err(ToolCallStart::named(py, index, &id, &name)?),
-            DialectEvent::Event(event) => Ok(event),
-        })
-    }
 }
 
 /// The options of an `agentmsg.Dialect` (a dialect from parts): its attributes are read and
@@ -101,41 +73,29 @@ fn check_dialect(dialect: &Bound<'_, PyAny>) -> PyResult<()> {
     custom_options(dialect).map(|_| ())
 }
 
-/// Incremental parser of streamed text in one dialect (see `agentmsg.dialects.StreamParser`).
-#[pyclass(subclass, module = "agentmsg")]
-pub struct DialectStreamParser {
-    stream: Stream<DialectMachine>,
-}
+crate::stream::stream_parser_class! {
+    /// Incremental parser of streamed text in one dialect (see `agentmsg.dialects.StreamParser`).
+    class DialectStreamParser in "agentmsg",
+    machine DialectMachine {
+        type Event = DialectEvent;
+        const SHOWS_TOOL_START: bool = false;
 
-#[pymethods]
-impl DialectStreamParser {
-    #[new]
-    #[pyo3(signature = (*, dialect, start_in_thinking = None, tools_json = None))]
-    fn new(
-        py: Python<'_>,
-        dialect: Option<&Bound<'_, PyAny>>,
-        start_in_thinking: Option<&Bound<'_, PyAny>>,
-        tools_json: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Self> {
-        let options = dialect_options(py, StartThinking::No, dialect, start_in_thinking, tools_json)?;
-        Ok(Self { stream: Stream::new(DialectMachine::new(options)) })
-    }
+        fn is_shown(event: &DialectEvent) -> bool {
+            match event {
+                DialectEvent::ToolStart { .. } => true,
+                DialectEvent::Event(event) => is_shown(event, Self::SHOWS_TOOL_START),
+            }
+        }
 
-    /// Reads the next chunk; returns the events it completes.
-    /// ``None`` is an empty chunk (an SDK delta without content).
-    fn feed<'py>(&mut self, py: Python<'py>, chunk: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        self.stream.feed(py, chunk)
-    }
-
-    /// Ends the stream; returns the last events.
-    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        self.stream.finish(py)
-    }
-
-    /// The ``Parsed`` of the stream so far (after ``finish()``: of the whole stream).
-    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.stream.result(py)
-    }
+        fn split<'py>(py: Python<'py>, event: DialectEvent) -> PyResult<Result<Event, Bound<'py, PyAny>>> {
+            Ok(match event {
+                DialectEvent::ToolStart { index, id, name } => Err(ToolCallStart::named(py, index, &id, &name)?),
+                DialectEvent::Event(event) => Ok(event),
+            })
+        }
+    },
+    options (dialect, start_in_thinking = None, tools_json = None) => dialect,
+    methods {},
 }
 
 /// The dialect names with the model families that use them, for `agentmsg.DIALECTS`.

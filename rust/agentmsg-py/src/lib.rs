@@ -28,20 +28,27 @@ mod results;
 mod stream;
 mod tokens;
 
+/// What adds a feature module's names to `_core`.
+type Register = fn(&Bound<'_, PyModule>) -> PyResult<()>;
+
+/// Each feature module's `register`, in the order `_core` gains their names.
+const FEATURES: [Register; 12] = [
+    estimate::register,
+    parse::register,
+    stream::register,
+    events::register,
+    dialect::register,
+    results::register,
+    tokens::register,
+    encoding::register,
+    prune::register,
+    pairs::register,
+    pool::register,
+    arrow::register,
+];
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    estimate::register(m)?;
-    parse::register(m)?;
-    stream::register(m)?;
-    events::register(m)?;
-    dialect::register(m)?;
-    results::register(m)?;
-    tokens::register(m)?;
-    encoding::register(m)?;
-    prune::register(m)?;
-    pairs::register(m)?;
-    pool::register(m)?;
-    arrow::register(m)?;
-    Ok(())
+    FEATURES.iter().try_for_each(|register| register(m))
 }

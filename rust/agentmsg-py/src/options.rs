@@ -56,58 +56,58 @@ fn max_calls(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>> {
     })
 }
 
-/// The options of Forge's parser (`parse`, `parse_many`, `StreamParser`).
-#[allow(clippy::too_many_arguments)] // the keyword arguments of `parse`, passed on
-pub(crate) fn parse_options(
-    py: Python<'_>,
-    start_default: StartThinking,
-    thinking: Option<&Bound<'_, PyAny>>,
-    tool_format: Option<&Bound<'_, PyAny>>,
-    code_fences: Option<&Bound<'_, PyAny>>,
-    start: Option<&Bound<'_, PyAny>>,
-    max: Option<&Bound<'_, PyAny>>,
-    tools_json: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Options> {
-    let max_calls = max_calls(max)?;
-    let thinking: String = option(thinking, "thinking", "a str", "auto".to_owned())?;
-    let tool_format: String = option(tool_format, "tool_format", "a str", "auto".to_owned())?;
-    let code_fences: bool = option(code_fences, "code_fences", "a bool", true)?;
-    let start_in_thinking = start_in_thinking(start, start_default)?;
-    let thinking = ThinkingMode::from_name(&thinking).ok_or_else(|| {
-        ErrorClass::Message.new_err(py, format!("unknown thinking mode '{thinking}'; valid: auto, tags, brackets, none"))
-    })?;
-    let tool_format = ToolFormat::from_name(&tool_format).ok_or_else(|| {
-        ErrorClass::Message.new_err(py, format!("unknown tool_format '{tool_format}'; valid: auto, json, xml"))
-    })?;
-    let tools = tools(py, tools_json)?;
-    Ok(Options { thinking, tool_format, code_fences, start_in_thinking, max_calls, tools })
+/// The keyword options a parser function was given, each as passed (`None` where not given):
+/// `forge` reads them into the options of Forge's parser, `dialect` into a dialect's.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Keywords<'a, 'py> {
+    pub(crate) dialect: Option<&'a Bound<'py, PyAny>>,
+    pub(crate) thinking: Option<&'a Bound<'py, PyAny>>,
+    pub(crate) tool_format: Option<&'a Bound<'py, PyAny>>,
+    pub(crate) code_fences: Option<&'a Bound<'py, PyAny>>,
+    pub(crate) start_in_thinking: Option<&'a Bound<'py, PyAny>>,
+    pub(crate) max_calls: Option<&'a Bound<'py, PyAny>>,
+    pub(crate) tools_json: Option<&'a Bound<'py, PyAny>>,
 }
 
-/// The options of a dialect's parser (`parse_dialect`, `parse_dialect_many`,
-/// `DialectStreamParser`); `dialect` is required, so `None` here is a `None` given for it.
-pub(crate) fn dialect_options(
-    py: Python<'_>,
-    start_default: StartThinking,
-    dialect: Option<&Bound<'_, PyAny>>,
-    start: Option<&Bound<'_, PyAny>>,
-    tools_json: Option<&Bound<'_, PyAny>>,
-) -> PyResult<DialectOptions> {
-    let Some(dialect) = dialect else {
-        return Err(ErrorClass::MessageType.new_err(py, "dialect must be a str, not NoneType"));
-    };
-    let mut options = if dialect.is_instance_of::<PyString>() {
-        let name: String = option(Some(dialect), "dialect", "a str", String::new())?;
-        let dialect = Dialect::from_name(&name).ok_or_else(|| {
-            let valid: Vec<&str> = Dialect::ALL.iter().map(|(n, _)| *n).collect();
-            ErrorClass::Message.new_err(py, format!("unknown dialect '{name}'; valid: {}", valid.join(", ")))
+impl Keywords<'_, '_> {
+    /// The options of Forge's parser (`parse`, `parse_many`, `StreamParser`); `start_default`
+    /// when `start_in_thinking` is not given.
+    pub(crate) fn forge(self, py: Python<'_>, start_default: StartThinking) -> PyResult<Options> {
+        let max_calls = max_calls(self.max_calls)?;
+        let thinking: String = option(self.thinking, "thinking", "a str", "auto".to_owned())?;
+        let tool_format: String = option(self.tool_format, "tool_format", "a str", "auto".to_owned())?;
+        let code_fences: bool = option(self.code_fences, "code_fences", "a bool", true)?;
+        let start_in_thinking = start_in_thinking(self.start_in_thinking, start_default)?;
+        let thinking = ThinkingMode::from_name(&thinking).ok_or_else(|| {
+            ErrorClass::Message.new_err(py, format!("unknown thinking mode '{thinking}'; valid: auto, tags, brackets, none"))
         })?;
-        DialectOptions::new(dialect)
-    } else {
-        crate::dialect::custom_options(dialect)?
-    };
-    options.start_in_thinking = start_in_thinking(start, start_default)?;
-    options.tools = tools(py, tools_json)?;
-    Ok(options)
+        let tool_format = ToolFormat::from_name(&tool_format).ok_or_else(|| {
+            ErrorClass::Message.new_err(py, format!("unknown tool_format '{tool_format}'; valid: auto, json, xml"))
+        })?;
+        let tools = tools(py, self.tools_json)?;
+        Ok(Options { thinking, tool_format, code_fences, start_in_thinking, max_calls, tools })
+    }
+
+    /// The options of a dialect's parser (`parse_dialect`, `parse_dialect_many`,
+    /// `DialectStreamParser`); `dialect` is required, so `None` here is a `None` given for it.
+    pub(crate) fn dialect(self, py: Python<'_>, start_default: StartThinking) -> PyResult<DialectOptions> {
+        let Some(dialect) = self.dialect else {
+            return Err(ErrorClass::MessageType.new_err(py, "dialect must be a str, not NoneType"));
+        };
+        let mut options = if dialect.is_instance_of::<PyString>() {
+            let name: String = option(Some(dialect), "dialect", "a str", String::new())?;
+            let dialect = Dialect::from_name(&name).ok_or_else(|| {
+                let valid: Vec<&str> = Dialect::ALL.iter().map(|(n, _)| *n).collect();
+                ErrorClass::Message.new_err(py, format!("unknown dialect '{name}'; valid: {}", valid.join(", ")))
+            })?;
+            DialectOptions::new(dialect)
+        } else {
+            crate::dialect::custom_options(dialect)?
+        };
+        options.start_in_thinking = start_in_thinking(self.start_in_thinking, start_default)?;
+        options.tools = tools(py, self.tools_json)?;
+        Ok(options)
+    }
 }
 
 /// The tool definitions given as JSON text (`tools_json`), read once for the whole parse.

@@ -6,7 +6,6 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 
 use crate::ffi::GcPause;
-use crate::options::parse_options;
 use crate::pystr::{as_text, extract_texts, text_bytes};
 use crate::results::{parsed, parsed_list};
 
@@ -42,40 +41,44 @@ pub(crate) fn parse_batch<'py>(
 }
 
 /// Defines a parser's two whole-text functions, for one text and for a batch, from one list of
-/// keyword options (`name` for a required one, `name = None` for an optional one, each read as
-/// `Option<&Bound<PyAny>>`): `$options` reads them into the core's options (with `start_in_thinking`
-/// detected when not given), `$parse` and `$parse_many` are the core's functions.
+/// keyword options (`name` for a required one, `name = None` for an optional one, each a field of
+/// [`Keywords`](crate::options::Keywords)): its method `$read` reads them into the core's options
+/// (with `start_in_thinking` detected when not given), `$parse` and `$parse_many` are the core's
+/// functions.
 macro_rules! whole_text_functions {
     (
         $(#[$one_doc:meta])* $one:ident as $one_name:literal,
         $(#[$many_doc:meta])* $many:ident as $many_name:literal,
-        options ($($option:ident $(= $default:ident)?),+) => $options:path,
+        options ($($option:ident $(= $default:ident)?),+) => $read:ident,
         core $parse:path, $parse_many:path $(,)?
     ) => {
-        $(#[$one_doc])*
-        #[pyfunction(name = $one_name)]
-        #[pyo3(signature = (text, *, $($option $(= $default)?),+))]
-        #[allow(clippy::too_many_arguments)] // the keyword options, passed on
-        fn $one<'py>(
-            py: Python<'py>,
-            text: &Bound<'py, PyAny>,
-            $($option: Option<&Bound<'py, PyAny>>),+
-        ) -> PyResult<Bound<'py, PyAny>> {
-            let options = $options(py, StartThinking::Detect, $($option),+)?;
-            $crate::parse::parse_one(py, text, |bytes| $parse(bytes, &options))
+        $crate::parse::whole_text_functions! {
+            @function $(#[$one_doc])* $one as $one_name, text -> PyAny, parse_one,
+            options ($($option $(= $default)?),+) => $read, core $parse
         }
-
-        $(#[$many_doc])*
-        #[pyfunction(name = $many_name)]
-        #[pyo3(signature = (texts, *, $($option $(= $default)?),+))]
+        $crate::parse::whole_text_functions! {
+            @function $(#[$many_doc])* $many as $many_name, texts -> PyList, parse_batch,
+            options ($($option $(= $default)?),+) => $read, core $parse_many
+        }
+    };
+    // One function: its input argument, what it returns and the helper of this module that runs
+    // the core's `$core` on the input.
+    (
+        @function $(#[$doc:meta])* $function:ident as $name:literal, $input:ident -> $output:ident, $run:ident,
+        options ($($option:ident $(= $default:ident)?),+) => $read:ident, core $core:path
+    ) => {
+        $(#[$doc])*
+        #[pyfunction(name = $name)]
+        #[pyo3(signature = ($input, *, $($option $(= $default)?),+))]
         #[allow(clippy::too_many_arguments)] // the keyword options, passed on
-        fn $many<'py>(
+        fn $function<'py>(
             py: Python<'py>,
-            texts: &Bound<'py, PyAny>,
+            $input: &Bound<'py, PyAny>,
             $($option: Option<&Bound<'py, PyAny>>),+
-        ) -> PyResult<Bound<'py, PyList>> {
-            let options = $options(py, StartThinking::Detect, $($option),+)?;
-            $crate::parse::parse_batch(py, texts, |bytes| $parse_many(bytes, &options))
+        ) -> PyResult<Bound<'py, $output>> {
+            let keywords = $crate::options::Keywords { $($option),+, ..Default::default() };
+            let options = keywords.$read(py, StartThinking::Detect)?;
+            $crate::parse::$run(py, $input, |input| $core(input, &options))
         }
     };
 }
@@ -86,7 +89,7 @@ whole_text_functions! {
     parse_text as "parse",
     /// Parses many texts in parallel with the GIL released; a list of `Parsed` in input order.
     parse_many as "parse_many",
-    options (thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None, tools_json = None) => parse_options,
+    options (thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None, tools_json = None) => forge,
     core core_parse::parse, core_parse::parse_many,
 }
 

@@ -9,7 +9,6 @@ use pyo3::types::{PyList, PyString};
 use crate::errors::ErrorClass;
 use crate::events::{event_object, is_shown};
 use crate::ffi::list_of_len;
-use crate::options::parse_options;
 use crate::pystr::{as_text, py_str, text_bytes};
 use crate::results::parsed;
 
@@ -25,27 +24,6 @@ pub(crate) trait Machine {
     fn is_shown(event: &Self::Event) -> bool;
     /// The parse event of a machine event, or the Python event of one only this machine has.
     fn split<'py>(py: Python<'py>, event: Self::Event) -> PyResult<Result<Event, Bound<'py, PyAny>>>;
-}
-
-impl Machine for StreamMachine {
-    type Event = Event;
-    const SHOWS_TOOL_START: bool = true;
-
-    fn feed_into(&mut self, chunk: &[u8], events: &mut Vec<Event>) {
-        StreamMachine::feed_into(self, chunk, events);
-    }
-
-    fn finish(&mut self) -> Vec<Event> {
-        StreamMachine::finish(self)
-    }
-
-    fn is_shown(event: &Event) -> bool {
-        is_shown(event, Self::SHOWS_TOOL_START)
-    }
-
-    fn split<'py>(_: Python<'py>, event: Event) -> PyResult<Result<Event, Bound<'py, PyAny>>> {
-        Ok(Ok(event))
-    }
 }
 
 /// A stream in progress: the machine, the fold of its events into a document (for `result()`),
@@ -131,68 +109,111 @@ impl<M: Machine> Stream<M> {
     }
 }
 
-/// Incremental parser of streamed model text; same rules and options as ``parse``, except
-/// ``start_in_thinking`` is explicit (default False: a stream cannot look ahead).
-///
-/// ``feed(chunk)`` returns the events the chunk completes; ``finish()`` flushes what was held
-/// back (a possible partial tag, an undecided bracket line) and reports an unclosed call or
-/// thinking block. After ``finish()`` the parser is ready for a new stream.
-///
-/// >>> p = StreamParser()
-/// >>> p.feed("Hi <thi") + p.feed("nk>hmm</think>")
-/// [TextDelta(text='Hi'), ThinkingDelta(index=0, text='hmm'), ThinkingEnd(index=0, complete=True)]
-/// >>> p.finish()
-/// []
-// `subclass`: `agentmsg.StreamParser` is a Python subclass that picks the dialect's parser.
-#[pyclass(subclass, module = "agentmsg._core")]
-pub struct StreamParser {
-    stream: Stream<StreamMachine>,
+/// Defines a stream parser class over a core stream machine: the machine's [`Machine`] impl
+/// (its own `feed_into` and `finish`, and `$machine_item`s: what it reports and how that shows)
+/// and the class, in Python module `$module`. Its constructor takes the keyword options listed
+/// (`name` for a required one, `name = None` for an optional one, each a field of
+/// [`Keywords`](crate::options::Keywords)) and reads them with the method `$read`
+/// (`start_in_thinking` is "no" when not given: a stream cannot look ahead); its `feed`, `finish`
+/// and `result` drive a [`Stream`]; `$method`s are its own further methods.
+macro_rules! stream_parser_class {
+    (
+        $(#[$class_attr:meta])* class $class:ident in $module:literal,
+        machine $machine:ident { $($machine_item:tt)* },
+        options ($($option:ident $(= $default:ident)?),+) => $read:ident,
+        methods { $($method:tt)* } $(,)?
+    ) => {
+        impl $crate::stream::Machine for $machine {
+            fn feed_into(&mut self, chunk: &[u8], events: &mut Vec<Self::Event>) {
+                $machine::feed_into(self, chunk, events);
+            }
+
+            fn finish(&mut self) -> Vec<Self::Event> {
+                $machine::finish(self)
+            }
+
+            $($machine_item)*
+        }
+
+        $(#[$class_attr])*
+        // `subclass`: the Python `StreamParser` classes (`agentmsg`, `agentmsg.dialects`) derive from it.
+        #[pyclass(subclass, module = $module)]
+        pub struct $class {
+            stream: $crate::stream::Stream<$machine>,
+        }
+
+        #[pymethods]
+        impl $class {
+            #[new]
+            #[pyo3(signature = (*, $($option $(= $default)?),+))]
+            #[allow(clippy::too_many_arguments)] // the keyword options, passed on
+            fn new(py: Python<'_>, $($option: Option<&Bound<'_, PyAny>>),+) -> PyResult<Self> {
+                let keywords = $crate::options::Keywords { $($option),+, ..Default::default() };
+                let options = keywords.$read(py, StartThinking::No)?;
+                Ok(Self { stream: $crate::stream::Stream::new($machine::new(options)) })
+            }
+
+            /// Reads the next chunk; returns the events it completes.
+            /// ``None`` is an empty chunk (an SDK delta without content).
+            fn feed<'py>(&mut self, py: Python<'py>, chunk: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+                self.stream.feed(py, chunk)
+            }
+
+            /// Ends the stream; returns the last events.
+            fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+                self.stream.finish(py)
+            }
+
+            /// The ``Parsed`` of the stream so far (after ``finish()``: of the whole stream, equal
+            /// to the whole-text parse of the text fed with the same options).
+            fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                self.stream.result(py)
+            }
+
+            $($method)*
+        }
+    };
 }
+pub(crate) use stream_parser_class;
 
-#[pymethods]
-impl StreamParser {
-    #[new]
-    #[pyo3(signature = (*, thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None, tools_json = None))]
-    fn new(
-        py: Python<'_>,
-        thinking: Option<&Bound<'_, PyAny>>,
-        tool_format: Option<&Bound<'_, PyAny>>,
-        code_fences: Option<&Bound<'_, PyAny>>,
-        start_in_thinking: Option<&Bound<'_, PyAny>>,
-        max_calls: Option<&Bound<'_, PyAny>>,
-        tools_json: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Self> {
-        let options =
-            parse_options(py, StartThinking::No, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools_json)?;
-        Ok(Self { stream: Stream::new(StreamMachine::new(options)) })
-    }
+stream_parser_class! {
+    /// Incremental parser of streamed model text; same rules and options as ``parse``, except
+    /// ``start_in_thinking`` is explicit (default False: a stream cannot look ahead).
+    ///
+    /// ``feed(chunk)`` returns the events the chunk completes; ``finish()`` flushes what was held
+    /// back (a possible partial tag, an undecided bracket line) and reports an unclosed call or
+    /// thinking block. After ``finish()`` the parser is ready for a new stream.
+    ///
+    /// >>> p = StreamParser()
+    /// >>> p.feed("Hi <thi") + p.feed("nk>hmm</think>")
+    /// [TextDelta(text='Hi'), ThinkingDelta(index=0, text='hmm'), ThinkingEnd(index=0, complete=True)]
+    /// >>> p.finish()
+    /// []
+    class StreamParser in "agentmsg._core",
+    machine StreamMachine {
+        type Event = Event;
+        const SHOWS_TOOL_START: bool = true;
 
-    /// Reads the next chunk; returns the events it completes.
-    /// ``None`` is an empty chunk (an SDK delta without content).
-    fn feed<'py>(&mut self, py: Python<'py>, chunk: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        self.stream.feed(py, chunk)
-    }
+        fn is_shown(event: &Event) -> bool {
+            is_shown(event, Self::SHOWS_TOOL_START)
+        }
 
-    /// A stream in progress is not pickled: it belongs to one connection, and a worker that
-    /// receives text starts its own parser with the same options.
-    fn __reduce__(&self, py: Python<'_>) -> PyResult<()> {
-        Err(ErrorClass::MessageType.new_err(
-            py,
-            "a StreamParser cannot be pickled: it holds a stream in progress; create a StreamParser \
-             with the same options in the process that reads the stream",
-        ))
-    }
-
-    /// Ends the stream; returns the last events.
-    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        self.stream.finish(py)
-    }
-
-    /// The ``Parsed`` of the stream so far (after ``finish()``: of the whole stream, equal to
-    /// ``parse`` of the text fed with the same options).
-    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.stream.result(py)
-    }
+        fn split<'py>(_: Python<'py>, event: Event) -> PyResult<Result<Event, Bound<'py, PyAny>>> {
+            Ok(Ok(event))
+        }
+    },
+    options (thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None, tools_json = None) => forge,
+    methods {
+        /// A stream in progress is not pickled: it belongs to one connection, and a worker that
+        /// receives text starts its own parser with the same options.
+        fn __reduce__(&self, py: Python<'_>) -> PyResult<()> {
+            Err(ErrorClass::MessageType.new_err(
+                py,
+                "a StreamParser cannot be pickled: it holds a stream in progress; create a StreamParser \
+                 with the same options in the process that reads the stream",
+            ))
+        }
+    },
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
