@@ -39,7 +39,8 @@ def everywhere(text, options):
     (CALL, {"dialect": "forge", "tools": TOOLS}),
     (HERMES_CALL, {"dialect": "hermes"}),
     (HERMES_CALL, {"dialect": "hermes", "tools": TOOLS, "start_in_thinking": False}),
-    (HERMES_CALL, {"dialect": agentmsg.Dialect(name="mine", call_start="<tool_call>", call_end="</tool_call>")}),
+    (HERMES_CALL, {"dialect": agentmsg.Dialect(name="mine", call_start="<tool_call>", call_end="</tool_call>",
+                                          think_start="<think>", think_end="</think>")}),
 ])
 def test_every_parser_reads_the_options_alike(text, options):
     whole, calls, row = everywhere(text, options)
