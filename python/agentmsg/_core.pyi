@@ -6,7 +6,7 @@ which wraps them.
 
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, final
 
-from typing_extensions import Self
+from typing_extensions import Self, TypedDict, Unpack
 
 from agentmsg.blocks import ToolUseBlock
 from agentmsg.parsing import Parsed, ParseIssue
@@ -23,32 +23,25 @@ def estimate_tokens_many(texts: Sequence[str], roles: Sequence[int]) -> List[int
 
 # -- parsing (rust/agentmsg-py/src/parse.rs, stream.rs, events.rs; public API and docs: agentmsg.parsing) -------------
 
-# Options given as None take their defaults: thinking "auto", tool_format "auto", code_fences True,
-# start_in_thinking detected (whole text) or False (stream), max_calls no limit.
+class _ParserOptions(TypedDict, total=False):
+    """The keyword options of every parser here (rust/agentmsg-py/src/options.rs): ``dialect``
+    picks the parser (Forge's when absent or ``"forge"``; a name or an ``agentmsg.Dialect``);
+    ``tools_json`` is the JSON text of OpenAI tool definitions; Forge's options are refused with
+    another dialect. ``None`` is the default: thinking "auto", tool_format "auto", code_fences
+    True, start_in_thinking detected (whole text) or False (stream), max_calls no limit."""
 
-def parse(
-    text: str,
-    *,
-    thinking: Optional[str] = None,
-    tool_format: Optional[str] = None,
-    code_fences: Optional[bool] = None,
-    start_in_thinking: Optional[bool] = None,
-    max_calls: Optional[int] = None,
-    tools_json: Optional[str] = None,
-) -> Parsed:
-    """Parses ``text``; returns an ``agentmsg.parsing.Parsed``; ``tools_json`` is the JSON text of
-    OpenAI tool definitions that type XML payloads."""
+    dialect: Any
+    thinking: Optional[str]
+    tool_format: Optional[str]
+    code_fences: Optional[bool]
+    start_in_thinking: Optional[bool]
+    max_calls: Optional[int]
+    tools_json: Optional[str]
 
-def parse_many(
-    texts: Iterable[str],
-    *,
-    thinking: Optional[str] = None,
-    tool_format: Optional[str] = None,
-    code_fences: Optional[bool] = None,
-    start_in_thinking: Optional[bool] = None,
-    max_calls: Optional[int] = None,
-    tools_json: Optional[str] = None,
-) -> List[Parsed]:
+def parse(text: str, **options: Unpack[_ParserOptions]) -> Parsed:
+    """Parses ``text``; returns an ``agentmsg.parsing.Parsed``."""
+
+def parse_many(texts: Iterable[str], **options: Unpack[_ParserOptions]) -> List[Parsed]:
     """Parses each text in parallel with the GIL released; a list of ``Parsed``."""
 
 @final
@@ -136,16 +129,7 @@ class ToolCallEnd:
 Event = Union[TextDelta, ThinkingDelta, ThinkingEnd, ToolCallStart, ToolCallDelta, ToolCallEnd]
 
 class StreamParser:
-    def __new__(
-        cls,
-        *,
-        thinking: Optional[str] = None,
-        tool_format: Optional[str] = None,
-        code_fences: Optional[bool] = None,
-        start_in_thinking: Optional[bool] = None,
-        max_calls: Optional[int] = None,
-        tools_json: Optional[str] = None,
-    ) -> Self: ...
+    def __new__(cls, **options: Unpack[_ParserOptions]) -> Self: ...
     def feed(self, chunk: Optional[str]) -> List[Event]: ...
     def finish(self) -> List[Event]: ...
     def result(self) -> Parsed: ...
@@ -163,22 +147,10 @@ def dialect_names() -> List[str]:
 def check_dialect(dialect: Any) -> None:
     """Checks the parts of an ``agentmsg.Dialect``; raises MessageError / MessageTypeError."""
 
-def parse_dialect(
-    text: str, *, dialect: Any, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
-) -> Parsed:
-    """One reply in ``dialect``; ``tools_json`` is the JSON text of OpenAI tool definitions."""
-
-def parse_dialect_many(
-    texts: Iterable[str], *, dialect: Any, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
-) -> List[Parsed]:
-    """:func:`parse_dialect` of each text, in parallel with the GIL released."""
-
 DialectEvent = Union[TextDelta, ThinkingDelta, ThinkingEnd, ToolCallStart, ToolCallDelta, ToolCallEnd]
 
 class DialectStreamParser:
-    def __new__(
-        cls, *, dialect: Any, start_in_thinking: Optional[bool] = None, tools_json: Optional[str] = None
-    ) -> Self: ...
+    def __new__(cls, **options: Unpack[_ParserOptions]) -> Self: ...
     def feed(self, chunk: Optional[str]) -> List[DialectEvent]: ...
     def finish(self) -> List[DialectEvent]: ...
     def result(self) -> Parsed: ...
@@ -188,11 +160,9 @@ class DialectStreamParser:
 ENCODING_NAMES: List[str]
 # encoding=None means "o200k_base".
 
-def count_tokens(text: str, encoding: Optional[str] = None) -> int:
-    """``len(tiktoken.get_encoding(encoding).encode_ordinary(text))``; ``"estimate"`` gives Forge's text formula."""
-
-def count_tokens_up_to(text: str, limit: int, encoding: Optional[str] = None) -> int:
-    """``min(count_tokens(text, encoding), limit + 1)``, stopping at the first piece past ``limit``."""
+def count_tokens(text: str, encoding: Optional[str] = None, limit: Optional[int] = None) -> int:
+    """``len(tiktoken.get_encoding(encoding).encode_ordinary(text))``; ``"estimate"`` gives Forge's
+    text formula. With ``limit``: ``min(count, limit + 1)``, stopping at the first piece past it."""
 
 def count_tokens_batch(texts: Sequence[str], encoding: Optional[str] = None) -> List[int]:
     """:func:`count_tokens` of each text; the GIL is released and the texts spread over the cores."""
@@ -313,30 +283,6 @@ class RollingHistory:
     @property
     def system_over_budget(self) -> bool: ...
 
-@final
-class RollingBudget:
-    """Running totals of a history that grows at the end and is pruned at the front."""
-
-    def __new__(cls, max_tokens: int, keep_system: bool = True) -> Self: ...
-    def push(self, count: int, role: int, group: Optional[int] = None, prune: bool = True) -> Tuple[int, int]:
-        """Adds a message (joining the group that starts at sequence number ``group``); returns
-        how many (system, non-system) messages to remove from the front."""
-    def prune(self) -> Tuple[int, int]:
-        """Removes the oldest messages while over budget; returns (system, non-system) counts."""
-    def clear(self) -> None: ...
-    @property
-    def max_tokens(self) -> int: ...
-    @property
-    def total(self) -> int: ...
-    @property
-    def next_seq(self) -> int: ...
-    @property
-    def front_seq(self) -> int: ...
-    @property
-    def over_budget(self) -> bool: ...
-    @property
-    def system_over_budget(self) -> bool: ...
-
 # -- pairs (tool pairing; agentmsg.toolpairs) ------------------------------------------------------
 
 def pair_tool_results(
@@ -379,17 +325,6 @@ def estimate_tokens_arrow(texts: object, role: str) -> ArrowArray:
     """Forge's estimate of each string of an Arrow string array written by ``role``: a
     ``uint64`` array, null where the string is null."""
 
-def parse_arrow(
-    texts: object,
-    *,
-    dialect: str,
-    thinking: str,
-    tool_format: str,
-    code_fences: bool,
-    start_in_thinking: Optional[bool],
-    max_calls: Optional[int],
-    tools_json: Optional[str],
-) -> ArrowArray:
+def parse_arrow(texts: object, **options: Unpack[_ParserOptions]) -> ArrowArray:
     """Parses each string of an Arrow string array: a struct array of ``text``, ``thinking``,
-    ``tool_calls`` (``name``, ``arguments`` JSON) and ``errors``, null where the string is null.
-    The options are checked by ``agentmsg.arrow.parse_arrow``."""
+    ``tool_calls`` (``name``, ``arguments`` JSON) and ``errors``, null where the string is null."""

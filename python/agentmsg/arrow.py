@@ -16,7 +16,7 @@ copy.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Union, TYPE_CHECKING
+from typing import Any, Callable, Union, TYPE_CHECKING
 
 from . import _core
 from .message import Role, _to_role
@@ -105,16 +105,5 @@ def parse_arrow(texts: Any, **options: Unpack[ParseOptions]) -> Any:
     """
     from .parsing import _core_arguments
 
-    dialect, arguments = _core_arguments(options, "parse_arrow")
-    if dialect == "forge":
-        _core.parse("", **arguments)  # the types of Forge's options, checked with parse's messages
-    # The core's Arrow parser takes every option; None, which `parse` accepts for the first
-    # three, means the default.
-    code_fences = arguments.get("code_fences")
-    forge: Dict[str, Any] = dict(
-        dialect=dialect, thinking=arguments.get("thinking") or "auto",
-        tool_format=arguments.get("tool_format") or "auto", code_fences=True if code_fences is None else code_fences,
-        max_calls=arguments.get("max_calls"), start_in_thinking=arguments.get("start_in_thinking"),
-        tools_json=arguments.get("tools_json"),
-    )
-    return _per_chunk(texts, lambda chunk: _core.parse_arrow(chunk, **forge))
+    arguments = _core_arguments(options, "parse_arrow")[1]
+    return _per_chunk(texts, lambda chunk: _core.parse_arrow(chunk, **arguments))

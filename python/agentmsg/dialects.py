@@ -124,7 +124,7 @@ def parse(
     ...       dialect="gpt_oss").text
     'Hi!'
     """
-    return _core.parse_dialect(
+    return _core.parse(
         text, dialect=dialect, start_in_thinking=start_in_thinking, tools_json=_tools_json(tools)
     )
 
@@ -142,7 +142,7 @@ def parse_many(
     >>> [p.text for p in dialects.parse_many(["a<think>b</think>", "c"], dialect="hermes")]
     ['a', 'c']
     """
-    return _core.parse_dialect_many(
+    return _core.parse_many(
         texts, dialect=dialect, start_in_thinking=start_in_thinking, tools_json=_tools_json(tools)
     )
 

@@ -173,10 +173,7 @@ def parse(text: str, **options: Unpack[ParseOptions]) -> Parsed:
     """
     if not options:
         return _core.parse(text)
-    dialect, arguments = _core_arguments(options, "parse")
-    if dialect == "forge":
-        return _core.parse(text, **arguments)
-    return _core.parse_dialect(text, dialect=dialect, **arguments)
+    return _core.parse(text, **_core_arguments(options, "parse")[1])
 
 
 def parse_many(texts: Iterable[str], **options: Unpack[ParseOptions]) -> List[Parsed]:
@@ -188,10 +185,7 @@ def parse_many(texts: Iterable[str], **options: Unpack[ParseOptions]) -> List[Pa
     >>> [p.tool_calls[0].name for p in parse_many(['<tool_call>{"name": "f", "arguments": {}}</tool_call>'], dialect="hermes")]
     ['f']
     """
-    dialect, arguments = _core_arguments(options, "parse_many")
-    if dialect == "forge":
-        return _core.parse_many(texts, **arguments)
-    return _core.parse_dialect_many(texts, dialect=dialect, **arguments)
+    return _core.parse_many(texts, **_core_arguments(options, "parse_many")[1])
 
 
 # Forge's parser does not type values by tool schemas yet: refused rather than ignored.
@@ -243,6 +237,7 @@ def _core_arguments(options: Mapping[str, Any], caller: str) -> Tuple[Any, Dict[
     given = [name for name, default in _FORGE_DEFAULTS.items() if arguments.pop(name, default) != default]
     if given:
         raise MessageError(f"{', '.join(given)}: an option of the forge dialect only, not of {dialect!r}")
+    arguments["dialect"] = dialect
     return dialect, arguments
 
 
@@ -276,7 +271,7 @@ class StreamParser(_core.StreamParser):
             return super().__new__(cls, **arguments)
         from .dialects import StreamParser as DialectStreamParser
 
-        return _core.DialectStreamParser.__new__(DialectStreamParser, dialect=dialect, **arguments)
+        return _core.DialectStreamParser.__new__(DialectStreamParser, **arguments)
 
 
 def _check_mode_names(thinking: object, tool_format: object) -> None:

@@ -130,9 +130,9 @@ def count_tokens_up_to(text: str, limit: int, encoding: str = "o200k_base") -> i
     # No count exceeds 2**64 - 1, so a larger limit means the same as that one.
     limit = min(require_int(limit, "limit"), 2**64 - 1)
     try:
-        return _core.count_tokens_up_to(text, limit, encoding)
+        return _core.count_tokens(text, encoding, limit)
     except (AgentMsgError, UnicodeEncodeError) as error:
-        return _core.count_tokens_up_to(text, limit, _encoding_after(error, encoding))
+        return _core.count_tokens(text, _encoding_after(error, encoding), limit)
 
 
 def _encoding_after(error: Exception, encoding: object) -> str:

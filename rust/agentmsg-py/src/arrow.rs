@@ -13,8 +13,7 @@ use std::sync::Arc;
 
 use agentmsg_core::estimate;
 use agentmsg_core::parse::dialect::json_text;
-use agentmsg_core::parse::dialect::{self as core_dialect, DialectOptions};
-use agentmsg_core::parse::{self as core_parse, Block, Document, JsonValue, Options, StartThinking};
+use agentmsg_core::parse::{Block, Document, JsonValue, StartThinking};
 use agentmsg_core::tokens::{self, Encoding};
 use agentmsg_core::Role;
 use arrow_array::ffi::{from_ffi, to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
@@ -25,7 +24,7 @@ use arrow_array::{
 use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_schema::{DataType, Field, Fields};
 use pyo3::prelude::*;
-use pyo3::types::{PyCapsule, PyString, PyTuple};
+use pyo3::types::{PyCapsule, PyDict, PyTuple};
 use rayon::prelude::*;
 
 use crate::errors::agentmsg_error;
@@ -253,21 +252,6 @@ fn estimate_tokens_arrow<'py>(py: Python<'py>, texts: &Bound<'py, PyAny>, role: 
     Ok(uint64_result(&column, estimates))
 }
 
-/// Forge's parser or a dialect's, with its options.
-enum Parser {
-    Forge(Options),
-    Dialect(DialectOptions),
-}
-
-impl Parser {
-    fn parse<'a>(&self, text: &'a [u8]) -> Document<'a> {
-        match self {
-            Self::Forge(options) => core_parse::parse(text, options),
-            Self::Dialect(options) => core_dialect::parse(text, options),
-        }
-    }
-}
-
 /// One parse result, flattened to the columns of the struct array; built on the pool.
 #[derive(Default)]
 struct ParsedRow<'a> {
@@ -393,36 +377,14 @@ fn parsed_array<O: OffsetSizeTrait>(rows: &[ParsedRow<'_>], nulls: Option<NullBu
 /// `errors` (the number of bad tool calls), null where the string is null. `dialect` is a
 /// dialect's name ("forge" for Forge's parser) or an `agentmsg.dialects.Dialect`.
 #[pyfunction]
-#[pyo3(signature = (texts, *, dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools_json))]
-#[allow(clippy::too_many_arguments)] // the keyword options, passed on
+#[pyo3(signature = (texts, **options))]
 fn parse_arrow<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyAny>,
-    dialect: &Bound<'py, PyAny>,
-    thinking: Option<&Bound<'py, PyAny>>,
-    tool_format: Option<&Bound<'py, PyAny>>,
-    code_fences: Option<&Bound<'py, PyAny>>,
-    start_in_thinking: Option<&Bound<'py, PyAny>>,
-    max_calls: Option<&Bound<'py, PyAny>>,
-    tools_json: Option<&Bound<'py, PyAny>>,
+    options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<ArrowArray> {
-    // The options are read as `parse` and `parse_dialect` read them (`agentmsg.arrow.parse_arrow`
-    // checks them first, with the messages of `agentmsg.parse`).
-    let keywords = Keywords {
-        dialect: Some(dialect),
-        thinking,
-        tool_format,
-        code_fences,
-        start_in_thinking,
-        max_calls,
-        tools_json,
-    };
-    let is_forge = dialect.cast::<PyString>().is_ok_and(|name| name.to_str().is_ok_and(|name| name == "forge"));
-    let parser = if is_forge {
-        Parser::Forge(keywords.forge(py, StartThinking::Detect)?)
-    } else {
-        Parser::Dialect(keywords.dialect(py, StartThinking::Detect)?)
-    };
+    // The options are read as `parse` reads them.
+    let parser = Keywords::read("parse_arrow", options)?.parser(py, StartThinking::Detect)?;
     let column = TextColumn::new(py, import_array(py, texts)?)?;
     let rows = map_texts(py, &column, |text| ParsedRow::new(parser.parse(text.as_bytes())))?;
     let nulls = column.nulls();

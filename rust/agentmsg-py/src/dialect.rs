@@ -1,5 +1,6 @@
-//! Binding of the model dialects: `parse_dialect`, `parse_dialect_many`, `DialectStreamParser`.
-//! Results, events, options and the stream wrapper are those of the other parsers.
+//! Binding of the model dialects: `DialectStreamParser`, the parts of a custom `Dialect`, the
+//! dialect names. `parse`, `parse_many` and `parse_arrow` read a dialect through `dialect=`;
+//! results, events, options and the stream wrapper are those of Forge's parser.
 
 use agentmsg_core::parse::dialect::{self as core_dialect, CustomDialect, Dialect, DialectEvent, DialectMachine, DialectOptions};
 use agentmsg_core::parse::{Event, StartThinking};
@@ -11,15 +12,6 @@ use crate::events::{is_shown, ToolCallStart};
 use crate::errors::ErrorClass;
 use crate::options::option;
 use crate::pystr::type_name;
-
-crate::parse::whole_text_functions! {
-    /// Parses one text in a dialect into a `Parsed` (see `agentmsg.dialects.parse`).
-    parse_dialect as "parse_dialect",
-    /// Parses many texts in a dialect in parallel with the GIL released.
-    parse_dialect_many as "parse_dialect_many",
-    options (dialect, start_in_thinking = None, tools_json = None) => dialect,
-    core core_dialect::parse, core_dialect::parse_many,
-}
 
 /// The options of an `agentmsg.Dialect` (a dialect from parts): its attributes are read and
 /// checked by the core; an error names the dialect and the part.
@@ -94,7 +86,7 @@ crate::stream::stream_parser_class! {
             })
         }
     },
-    options (dialect, start_in_thinking = None, tools_json = None) => dialect,
+    options => dialect,
     methods {},
 }
 
@@ -105,8 +97,6 @@ fn dialect_names(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(parse_dialect, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_dialect_many, m)?)?;
     m.add_function(wrap_pyfunction!(dialect_names, m)?)?;
     m.add_function(wrap_pyfunction!(check_dialect, m)?)?;
     m.add_class::<DialectStreamParser>()?;

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use agentmsg_core::parse::dialect::{Dialect, DialectOptions, Tools};
-use agentmsg_core::parse::{Options, StartThinking, ThinkingMode, ToolFormat};
+use agentmsg_core::parse::dialect::{self as core_dialect, Dialect, DialectOptions, Tools};
+use agentmsg_core::parse::{self as core_parse, Document, Options, StartThinking, ThinkingMode, ToolFormat};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyInt, PyString};
+use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 
 use crate::errors::ErrorClass;
 use crate::pystr::type_name;
@@ -56,44 +56,95 @@ fn max_calls(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>> {
     })
 }
 
-/// The keyword options a parser function was given, each as passed (`None` where not given):
-/// `forge` reads them into the options of Forge's parser, `dialect` into a dialect's.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct Keywords<'a, 'py> {
-    pub(crate) dialect: Option<&'a Bound<'py, PyAny>>,
-    pub(crate) thinking: Option<&'a Bound<'py, PyAny>>,
-    pub(crate) tool_format: Option<&'a Bound<'py, PyAny>>,
-    pub(crate) code_fences: Option<&'a Bound<'py, PyAny>>,
-    pub(crate) start_in_thinking: Option<&'a Bound<'py, PyAny>>,
-    pub(crate) max_calls: Option<&'a Bound<'py, PyAny>>,
-    pub(crate) tools_json: Option<&'a Bound<'py, PyAny>>,
+/// The keyword options (`**options`) a parser was given, each as passed; `None` given for an
+/// option is the option not given. `forge` reads them into the options of Forge's parser,
+/// `dialect` into a dialect's, `parser` into the one `dialect` names.
+#[derive(Default)]
+pub(crate) struct Keywords<'py> {
+    dialect: Option<Bound<'py, PyAny>>,
+    thinking: Option<Bound<'py, PyAny>>,
+    tool_format: Option<Bound<'py, PyAny>>,
+    code_fences: Option<Bound<'py, PyAny>>,
+    start_in_thinking: Option<Bound<'py, PyAny>>,
+    max_calls: Option<Bound<'py, PyAny>>,
+    tools_json: Option<Bound<'py, PyAny>>,
 }
 
-impl Keywords<'_, '_> {
-    /// The options of Forge's parser (`parse`, `parse_many`, `StreamParser`); `start_default`
+impl<'py> Keywords<'py> {
+    /// Reads `**options` of `caller`; a name no parser takes is a `MessageTypeError`, as Python
+    /// names an unexpected keyword argument.
+    pub(crate) fn read(caller: &str, options: Option<&Bound<'py, PyDict>>) -> PyResult<Self> {
+        let mut keywords = Self::default();
+        for (name, value) in options.into_iter().flatten() {
+            let name = name.cast_into::<PyString>()?;
+            let slot = match name.to_str()? {
+                "dialect" => &mut keywords.dialect,
+                "thinking" => &mut keywords.thinking,
+                "tool_format" => &mut keywords.tool_format,
+                "code_fences" => &mut keywords.code_fences,
+                "start_in_thinking" => &mut keywords.start_in_thinking,
+                "max_calls" => &mut keywords.max_calls,
+                "tools_json" => &mut keywords.tools_json,
+                _ => {
+                    let message = format!("{caller}() got an unexpected keyword argument {}", name.repr()?);
+                    return Err(ErrorClass::MessageType.new_err(name.py(), message));
+                }
+            };
+            *slot = Some(value).filter(|value| !value.is_none());
+        }
+        Ok(keywords)
+    }
+
+    /// Whether `dialect` is not given or is "forge".
+    fn is_forge(&self) -> bool {
+        self.dialect.as_ref().is_none_or(|dialect| {
+            dialect.cast::<PyString>().is_ok_and(|name| name.to_str().is_ok_and(|name| name == "forge"))
+        })
+    }
+
+    /// The parser `dialect` names (Forge's when not given) with its options; `start_default`
     /// when `start_in_thinking` is not given.
-    pub(crate) fn forge(self, py: Python<'_>, start_default: StartThinking) -> PyResult<Options> {
-        let max_calls = max_calls(self.max_calls)?;
-        let thinking: String = option(self.thinking, "thinking", "a str", "auto".to_owned())?;
-        let tool_format: String = option(self.tool_format, "tool_format", "a str", "auto".to_owned())?;
-        let code_fences: bool = option(self.code_fences, "code_fences", "a bool", true)?;
-        let start_in_thinking = start_in_thinking(self.start_in_thinking, start_default)?;
+    pub(crate) fn parser(&self, py: Python<'_>, start_default: StartThinking) -> PyResult<Parser> {
+        Ok(if self.is_forge() {
+            Parser::Forge(self.forge(py, start_default)?)
+        } else {
+            Parser::Dialect(self.dialect(py, start_default)?)
+        })
+    }
+
+    /// The options of Forge's parser; a dialect other than "forge" is refused.
+    pub(crate) fn forge(&self, py: Python<'_>, start_default: StartThinking) -> PyResult<Options> {
+        if !self.is_forge() {
+            return Err(ErrorClass::Message.new_err(py, "this parser reads Forge's dialect only"));
+        }
+        let max_calls = max_calls(self.max_calls.as_ref())?;
+        let thinking: String = option(self.thinking.as_ref(), "thinking", "a str", "auto".to_owned())?;
+        let tool_format: String = option(self.tool_format.as_ref(), "tool_format", "a str", "auto".to_owned())?;
+        let code_fences: bool = option(self.code_fences.as_ref(), "code_fences", "a bool", true)?;
+        let start_in_thinking = start_in_thinking(self.start_in_thinking.as_ref(), start_default)?;
         let thinking = ThinkingMode::from_name(&thinking).ok_or_else(|| {
             ErrorClass::Message.new_err(py, format!("unknown thinking mode '{thinking}'; valid: auto, tags, brackets, none"))
         })?;
         let tool_format = ToolFormat::from_name(&tool_format).ok_or_else(|| {
             ErrorClass::Message.new_err(py, format!("unknown tool_format '{tool_format}'; valid: auto, json, xml"))
         })?;
-        let tools = tools(py, self.tools_json)?;
+        let tools = tools(py, self.tools_json.as_ref())?;
         Ok(Options { thinking, tool_format, code_fences, start_in_thinking, max_calls, tools })
     }
 
-    /// The options of a dialect's parser (`parse_dialect`, `parse_dialect_many`,
-    /// `DialectStreamParser`); `dialect` is required, so `None` here is a `None` given for it.
-    pub(crate) fn dialect(self, py: Python<'_>, start_default: StartThinking) -> PyResult<DialectOptions> {
-        let Some(dialect) = self.dialect else {
+    /// The options of a dialect's parser: `dialect` is required, and the options of Forge's
+    /// parser are refused.
+    pub(crate) fn dialect(&self, py: Python<'_>, start_default: StartThinking) -> PyResult<DialectOptions> {
+        let Some(dialect) = &self.dialect else {
             return Err(ErrorClass::MessageType.new_err(py, "dialect must be a str, not NoneType"));
         };
+        let forge_only = [("thinking", &self.thinking), ("tool_format", &self.tool_format),
+            ("code_fences", &self.code_fences), ("max_calls", &self.max_calls)];
+        let given: Vec<&str> = forge_only.iter().filter(|(_, value)| value.is_some()).map(|(name, _)| *name).collect();
+        if !given.is_empty() {
+            let message = format!("{}: an option of the forge dialect only, not of {}", given.join(", "), dialect.repr()?);
+            return Err(ErrorClass::Message.new_err(py, message));
+        }
         let mut options = if dialect.is_instance_of::<PyString>() {
             let name: String = option(Some(dialect), "dialect", "a str", String::new())?;
             let dialect = Dialect::from_name(&name).ok_or_else(|| {
@@ -104,9 +155,31 @@ impl Keywords<'_, '_> {
         } else {
             crate::dialect::custom_options(dialect)?
         };
-        options.start_in_thinking = start_in_thinking(self.start_in_thinking, start_default)?;
-        options.tools = tools(py, self.tools_json)?;
+        options.start_in_thinking = start_in_thinking(self.start_in_thinking.as_ref(), start_default)?;
+        options.tools = tools(py, self.tools_json.as_ref())?;
         Ok(options)
+    }
+}
+
+/// Forge's parser or a dialect's, with its options.
+pub(crate) enum Parser {
+    Forge(Options),
+    Dialect(DialectOptions),
+}
+
+impl Parser {
+    pub(crate) fn parse<'a>(&self, text: &'a [u8]) -> Document<'a> {
+        match self {
+            Self::Forge(options) => core_parse::parse(text, options),
+            Self::Dialect(options) => core_dialect::parse(text, options),
+        }
+    }
+
+    pub(crate) fn parse_many<'a, T: AsRef<[u8]> + Sync>(&self, texts: &'a [T]) -> Vec<Document<'a>> {
+        match self {
+            Self::Forge(options) => core_parse::parse_many(texts, options),
+            Self::Dialect(options) => core_dialect::parse_many(texts, options),
+        }
     }
 }
 

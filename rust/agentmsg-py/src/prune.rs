@@ -1,5 +1,5 @@
 //! Binding of budget pruning: `select_kept` for a whole history (with the rule-1 and cut checks
-//! `trim` and compaction use), `RollingHistory` for a memory, `RollingBudget` for its totals.
+//! `trim` and compaction use), `RollingHistory` for a memory.
 
 use agentmsg_core::pairs::Link;
 use agentmsg_core::prune::{self, PruneError, Pushed, RoleSet, Rules, Strategy};
@@ -130,145 +130,98 @@ fn positions_of_role(
     Ok(found)
 }
 
-/// Defines a class over a core rolling type (`$core`: built from `max_tokens` and `keep_system`,
-/// pruned and cleared alike) with its own `$method`s and, as read-only properties, the methods
-/// `$getter` of its budget: `budget()`, the core's `RollingBudget`, which the caller defines.
-macro_rules! rolling_class {
-    (
-        $(#[$doc:meta])* class $class:ident wraps $core:ty,
-        getters { $($getter:ident -> $type:ty),+ $(,)? },
-        methods { $($method:tt)* } $(,)?
-    ) => {
-        $(#[$doc])*
-        #[pyclass(module = "agentmsg._core")]
-        struct $class {
-            inner: $core,
-        }
-
-        #[pymethods]
-        impl $class {
-            #[new]
-            #[pyo3(signature = (max_tokens, keep_system = true))]
-            fn new(max_tokens: u64, keep_system: bool) -> Self {
-                Self { inner: <$core>::new(max_tokens, keep_system) }
-            }
-
-            /// Removes the oldest messages while over budget; returns (system, non-system) counts.
-            fn prune(&mut self) -> (usize, usize) {
-                let pruned = self.inner.prune();
-                (pruned.systems, pruned.messages)
-            }
-
-            /// Forgets every message (and, for a history, every pairing).
-            fn clear(&mut self) {
-                self.inner.clear();
-            }
-
-            $($method)*
-
-            $(
-                #[getter]
-                fn $getter(&self) -> $type {
-                    self.budget().$getter()
-                }
-            )+
-        }
-    };
-}
-
 /// The role of one role code.
 fn role_code(py: Python<'_>, code: u8) -> PyResult<Role> {
     Ok(role_codes(py, &[code])?[0])
 }
 
-rolling_class! {
-    /// A memory's state but its messages (see `agentmsg_core::prune::RollingHistory`).
-    class RollingHistory wraps prune::RollingHistory,
-    getters { total -> u64, over_budget -> bool, system_over_budget -> bool },
-    methods {
-        /// Adds a message; returns how many (system, non-system) messages to remove from the front,
-        /// or None when it is a tool result whose call was already pruned (it is not added).
-        #[pyo3(signature = (count, role, calls = None, result_id = None, result_name = None, prune = true))]
-        #[allow(clippy::too_many_arguments)]
-        fn push(
-            &mut self,
-            py: Python<'_>,
-            count: u64,
-            role: u8,
-            calls: Option<Vec<(String, String)>>,
-            result_id: Option<&str>,
-            result_name: Option<&str>,
-            prune: bool,
-        ) -> PyResult<Option<(usize, usize)>> {
-            let role = role_code(py, role)?;
-            let calls = calls.unwrap_or_default();
-            let pushed = self
-                .inner
-                .push(count, role, calls.iter().map(|(id, name)| (id.as_str(), name.as_str())), Link::of(result_id, result_name), prune)
-                .map_err(|error| core_error(py, error))?;
-            Ok(match pushed {
-                Pushed::Added(pruned) => Some((pruned.systems, pruned.messages)),
-                Pushed::LateResult => None,
-            })
-        }
-
-        /// Starts a transaction (`rollback` restores this state).
-        fn begin(&mut self) {
-            self.inner.begin();
-        }
-
-        fn commit(&mut self) {
-            self.inner.commit();
-        }
-
-        fn rollback(&mut self) {
-            self.inner.rollback();
-        }
-
-        /// The kept system messages' counts, oldest first.
-        fn system_counts(&self) -> Vec<u64> {
-            self.budget().system_counts().collect()
-        }
-
-        /// The kept non-system messages' counts, oldest first.
-        fn counts(&self) -> Vec<u64> {
-            self.budget().counts().collect()
-        }
-    },
+/// A memory's state but its messages (see `agentmsg_core::prune::RollingHistory`).
+#[pyclass(module = "agentmsg._core")]
+struct RollingHistory {
+    inner: prune::RollingHistory,
 }
 
+#[pymethods]
 impl RollingHistory {
-    fn budget(&self) -> &prune::RollingBudget {
-        self.inner.budget()
+    #[new]
+    #[pyo3(signature = (max_tokens, keep_system = true))]
+    fn new(max_tokens: u64, keep_system: bool) -> Self {
+        Self { inner: prune::RollingHistory::new(max_tokens, keep_system) }
     }
-}
 
-rolling_class! {
-    /// Running token totals of a growing history (see `agentmsg_core::prune::RollingBudget`).
-    class RollingBudget wraps prune::RollingBudget,
-    getters {
-        max_tokens -> u64,
-        total -> u64,
-        next_seq -> u64,
-        front_seq -> u64,
-        over_budget -> bool,
-        system_over_budget -> bool,
-    },
-    methods {
-        /// Adds a message; returns how many (system, non-system) messages to remove from the front
-        /// (none when `prune` is false: call `prune()` later).
-        #[pyo3(signature = (count, role, group = None, prune = true))]
-        fn push(&mut self, py: Python<'_>, count: u64, role: u8, group: Option<u64>, prune: bool) -> PyResult<(usize, usize)> {
-            let role = role_code(py, role)?;
-            self.inner.push_unpruned(count, role, group).map_err(|error| core_error(py, error))?;
-            Ok(if prune { self.prune() } else { (0, 0) })
-        }
-    },
-}
+    /// Adds a message; returns how many (system, non-system) messages to remove from the front,
+    /// or None when it is a tool result whose call was already pruned (it is not added).
+    #[pyo3(signature = (count, role, calls = None, result_id = None, result_name = None, prune = true))]
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        py: Python<'_>,
+        count: u64,
+        role: u8,
+        calls: Option<Vec<(String, String)>>,
+        result_id: Option<&str>,
+        result_name: Option<&str>,
+        prune: bool,
+    ) -> PyResult<Option<(usize, usize)>> {
+        let role = role_code(py, role)?;
+        let calls = calls.unwrap_or_default();
+        let pushed = self
+            .inner
+            .push(count, role, calls.iter().map(|(id, name)| (id.as_str(), name.as_str())), Link::of(result_id, result_name), prune)
+            .map_err(|error| core_error(py, error))?;
+        Ok(match pushed {
+            Pushed::Added(pruned) => Some((pruned.systems, pruned.messages)),
+            Pushed::LateResult => None,
+        })
+    }
 
-impl RollingBudget {
-    fn budget(&self) -> &prune::RollingBudget {
-        &self.inner
+    /// Removes the oldest messages while over budget; returns (system, non-system) counts.
+    fn prune(&mut self) -> (usize, usize) {
+        let pruned = self.inner.prune();
+        (pruned.systems, pruned.messages)
+    }
+
+    /// Forgets every message and pairing.
+    fn clear(&mut self) {
+        self.inner.clear();
+    }
+
+    /// Starts a transaction (`rollback` restores this state).
+    fn begin(&mut self) {
+        self.inner.begin();
+    }
+
+    fn commit(&mut self) {
+        self.inner.commit();
+    }
+
+    fn rollback(&mut self) {
+        self.inner.rollback();
+    }
+
+    /// The kept system messages' counts, oldest first.
+    fn system_counts(&self) -> Vec<u64> {
+        self.inner.budget().system_counts().collect()
+    }
+
+    /// The kept non-system messages' counts, oldest first.
+    fn counts(&self) -> Vec<u64> {
+        self.inner.budget().counts().collect()
+    }
+
+    #[getter]
+    fn total(&self) -> u64 {
+        self.inner.budget().total()
+    }
+
+    #[getter]
+    fn over_budget(&self) -> bool {
+        self.inner.budget().over_budget()
+    }
+
+    #[getter]
+    fn system_over_budget(&self) -> bool {
+        self.inner.budget().system_over_budget()
     }
 }
 
@@ -278,7 +231,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(system_share, m)?)?;
     m.add_function(wrap_pyfunction!(valid_cuts, m)?)?;
     m.add_function(wrap_pyfunction!(window_decides, m)?)?;
-    m.add_class::<RollingBudget>()?;
     m.add_class::<RollingHistory>()?;
     Ok(())
 }

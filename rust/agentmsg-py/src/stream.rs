@@ -111,16 +111,15 @@ impl<M: Machine> Stream<M> {
 
 /// Defines a stream parser class over a core stream machine: the machine's [`Machine`] impl
 /// (its own `feed_into` and `finish`, and `$machine_item`s: what it reports and how that shows)
-/// and the class, in Python module `$module`. Its constructor takes the keyword options listed
-/// (`name` for a required one, `name = None` for an optional one, each a field of
-/// [`Keywords`](crate::options::Keywords)) and reads them with the method `$read`
-/// (`start_in_thinking` is "no" when not given: a stream cannot look ahead); its `feed`, `finish`
-/// and `result` drive a [`Stream`]; `$method`s are its own further methods.
+/// and the class, in Python module `$module`. Its constructor takes the parsers' keyword options
+/// (`**options`, read into [`Keywords`](crate::options::Keywords)) and reads them with the method
+/// `$read` (`start_in_thinking` is "no" when not given: a stream cannot look ahead); its `feed`,
+/// `finish` and `result` drive a [`Stream`]; `$method`s are its own further methods.
 macro_rules! stream_parser_class {
     (
         $(#[$class_attr:meta])* class $class:ident in $module:literal,
         machine $machine:ident { $($machine_item:tt)* },
-        options ($($option:ident $(= $default:ident)?),+) => $read:ident,
+        options => $read:ident,
         methods { $($method:tt)* } $(,)?
     ) => {
         impl $crate::stream::Machine for $machine {
@@ -145,10 +144,9 @@ macro_rules! stream_parser_class {
         #[pymethods]
         impl $class {
             #[new]
-            #[pyo3(signature = (*, $($option $(= $default)?),+))]
-            #[allow(clippy::too_many_arguments)] // the keyword options, passed on
-            fn new(py: Python<'_>, $($option: Option<&Bound<'_, PyAny>>),+) -> PyResult<Self> {
-                let keywords = $crate::options::Keywords { $($option),+, ..Default::default() };
+            #[pyo3(signature = (**options))]
+            fn new(py: Python<'_>, options: Option<&Bound<'_, pyo3::types::PyDict>>) -> PyResult<Self> {
+                let keywords = $crate::options::Keywords::read(stringify!($class), options)?;
                 let options = keywords.$read(py, StartThinking::No)?;
                 Ok(Self { stream: $crate::stream::Stream::new($machine::new(options)) })
             }
@@ -202,7 +200,7 @@ stream_parser_class! {
             Ok(Ok(event))
         }
     },
-    options (thinking = None, tool_format = None, code_fences = None, start_in_thinking = None, max_calls = None, tools_json = None) => forge,
+    options => forge,
     methods {
         /// A stream in progress is not pickled: it belongs to one connection, and a worker that
         /// receives text starts its own parser with the same options.

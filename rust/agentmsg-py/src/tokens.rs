@@ -63,28 +63,19 @@ fn loaded(encoding: Encoding) -> Encoding {
     encoding
 }
 
-/// Counts the tokens of one text.
+/// Counts the tokens of one text; with `limit`, the exact count if at most `limit`, else
+/// `limit + 1`, stopping early.
 #[pyfunction]
-#[pyo3(signature = (text, encoding = None))]
+#[pyo3(signature = (text, encoding = None, limit = None))]
 fn count_tokens(
     py: Python<'_>,
     text: &Bound<'_, PyAny>,
     encoding: Option<&Bound<'_, PyAny>>,
-) -> PyResult<usize> {
-    count_tokens_up_to(py, text, usize::MAX, encoding)
-}
-
-/// The exact count if at most `limit`, else `limit + 1`; stops early.
-#[pyfunction]
-#[pyo3(signature = (text, limit, encoding = None))]
-fn count_tokens_up_to(
-    py: Python<'_>,
-    text: &Bound<'_, PyAny>,
-    limit: usize,
-    encoding: Option<&Bound<'_, PyAny>>,
+    limit: Option<usize>,
 ) -> PyResult<usize> {
     let encoding = encoding_from_name(py, encoding)?;
     let text = as_text(text, "text")?;
+    let limit = limit.unwrap_or(usize::MAX);
     if !encoding.is_exact() {
         return Ok(estimate_text(text)?.min(limit.saturating_add(1)));
     }
@@ -166,7 +157,6 @@ fn count_tokens_grouped(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
-    m.add_function(wrap_pyfunction!(count_tokens_up_to, m)?)?;
     m.add_function(wrap_pyfunction!(count_tokens_batch, m)?)?;
     m.add_function(wrap_pyfunction!(count_tokens_grouped, m)?)?;
     m.add("ENCODING_NAMES", tokens::ENCODING_NAMES.to_vec())?;
