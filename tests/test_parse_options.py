@@ -75,7 +75,7 @@ def test_an_unknown_option_is_a_type_error_naming_it(name):
 @pytest.mark.parametrize("options, error, message", [
     ({"thinking": "maybe"}, MessageError, r"^unknown thinking mode 'maybe'; valid: auto, tags, brackets, none$"),
     ({"tool_format": 3}, MessageTypeError, r"^tool_format must be a str, not int$"),
-    ({"dialect": "klingon"}, MessageError, r"^unknown dialect 'klingon'; known dialects: forge, hermes, "),
+    ({"dialect": "klingon"}, MessageError, r"^unknown dialect 'klingon'; valid: forge, hermes, "),
     ({"dialect": "hermes", "max_calls": 2}, MessageError,
      r"^max_calls: an option of the forge dialect only, not of 'hermes'$"),
     ({"dialect": "hermes", "thinking": "tags", "code_fences": False}, MessageError,

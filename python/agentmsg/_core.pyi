@@ -4,7 +4,7 @@ These functions are the Rust hot paths; the public, documented API is the ``agen
 which wraps them.
 """
 
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, final
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, final, overload
 
 from typing_extensions import Self, TypedDict, Unpack
 
@@ -38,11 +38,12 @@ class _ParserOptions(TypedDict, total=False):
     max_calls: Optional[int]
     tools_json: Optional[str]
 
-def parse(text: str, **options: Unpack[_ParserOptions]) -> Parsed:
-    """Parses ``text``; returns an ``agentmsg.parsing.Parsed``."""
-
-def parse_many(texts: Iterable[str], **options: Unpack[_ParserOptions]) -> List[Parsed]:
-    """Parses each text in parallel with the GIL released; a list of ``Parsed``."""
+@overload
+def parse(text: str, **options: Unpack[_ParserOptions]) -> Parsed:  # type: ignore[overload-overlap]  # a str is one text
+    """Parses ``text`` into an ``agentmsg.parsing.Parsed``; any other sequence of texts into a
+    list of them, in parallel with the GIL released."""
+@overload
+def parse(text: Iterable[str], **options: Unpack[_ParserOptions]) -> List[Parsed]: ...
 
 @final
 class TextDelta:
@@ -189,12 +190,15 @@ class TokenEncoder:
     def special_tokens(self) -> Dict[str, int]:
         """The special tokens and their ids, in tiktoken's order."""
     def encode_ordinary(self, text: str) -> List[int]: ...
-    def encode(self, text: str, allowed: Sequence[str], disallowed: Sequence[str]) -> Union[List[int], str]:
-        """The ids, or the first string of ``disallowed`` found in ``text`` instead."""
-    def encode_batch(
-        self, texts: Sequence[str], allowed: Sequence[str], disallowed: Sequence[str]
-    ) -> Union[List[List[int]], Tuple[int, str]]:
-        """The ids of each text, or (index, string) for the first text holding a disallowed string."""
+    @overload
+    def encode(self, text: str, allowed: Sequence[str], disallowed: Sequence[str]) -> Union[List[int], str]:  # type: ignore[overload-overlap]  # a str is one text
+        """The ids, or the first string of ``disallowed`` found in ``text`` instead; of any other
+        sequence, the ids of each text, or (index, string) for the first text holding a
+        disallowed string."""
+    @overload
+    def encode(
+        self, text: Sequence[str], allowed: Sequence[str], disallowed: Sequence[str]
+    ) -> Union[List[List[int]], Tuple[int, str]]: ...
     def decode_bytes(self, tokens: Sequence[int]) -> Union[bytes, int]:
         """The bytes, or the first id that is no token instead."""
     def token_bytes(self, token: int) -> Optional[bytes]:

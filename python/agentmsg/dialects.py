@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union, TYPE_CHECKING
 
-from . import _core
+from . import _core, parsing
 from ._core import ToolCallHeader  # deprecated alias of ToolCallStart, kept for old imports
 from .blocks import ToolUseBlock
 from .message import _as_list
@@ -124,9 +124,7 @@ def parse(
     ...       dialect="gpt_oss").text
     'Hi!'
     """
-    return _core.parse(
-        text, dialect=dialect, start_in_thinking=start_in_thinking, tools_json=_tools_json(tools)
-    )
+    return parsing.parse(text, dialect=dialect, start_in_thinking=start_in_thinking, tools=tools)
 
 
 def parse_many(
@@ -142,9 +140,7 @@ def parse_many(
     >>> [p.text for p in dialects.parse_many(["a<think>b</think>", "c"], dialect="hermes")]
     ['a', 'c']
     """
-    return _core.parse_many(
-        texts, dialect=dialect, start_in_thinking=start_in_thinking, tools_json=_tools_json(tools)
-    )
+    return parsing.parse_many(texts, dialect=dialect, start_in_thinking=start_in_thinking, tools=tools)
 
 
 def parse_tool_calls(text: str, **options: Any) -> List[ToolUseBlock]:

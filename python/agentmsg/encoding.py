@@ -21,7 +21,7 @@ import re
 from typing import AbstractSet, Collection, Dict, FrozenSet, List, Literal, Sequence, Union, cast
 
 from . import _core
-from ._checks import describe, require_int, require_str
+from ._checks import describe, require_int, require_str, type_name
 from .errors import AgentMsgError, EncodingError, MessageError, MessageTypeError
 from .message import _as_list
 
@@ -344,6 +344,8 @@ class Encoding:
         >>> enc.encode("<|endoftext|>", disallowed_special=())
         [27, 91, 8862, 728, 428, 91, 29]
         """
+        if not isinstance(text, str):  # the core reads any other sequence as a batch
+            raise MessageTypeError(f"text must be a str, not {type_name(text)}")
         allowed, disallowed = self._special_arguments(allowed_special, disallowed_special)
         if isinstance(disallowed, re.Pattern):
             self._check_with_pattern(disallowed, text)
@@ -367,12 +369,13 @@ class Encoding:
         >>> get_encoding("o200k_base").encode_batch(["hello world", "goodbye world"])
         [[24912, 2375], [30744, 43571, 2375]]
         """
+        _no_single_text(text)
         allowed, disallowed = self._special_arguments(allowed_special, disallowed_special)
         if isinstance(disallowed, re.Pattern):
             for item in _texts(text):
                 self._check_with_pattern(disallowed, item)
             disallowed = []
-        result = self._encoder.encode_batch(text, allowed, disallowed)
+        result = self._encoder.encode(text, allowed, disallowed)
         if isinstance(result, tuple):
             raise _disallowed_error(result[1])
         return result
@@ -383,8 +386,9 @@ class Encoding:
         >>> get_encoding("o200k_base").encode_ordinary_batch(["hello world", "<|endoftext|>"])
         [[24912, 2375], [27, 91, 419, 1440, 919, 91, 29]]
         """
+        _no_single_text(text)
         # Nothing is disallowed, so the core returns ids, never the (index, string) of a find.
-        return cast(List[List[int]], self._encoder.encode_batch(text, [], []))
+        return cast(List[List[int]], self._encoder.encode(text, [], []))
 
     def _special_arguments(
         self, allowed_special: object, disallowed_special: object
@@ -493,6 +497,12 @@ def _check_error_handler(errors: object) -> None:
         raise MessageError(
             f"errors must name a codec error handler such as 'replace' or 'strict', not {describe(name)}"
         ) from None
+
+
+def _no_single_text(texts: object) -> None:
+    """A batch function given one str (the core would read it as one text, not a batch)."""
+    if isinstance(texts, str):
+        raise MessageTypeError("texts must be a sequence of str, not a single str")
 
 
 def _texts(texts: object) -> Sequence[str]:

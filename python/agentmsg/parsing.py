@@ -171,9 +171,12 @@ def parse(text: str, **options: Unpack[ParseOptions]) -> Parsed:
     >>> [e.kind for e in parse("<tool></tool>" * 1000, max_calls=2).errors]
     ['invalid_json', 'invalid_json', 'too_many_calls']
     """
+    if not isinstance(text, str):
+        raise MessageTypeError(f"text must be a str, not {type_name(text)}")
     if not options:
         return _core.parse(text)
-    return _core.parse(text, **_core_arguments(options, "parse")[1])
+    parsed: Parsed = _core.parse(text, **_core_arguments(options, "parse")[1])
+    return parsed
 
 
 def parse_many(texts: Iterable[str], **options: Unpack[ParseOptions]) -> List[Parsed]:
@@ -185,7 +188,11 @@ def parse_many(texts: Iterable[str], **options: Unpack[ParseOptions]) -> List[Pa
     >>> [p.tool_calls[0].name for p in parse_many(['<tool_call>{"name": "f", "arguments": {}}</tool_call>'], dialect="hermes")]
     ['f']
     """
-    return _core.parse_many(texts, **_core_arguments(options, "parse_many")[1])
+    if isinstance(texts, str):
+        raise MessageTypeError("texts must be a sequence of str, not a single str")
+    if not options:
+        return _core.parse(texts)
+    return _core.parse(texts, **_core_arguments(options, "parse_many")[1])
 
 
 # Forge's parser does not type values by tool schemas yet: refused rather than ignored.
@@ -232,8 +239,10 @@ def _core_arguments(options: Mapping[str, Any], caller: str) -> Tuple[Any, Dict[
     # A dialect other than Forge's has its own syntax: the Forge options do not apply to it.
     from .dialects import DIALECTS, Dialect
 
-    if not isinstance(dialect, Dialect) and (not isinstance(dialect, str) or dialect not in DIALECTS):
-        raise MessageError(f"unknown dialect {describe(dialect)}; known dialects: {', '.join(DIALECTS)}")
+    if not isinstance(dialect, (str, Dialect)):
+        raise MessageTypeError(f"dialect must be a str or an agentmsg.Dialect, not {type_name(dialect)}")
+    if isinstance(dialect, str) and dialect not in DIALECTS:
+        raise MessageError(f"unknown dialect {describe(dialect)}; valid: {', '.join(DIALECTS)}")
     given = [name for name, default in _FORGE_DEFAULTS.items() if arguments.pop(name, default) != default]
     if given:
         raise MessageError(f"{', '.join(given)}: an option of the forge dialect only, not of {dialect!r}")

@@ -91,7 +91,9 @@ impl TokenEncoder {
         run_for_text(py, storage.chars(), || self.inner.encode_ordinary(&storage.utf8()))
     }
 
-    /// The ids of `text`, or the first string of `disallowed` found in it (as a str) instead.
+    /// The ids of `text`, or the first string of `disallowed` found in it (as a str) instead; of
+    /// any other sequence, the ids of each text (on the pool, the GIL released), or `(index,
+    /// token)` for the first text holding a string of `disallowed` (then nothing is encoded).
     fn encode<'py>(
         &self,
         py: Python<'py>,
@@ -99,34 +101,26 @@ impl TokenEncoder {
         allowed: Vec<String>,
         disallowed: Vec<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let storage = storage(as_text(text, "text")?)?;
+        let allowed = as_strs(&allowed);
+        let Ok(text) = text.cast::<PyString>() else {
+            let texts = extract_texts(py, text, "texts")?;
+            let storages: Vec<Storage<'_>> = texts.iter().map(storage).collect::<PyResult<_>>()?;
+            let result = crate::pool::run_detached(py, || {
+                let valid: Vec<Cow<'_, str>> = storages.iter().map(Storage::utf8).collect();
+                Self::unless_disallowed(&valid, &disallowed, |valid| core_encode::encode_batch(&self.inner, valid, &allowed))
+            })?;
+            return match result {
+                Ok(ids) => ids.into_pyobject(py),
+                Err(found) => found.into_pyobject(py).map(Bound::into_any),
+            };
+        };
+        let storage = storage(text)?;
         let result = run_for_text(py, storage.chars(), || {
-            Self::unless_disallowed(&[storage.utf8()], &disallowed, |text| self.inner.encode(&text[0], &as_strs(&allowed)))
+            Self::unless_disallowed(&[storage.utf8()], &disallowed, |text| self.inner.encode(&text[0], &allowed))
         })?;
         match result {
             Ok(ids) => ids.into_pyobject(py),
             Err((_, token)) => Ok(PyString::new(py, &token).into_any()),
-        }
-    }
-
-    /// The ids of each text, or `(index, token)` for the first text holding a string of
-    /// `disallowed` (then nothing is encoded).
-    fn encode_batch<'py>(
-        &self,
-        py: Python<'py>,
-        texts: &Bound<'py, PyAny>,
-        allowed: Vec<String>,
-        disallowed: Vec<String>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let texts = extract_texts(py, texts, "texts")?;
-        let storages: Vec<Storage<'_>> = texts.iter().map(storage).collect::<PyResult<_>>()?;
-        let result = crate::pool::run_detached(py, || {
-            let valid: Vec<Cow<'_, str>> = storages.iter().map(Storage::utf8).collect();
-            Self::unless_disallowed(&valid, &disallowed, |valid| core_encode::encode_batch(&self.inner, valid, &as_strs(&allowed)))
-        })?;
-        match result {
-            Ok(ids) => ids.into_pyobject(py),
-            Err(found) => found.into_pyobject(py).map(Bound::into_any),
         }
     }
 

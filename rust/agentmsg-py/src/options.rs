@@ -148,7 +148,7 @@ impl<'py> Keywords<'py> {
         let mut options = if dialect.is_instance_of::<PyString>() {
             let name: String = option(Some(dialect), "dialect", "a str", String::new())?;
             let dialect = Dialect::from_name(&name).ok_or_else(|| {
-                let valid: Vec<&str> = Dialect::ALL.iter().map(|(n, _)| *n).collect();
+                let valid: Vec<&str> = ["forge"].into_iter().chain(Dialect::ALL.iter().map(|(n, _)| *n)).collect();
                 ErrorClass::Message.new_err(py, format!("unknown dialect '{name}'; valid: {}", valid.join(", ")))
             })?;
             DialectOptions::new(dialect)
