@@ -23,7 +23,7 @@ use super::held::Held;
 use super::json_call::{JsonCall, JsonShape};
 use super::reading::read_until;
 use super::scan::{is_space, match_at, Found};
-use super::{Core, Flow, Input, OpenCall, Payload};
+use super::{Core, Flow, Input, OpenCall, Payload, StateMachine};
 use crate::parse::payload::IssueKind;
 
 const TOOL_CALLS: &[u8] = b"[TOOL_CALLS]";
@@ -81,33 +81,6 @@ impl MistralMachine {
             State::Text
         };
         Self { core, state, saw_open: start_in_thinking, saw_stray_close: false }
-    }
-
-    pub fn saw_stray_close(&self) -> bool {
-        self.saw_stray_close
-    }
-
-    pub fn run(&mut self, data: &[u8], clock: &mut crate::parse::chars::CharClock, at_end: bool) -> usize {
-        let mut input = Input { data, clock, at_end };
-        let mut i = 0;
-        while i < data.len() {
-            let flow = match self.state {
-                State::Text => self.text(&mut input, i),
-                State::Thinking => self.thinking(&input, i),
-                State::Opening(_) => self.opening(&input, i),
-                State::Name { .. } => self.name(&input, i),
-                State::CallId { .. } => self.call_id(&input, i),
-                State::ArgumentsStart { .. } => self.arguments_start(&input, i),
-                State::ListItem { .. } => self.list_item(&mut input, i),
-                State::ListNext => self.list_next(&input, i),
-                State::Call { .. } => self.call(&input, i),
-            };
-            match flow {
-                Flow::Continue(n) => i = n,
-                Flow::Wait(n) => return n,
-            }
-        }
-        i
     }
 
     fn text(&mut self, input: &mut Input, i: usize) -> Flow {
@@ -343,9 +316,29 @@ impl MistralMachine {
         });
         self.core.close(call, result);
     }
+}
+
+impl StateMachine for MistralMachine {
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
+    }
+
+    fn step(&mut self, input: &mut Input, i: usize) -> Flow {
+        match self.state {
+            State::Text => self.text(input, i),
+            State::Thinking => self.thinking(input, i),
+            State::Opening(_) => self.opening(input, i),
+            State::Name { .. } => self.name(input, i),
+            State::CallId { .. } => self.call_id(input, i),
+            State::ArgumentsStart { .. } => self.arguments_start(input, i),
+            State::ListItem { .. } => self.list_item(input, i),
+            State::ListNext => self.list_next(input, i),
+            State::Call { .. } => self.call(input, i),
+        }
+    }
 
     /// The end of the text: closes what is open.
-    pub fn finish(&mut self) {
+    fn finish(&mut self) {
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text | State::ListNext | State::ListItem { held: None } => {}
             State::Thinking => self.core.out.end_thinking(false),
@@ -356,5 +349,9 @@ impl MistralMachine {
                 self.core.cut_off(call, "a [TOOL_CALLS] call")
             }
         }
+    }
+
+    fn saw_stray_close(&self) -> bool {
+        self.saw_stray_close
     }
 }

@@ -488,39 +488,31 @@ impl DialectMachine {
     pub fn finish(&mut self) -> Vec<DialectEvent> {
         let data = std::mem::take(&mut self.pending);
         self.run(&data, true);
-        match &mut self.machine {
-            Machine::Tagged(m) => m.finish(),
-            Machine::Harmony(m) => m.finish(),
-            Machine::Mistral(m) => m.finish(),
-            Machine::LlamaJson(m) => m.finish(),
-            Machine::Pythonic(m) => m.finish(),
-        }
+        self.machine().finish();
         let mut events = Vec::new();
         self.core().drain_into(&mut events);
         *self = Self::with_spans(self.options.clone(), self.spans);
         events
     }
 
-    fn core(&mut self) -> &mut Core {
+    fn machine(&mut self) -> &mut dyn StateMachine {
         match &mut self.machine {
-            Machine::Tagged(m) => &mut m.core,
-            Machine::Harmony(m) => &mut m.core,
-            Machine::Mistral(m) => &mut m.core,
-            Machine::LlamaJson(m) => &mut m.core,
-            Machine::Pythonic(m) => &mut m.core,
+            Machine::Tagged(m) => m,
+            Machine::Harmony(m) => m,
+            Machine::Mistral(m) => m,
+            Machine::LlamaJson(m) => m,
+            Machine::Pythonic(m) => m,
         }
+    }
+
+    fn core(&mut self) -> &mut Core {
+        self.machine().core()
     }
 
     /// Reads `data` (at the current offset); keeps what could not be decided yet.
     fn run(&mut self, data: &[u8], at_end: bool) {
         let mut clock = super::chars::CharClock::new(self.offset, self.offset_chars);
-        let read = match &mut self.machine {
-            Machine::Tagged(m) => m.run(data, &mut clock, at_end),
-            Machine::Harmony(m) => m.run(data, &mut clock, at_end),
-            Machine::Mistral(m) => m.run(data, &mut clock, at_end),
-            Machine::LlamaJson(m) => m.run(data, &mut clock, at_end),
-            Machine::Pythonic(m) => m.run(data, &mut clock, at_end),
-        };
+        let read = self.machine().run(data, &mut clock, at_end);
         let (offset, chars) = clock.at(data, read);
         self.offset = offset;
         self.offset_chars = chars;
@@ -544,6 +536,38 @@ enum Flow {
     Continue(usize),
     /// `data[at..]` may be the start of a marker: keep it for the next chunk.
     Wait(usize),
+}
+
+/// A dialect machine: a step per state, driven over the data by the one loop in [`run`].
+///
+/// [`run`]: StateMachine::run
+trait StateMachine {
+    fn core(&mut self) -> &mut Core;
+
+    /// Reads from `input.data[i..]` in the current state.
+    fn step(&mut self, input: &mut Input, i: usize) -> Flow;
+
+    /// The end of the text: closes what is open.
+    fn finish(&mut self);
+
+    /// Whether the first thinking tag read was a closing one (`<think>`-like dialects only).
+    fn saw_stray_close(&self) -> bool {
+        false
+    }
+
+    /// Reads as much of `data` as can be decided; returns how much. Each machine gets its own
+    /// copy of this loop, so `step` is a direct call.
+    fn run(&mut self, data: &[u8], clock: &mut super::chars::CharClock, at_end: bool) -> usize {
+        let mut input = Input { data, clock, at_end };
+        let mut i = 0;
+        while i < data.len() {
+            match self.step(&mut input, i) {
+                Flow::Continue(n) => i = n,
+                Flow::Wait(n) => return n,
+            }
+        }
+        i
+    }
 }
 
 /// What a machine's `run` sees: the data, where in the stream it sits, and whether more will come.

@@ -6,11 +6,11 @@ use super::{Core, Flow, Input};
 /// Text (or reasoning, if `thinking`) from `data[i..]` up to the first of `markers`, which is
 /// reported as it goes. `Ok((at, which))`: marker `which` starts at `at`. Else the flow: all
 /// read, or wait for what may be the start of a marker.
-pub(crate) fn read_until(
+pub(crate) fn read_until<M: AsRef<[u8]>>(
     core: &mut Core,
     input: &Input,
     i: usize,
-    markers: &[&[u8]],
+    markers: &[M],
     thinking: bool,
 ) -> Result<(usize, usize), Flow> {
     let data = input.data;

@@ -18,8 +18,9 @@ use std::sync::Arc;
 
 use super::element_call::{ElementCall, ElementForm, Step, ARG_KEY_OPEN, FUNCTION_OPEN};
 use super::json_call::{JsonCall, JsonShape};
+use super::reading::read_until;
 use super::scan::{find_marker, is_space, match_at, Found};
-use super::{Core, Dialect, Flow, Input, JsonStep, OpenCall, Payload};
+use super::{Core, Dialect, Flow, Input, JsonStep, OpenCall, Payload, StateMachine};
 
 const TOOL_CALL_OPEN: &[u8] = b"<tool_call>";
 const TOOL_CALL_CLOSE: &[u8] = b"</tool_call>";
@@ -190,91 +191,45 @@ impl TaggedMachine {
         Self { core, syntax, state, saw_open: start_in_thinking, saw_stray_close: false }
     }
 
-    pub fn saw_stray_close(&self) -> bool {
-        self.saw_stray_close
-    }
-
-    /// Reads as much of `data` as can be decided; returns how much.
-    pub fn run(&mut self, data: &[u8], clock: &mut crate::parse::chars::CharClock, at_end: bool) -> usize {
-        let mut input = Input { data, clock, at_end };
-        let mut i = 0;
-        while i < data.len() {
-            let flow = match self.state {
-                State::Text => self.text(&mut input, i),
-                State::Thinking { .. } => self.thinking(&input, i),
-                State::Section => self.section(&mut input, i),
-                State::Opening { .. } => self.opening(&input, i),
-                State::Header { .. } => self.header(&input, i),
-                State::Call(_) => self.call(&input, i),
-            };
-            match flow {
-                Flow::Continue(n) => i = n,
-                Flow::Wait(n) => return n,
-            }
-        }
-        i
-    }
-
     fn text(&mut self, input: &mut Input, i: usize) -> Flow {
-        let data = input.data;
         // A borrow, not a clone: no atomic count per step.
         let syntax = &self.syntax;
-        match input.settle(find_marker(data, i, &syntax.text_markers)) {
-            Found::Marker { at, which } => {
-                self.core.out.text(&data[i..at], input.abs(i));
-                let marker = &syntax.text_markers[which];
-                if which == 0 && syntax.section.is_some() {
-                    self.core.out.end_text();
-                    self.state = State::Section;
-                } else if which == 0 {
-                    let (start, start_chars) = input.at(at);
-                    self.state = State::Opening { start, start_chars, held: marker.clone(), name: Vec::new() };
-                } else if which <= syntax.think_opens {
-                    self.saw_open = true;
-                    self.core.out.begin_thinking();
-                    self.state = State::Thinking { pair: Some(which - 1) };
-                } else {
-                    self.saw_stray_close |= !self.saw_open;
-                    self.saw_open = true;
-                    self.core.out.text(marker, input.abs(at));
-                }
-                Flow::Continue(at + marker.len())
-            }
-            Found::Partial { at } => {
-                self.core.out.text(&data[i..at], input.abs(i));
-                Flow::Wait(at)
-            }
-            Found::None => {
-                self.core.out.text(&data[i..], input.abs(i));
-                Flow::Continue(data.len())
-            }
+        let (at, which) = match read_until(&mut self.core, input, i, &syntax.text_markers, false) {
+            Ok(found) => found,
+            Err(flow) => return flow,
+        };
+        let marker = &syntax.text_markers[which];
+        if which == 0 && syntax.section.is_some() {
+            self.core.out.end_text();
+            self.state = State::Section;
+        } else if which == 0 {
+            let (start, start_chars) = input.at(at);
+            self.state = State::Opening { start, start_chars, held: marker.clone(), name: Vec::new() };
+        } else if which <= syntax.think_opens {
+            self.saw_open = true;
+            self.core.out.begin_thinking();
+            self.state = State::Thinking { pair: Some(which - 1) };
+        } else {
+            self.saw_stray_close |= !self.saw_open;
+            self.saw_open = true;
+            self.core.out.text(marker, input.abs(at));
         }
+        Flow::Continue(at + marker.len())
     }
 
     fn thinking(&mut self, input: &Input, i: usize) -> Flow {
-        let data = input.data;
         let State::Thinking { pair } = self.state else { return Flow::Wait(i) };
         let closes = match pair {
             Some(pair) => &self.syntax.think_closes[pair..=pair],
             None => &self.syntax.think_closes[..],
         };
-        match input.settle(find_marker(data, i, closes)) {
-            Found::Marker { at, which } => {
-                let close_len = closes[which].len();
-                self.core.out.thinking(&data[i..at], input.abs(i));
-                self.core.out.end_thinking(true);
-                self.state = State::Text;
-                Flow::Continue(at + close_len)
-            }
-            Found::Partial { at } => {
-                self.core.out.thinking(&data[i..at], input.abs(i));
-                Flow::Wait(at)
-            }
-            Found::None => {
-                self.core.out.thinking(&data[i..], input.abs(i));
-                Flow::Continue(data.len())
-            }
-        }
+        let (at, which) = match read_until(&mut self.core, input, i, closes, true) {
+            Ok(found) => found,
+            Err(flow) => return flow,
+        };
+        self.core.out.end_thinking(true);
+        self.state = State::Text;
+        Flow::Continue(at + closes[which].len())
     }
 
     /// Between the calls of a section: a call marker opens a call, the section's end closes
@@ -508,15 +463,36 @@ impl TaggedMachine {
         }
         Flow::Continue(next)
     }
+}
+
+impl StateMachine for TaggedMachine {
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
+    }
+
+    fn step(&mut self, input: &mut Input, i: usize) -> Flow {
+        match self.state {
+            State::Text => self.text(input, i),
+            State::Thinking { .. } => self.thinking(input, i),
+            State::Section => self.section(input, i),
+            State::Opening { .. } => self.opening(input, i),
+            State::Header { .. } => self.header(input, i),
+            State::Call(_) => self.call(input, i),
+        }
+    }
 
     /// The end of the text: closes what is open.
-    pub fn finish(&mut self) {
+    fn finish(&mut self) {
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text | State::Section => {}
             State::Thinking { .. } => self.core.out.end_thinking(false),
             State::Opening { start, held, .. } => self.core.out.text(&held, start),
             State::Header { call, .. } | State::Call(call) => self.core.cut_off(*call, "a tool call"),
         }
+    }
+
+    fn saw_stray_close(&self) -> bool {
+        self.saw_stray_close
     }
 }
 
