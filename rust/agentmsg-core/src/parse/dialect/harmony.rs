@@ -148,10 +148,6 @@ impl HarmonyMachine {
 }
 
 impl StateMachine for HarmonyMachine {
-    fn core(&mut self) -> &mut Core {
-        &mut self.core
-    }
-
     fn step(&mut self, input: &mut Input, i: usize) -> Flow {
         match self.state {
             State::Text | State::Content { .. } => self.content(input, i),
@@ -176,5 +172,9 @@ impl StateMachine for HarmonyMachine {
                 }
             }
         }
+    }
+
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
     }
 }

@@ -1,7 +1,7 @@
 //! Bytes read while deciding whether a call starts: they become the call's raw text if one
 //! does, and visible text if none does.
 
-use super::scan::is_space;
+use super::scan::{is_space, take_run};
 use super::Core;
 
 #[derive(Clone, Debug)]
@@ -17,11 +17,10 @@ impl Held {
         Self { start, start_chars, bytes: bytes.to_vec() }
     }
 
-    /// Holds the blanks at `data[i..]`; returns where the next other byte is (or the end).
-    pub fn hold_blanks(&mut self, data: &[u8], i: usize) -> usize {
-        let n = data[i..].iter().take_while(|b| is_space(**b)).count();
-        self.bytes.extend_from_slice(&data[i..i + n]);
-        i + n
+    /// Holds the blanks at `data[i..]`; returns where the next other byte is, or None when the
+    /// data ends first.
+    pub fn hold_blanks(&mut self, data: &[u8], i: usize) -> Option<usize> {
+        take_run(data, i, &mut self.bytes, is_space)
     }
 
     /// No call after all: the bytes are text.

@@ -50,10 +50,7 @@ impl LlamaJsonMachine {
     /// another. Anything else is text.
     fn gap(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
-        let i = text_blanks(&mut self.core, input, i, is_space);
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
+        let Some(i) = text_blanks(&mut self.core, input, i, is_space) else { return Flow::Continue(data.len()) };
         match (&self.state, data[i]) {
             (State::Start, b'{') => {
                 self.state = State::Candidate { held: Held::new(input.at(i), b""), json: new_payload() };
@@ -80,13 +77,10 @@ impl LlamaJsonMachine {
         }
     }
 
-    fn before_object(&mut self, input: &Input, mut i: usize) -> Flow {
+    fn before_object(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
         let State::BeforeObject(held) = &mut self.state else { return Flow::Wait(i) };
-        i = held.hold_blanks(data, i);
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
+        let Some(i) = held.hold_blanks(data, i) else { return Flow::Continue(data.len()) };
         let State::BeforeObject(held) = std::mem::replace(&mut self.state, State::Text) else {
             return Flow::Wait(i);
         };
@@ -163,10 +157,6 @@ impl LlamaJsonMachine {
 }
 
 impl StateMachine for LlamaJsonMachine {
-    fn core(&mut self) -> &mut Core {
-        &mut self.core
-    }
-
     fn step(&mut self, input: &mut Input, i: usize) -> Flow {
         match self.state {
             State::Start | State::AfterCall => self.gap(input, i),
@@ -184,5 +174,9 @@ impl StateMachine for LlamaJsonMachine {
             State::BeforeObject(held) | State::Candidate { held, .. } => held.into_text(&mut self.core),
             State::Call(call) => self.core.cut_off(call, "a JSON call"),
         }
+    }
+
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
     }
 }

@@ -14,7 +14,7 @@
 use super::held::Held;
 use super::py_literal::{ArgsReader, Step};
 use super::reading::text_blanks;
-use super::scan::{match_at, Found};
+use super::scan::{match_at, take_run, Found};
 use super::{Core, Flow, Input, OpenCall, Payload, StateMachine};
 use crate::parse::payload::IssueKind;
 
@@ -64,10 +64,9 @@ impl PythonicMachine {
 
     fn line_start(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
-        let i = text_blanks(&mut self.core, input, i, |b| is_line_blank(b) || b == b'\n');
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
+        let Some(i) = text_blanks(&mut self.core, input, i, |b| is_line_blank(b) || b == b'\n') else {
+            return Flow::Continue(data.len());
+        };
         if data[i] == b'[' {
             self.state = State::BeforeName { held: Held::new(input.at(i), b"["), first: true };
             return Flow::Continue(i + 1);
@@ -122,10 +121,7 @@ impl PythonicMachine {
         else {
             return Flow::Wait(i);
         };
-        let i = held.hold_blanks(data, i);
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
+        let Some(i) = held.hold_blanks(data, i) else { return Flow::Continue(data.len()) };
         match (std::mem::replace(&mut self.state, State::Text), data[i]) {
             (State::AfterStartTag(mut held), b'[') => {
                 held.bytes.push(b'[');
@@ -159,12 +155,7 @@ impl PythonicMachine {
     fn name(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
         let State::Name { held, .. } = &mut self.state else { return Flow::Wait(i) };
-        let run = data[i..].iter().take_while(|b| is_name_byte(**b)).count();
-        held.bytes.extend_from_slice(&data[i..i + run]);
-        let i = i + run;
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
+        let Some(i) = take_run(data, i, &mut held.bytes, is_name_byte) else { return Flow::Continue(data.len()) };
         let State::Name { mut held, name_at } = std::mem::replace(&mut self.state, State::Text) else {
             return Flow::Wait(i);
         };
@@ -213,10 +204,7 @@ impl PythonicMachine {
     fn after_list(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
         // Not the newline: the text state reads it, so the next line may hold a list.
-        let i = text_blanks(&mut self.core, input, i, is_line_blank);
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
+        let Some(i) = text_blanks(&mut self.core, input, i, is_line_blank) else { return Flow::Continue(data.len()) };
         match input.settle(match_at(data, i, &[PYTHON_END])) {
             Found::Partial { .. } => Flow::Wait(i),
             Found::Marker { .. } => {
@@ -232,10 +220,6 @@ impl PythonicMachine {
 }
 
 impl StateMachine for PythonicMachine {
-    fn core(&mut self) -> &mut Core {
-        &mut self.core
-    }
-
     fn step(&mut self, input: &mut Input, i: usize) -> Flow {
         match self.state {
             State::LineStart => self.line_start(input, i),
@@ -257,5 +241,9 @@ impl StateMachine for PythonicMachine {
             | State::AfterCall(held) => held.into_text(&mut self.core),
             State::Call(call) => self.core.cut_off(*call, "a Python call list"),
         }
+    }
+
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
     }
 }

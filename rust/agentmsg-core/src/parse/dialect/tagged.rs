@@ -18,8 +18,8 @@ use std::sync::Arc;
 
 use super::element_call::{ElementCall, ElementForm, Step, ARG_KEY_OPEN, FUNCTION_OPEN};
 use super::json_call::{JsonCall, JsonShape};
-use super::reading::read_until;
-use super::scan::{find_marker, is_space, match_at, Found};
+use super::reading::{read_thinking, read_until, ThinkingTags};
+use super::scan::{find_marker, is_space, match_at, take_run, Found};
 use super::{Core, Dialect, Flow, Input, JsonStep, OpenCall, Payload, StateMachine};
 
 const TOOL_CALL_OPEN: &[u8] = b"<tool_call>";
@@ -176,19 +176,19 @@ pub(crate) struct TaggedMachine {
     pub core: Core,
     syntax: Arc<Syntax>,
     state: State,
-    saw_open: bool,
-    saw_stray_close: bool,
+    tags: ThinkingTags,
 }
 
 impl TaggedMachine {
     pub fn new(mut core: Core, syntax: Arc<Syntax>, start_in_thinking: bool) -> Self {
+        let mut tags = ThinkingTags::default();
         let state = if start_in_thinking && syntax.think_opens > 0 {
-            core.out.begin_thinking();
+            tags.open(&mut core);
             State::Thinking { pair: None }
         } else {
             State::Text
         };
-        Self { core, syntax, state, saw_open: start_in_thinking, saw_stray_close: false }
+        Self { core, syntax, state, tags }
     }
 
     fn text(&mut self, input: &mut Input, i: usize) -> Flow {
@@ -206,13 +206,10 @@ impl TaggedMachine {
             let (start, start_chars) = input.at(at);
             self.state = State::Opening { start, start_chars, held: marker.clone(), name: Vec::new() };
         } else if which <= syntax.think_opens {
-            self.saw_open = true;
-            self.core.out.begin_thinking();
+            self.tags.open(&mut self.core);
             self.state = State::Thinking { pair: Some(which - 1) };
         } else {
-            self.saw_stray_close |= !self.saw_open;
-            self.saw_open = true;
-            self.core.out.text(marker, input.abs(at));
+            self.tags.stray_close(&mut self.core, marker, input.abs(at));
         }
         Flow::Continue(at + marker.len())
     }
@@ -223,13 +220,13 @@ impl TaggedMachine {
             Some(pair) => &self.syntax.think_closes[pair..=pair],
             None => &self.syntax.think_closes[..],
         };
-        let (at, which) = match read_until(&mut self.core, input, i, closes, true) {
-            Ok(found) => found,
-            Err(flow) => return flow,
-        };
-        self.core.out.end_thinking(true);
-        self.state = State::Text;
-        Flow::Continue(at + closes[which].len())
+        match read_thinking(&mut self.core, input, i, closes) {
+            Ok(next) => {
+                self.state = State::Text;
+                Flow::Continue(next)
+            }
+            Err(flow) => flow,
+        }
     }
 
     /// Between the calls of a section: a call marker opens a call, the section's end closes
@@ -377,12 +374,8 @@ impl TaggedMachine {
                 }
             }
             _ => {
-                let blanks = data[i..].iter().take_while(|b| is_space(**b)).count();
-                held.extend_from_slice(&data[i..i + blanks]);
-                i += blanks;
-                if i == data.len() {
-                    return Flow::Continue(i);
-                }
+                let Some(next) = take_run(data, i, held, is_space) else { return Flow::Continue(data.len()) };
+                i = next;
                 match &syntax.form {
                     Form::Element(ElementForm::Qwen3Coder) => match input.settle(match_at(data, i, &[FUNCTION_OPEN])) {
                         Found::Partial { .. } => return Flow::Wait(i),
@@ -466,10 +459,6 @@ impl TaggedMachine {
 }
 
 impl StateMachine for TaggedMachine {
-    fn core(&mut self) -> &mut Core {
-        &mut self.core
-    }
-
     fn step(&mut self, input: &mut Input, i: usize) -> Flow {
         match self.state {
             State::Text => self.text(input, i),
@@ -492,7 +481,11 @@ impl StateMachine for TaggedMachine {
     }
 
     fn saw_stray_close(&self) -> bool {
-        self.saw_stray_close
+        self.tags.saw_stray_close
+    }
+
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
     }
 }
 
