@@ -2,7 +2,7 @@
 //! does, and visible text if none does.
 
 use super::scan::{is_space, take_run};
-use super::Core;
+use super::{Core, Flow};
 
 #[derive(Clone, Debug)]
 pub(crate) struct Held {
@@ -26,5 +26,12 @@ impl Held {
     /// No call after all: the bytes are text.
     pub fn into_text(self, core: &mut Core) {
         core.out.text(&self.bytes, self.start);
+    }
+
+    /// [`Held::into_text`] where a step found no call: reading goes on at `i`, in the text state
+    /// the step has set.
+    pub fn not_a_call(self, core: &mut Core, i: usize) -> Flow {
+        self.into_text(core);
+        Flow::Continue(i)
     }
 }

@@ -102,13 +102,6 @@ impl MistralMachine {
         }
     }
 
-    /// What was held is text after all; reading goes on at `i` as text.
-    fn not_a_call(&mut self, held: Held, i: usize) -> Flow {
-        held.into_text(&mut self.core);
-        self.state = State::Text;
-        Flow::Continue(i)
-    }
-
     fn opening(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
         let State::Opening(held) = &mut self.state else { return Flow::Wait(i) };
@@ -124,7 +117,7 @@ impl MistralMachine {
             self.state = State::Name { held, name_at };
             Flow::Continue(i)
         } else {
-            self.not_a_call(held, i)
+            held.not_a_call(&mut self.core, i)
         }
     }
 
@@ -145,7 +138,7 @@ impl MistralMachine {
             return Flow::Wait(i);
         };
         if marker.is_none() && data[i] != b'{' {
-            return self.not_a_call(held, i);
+            return held.not_a_call(&mut self.core, i);
         }
         // Name bytes are ASCII, so this is the name as written.
         let name = String::from_utf8_lossy(&held.bytes[name_at..]).into_owned();
@@ -231,7 +224,7 @@ impl MistralMachine {
             }
             // `]` after a comma: the list ends (a trailing comma is forgiven).
             (b']', None) => Flow::Continue(i + 1),
-            (_, Some(held)) => self.not_a_call(held, i),
+            (_, Some(held)) => held.not_a_call(&mut self.core, i),
             (_, None) => Flow::Continue(i),
         }
     }

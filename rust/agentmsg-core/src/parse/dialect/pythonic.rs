@@ -105,13 +105,6 @@ impl PythonicMachine {
         }
     }
 
-    /// What was held is text; reading goes on at `i` as text.
-    fn not_a_call(&mut self, held: Held, i: usize) -> Flow {
-        held.into_text(&mut self.core);
-        self.state = State::Text;
-        Flow::Continue(i)
-    }
-
     /// The list's structure between names: blanks (held), then the byte that decides. After
     /// `<|python_start|>` a `[` opens the list; before a name, a name starts (or, after a comma,
     /// `]` ends the list: a trailing comma is forgiven); after a call, `,` or `]`.
@@ -143,7 +136,7 @@ impl PythonicMachine {
                 Flow::Continue(i + 1)
             }
             (State::AfterStartTag(held) | State::BeforeName { held, .. } | State::AfterCall(held), _) => {
-                self.not_a_call(held, i)
+                held.not_a_call(&mut self.core, i)
             }
             (state, _) => {
                 self.state = state;
@@ -160,7 +153,7 @@ impl PythonicMachine {
             return Flow::Wait(i);
         };
         if data[i] != b'(' {
-            return self.not_a_call(held, i);
+            return held.not_a_call(&mut self.core, i);
         }
         let name = String::from_utf8_lossy(&held.bytes[name_at..]).into_owned();
         held.bytes.push(b'(');
