@@ -157,6 +157,7 @@ impl LlamaJsonMachine {
 }
 
 impl StateMachine for LlamaJsonMachine {
+    #[inline(always)]
     fn step(&mut self, input: &mut Input, i: usize) -> Flow {
         match self.state {
             State::Start | State::AfterCall => self.gap(input, i),

@@ -292,6 +292,7 @@ impl MistralMachine {
 }
 
 impl StateMachine for MistralMachine {
+    #[inline(always)]
     fn step(&mut self, input: &mut Input, i: usize) -> Flow {
         match self.state {
             State::Text => self.text(input, i),

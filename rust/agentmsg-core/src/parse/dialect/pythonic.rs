@@ -213,6 +213,7 @@ impl PythonicMachine {
 }
 
 impl StateMachine for PythonicMachine {
+    #[inline(always)]
     fn step(&mut self, input: &mut Input, i: usize) -> Flow {
         match self.state {
             State::LineStart => self.line_start(input, i),

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use super::element_call::{ElementCall, ElementForm, Step, ARG_KEY_OPEN, FUNCTION_OPEN};
 use super::json_call::{JsonCall, JsonShape};
-use super::reading::{read_thinking, read_until, ThinkingTags};
+use super::reading::{read_thinking, ThinkingTags};
 use super::scan::{find_marker, is_space, match_at, take_run, Found};
 use super::{Core, Dialect, Flow, Input, JsonStep, OpenCall, Payload, StateMachine};
 
@@ -192,26 +192,36 @@ impl TaggedMachine {
     }
 
     fn text(&mut self, input: &mut Input, i: usize) -> Flow {
+        let data = input.data;
         // A borrow, not a clone: no atomic count per step.
         let syntax = &self.syntax;
-        let (at, which) = match read_until(&mut self.core, input, i, &syntax.text_markers, false) {
-            Ok(found) => found,
-            Err(flow) => return flow,
-        };
-        let marker = &syntax.text_markers[which];
-        if which == 0 && syntax.section.is_some() {
-            self.core.out.end_text();
-            self.state = State::Section;
-        } else if which == 0 {
-            let (start, start_chars) = input.at(at);
-            self.state = State::Opening { start, start_chars, held: marker.clone(), name: Vec::new() };
-        } else if which <= syntax.think_opens {
-            self.tags.open(&mut self.core);
-            self.state = State::Thinking { pair: Some(which - 1) };
-        } else {
-            self.tags.stray_close(&mut self.core, marker, input.abs(at));
+        match input.settle(find_marker(data, i, &syntax.text_markers)) {
+            Found::Marker { at, which } => {
+                self.core.out.text(&data[i..at], input.abs(i));
+                let marker = &syntax.text_markers[which];
+                if which == 0 && syntax.section.is_some() {
+                    self.core.out.end_text();
+                    self.state = State::Section;
+                } else if which == 0 {
+                    let (start, start_chars) = input.at(at);
+                    self.state = State::Opening { start, start_chars, held: marker.clone(), name: Vec::new() };
+                } else if which <= syntax.think_opens {
+                    self.tags.open(&mut self.core);
+                    self.state = State::Thinking { pair: Some(which - 1) };
+                } else {
+                    self.tags.stray_close(&mut self.core, marker, input.abs(at));
+                }
+                Flow::Continue(at + marker.len())
+            }
+            Found::Partial { at } => {
+                self.core.out.text(&data[i..at], input.abs(i));
+                Flow::Wait(at)
+            }
+            Found::None => {
+                self.core.out.text(&data[i..], input.abs(i));
+                Flow::Continue(data.len())
+            }
         }
-        Flow::Continue(at + marker.len())
     }
 
     fn thinking(&mut self, input: &Input, i: usize) -> Flow {
@@ -459,6 +469,7 @@ impl TaggedMachine {
 }
 
 impl StateMachine for TaggedMachine {
+    #[inline(always)]
     fn step(&mut self, input: &mut Input, i: usize) -> Flow {
         match self.state {
             State::Text => self.text(input, i),
