@@ -12,6 +12,7 @@
 //! except inside a tool call's JSON strings, where they are argument text.
 
 use super::json_call::{JsonCall, JsonShape};
+use super::reading::read_until;
 use super::scan::{find_marker, Found};
 use super::{Core, Flow, Input, JsonStep, OpenCall, Payload, StateMachine};
 
@@ -54,36 +55,23 @@ impl HarmonyMachine {
 
     /// Text outside messages and the content of text and reasoning messages.
     fn content(&mut self, input: &mut Input, i: usize) -> Flow {
-        let data = input.data;
         let thinking = matches!(self.state, State::Content { thinking: true });
-        let found = input.settle(find_marker(data, i, CONTENT_ENDS));
-        let until = match found {
-            Found::Marker { at, .. } | Found::Partial { at } => at,
-            Found::None => data.len(),
+        let (at, which) = match read_until(&mut self.core, input, i, CONTENT_ENDS, thinking) {
+            Ok(found) => found,
+            Err(flow) => return flow,
         };
         if thinking {
-            self.core.out.thinking(&data[i..until], input.abs(i));
+            self.core.out.end_thinking(true);
+        }
+        let marker = CONTENT_ENDS[which];
+        if marker == START || marker == CHANNEL {
+            self.open_header(input, at, marker);
         } else {
-            self.core.out.text(&data[i..until], input.abs(i));
+            // The marker is left out of the text, so the text run ends here.
+            self.core.out.end_text();
+            self.state = State::Text;
         }
-        match found {
-            Found::Marker { at, which } => {
-                if thinking {
-                    self.core.out.end_thinking(true);
-                }
-                let marker = CONTENT_ENDS[which];
-                if marker == START || marker == CHANNEL {
-                    self.open_header(input, at, marker);
-                } else {
-                    // The marker is left out of the text, so the text run ends here.
-                    self.core.out.end_text();
-                    self.state = State::Text;
-                }
-                Flow::Continue(at + marker.len())
-            }
-            Found::Partial { at } => Flow::Wait(at),
-            Found::None => Flow::Continue(data.len()),
-        }
+        Flow::Continue(at + marker.len())
     }
 
     fn open_header(&mut self, input: &mut Input, at: usize, marker: &[u8]) {
