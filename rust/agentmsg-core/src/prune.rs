@@ -172,7 +172,7 @@ pub fn select_with(
     // None when the kept systems alone are over: then no run fits and only the newest is kept.
     let remaining = budget.checked_sub(share.used);
 
-    let run = choose_run(counts, roles, groups, &is_system, remaining, rules);
+    let run = History { counts, roles, groups }.choose_run(&is_system, remaining, rules);
     let mut kept = Vec::new();
     let mut total = 0u128;
     for (i, &count) in counts.iter().enumerate() {
@@ -189,93 +189,119 @@ pub fn select_with(
     Ok(Selection { kept, total: saturate(total), over_budget: total > budget, system_over_budget })
 }
 
-/// The kept run of non-system messages, `(first, last)` inclusive, or None for an empty one.
-fn choose_run(
-    counts: &[u64],
-    roles: &[Role],
-    groups: &[usize],
-    is_system: &dyn Fn(usize) -> bool,
-    remaining: Option<u128>,
-    rules: &Rules,
-) -> Option<(usize, usize)> {
-    match rules.strategy {
-        Strategy::Last => {
-            let last = match rules.end_on {
-                None => (0..counts.len()).rev().find(|&i| !is_system(i))?,
-                Some(end_on) => newest_end(roles, groups, is_system, end_on)?,
-            };
-            let in_run = |i: usize| i <= last && !is_system(i);
-            let start_on = rules.start_on;
-            let first = choose_cut(counts, roles, groups, &in_run, remaining, start_on)
-                .or_else(|| start_on.and_then(|_| choose_cut(counts, roles, groups, &in_run, remaining, None)))?;
-            Some((first, last))
-        }
-        Strategy::First => {
-            let first = (0..counts.len()).find(|&i| !is_system(i))?;
-            let last = choose_end(counts, roles, groups, is_system, remaining, rules.end_on)?;
-            Some((first, last))
-        }
-    }
+/// A history's columns, one entry per message: token counts, roles, and tool groups (the index
+/// of each message's group start).
+struct History<'a> {
+    counts: &'a [u64],
+    roles: &'a [Role],
+    groups: &'a [usize],
 }
 
-/// The newest candidate of a role in `end_on` that no group continues past.
-fn newest_end(roles: &[Role], groups: &[usize], is_system: &dyn Fn(usize) -> bool, end_on: RoleSet) -> Option<usize> {
-    // min_group: the oldest group a candidate after `j` belongs to; `j` ends a run cleanly when
-    // that group starts after it.
-    let mut min_group = usize::MAX;
-    for j in (0..roles.len()).rev() {
-        if is_system(j) {
-            continue;
-        }
-        if min_group > j && end_on.contains(roles[j]) {
-            return Some(j);
-        }
-        min_group = min_group.min(groups[j]);
-    }
-    None
-}
-
-/// [`Strategy::First`]'s end: the newest clean end (see [`newest_end`]) whose run from the
-/// oldest candidate fits in `remaining`, else the oldest clean end (over budget). Without
-/// `end_on`, a history whose groups never close keeps every candidate.
-fn choose_end(
-    counts: &[u64],
-    roles: &[Role],
-    groups: &[usize],
-    is_system: &dyn Fn(usize) -> bool,
-    remaining: Option<u128>,
-    end_on: Option<RoleSet>,
-) -> Option<usize> {
-    let n = counts.len();
-    // The newest member of each group, so a forward walk knows when the groups it opened close.
-    let mut group_end: Vec<usize> = (0..n).collect();
-    for j in (0..n).filter(|&j| !is_system(j)) {
-        group_end[groups[j]] = j;
-    }
-    let mut prefix = 0u128;
-    let mut reach = 0usize; // the newest member of any group a candidate so far belongs to
-    let mut oldest_clean = None;
-    let mut best_fitting = None;
-    for j in (0..n).filter(|&j| !is_system(j)) {
-        prefix += u128::from(counts[j]);
-        reach = reach.max(group_end[groups[j]]);
-        let fits = remaining.is_some_and(|r| prefix <= r);
-        if !fits && oldest_clean.is_some() {
-            break; // runs only grow from here
-        }
-        if reach <= j && end_on.is_none_or(|roles_ok| roles_ok.contains(roles[j])) {
-            oldest_clean.get_or_insert(j);
-            if fits {
-                best_fitting = Some(j);
+impl History<'_> {
+    /// The kept run of non-system messages, `(first, last)` inclusive, or None for an empty one.
+    fn choose_run(&self, is_system: &dyn Fn(usize) -> bool, remaining: Option<u128>, rules: &Rules) -> Option<(usize, usize)> {
+        match rules.strategy {
+            Strategy::Last => {
+                let last = self.last_candidate(is_system, rules.end_on)?;
+                let in_run = |i: usize| i <= last && !is_system(i);
+                let start_on = rules.start_on;
+                let first = self
+                    .choose_cut(&in_run, remaining, start_on)
+                    .or_else(|| start_on.and_then(|_| self.choose_cut(&in_run, remaining, None)))?;
+                Some((first, last))
+            }
+            Strategy::First => {
+                let first = (0..self.counts.len()).find(|&i| !is_system(i))?;
+                let last = self.choose_end(is_system, remaining, rules.end_on)?;
+                Some((first, last))
             }
         }
     }
-    best_fitting.or(oldest_clean).or_else(|| {
-        if end_on.is_some() {
-            return None;
+
+    /// [`Strategy::Last`]'s end: the newest candidate, or with `end_on` the newest clean end of
+    /// one of its roles (see [`History::newest_end`]).
+    fn last_candidate(&self, is_system: &dyn Fn(usize) -> bool, end_on: Option<RoleSet>) -> Option<usize> {
+        match end_on {
+            None => (0..self.roles.len()).rev().find(|&i| !is_system(i)),
+            Some(end_on) => self.newest_end(is_system, end_on),
         }
-        (0..n).rev().find(|&j| !is_system(j))
-    })
+    }
+
+    /// The newest candidate of a role in `end_on` that no group continues past.
+    fn newest_end(&self, is_system: &dyn Fn(usize) -> bool, end_on: RoleSet) -> Option<usize> {
+        // min_group: the oldest group a candidate after `j` belongs to; `j` ends a run cleanly
+        // when that group starts after it.
+        let mut min_group = usize::MAX;
+        for j in (0..self.roles.len()).rev() {
+            if is_system(j) {
+                continue;
+            }
+            if min_group > j && end_on.contains(self.roles[j]) {
+                return Some(j);
+            }
+            min_group = min_group.min(self.groups[j]);
+        }
+        None
+    }
+
+    /// [`Strategy::First`]'s end: the newest clean end (see [`History::newest_end`]) whose run
+    /// from the oldest candidate fits in `remaining`, else the oldest clean end (over budget).
+    /// Without `end_on`, a history whose groups never close keeps every candidate.
+    fn choose_end(&self, is_system: &dyn Fn(usize) -> bool, remaining: Option<u128>, end_on: Option<RoleSet>) -> Option<usize> {
+        let n = self.counts.len();
+        // The newest member of each group, so a forward walk knows when the groups it opened close.
+        let mut group_end: Vec<usize> = (0..n).collect();
+        for j in (0..n).filter(|&j| !is_system(j)) {
+            group_end[self.groups[j]] = j;
+        }
+        let mut reach = 0usize; // the newest member of any group a candidate so far belongs to
+        let ends = (0..n).filter(|&j| !is_system(j)).map(|j| {
+            reach = reach.max(group_end[self.groups[j]]);
+            (j, reach <= j && end_on.is_none_or(|roles_ok| roles_ok.contains(self.roles[j])))
+        });
+        self.farthest_fitting(ends, remaining).or_else(|| {
+            if end_on.is_some() {
+                return None;
+            }
+            (0..n).rev().find(|&j| !is_system(j))
+        })
+    }
+
+    /// [`Strategy::Last`]'s start: the smallest valid cut whose run fits in `remaining`, else the
+    /// largest valid cut (the newest group alone, rule 4). `None` if there is no candidate or,
+    /// with `start_on`, no valid cut begins at that role.
+    fn choose_cut(&self, is_candidate: &dyn Fn(usize) -> bool, remaining: Option<u128>, start_on: Option<RoleSet>) -> Option<usize> {
+        let starts_on = |j: usize| start_on.is_none_or(|set| set.contains(self.roles[j]));
+        let cuts = Cuts::new(self.groups, is_candidate).map(|(j, splits_nothing)| (j, splits_nothing && starts_on(j)));
+        // A group whose start is not a candidate (a malformed group pointing at a system message)
+        // cannot be cut; keeping every candidate is then the only valid run.
+        self.farthest_fitting(cuts, remaining).or_else(|| {
+            let first = (0..self.counts.len()).find(|&j| is_candidate(j))?;
+            starts_on(first).then_some(first)
+        })
+    }
+
+    /// Walking a run's possible bounds from its fixed end outward, `(index, valid)`: the farthest
+    /// valid bound whose run fits in `remaining`, else the nearest valid one (over budget).
+    fn farthest_fitting(&self, bounds: impl Iterator<Item = (usize, bool)>, remaining: Option<u128>) -> Option<usize> {
+        let mut total = 0u128;
+        let mut nearest_valid = None;
+        let mut farthest_fitting = None;
+        for (j, valid) in bounds {
+            total += u128::from(self.counts[j]);
+            let fits = remaining.is_some_and(|r| total <= r);
+            if !fits && nearest_valid.is_some() {
+                break; // runs only grow from here
+            }
+            if valid {
+                nearest_valid.get_or_insert(j);
+                if fits {
+                    farthest_fitting = Some(j);
+                }
+            }
+        }
+        farthest_fitting.or(nearest_valid)
+    }
 }
 
 /// A u128 sum as u64, saturating (only sums past 2^64 tokens differ).
@@ -375,42 +401,6 @@ pub fn valid_cuts(roles: &[Role], groups: &[usize], keep_system: bool) -> Vec<bo
     valid
 }
 
-/// The first kept candidate index: the smallest valid cut whose run fits in `remaining`, else
-/// the largest valid cut (the newest group alone, rule 4). `None` if there is no candidate or,
-/// with `start_on`, no valid cut begins at that role.
-fn choose_cut(
-    counts: &[u64],
-    roles: &[Role],
-    groups: &[usize],
-    is_candidate: &dyn Fn(usize) -> bool,
-    remaining: Option<u128>,
-    start_on: Option<RoleSet>,
-) -> Option<usize> {
-    let mut suffix = 0u128;
-    let mut newest_valid = None;
-    let mut best_fitting = None;
-    for (j, splits_nothing) in Cuts::new(groups, is_candidate) {
-        suffix += u128::from(counts[j]);
-        let fits = remaining.is_some_and(|r| suffix <= r);
-        if !fits && newest_valid.is_some() {
-            break; // runs only grow from here
-        }
-        let valid = splits_nothing && start_on.is_none_or(|set| set.contains(roles[j]));
-        if valid {
-            newest_valid.get_or_insert(j);
-            if fits {
-                best_fitting = Some(j);
-            }
-        }
-    }
-    // A group whose start is not a candidate (a malformed group pointing at a system message)
-    // cannot be cut; keeping every candidate is then the only valid run.
-    best_fitting.or(newest_valid).or_else(|| {
-        let first = (0..counts.len()).find(|&j| is_candidate(j))?;
-        start_on.is_none_or(|set| set.contains(roles[first])).then_some(first)
-    })
-}
-
 /// Whether a window of the newest messages already decides [`select_with`] (with
 /// [`Strategy::Last`]): the run's end is in it, its candidates up to that end exceed
 /// `remaining`, and some run in it splits no group (and begins at `start_on`). `trim` grows its
@@ -424,11 +414,7 @@ pub fn window_decides(
 ) -> bool {
     let keep_system = rules.keep_system;
     let is_system = |i: usize| keep_system && roles.get(i) == Some(&Role::System);
-    let last = match rules.end_on {
-        None => (0..roles.len()).rev().find(|&i| !is_system(i)),
-        Some(end_on) => newest_end(roles, groups, &is_system, end_on),
-    };
-    let Some(last) = last else { return false };
+    let Some(last) = (History { counts, roles, groups }).last_candidate(&is_system, rules.end_on) else { return false };
     let in_run = |i: usize| i <= last && !is_system(i);
     let counted: u128 = (0..=last).filter(|&i| in_run(i)).map(|i| u128::from(counts[i])).sum();
     counted > remaining

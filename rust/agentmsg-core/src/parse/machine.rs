@@ -507,10 +507,7 @@ impl StreamMachine {
                         self.line = line_at_end(data, i);
                         i = end;
                     } else {
-                        self.out.text(&data[run..end], clock.abs(run));
-                        self.partial.push(b'<');
-                        self.partial_start = clock.at(data, end);
-                        i = end + 1;
+                        i = self.start_tag(data, run, end, clock, Output::text);
                         run = i;
                     }
                 }
@@ -645,11 +642,7 @@ impl StreamMachine {
             match memchr(b'<', &data[i..]) {
                 None => i = data.len(),
                 Some(k) => {
-                    let j = i + k;
-                    self.out.thinking(&data[run..j], clock.abs(run));
-                    self.partial.push(b'<');
-                    self.partial_start = clock.at(data, j);
-                    i = j + 1;
+                    i = self.start_tag(data, run, i + k, clock, Output::thinking);
                     run = i;
                 }
             }
@@ -843,6 +836,21 @@ impl StreamMachine {
         self.line = Line::Mid;
         self.fallback = None;
         Some(end + TOOL_CLOSE.len())
+    }
+
+    /// A `<` at `data[j]` in text or thinking: `emit` what came before it, start matching a tag.
+    fn start_tag(
+        &mut self,
+        data: &[u8],
+        run: usize,
+        j: usize,
+        clock: &mut CharClock,
+        emit: fn(&mut Output, &[u8], usize),
+    ) -> usize {
+        emit(&mut self.out, &data[run..j], clock.abs(run));
+        self.partial.push(b'<');
+        self.partial_start = clock.at(data, j);
+        j + 1
     }
 
     /// A `<` at `data[j]` in a payload: keep the payload before it, start matching a tag.

@@ -48,6 +48,13 @@ impl Run {
     }
 }
 
+/// The two kinds of run an output holds.
+#[derive(Clone, Copy)]
+enum Kind {
+    Text,
+    Thinking,
+}
+
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Output {
     pub events: Vec<Event>,
@@ -76,23 +83,7 @@ impl Output {
             self.text.started = true;
             self.text_blocks += 1;
         }
-        let block = self.text_blocks - 1;
-        if self.spans {
-            let (start, end) = (at + piece.0, at + piece.1);
-            match self.events.last_mut() {
-                Some(Event::TextSpan { block: b, end: e, .. }) if *b == block => *e = end,
-                _ => self.events.push(Event::TextSpan { block, start, end }),
-            }
-            return;
-        }
-        let continues = matches!(self.events.last(), Some(Event::Text { block: b, .. }) if *b == block);
-        if !continues {
-            let capacity = self.text.pending_space.len() + piece.1 - piece.0;
-            self.events.push(Event::Text { block, text: Vec::with_capacity(capacity) });
-        }
-        if let Some(Event::Text { text, .. }) = self.events.last_mut() {
-            self.text.emit(bytes, piece, text);
-        }
+        self.append(Kind::Text, self.text_blocks - 1, bytes, piece, at);
     }
 
     /// Ends the current text run: an element (thinking, tool call) follows.
@@ -113,21 +104,47 @@ impl Output {
     pub fn thinking(&mut self, bytes: &[u8], at: usize) {
         let Some(piece) = self.thinking.piece(bytes, !self.spans) else { return };
         self.thinking.started = true;
-        let index = self.thinking_index;
+        self.append(Kind::Thinking, self.thinking_index, bytes, piece, at);
+    }
+
+    /// Adds `bytes[piece]` (at stream offset `at`) to block `n` of `kind`: the last event grows
+    /// when it is that block's, else the block's next event starts.
+    #[inline(always)]
+    fn append(&mut self, kind: Kind, n: usize, bytes: &[u8], piece: (usize, usize), at: usize) {
+        let last = self.events.last_mut();
         if self.spans {
             let (start, end) = (at + piece.0, at + piece.1);
-            match self.events.last_mut() {
-                Some(Event::ThinkingSpan { index: i, end: e, .. }) if *i == index => *e = end,
-                _ => self.events.push(Event::ThinkingSpan { index, start, end }),
+            match (kind, last) {
+                (Kind::Text, Some(Event::TextSpan { block, end: e, .. }))
+                | (Kind::Thinking, Some(Event::ThinkingSpan { index: block, end: e, .. }))
+                    if *block == n =>
+                {
+                    *e = end
+                }
+                (Kind::Text, _) => self.events.push(Event::TextSpan { block: n, start, end }),
+                (Kind::Thinking, _) => self.events.push(Event::ThinkingSpan { index: n, start, end }),
             }
             return;
         }
-        let continues = matches!(self.events.last(), Some(Event::Thinking { index: i, .. }) if *i == index);
-        if !continues {
-            self.events.push(Event::Thinking { index, text: Vec::new() });
-        }
-        if let Some(Event::Thinking { text, .. }) = self.events.last_mut() {
-            self.thinking.emit(bytes, piece, text);
+        let run = match kind {
+            Kind::Text => &mut self.text,
+            Kind::Thinking => &mut self.thinking,
+        };
+        match (kind, last) {
+            (Kind::Text, Some(Event::Text { block, text }))
+            | (Kind::Thinking, Some(Event::Thinking { index: block, text }))
+                if *block == n =>
+            {
+                run.emit(bytes, piece, text)
+            }
+            (kind, _) => {
+                let mut text = Vec::with_capacity(run.pending_space.len() + piece.1 - piece.0);
+                run.emit(bytes, piece, &mut text);
+                self.events.push(match kind {
+                    Kind::Text => Event::Text { block: n, text },
+                    Kind::Thinking => Event::Thinking { index: n, text },
+                });
+            }
         }
     }
 

@@ -219,6 +219,27 @@ fn kind_name(value: &Json) -> &'static str {
     }
 }
 
+/// A call's name: a non-empty string; else the value, for the error.
+pub(crate) fn call_name(value: Json) -> Result<String, Json> {
+    match value {
+        JsonValue::Str(name) if !name.is_empty() => Ok(name.into_owned()),
+        other => Err(other),
+    }
+}
+
+/// A call's arguments: an object, or a JSON string holding one (as OpenAI writes them); else the
+/// value, for the error (a string then holds no object).
+pub(crate) fn call_arguments(value: Json) -> Result<JsonObject<'static>, Json> {
+    match value {
+        JsonValue::Object(object) => Ok(object),
+        JsonValue::Str(text) => match parse_json(text.as_bytes()) {
+            Ok(JsonValue::Object(object)) => Ok(object),
+            _ => Err(JsonValue::Str(text)),
+        },
+        other => Err(other),
+    }
+}
+
 /// Checks the fields of a payload (JSON object or XML elements) and builds the call. A field
 /// given twice counts with its last value, as in a JSON object read by Python.
 pub(crate) fn from_fields(fields: JsonPairs) -> Result<ToolCall, (IssueKind, String)> {
@@ -232,30 +253,26 @@ pub(crate) fn from_fields(fields: JsonPairs) -> Result<ToolCall, (IssueKind, Str
             _ => metadata.push((key, value)),
         }
     }
-    let name = match name {
+    let name = match name.map(call_name) {
         None => return Err((IssueKind::MissingField, "missing tool_name".into())),
-        Some(JsonValue::Str(name)) if !name.is_empty() => name.into_owned(),
-        Some(other) => {
+        Some(Ok(name)) => name,
+        Some(Err(other)) => {
             return Err((
                 IssueKind::InvalidField,
                 format!("tool_name must be a non-empty string, not {}", describe(&other)),
             ))
         }
     };
-    let input = match arguments {
+    let input = match arguments.map(call_arguments) {
         None => return Err((IssueKind::MissingField, "missing arguments".into())),
-        Some(JsonValue::Object(object)) => object,
-        Some(JsonValue::Str(text)) => match parse_json(text.as_bytes()) {
-            Ok(JsonValue::Object(object)) => object,
-            _ => {
-                return Err((
-                    IssueKind::InvalidField,
-                    "arguments must be an object or a JSON string holding one; the string is not"
-                        .into(),
-                ))
-            }
-        },
-        Some(other) => {
+        Some(Ok(object)) => object,
+        Some(Err(JsonValue::Str(_))) => {
+            return Err((
+                IssueKind::InvalidField,
+                "arguments must be an object or a JSON string holding one; the string is not".into(),
+            ))
+        }
+        Some(Err(other)) => {
             return Err((
                 IssueKind::InvalidField,
                 format!("arguments must be an object, not {}", kind_name(&other)),

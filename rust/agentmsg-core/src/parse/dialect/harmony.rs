@@ -12,8 +12,9 @@
 //! except inside a tool call's JSON strings, where they are argument text.
 
 use super::json_call::{JsonCall, JsonShape};
+use super::reading::read_until;
 use super::scan::{find_marker, Found};
-use super::{Core, Flow, Input, JsonStep, OpenCall, Payload};
+use super::{Core, Flow, Input, JsonStep, OpenCall, Payload, StateMachine};
 
 const START: &[u8] = b"<|start|>";
 const CHANNEL: &[u8] = b"<|channel|>";
@@ -52,55 +53,25 @@ impl HarmonyMachine {
         Self { core, state: State::Text }
     }
 
-    pub fn run(&mut self, data: &[u8], clock: &mut crate::parse::chars::CharClock, at_end: bool) -> usize {
-        let mut input = Input { data, clock, at_end };
-        let mut i = 0;
-        while i < data.len() {
-            let flow = match self.state {
-                State::Text | State::Content { .. } => self.content(&mut input, i),
-                State::Header { .. } => self.header(&input, i),
-                State::Call(_) => self.call(&mut input, i),
-            };
-            match flow {
-                Flow::Continue(n) => i = n,
-                Flow::Wait(n) => return n,
-            }
-        }
-        i
-    }
-
     /// Text outside messages and the content of text and reasoning messages.
     fn content(&mut self, input: &mut Input, i: usize) -> Flow {
-        let data = input.data;
         let thinking = matches!(self.state, State::Content { thinking: true });
-        let found = input.settle(find_marker(data, i, CONTENT_ENDS));
-        let until = match found {
-            Found::Marker { at, .. } | Found::Partial { at } => at,
-            Found::None => data.len(),
+        let (at, which) = match read_until(&mut self.core, input, i, CONTENT_ENDS, thinking) {
+            Ok(found) => found,
+            Err(flow) => return flow,
         };
         if thinking {
-            self.core.out.thinking(&data[i..until], input.abs(i));
+            self.core.out.end_thinking(true);
+        }
+        let marker = CONTENT_ENDS[which];
+        if marker == START || marker == CHANNEL {
+            self.open_header(input, at, marker);
         } else {
-            self.core.out.text(&data[i..until], input.abs(i));
+            // The marker is left out of the text, so the text run ends here.
+            self.core.out.end_text();
+            self.state = State::Text;
         }
-        match found {
-            Found::Marker { at, which } => {
-                if thinking {
-                    self.core.out.end_thinking(true);
-                }
-                let marker = CONTENT_ENDS[which];
-                if marker == START || marker == CHANNEL {
-                    self.open_header(input, at, marker);
-                } else {
-                    // The marker is left out of the text, so the text run ends here.
-                    self.core.out.end_text();
-                    self.state = State::Text;
-                }
-                Flow::Continue(at + marker.len())
-            }
-            Found::Partial { at } => Flow::Wait(at),
-            Found::None => Flow::Continue(data.len()),
-        }
+        Flow::Continue(at + marker.len())
     }
 
     fn open_header(&mut self, input: &mut Input, at: usize, marker: &[u8]) {
@@ -174,9 +145,20 @@ impl HarmonyMachine {
             }
         }
     }
+}
+
+impl StateMachine for HarmonyMachine {
+    #[inline(always)]
+    fn step(&mut self, input: &mut Input, i: usize) -> Flow {
+        match self.state {
+            State::Text | State::Content { .. } => self.content(input, i),
+            State::Header { .. } => self.header(input, i),
+            State::Call(_) => self.call(input, i),
+        }
+    }
 
     /// The end of the text ends the open message (its stop token is usually stripped).
-    pub fn finish(&mut self) {
+    fn finish(&mut self) {
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text | State::Content { thinking: false } => {}
             State::Content { thinking: true } => self.core.out.end_thinking(false),
@@ -191,5 +173,9 @@ impl HarmonyMachine {
                 }
             }
         }
+    }
+
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
     }
 }

@@ -1,8 +1,8 @@
 //! Bytes read while deciding whether a call starts: they become the call's raw text if one
 //! does, and visible text if none does.
 
-use super::scan::is_space;
-use super::Core;
+use super::scan::{is_space, take_run};
+use super::{Core, Flow};
 
 #[derive(Clone, Debug)]
 pub(crate) struct Held {
@@ -17,15 +17,21 @@ impl Held {
         Self { start, start_chars, bytes: bytes.to_vec() }
     }
 
-    /// Holds the blanks at `data[i..]`; returns where the next other byte is (or the end).
-    pub fn hold_blanks(&mut self, data: &[u8], i: usize) -> usize {
-        let n = data[i..].iter().take_while(|b| is_space(**b)).count();
-        self.bytes.extend_from_slice(&data[i..i + n]);
-        i + n
+    /// Holds the blanks at `data[i..]`; returns where the next other byte is, or None when the
+    /// data ends first.
+    pub fn hold_blanks(&mut self, data: &[u8], i: usize) -> Option<usize> {
+        take_run(data, i, &mut self.bytes, is_space)
     }
 
     /// No call after all: the bytes are text.
     pub fn into_text(self, core: &mut Core) {
         core.out.text(&self.bytes, self.start);
+    }
+
+    /// [`Held::into_text`] where a step found no call: reading goes on at `i`, in the text state
+    /// the step has set.
+    pub fn not_a_call(self, core: &mut Core, i: usize) -> Flow {
+        self.into_text(core);
+        Flow::Continue(i)
     }
 }

@@ -11,7 +11,7 @@ use memchr::memchr2;
 
 use super::json_text;
 use super::scan::is_space;
-use crate::parse::payload::{into_pairs, IssueKind};
+use crate::parse::payload::{call_arguments, call_name, into_pairs, IssueKind};
 use crate::parse::{parse_json, Json, JsonObject};
 
 /// Where the call's name and arguments are in the payload.
@@ -391,26 +391,19 @@ impl JsonCall {
                 metadata.push((key, value));
             }
         }
-        let name = match name {
+        let name = match name.map(call_name) {
             None => return Err((IssueKind::MissingField, format!("missing '{name_key}'"))),
-            Some(JsonValue::Str(name)) if !name.is_empty() => name.into_owned(),
-            Some(_) => {
-                return Err((IssueKind::InvalidField, format!("'{name_key}' must be a non-empty string")))
-            }
+            Some(Ok(name)) => name,
+            Some(Err(_)) => return Err((IssueKind::InvalidField, format!("'{name_key}' must be a non-empty string"))),
         };
-        let input = match arguments {
+        let input = match arguments.map(call_arguments) {
             None => Arc::new(Vec::new()),
-            Some(JsonValue::Object(object)) => object,
-            Some(JsonValue::Str(text)) => match parse_json(text.as_bytes()) {
-                Ok(JsonValue::Object(object)) => object,
-                _ => {
-                    return Err((
-                        IssueKind::InvalidField,
-                        format!("'{arguments_key}' must be an object or a JSON string holding one"),
-                    ))
-                }
-            },
-            Some(_) => return Err((IssueKind::InvalidField, format!("'{arguments_key}' must be an object"))),
+            Some(Ok(object)) => object,
+            Some(Err(JsonValue::Str(_))) => {
+                let why = format!("'{arguments_key}' must be an object or a JSON string holding one");
+                return Err((IssueKind::InvalidField, why));
+            }
+            Some(Err(_)) => return Err((IssueKind::InvalidField, format!("'{arguments_key}' must be an object"))),
         };
         let arguments_text = self.arguments_text(|| JsonValue::Object(input.clone()));
         Ok(Decoded { name: Some(name), input, arguments_text, metadata: Arc::new(metadata) })

@@ -11,8 +11,8 @@
 use super::held::Held;
 use super::json_call::{JsonCall, JsonShape};
 use super::reading::{read_until, text_blanks};
-use super::scan::{is_space, match_at, Found};
-use super::{Core, Flow, Input, OpenCall, Payload};
+use super::scan::is_space;
+use super::{Core, Flow, Input, OpenCall, Payload, StateMachine};
 
 const PYTHON_TAG: &[u8] = b"<|python_tag|>";
 
@@ -45,41 +45,26 @@ impl LlamaJsonMachine {
         Self { core, state: State::Start }
     }
 
-    pub fn run(&mut self, data: &[u8], clock: &mut crate::parse::chars::CharClock, at_end: bool) -> usize {
-        let mut input = Input { data, clock, at_end };
-        let mut i = 0;
-        while i < data.len() {
-            let flow = match self.state {
-                State::Start => self.start(&mut input, i),
-                State::Text => self.text(&mut input, i),
-                State::BeforeObject(_) => self.before_object(&input, i),
-                State::Candidate { .. } => self.candidate(&input, i),
-                State::Call(_) => self.call(&input, i),
-                State::AfterCall => self.after_call(&mut input, i),
-            };
-            match flow {
-                Flow::Continue(n) => i = n,
-                Flow::Wait(n) => return n,
+    /// Where a call may follow (the start of the reply, after a call): blanks are text, then
+    /// the byte that decides. At the start a `{` may open a call; after a call, `;` leads to
+    /// another. Anything else is text.
+    fn gap(&mut self, input: &mut Input, i: usize) -> Flow {
+        let data = input.data;
+        let Some(i) = text_blanks(&mut self.core, input, i, is_space) else { return Flow::Continue(data.len()) };
+        match (&self.state, data[i]) {
+            (State::Start, b'{') => {
+                self.state = State::Candidate { held: Held::new(input.at(i), b""), json: new_payload() };
+                Flow::Continue(i)
+            }
+            (State::AfterCall, b';') => {
+                self.state = State::BeforeObject(Held::new(input.at(i), b";"));
+                Flow::Continue(i + 1)
+            }
+            _ => {
+                self.state = State::Text;
+                Flow::Continue(i)
             }
         }
-        i
-    }
-
-    fn start(&mut self, input: &mut Input, i: usize) -> Flow {
-        let data = input.data;
-        let i = text_blanks(&mut self.core, input, i, is_space);
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
-        if data[i] == b'{' {
-            self.state = State::Candidate { held: Held::new(input.at(i), b""), json: new_payload() };
-            return Flow::Continue(i);
-        }
-        if let Found::Partial { .. } = input.settle(match_at(data, i, &[PYTHON_TAG])) {
-            return Flow::Wait(i);
-        }
-        self.state = State::Text;
-        Flow::Continue(i)
     }
 
     fn text(&mut self, input: &mut Input, i: usize) -> Flow {
@@ -92,13 +77,10 @@ impl LlamaJsonMachine {
         }
     }
 
-    fn before_object(&mut self, input: &Input, mut i: usize) -> Flow {
+    fn before_object(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
         let State::BeforeObject(held) = &mut self.state else { return Flow::Wait(i) };
-        i = held.hold_blanks(data, i);
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
+        let Some(i) = held.hold_blanks(data, i) else { return Flow::Continue(data.len()) };
         let State::BeforeObject(held) = std::mem::replace(&mut self.state, State::Text) else {
             return Flow::Wait(i);
         };
@@ -172,27 +154,30 @@ impl LlamaJsonMachine {
         }
         Flow::Continue(i)
     }
+}
 
-    fn after_call(&mut self, input: &mut Input, i: usize) -> Flow {
-        let data = input.data;
-        let i = text_blanks(&mut self.core, input, i, is_space);
-        if i == data.len() {
-            return Flow::Continue(i);
+impl StateMachine for LlamaJsonMachine {
+    #[inline(always)]
+    fn step(&mut self, input: &mut Input, i: usize) -> Flow {
+        match self.state {
+            State::Start | State::AfterCall => self.gap(input, i),
+            State::Text => self.text(input, i),
+            State::BeforeObject(_) => self.before_object(input, i),
+            State::Candidate { .. } => self.candidate(input, i),
+            State::Call(_) => self.call(input, i),
         }
-        if data[i] == b';' {
-            self.state = State::BeforeObject(Held::new(input.at(i), b";"));
-            return Flow::Continue(i + 1);
-        }
-        self.state = State::Text;
-        Flow::Continue(i)
     }
 
     /// The end of the text: closes what is open.
-    pub fn finish(&mut self) {
+    fn finish(&mut self) {
         match std::mem::replace(&mut self.state, State::Text) {
             State::Start | State::Text | State::AfterCall => {}
             State::BeforeObject(held) | State::Candidate { held, .. } => held.into_text(&mut self.core),
             State::Call(call) => self.core.cut_off(call, "a JSON call"),
         }
+    }
+
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
     }
 }

@@ -21,9 +21,9 @@ use jiter::JsonValue;
 
 use super::held::Held;
 use super::json_call::{JsonCall, JsonShape};
-use super::reading::read_until;
-use super::scan::{is_space, match_at, Found};
-use super::{Core, Flow, Input, OpenCall, Payload};
+use super::reading::{read_thinking, read_until, ThinkingTags};
+use super::scan::{is_space, match_at, run_end, take_run, Found};
+use super::{Core, Flow, Input, OpenCall, Payload, StateMachine};
 use crate::parse::payload::IssueKind;
 
 const TOOL_CALLS: &[u8] = b"[TOOL_CALLS]";
@@ -56,58 +56,23 @@ enum State {
 pub(crate) struct MistralMachine {
     pub core: Core,
     state: State,
-    saw_open: bool,
-    saw_stray_close: bool,
+    tags: ThinkingTags,
 }
 
 fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
 }
 
-/// Copies the run of bytes from `i` that `keep` accepts onto `into`; returns where the run ends,
-/// or None when it reaches the end of the data (the next chunk may go on with it).
-fn take_run(data: &[u8], i: usize, into: &mut Vec<u8>, keep: impl Fn(u8) -> bool) -> Option<usize> {
-    let end = i + data[i..].iter().take_while(|b| keep(**b)).count();
-    into.extend_from_slice(&data[i..end]);
-    (end < data.len()).then_some(end)
-}
-
 impl MistralMachine {
     pub fn new(mut core: Core, start_in_thinking: bool) -> Self {
+        let mut tags = ThinkingTags::default();
         let state = if start_in_thinking {
-            core.out.begin_thinking();
+            tags.open(&mut core);
             State::Thinking
         } else {
             State::Text
         };
-        Self { core, state, saw_open: start_in_thinking, saw_stray_close: false }
-    }
-
-    pub fn saw_stray_close(&self) -> bool {
-        self.saw_stray_close
-    }
-
-    pub fn run(&mut self, data: &[u8], clock: &mut crate::parse::chars::CharClock, at_end: bool) -> usize {
-        let mut input = Input { data, clock, at_end };
-        let mut i = 0;
-        while i < data.len() {
-            let flow = match self.state {
-                State::Text => self.text(&mut input, i),
-                State::Thinking => self.thinking(&input, i),
-                State::Opening(_) => self.opening(&input, i),
-                State::Name { .. } => self.name(&input, i),
-                State::CallId { .. } => self.call_id(&input, i),
-                State::ArgumentsStart { .. } => self.arguments_start(&input, i),
-                State::ListItem { .. } => self.list_item(&mut input, i),
-                State::ListNext => self.list_next(&input, i),
-                State::Call { .. } => self.call(&input, i),
-            };
-            match flow {
-                Flow::Continue(n) => i = n,
-                Flow::Wait(n) => return n,
-            }
-        }
-        i
+        Self { core, state, tags }
     }
 
     fn text(&mut self, input: &mut Input, i: usize) -> Flow {
@@ -119,42 +84,28 @@ impl MistralMachine {
         if marker == TOOL_CALLS {
             self.state = State::Opening(Held::new(input.at(at), marker));
         } else if marker == THINK_OPEN {
-            self.saw_open = true;
-            self.core.out.begin_thinking();
+            self.tags.open(&mut self.core);
             self.state = State::Thinking;
         } else {
-            self.saw_stray_close |= !self.saw_open;
-            self.saw_open = true;
-            self.core.out.text(marker, input.abs(at));
+            self.tags.stray_close(&mut self.core, marker, input.abs(at));
         }
         Flow::Continue(at + marker.len())
     }
 
     fn thinking(&mut self, input: &Input, i: usize) -> Flow {
-        match read_until(&mut self.core, input, i, &[THINK_CLOSE], true) {
-            Ok((at, _)) => {
-                self.core.out.end_thinking(true);
+        match read_thinking(&mut self.core, input, i, &[THINK_CLOSE]) {
+            Ok(next) => {
                 self.state = State::Text;
-                Flow::Continue(at + THINK_CLOSE.len())
+                Flow::Continue(next)
             }
             Err(flow) => flow,
         }
     }
 
-    /// What was held is text after all; reading goes on at `i` as text.
-    fn not_a_call(&mut self, held: Held, i: usize) -> Flow {
-        held.into_text(&mut self.core);
-        self.state = State::Text;
-        Flow::Continue(i)
-    }
-
-    fn opening(&mut self, input: &Input, mut i: usize) -> Flow {
+    fn opening(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
         let State::Opening(held) = &mut self.state else { return Flow::Wait(i) };
-        i = held.hold_blanks(data, i);
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
+        let Some(i) = held.hold_blanks(data, i) else { return Flow::Continue(data.len()) };
         let State::Opening(mut held) = std::mem::replace(&mut self.state, State::Text) else { return Flow::Wait(i) };
         let b = data[i];
         if b == b'[' {
@@ -166,7 +117,7 @@ impl MistralMachine {
             self.state = State::Name { held, name_at };
             Flow::Continue(i)
         } else {
-            self.not_a_call(held, i)
+            held.not_a_call(&mut self.core, i)
         }
     }
 
@@ -187,7 +138,7 @@ impl MistralMachine {
             return Flow::Wait(i);
         };
         if marker.is_none() && data[i] != b'{' {
-            return self.not_a_call(held, i);
+            return held.not_a_call(&mut self.core, i);
         }
         // Name bytes are ASCII, so this is the name as written.
         let name = String::from_utf8_lossy(&held.bytes[name_at..]).into_owned();
@@ -248,16 +199,14 @@ impl MistralMachine {
         Flow::Continue(i)
     }
 
-    fn list_item(&mut self, input: &mut Input, mut i: usize) -> Flow {
+    fn list_item(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
         let State::ListItem { held } = &mut self.state else { return Flow::Wait(i) };
-        i = match held {
+        let next = match held {
             Some(held) => held.hold_blanks(data, i),
-            None => i + data[i..].iter().take_while(|b| is_space(**b)).count(),
+            None => run_end(data, i, is_space),
         };
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
+        let Some(i) = next else { return Flow::Continue(data.len()) };
         let State::ListItem { held } = std::mem::replace(&mut self.state, State::Text) else { return Flow::Wait(i) };
         match (data[i], held) {
             (b'{', held) => {
@@ -275,17 +224,14 @@ impl MistralMachine {
             }
             // `]` after a comma: the list ends (a trailing comma is forgiven).
             (b']', None) => Flow::Continue(i + 1),
-            (_, Some(held)) => self.not_a_call(held, i),
+            (_, Some(held)) => held.not_a_call(&mut self.core, i),
             (_, None) => Flow::Continue(i),
         }
     }
 
-    fn list_next(&mut self, input: &Input, mut i: usize) -> Flow {
+    fn list_next(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
-        i += data[i..].iter().take_while(|b| is_space(**b)).count();
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
+        let Some(i) = run_end(data, i, is_space) else { return Flow::Continue(data.len()) };
         match data[i] {
             b',' => {
                 self.state = State::ListItem { held: None };
@@ -343,9 +289,26 @@ impl MistralMachine {
         });
         self.core.close(call, result);
     }
+}
+
+impl StateMachine for MistralMachine {
+    #[inline(always)]
+    fn step(&mut self, input: &mut Input, i: usize) -> Flow {
+        match self.state {
+            State::Text => self.text(input, i),
+            State::Thinking => self.thinking(input, i),
+            State::Opening(_) => self.opening(input, i),
+            State::Name { .. } => self.name(input, i),
+            State::CallId { .. } => self.call_id(input, i),
+            State::ArgumentsStart { .. } => self.arguments_start(input, i),
+            State::ListItem { .. } => self.list_item(input, i),
+            State::ListNext => self.list_next(input, i),
+            State::Call { .. } => self.call(input, i),
+        }
+    }
 
     /// The end of the text: closes what is open.
-    pub fn finish(&mut self) {
+    fn finish(&mut self) {
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text | State::ListNext | State::ListItem { held: None } => {}
             State::Thinking => self.core.out.end_thinking(false),
@@ -356,5 +319,13 @@ impl MistralMachine {
                 self.core.cut_off(call, "a [TOOL_CALLS] call")
             }
         }
+    }
+
+    fn saw_stray_close(&self) -> bool {
+        self.tags.saw_stray_close
+    }
+
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
     }
 }

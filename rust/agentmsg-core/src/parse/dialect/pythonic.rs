@@ -14,8 +14,8 @@
 use super::held::Held;
 use super::py_literal::{ArgsReader, Step};
 use super::reading::text_blanks;
-use super::scan::{match_at, Found};
-use super::{Core, Flow, Input, OpenCall, Payload};
+use super::scan::{match_at, take_run, Found};
+use super::{Core, Flow, Input, OpenCall, Payload, StateMachine};
 use crate::parse::payload::IssueKind;
 
 const PYTHON_START: &[u8] = b"<|python_start|>";
@@ -62,34 +62,11 @@ impl PythonicMachine {
         Self { core, state: State::LineStart }
     }
 
-    pub fn run(&mut self, data: &[u8], clock: &mut crate::parse::chars::CharClock, at_end: bool) -> usize {
-        let mut input = Input { data, clock, at_end };
-        let mut i = 0;
-        while i < data.len() {
-            let flow = match self.state {
-                State::LineStart => self.line_start(&mut input, i),
-                State::Text => self.text(&mut input, i),
-                State::AfterStartTag(_) => self.after_start_tag(&input, i),
-                State::BeforeName { .. } => self.before_name(&input, i),
-                State::Name { .. } => self.name(&input, i),
-                State::Call(_) => self.call(&mut input, i),
-                State::AfterCall(_) => self.after_call(&input, i),
-                State::AfterList => self.after_list(&mut input, i),
-            };
-            match flow {
-                Flow::Continue(n) => i = n,
-                Flow::Wait(n) => return n,
-            }
-        }
-        i
-    }
-
     fn line_start(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
-        let i = text_blanks(&mut self.core, input, i, |b| is_line_blank(b) || b == b'\n');
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
+        let Some(i) = text_blanks(&mut self.core, input, i, |b| is_line_blank(b) || b == b'\n') else {
+            return Flow::Continue(data.len());
+        };
         if data[i] == b'[' {
             self.state = State::BeforeName { held: Held::new(input.at(i), b"["), first: true };
             return Flow::Continue(i + 1);
@@ -128,70 +105,55 @@ impl PythonicMachine {
         }
     }
 
-    /// What was held is text; reading goes on at `i` as text.
-    fn not_a_call(&mut self, held: Held, i: usize) -> Flow {
-        held.into_text(&mut self.core);
-        self.state = State::Text;
-        Flow::Continue(i)
-    }
-
-    fn after_start_tag(&mut self, input: &Input, i: usize) -> Flow {
+    /// The list's structure between names: blanks (held), then the byte that decides. After
+    /// `<|python_start|>` a `[` opens the list; before a name, a name starts (or, after a comma,
+    /// `]` ends the list: a trailing comma is forgiven); after a call, `,` or `]`.
+    fn structure(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
-        let State::AfterStartTag(held) = &mut self.state else { return Flow::Wait(i) };
-        let i = held.hold_blanks(data, i);
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
-        let State::AfterStartTag(mut held) = std::mem::replace(&mut self.state, State::Text) else {
+        let (State::AfterStartTag(held) | State::BeforeName { held, .. } | State::AfterCall(held)) = &mut self.state
+        else {
             return Flow::Wait(i);
         };
-        if data[i] != b'[' {
-            return self.not_a_call(held, i);
-        }
-        held.bytes.push(b'[');
-        self.state = State::BeforeName { held, first: true };
-        Flow::Continue(i + 1)
-    }
-
-    fn before_name(&mut self, input: &Input, i: usize) -> Flow {
-        let data = input.data;
-        let State::BeforeName { held, .. } = &mut self.state else { return Flow::Wait(i) };
-        let i = held.hold_blanks(data, i);
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
-        let State::BeforeName { held, first } = std::mem::replace(&mut self.state, State::Text) else {
-            return Flow::Wait(i);
-        };
-        match data[i] {
-            b if is_name_start(b) => {
+        let Some(i) = held.hold_blanks(data, i) else { return Flow::Continue(data.len()) };
+        match (std::mem::replace(&mut self.state, State::Text), data[i]) {
+            (State::AfterStartTag(mut held), b'[') => {
+                held.bytes.push(b'[');
+                self.state = State::BeforeName { held, first: true };
+                Flow::Continue(i + 1)
+            }
+            (State::BeforeName { held, .. }, b) if is_name_start(b) => {
                 let name_at = held.bytes.len();
                 self.state = State::Name { held, name_at };
                 Flow::Continue(i)
             }
-            // `]` after a comma: the list ends (a trailing comma is forgiven).
-            b']' if !first => {
+            (State::AfterCall(mut held), b',') => {
+                held.bytes.push(b',');
+                self.state = State::BeforeName { held, first: false };
+                Flow::Continue(i + 1)
+            }
+            (State::BeforeName { first: false, .. } | State::AfterCall(_), b']') => {
                 self.state = State::AfterList;
                 Flow::Continue(i + 1)
             }
-            _ => self.not_a_call(held, i),
+            (State::AfterStartTag(held) | State::BeforeName { held, .. } | State::AfterCall(held), _) => {
+                held.not_a_call(&mut self.core, i)
+            }
+            (state, _) => {
+                self.state = state;
+                Flow::Wait(i)
+            }
         }
     }
 
     fn name(&mut self, input: &Input, i: usize) -> Flow {
         let data = input.data;
         let State::Name { held, .. } = &mut self.state else { return Flow::Wait(i) };
-        let run = data[i..].iter().take_while(|b| is_name_byte(**b)).count();
-        held.bytes.extend_from_slice(&data[i..i + run]);
-        let i = i + run;
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
+        let Some(i) = take_run(data, i, &mut held.bytes, is_name_byte) else { return Flow::Continue(data.len()) };
         let State::Name { mut held, name_at } = std::mem::replace(&mut self.state, State::Text) else {
             return Flow::Wait(i);
         };
         if data[i] != b'(' {
-            return self.not_a_call(held, i);
+            return held.not_a_call(&mut self.core, i);
         }
         let name = String::from_utf8_lossy(&held.bytes[name_at..]).into_owned();
         held.bytes.push(b'(');
@@ -232,37 +194,10 @@ impl PythonicMachine {
         Flow::Continue(stop)
     }
 
-    fn after_call(&mut self, input: &Input, i: usize) -> Flow {
-        let data = input.data;
-        let State::AfterCall(held) = &mut self.state else { return Flow::Wait(i) };
-        let i = held.hold_blanks(data, i);
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
-        let State::AfterCall(mut held) = std::mem::replace(&mut self.state, State::Text) else {
-            return Flow::Wait(i);
-        };
-        match data[i] {
-            b',' => {
-                held.bytes.push(b',');
-                self.state = State::BeforeName { held, first: false };
-                Flow::Continue(i + 1)
-            }
-            b']' => {
-                self.state = State::AfterList;
-                Flow::Continue(i + 1)
-            }
-            _ => self.not_a_call(held, i),
-        }
-    }
-
     fn after_list(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
         // Not the newline: the text state reads it, so the next line may hold a list.
-        let i = text_blanks(&mut self.core, input, i, is_line_blank);
-        if i == data.len() {
-            return Flow::Continue(i);
-        }
+        let Some(i) = text_blanks(&mut self.core, input, i, is_line_blank) else { return Flow::Continue(data.len()) };
         match input.settle(match_at(data, i, &[PYTHON_END])) {
             Found::Partial { .. } => Flow::Wait(i),
             Found::Marker { .. } => {
@@ -275,9 +210,23 @@ impl PythonicMachine {
             }
         }
     }
+}
+
+impl StateMachine for PythonicMachine {
+    #[inline(always)]
+    fn step(&mut self, input: &mut Input, i: usize) -> Flow {
+        match self.state {
+            State::LineStart => self.line_start(input, i),
+            State::Text => self.text(input, i),
+            State::AfterStartTag(_) | State::BeforeName { .. } | State::AfterCall(_) => self.structure(input, i),
+            State::Name { .. } => self.name(input, i),
+            State::Call(_) => self.call(input, i),
+            State::AfterList => self.after_list(input, i),
+        }
+    }
 
     /// The end of the text: closes what is open.
-    pub fn finish(&mut self) {
+    fn finish(&mut self) {
         match std::mem::replace(&mut self.state, State::Text) {
             State::LineStart | State::Text | State::AfterList => {}
             State::AfterStartTag(held)
@@ -286,5 +235,9 @@ impl PythonicMachine {
             | State::AfterCall(held) => held.into_text(&mut self.core),
             State::Call(call) => self.core.cut_off(*call, "a Python call list"),
         }
+    }
+
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
     }
 }

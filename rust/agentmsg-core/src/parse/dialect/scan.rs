@@ -67,6 +67,20 @@ pub(crate) fn match_at<M: AsRef<[u8]>>(data: &[u8], at: usize, markers: &[M]) ->
     }
 }
 
+/// Where the run of bytes from `data[i]` that `keep` accepts ends: at the next other byte, or
+/// None when the run reaches the end of the data (the next chunk may go on with it).
+pub(crate) fn run_end(data: &[u8], i: usize, keep: impl Fn(u8) -> bool) -> Option<usize> {
+    let end = i + data[i..].iter().take_while(|b| keep(**b)).count();
+    (end < data.len()).then_some(end)
+}
+
+/// [`run_end`], copying the run onto `into`.
+pub(crate) fn take_run(data: &[u8], i: usize, into: &mut Vec<u8>, keep: impl Fn(u8) -> bool) -> Option<usize> {
+    let end = run_end(data, i, keep);
+    into.extend_from_slice(&data[i..end.unwrap_or(data.len())]);
+    end
+}
+
 /// JSON's insignificant whitespace (also what the dialects allow between their elements).
 pub(crate) fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')

@@ -18,8 +18,9 @@ use std::sync::Arc;
 
 use super::element_call::{ElementCall, ElementForm, Step, ARG_KEY_OPEN, FUNCTION_OPEN};
 use super::json_call::{JsonCall, JsonShape};
-use super::scan::{find_marker, is_space, match_at, Found};
-use super::{Core, Dialect, Flow, Input, JsonStep, OpenCall, Payload};
+use super::reading::{read_thinking, ThinkingTags};
+use super::scan::{find_marker, is_space, match_at, take_run, Found};
+use super::{Core, Dialect, Flow, Input, JsonStep, OpenCall, Payload, StateMachine};
 
 const TOOL_CALL_OPEN: &[u8] = b"<tool_call>";
 const TOOL_CALL_CLOSE: &[u8] = b"</tool_call>";
@@ -175,44 +176,19 @@ pub(crate) struct TaggedMachine {
     pub core: Core,
     syntax: Arc<Syntax>,
     state: State,
-    saw_open: bool,
-    saw_stray_close: bool,
+    tags: ThinkingTags,
 }
 
 impl TaggedMachine {
     pub fn new(mut core: Core, syntax: Arc<Syntax>, start_in_thinking: bool) -> Self {
+        let mut tags = ThinkingTags::default();
         let state = if start_in_thinking && syntax.think_opens > 0 {
-            core.out.begin_thinking();
+            tags.open(&mut core);
             State::Thinking { pair: None }
         } else {
             State::Text
         };
-        Self { core, syntax, state, saw_open: start_in_thinking, saw_stray_close: false }
-    }
-
-    pub fn saw_stray_close(&self) -> bool {
-        self.saw_stray_close
-    }
-
-    /// Reads as much of `data` as can be decided; returns how much.
-    pub fn run(&mut self, data: &[u8], clock: &mut crate::parse::chars::CharClock, at_end: bool) -> usize {
-        let mut input = Input { data, clock, at_end };
-        let mut i = 0;
-        while i < data.len() {
-            let flow = match self.state {
-                State::Text => self.text(&mut input, i),
-                State::Thinking { .. } => self.thinking(&input, i),
-                State::Section => self.section(&mut input, i),
-                State::Opening { .. } => self.opening(&input, i),
-                State::Header { .. } => self.header(&input, i),
-                State::Call(_) => self.call(&input, i),
-            };
-            match flow {
-                Flow::Continue(n) => i = n,
-                Flow::Wait(n) => return n,
-            }
-        }
-        i
+        Self { core, syntax, state, tags }
     }
 
     fn text(&mut self, input: &mut Input, i: usize) -> Flow {
@@ -230,13 +206,10 @@ impl TaggedMachine {
                     let (start, start_chars) = input.at(at);
                     self.state = State::Opening { start, start_chars, held: marker.clone(), name: Vec::new() };
                 } else if which <= syntax.think_opens {
-                    self.saw_open = true;
-                    self.core.out.begin_thinking();
+                    self.tags.open(&mut self.core);
                     self.state = State::Thinking { pair: Some(which - 1) };
                 } else {
-                    self.saw_stray_close |= !self.saw_open;
-                    self.saw_open = true;
-                    self.core.out.text(marker, input.abs(at));
+                    self.tags.stray_close(&mut self.core, marker, input.abs(at));
                 }
                 Flow::Continue(at + marker.len())
             }
@@ -252,28 +225,17 @@ impl TaggedMachine {
     }
 
     fn thinking(&mut self, input: &Input, i: usize) -> Flow {
-        let data = input.data;
         let State::Thinking { pair } = self.state else { return Flow::Wait(i) };
         let closes = match pair {
             Some(pair) => &self.syntax.think_closes[pair..=pair],
             None => &self.syntax.think_closes[..],
         };
-        match input.settle(find_marker(data, i, closes)) {
-            Found::Marker { at, which } => {
-                let close_len = closes[which].len();
-                self.core.out.thinking(&data[i..at], input.abs(i));
-                self.core.out.end_thinking(true);
+        match read_thinking(&mut self.core, input, i, closes) {
+            Ok(next) => {
                 self.state = State::Text;
-                Flow::Continue(at + close_len)
+                Flow::Continue(next)
             }
-            Found::Partial { at } => {
-                self.core.out.thinking(&data[i..at], input.abs(i));
-                Flow::Wait(at)
-            }
-            Found::None => {
-                self.core.out.thinking(&data[i..], input.abs(i));
-                Flow::Continue(data.len())
-            }
+            Err(flow) => flow,
         }
     }
 
@@ -422,12 +384,8 @@ impl TaggedMachine {
                 }
             }
             _ => {
-                let blanks = data[i..].iter().take_while(|b| is_space(**b)).count();
-                held.extend_from_slice(&data[i..i + blanks]);
-                i += blanks;
-                if i == data.len() {
-                    return Flow::Continue(i);
-                }
+                let Some(next) = take_run(data, i, held, is_space) else { return Flow::Continue(data.len()) };
+                i = next;
                 match &syntax.form {
                     Form::Element(ElementForm::Qwen3Coder) => match input.settle(match_at(data, i, &[FUNCTION_OPEN])) {
                         Found::Partial { .. } => return Flow::Wait(i),
@@ -508,15 +466,37 @@ impl TaggedMachine {
         }
         Flow::Continue(next)
     }
+}
+
+impl StateMachine for TaggedMachine {
+    #[inline(always)]
+    fn step(&mut self, input: &mut Input, i: usize) -> Flow {
+        match self.state {
+            State::Text => self.text(input, i),
+            State::Thinking { .. } => self.thinking(input, i),
+            State::Section => self.section(input, i),
+            State::Opening { .. } => self.opening(input, i),
+            State::Header { .. } => self.header(input, i),
+            State::Call(_) => self.call(input, i),
+        }
+    }
 
     /// The end of the text: closes what is open.
-    pub fn finish(&mut self) {
+    fn finish(&mut self) {
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text | State::Section => {}
             State::Thinking { .. } => self.core.out.end_thinking(false),
             State::Opening { start, held, .. } => self.core.out.text(&held, start),
             State::Header { call, .. } | State::Call(call) => self.core.cut_off(*call, "a tool call"),
         }
+    }
+
+    fn saw_stray_close(&self) -> bool {
+        self.tags.saw_stray_close
+    }
+
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
     }
 }
 
