@@ -209,22 +209,6 @@ class TokenEncoder:
 # -- prune (budget pruning; agentmsg.memory) ------------------------------------------------------
 
 
-def select_kept(
-    counts: Sequence[int],
-    roles: Sequence[int],
-    groups: Sequence[int],
-    max_tokens: int,
-    keep_system: bool = True,
-    start_on: Optional[Sequence[int]] = None,
-    end_on: Optional[Sequence[int]] = None,
-    first: bool = False,
-) -> Tuple[List[int], int, bool, bool]:
-    """Indices kept within ``max_tokens`` by the four pruning rules, and (total, over_budget,
-    system_over_budget). ``groups[i]`` is the index of the first message of message i's tool
-    group (its own index when it is alone); roles are role codes, ``start_on`` and ``end_on``
-    lists of them (the run begins / ends at one of those roles); ``first`` keeps the oldest
-    messages instead of the newest."""
-
 def positions_of_role(messages: Sequence[Any], role: Any, message_type: type) -> List[int]:
     """Indices of the messages whose ``role`` attribute is ``role`` (by identity), in one pass
     that raises ``MessageTypeError`` naming the first item that is not a ``message_type``."""
@@ -235,20 +219,30 @@ def system_share(counts: Sequence[int], max_tokens: int) -> Tuple[int, int]:
 
 def valid_cuts(roles: Sequence[int], groups: Sequence[int], keep_system: bool = True) -> List[bool]:
     """For each message, whether a kept run of non-system messages may start there without
-    splitting a tool group (``groups`` as for :func:`select_kept`)."""
+    splitting a tool group (``groups`` as for :class:`PruneRules`)."""
 
-def window_decides(
-    counts: Sequence[int],
-    roles: Sequence[int],
-    groups: Sequence[int],
-    remaining: int,
-    keep_system: bool = True,
-    start_on: Optional[Sequence[int]] = None,
-    end_on: Optional[Sequence[int]] = None,
-) -> bool:
-    """Whether a window of the newest messages decides ``select_kept``: the run's end (by
-    ``end_on``) is in it, its non-system counts up to that end exceed ``remaining``, and some run
-    there splits no group (and begins at ``start_on``): ``trim`` stops growing its window then."""
+_Columns = Tuple[Sequence[int], Sequence[int], Sequence[int]]  # (counts, role codes, groups)
+
+@final
+class PruneRules:
+    """The pruning rules' settings: ``keep_system``, the role codes a kept run may begin
+    (``start_on``) and end (``end_on``) with, and ``first`` to keep the oldest messages instead
+    of the newest. A history is given as columns ``(counts, roles, groups)``: role codes, and
+    ``groups[i]`` the index of the first message of message i's tool group (its own index when
+    it is alone)."""
+
+    def __new__(
+        cls, keep_system: bool = True, start_on: Optional[Sequence[int]] = None,
+        end_on: Optional[Sequence[int]] = None, first: bool = False,
+    ) -> Self: ...
+    def select_kept(self, columns: _Columns, max_tokens: int) -> Tuple[List[int], int, bool, bool]:
+        """Indices kept within ``max_tokens`` by the four pruning rules, and (total, over_budget,
+        system_over_budget)."""
+    def window_decides(self, columns: _Columns, remaining: int) -> bool:
+        """Whether a window of the newest messages decides ``select_kept``: the run's end (by
+        ``end_on``) is in it, its non-system counts up to that end exceed ``remaining``, and some
+        run there splits no group (and begins at ``start_on``): ``trim`` stops growing its window
+        then."""
 
 @final
 class RollingHistory:

@@ -2,7 +2,7 @@
 
 A history is read through a *source* (:class:`Source`): role codes and token counts for a range,
 the tool groups of a window, and a way to cut one message. The selection itself is the Rust
-core's (``select_kept``); this module decides how much of the history the core must see, so
+core's (``PruneRules.select_kept``); this module decides how much of the history the core must see, so
 only the messages that can be kept are counted, and applies ``allow_partial``. ``trim`` reads
 :class:`agentmsg.Message` lists through one source, ``agentmsg.langchain.trim_messages``
 LangChain messages through another.
@@ -93,8 +93,8 @@ def select(
     )
 
     def run_core(start_rule: Optional[List[int]], end_rule: Optional[List[int]]) -> Tuple[List[int], int, bool, bool]:
-        kept_positions, total, over, system_over = _core.select_kept(
-            *arrays, budget, keep_system, start_rule, end_rule, first)
+        rules = _core.PruneRules(keep_system, start_rule, end_rule, first)
+        kept_positions, total, over, system_over = rules.select_kept(arrays, budget)
         kept = [positions[p] for p in kept_positions]
         uncounted = [i for i in kept if count_of[i] is None]
         if uncounted:  # the oldest group alone over budget (strategy first) reached past the counted
@@ -132,6 +132,7 @@ def _newest_window(
     """The shortest window of the newest messages that decides the selection, grown by
     doubling: (its start, and its role codes, counts and groups)."""
     n = len(source)
+    rules = _core.PruneRules(keep_system, start_on, end_on)
     codes: List[int] = []
     counts: List[int] = []
     counted = 0  # sum of the window's non-system counts
@@ -149,8 +150,7 @@ def _newest_window(
         start = new_start
         if counted > remaining:
             groups, orphans = source.groups(start, n, codes)
-            if not orphans and _core.window_decides(counts, codes, groups, max(remaining, 0),
-                                                    keep_system, start_on, end_on):
+            if not orphans and rules.window_decides((counts, codes, groups), max(remaining, 0)):
                 return start, codes, counts, groups
     return start, codes, counts, source.groups(start, n, codes)[0]
 

@@ -1,4 +1,4 @@
-//! Binding of budget pruning: `select_kept` for a whole history (with the rule-1 and cut checks
+//! Binding of budget pruning: `PruneRules.select_kept` for a whole history (with the rule-1 and cut checks
 //! `trim` and compaction use), `RollingHistory` for a memory.
 
 use agentmsg_core::pairs::Link;
@@ -22,46 +22,60 @@ pub(crate) fn role_codes(py: Python<'_>, codes: &[u8]) -> PyResult<Vec<Role>> {
         .collect()
 }
 
-/// Indices to keep within `max_tokens`, plus (total, over_budget, system_over_budget).
-/// `start_on` and `end_on` are lists of role codes; `first` selects `Strategy::First`.
-#[pyfunction]
-#[pyo3(signature = (counts, roles, groups, max_tokens, keep_system = true, start_on = None, end_on = None, first = false))]
-#[allow(clippy::too_many_arguments)]
-fn select_kept(
-    py: Python<'_>,
-    counts: Vec<u64>,
-    roles: Vec<u8>,
-    groups: Vec<usize>,
-    max_tokens: u64,
-    keep_system: bool,
-    start_on: Option<Vec<u8>>,
-    end_on: Option<Vec<u8>>,
-    first: bool,
-) -> PyResult<(Vec<usize>, u64, bool, bool)> {
-    let roles = role_codes(py, &roles)?;
-    let rules = rules(py, keep_system, start_on, end_on, first)?;
-    let selection = py
-        .detach(|| prune::select_with(&counts, &roles, &groups, max_tokens, &rules))
-        .map_err(|error| core_error(py, error))?;
-    Ok((selection.kept, selection.total, selection.over_budget, selection.system_over_budget))
+/// A history's columns as Python passes them, `(counts, role codes, groups)`: checked once here
+/// (one entry per message in each, groups never after their message, known role codes).
+#[derive(FromPyObject)]
+struct Columns(Vec<u64>, Vec<u8>, Vec<usize>);
+
+impl Columns {
+    fn read(self, py: Python<'_>) -> PyResult<(Vec<u64>, Vec<Role>, Vec<usize>)> {
+        let Columns(counts, roles, groups) = self;
+        if counts.len() != roles.len() || groups.len() != roles.len() {
+            let error = PruneError::LengthMismatch { counts: counts.len(), roles: roles.len(), groups: groups.len() };
+            return Err(core_error(py, error));
+        }
+        if let Some(index) = (0..groups.len()).find(|&i| groups[i] > i) {
+            return Err(core_error(py, PruneError::GroupAfterMessage { index, group: groups[index] }));
+        }
+        Ok((counts, role_codes(py, &roles)?, groups))
+    }
 }
 
-fn rules(
-    py: Python<'_>,
-    keep_system: bool,
-    start_on: Option<Vec<u8>>,
-    end_on: Option<Vec<u8>>,
-    first: bool,
-) -> PyResult<Rules> {
-    let role_set = |codes: Option<Vec<u8>>| -> PyResult<Option<RoleSet>> {
-        codes.map(|codes| role_codes(py, &codes).map(RoleSet::any_of)).transpose()
-    };
-    Ok(Rules {
-        keep_system,
-        start_on: role_set(start_on)?,
-        end_on: role_set(end_on)?,
-        strategy: if first { Strategy::First } else { Strategy::Last },
-    })
+/// The pruning rules' settings (`agentmsg_core::prune::Rules`): whether system messages are
+/// kept apart, the roles a kept run may start and end on (role codes), and which end is kept.
+#[pyclass(frozen, module = "agentmsg._core")]
+struct PruneRules {
+    rules: Rules,
+}
+
+#[pymethods]
+impl PruneRules {
+    #[new]
+    #[pyo3(signature = (keep_system = true, start_on = None, end_on = None, first = false))]
+    fn new(py: Python<'_>, keep_system: bool, start_on: Option<Vec<u8>>, end_on: Option<Vec<u8>>, first: bool) -> PyResult<Self> {
+        let role_set = |codes: Option<Vec<u8>>| -> PyResult<Option<RoleSet>> {
+            codes.map(|codes| role_codes(py, &codes).map(RoleSet::any_of)).transpose()
+        };
+        let strategy = if first { Strategy::First } else { Strategy::Last };
+        let rules = Rules { keep_system, start_on: role_set(start_on)?, end_on: role_set(end_on)?, strategy };
+        Ok(Self { rules })
+    }
+
+    /// Indices to keep within `max_tokens`, plus (total, over_budget, system_over_budget).
+    fn select_kept(&self, py: Python<'_>, columns: Columns, max_tokens: u64) -> PyResult<(Vec<usize>, u64, bool, bool)> {
+        let (counts, roles, groups) = columns.read(py)?;
+        let selection = py
+            .detach(|| prune::select_with(&counts, &roles, &groups, max_tokens, &self.rules))
+            .map_err(|error| core_error(py, error))?;
+        Ok((selection.kept, selection.total, selection.over_budget, selection.system_over_budget))
+    }
+
+    /// Whether this window of the newest messages decides the selection with `remaining` tokens
+    /// (see `agentmsg_core::prune::window_decides`).
+    fn window_decides(&self, py: Python<'_>, columns: Columns, remaining: u128) -> PyResult<bool> {
+        let (counts, roles, groups) = columns.read(py)?;
+        Ok(prune::window_decides(&counts, &roles, &groups, remaining, &self.rules))
+    }
 }
 
 /// Rule 1 for system counts (oldest first): (index of the oldest kept one, tokens they take).
@@ -77,32 +91,6 @@ fn system_share(counts: Vec<u64>, max_tokens: u64) -> (usize, u128) {
 fn valid_cuts(py: Python<'_>, roles: Vec<u8>, groups: Vec<usize>, keep_system: bool) -> PyResult<Vec<bool>> {
     let roles = role_codes(py, &roles)?;
     Ok(prune::valid_cuts(&roles, &groups, keep_system))
-}
-
-/// Whether the window decides the selection (see `agentmsg_core::prune::window_decides`).
-#[pyfunction]
-#[pyo3(signature = (counts, roles, groups, remaining, keep_system = true, start_on = None, end_on = None))]
-#[allow(clippy::too_many_arguments)]
-fn window_decides(
-    py: Python<'_>,
-    counts: Vec<u64>,
-    roles: Vec<u8>,
-    groups: Vec<usize>,
-    remaining: u128,
-    keep_system: bool,
-    start_on: Option<Vec<u8>>,
-    end_on: Option<Vec<u8>>,
-) -> PyResult<bool> {
-    if counts.len() != roles.len() || groups.len() != roles.len() {
-        let error = PruneError::LengthMismatch { counts: counts.len(), roles: roles.len(), groups: groups.len() };
-        return Err(core_error(py, error));
-    }
-    if let Some(index) = (0..groups.len()).find(|&i| groups[i] > i) {
-        return Err(core_error(py, PruneError::GroupAfterMessage { index, group: groups[index] }));
-    }
-    let roles = role_codes(py, &roles)?;
-    let rules = rules(py, keep_system, start_on, end_on, false)?;
-    Ok(prune::window_decides(&counts, &roles, &groups, remaining, &rules))
 }
 
 /// Indices of the messages whose `role` attribute is `role` (compared by identity), in one pass
@@ -226,11 +214,10 @@ impl RollingHistory {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(select_kept, m)?)?;
+    m.add_class::<PruneRules>()?;
     m.add_function(wrap_pyfunction!(positions_of_role, m)?)?;
     m.add_function(wrap_pyfunction!(system_share, m)?)?;
     m.add_function(wrap_pyfunction!(valid_cuts, m)?)?;
-    m.add_function(wrap_pyfunction!(window_decides, m)?)?;
     m.add_class::<RollingHistory>()?;
     Ok(())
 }
