@@ -30,8 +30,8 @@ def test_bad_group_sizes_are_a_value_error():
         (lambda: _core.pair_tool_results([1], [None, None], [None], [], [], []), MessageError, ValueError, "^1 roles, 2 result ids and 1 result names: the arrays must"),
         (lambda: _core.parse("x", dialect="nope"), MessageError, ValueError, "^unknown dialect 'nope'"),
         (lambda: _core.parse(5), MessageTypeError, TypeError, "^texts must be a sequence of str, not int$"),
-        (lambda: _core.TextDelta(3), MessageTypeError, TypeError, "^TextDelta.text must be a str, not a int$"),
-        (lambda: _core.ThinkingEnd(-1, True), MessageError, ValueError, "^ThinkingEnd.index must be .*, not out of range$"),
+        (lambda: agentmsg.TextDelta(3), MessageTypeError, TypeError, "^TextDelta.text must be a str, not a int$"),
+        (lambda: agentmsg.ThinkingEnd(-1, True), MessageError, ValueError, "^ThinkingEnd.index must be .*, not out of range$"),
     ],
 )
 def test_each_failure_raises_its_class_which_is_also_the_builtin(call, cls, builtin, message):

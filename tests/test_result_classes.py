@@ -35,11 +35,14 @@ def test_the_binding_fills_every_field_of_the_dataclass_in_order(module, name, f
     assert tuple(cls.__slots__) == tuple(fields)
 
 
-def test_the_table_is_every_class_a_parse_result_is_made_of():
+def test_the_table_is_every_class_a_parse_result_or_stream_event_is_made_of():
     parsed = agentmsg.parse(
         '<think>plan</think>Hi <tool>{"tool_name": "t", "arguments": {}}</tool> <tool>{"x": 1}</tool>'
     )
-    made_of = {type(obj) for obj in [parsed, *parsed.blocks, *parsed.errors]}
+    stream = agentmsg.StreamParser()
+    events = stream.feed('<think>plan</think>Hi <tool>{"tool_name": "t", "arguments": {}}</tool> <tool>{') + stream.finish()
+    events += dialects.StreamParser(dialect="hermes").feed('<tool_call>{"name": "f", "arguments": {}}</tool_call>')
+    made_of = {type(obj) for obj in [parsed, *parsed.blocks, *parsed.errors, *events]}
     assert {(cls.__module__, cls.__name__) for cls in made_of} == {(m, n) for m, n, _ in TABLE}
 
 

@@ -3,7 +3,6 @@ converters return is what the SDKs' request methods take (tests/typing/user_scri
 
 import ast
 import importlib
-import inspect
 import subprocess
 import sys
 import types
@@ -86,14 +85,3 @@ def test_mypy_strict_accepts_the_package_and_a_user_script(tmp_path):
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
-
-def test_event_stubs_carry_the_runtime_docstrings():
-    """Editors show a compiled module's docs from its stub: each event class's stub docstring is
-    its runtime docstring, so the two cannot drift."""
-    from agentmsg import _core
-
-    stub = ast.parse((ROOT / "python" / "agentmsg" / "_core.pyi").read_text(encoding="utf-8"))
-    documented = {node.name: ast.get_docstring(node) for node in stub.body if isinstance(node, ast.ClassDef)}
-    events = ["TextDelta", "ThinkingDelta", "ThinkingEnd", "ToolCallStart", "ToolCallDelta", "ToolCallEnd"]
-    for name in events:
-        assert documented[name] == inspect.cleandoc(getattr(_core, name).__doc__), name

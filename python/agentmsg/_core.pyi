@@ -9,6 +9,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, 
 from typing_extensions import Self, TypedDict, Unpack
 
 from agentmsg.blocks import ToolUseBlock
+from agentmsg.events import Event
 from agentmsg.parsing import Parsed, ParseIssue
 
 __version__: str
@@ -45,90 +46,6 @@ def parse(text: str, **options: Unpack[_ParserOptions]) -> Parsed:  # type: igno
 @overload
 def parse(text: Iterable[str], **options: Unpack[_ParserOptions]) -> List[Parsed]: ...
 
-@final
-class TextDelta:
-    r"""Visible text as it arrives. Joined, the ``text`` of all ``TextDelta`` events equals
-    ``parse(whole).text`` (a new text run after an element starts with ``"\n"``).
-
-    >>> TextDelta("Hi").text
-    'Hi'
-    """
-    text: str
-    __match_args__ = ("text",)
-    def __new__(cls, text: str) -> Self: ...
-
-@final
-class ThinkingDelta:
-    """Thinking text as it arrives; ``index`` numbers the thinking blocks from 0.
-
-    >>> ThinkingDelta(0, "hmm")
-    ThinkingDelta(index=0, text='hmm')
-    """
-    index: int
-    text: str
-    __match_args__ = ("index", "text")
-    def __new__(cls, index: int, text: str) -> Self: ...
-
-@final
-class ThinkingEnd:
-    """A thinking block ended; ``complete`` is False when the text ended before its closing tag.
-
-    >>> ThinkingEnd(0, True).complete
-    True
-    """
-    index: int
-    complete: bool
-    __match_args__ = ("index", "complete")
-    def __new__(cls, index: int, complete: bool) -> Self: ...
-
-@final
-class ToolCallStart:
-    """Call number ``index`` started (bad calls are numbered too). Forge's stream sends it when a
-    ``<tool>`` tag opens, before the name is known (``id`` and ``name`` None); a dialect's
-    stream sends it as soon as the call's name is complete, with the call's ``id`` and
-    ``name``. ``ToolCallHeader`` is a deprecated alias of this class.
-
-    >>> ToolCallStart(0)
-    ToolCallStart(index=0)
-    >>> ToolCallStart(0, "call_1", "get_weather").name
-    'get_weather'
-    """
-    index: int
-    id: Optional[str]  # set by dialect streams, None from Forge's
-    name: Optional[str]
-    __match_args__ = ("index", "id", "name")
-    def __new__(cls, index: int, id: Optional[str] = None, name: Optional[str] = None) -> Self: ...
-
-#: Deprecated alias of :class:`ToolCallStart` (a dialect's start event before it carried the name).
-ToolCallHeader = ToolCallStart
-
-@final
-class ToolCallDelta:
-    """Raw payload text of call ``index`` as it arrives (tags excluded).
-
-    >>> ToolCallDelta(0, '{"tool_name"').fragment
-    '{"tool_name"'
-    """
-    index: int
-    fragment: str
-    __match_args__ = ("index", "fragment")
-    def __new__(cls, index: int, fragment: str) -> Self: ...
-
-@final
-class ToolCallEnd:
-    """Call ``index`` ended: ``call`` is its ``ToolUseBlock``, or ``error`` its ``ParseIssue``.
-
-    >>> ToolCallEnd(0, None, None).call is None
-    True
-    """
-    index: int
-    call: Optional[ToolUseBlock]
-    error: Optional[ParseIssue]
-    __match_args__ = ("index", "call", "error")
-    def __new__(cls, index: int, call: Optional[ToolUseBlock], error: Optional[ParseIssue]) -> Self: ...
-
-Event = Union[TextDelta, ThinkingDelta, ThinkingEnd, ToolCallStart, ToolCallDelta, ToolCallEnd]
-
 class StreamParser:
     def __new__(cls, **options: Unpack[_ParserOptions]) -> Self: ...
     def feed(self, chunk: Optional[str]) -> List[Event]: ...
@@ -136,7 +53,7 @@ class StreamParser:
     def result(self) -> Parsed: ...
 
 def result_classes() -> List[Tuple[str, str, List[str]]]:
-    """``(module, class, fields)`` of each class parse results are built of without ``__init__``
+    """``(module, class, fields)`` of each class parse results and stream events are built of without ``__init__``
     (rust/agentmsg-py/src/results.rs); ``tests/test_result_classes.py`` holds them to the
     dataclasses."""
 
@@ -148,12 +65,10 @@ def dialect_names() -> List[str]:
 def check_dialect(dialect: Any) -> None:
     """Checks the parts of an ``agentmsg.Dialect``; raises MessageError / MessageTypeError."""
 
-DialectEvent = Union[TextDelta, ThinkingDelta, ThinkingEnd, ToolCallStart, ToolCallDelta, ToolCallEnd]
-
 class DialectStreamParser:
     def __new__(cls, **options: Unpack[_ParserOptions]) -> Self: ...
-    def feed(self, chunk: Optional[str]) -> List[DialectEvent]: ...
-    def finish(self) -> List[DialectEvent]: ...
+    def feed(self, chunk: Optional[str]) -> List[Event]: ...
+    def finish(self) -> List[Event]: ...
     def result(self) -> Parsed: ...
 
 # -- tokens (exact counting; agentmsg.tokens) ----------------------------------------------------------

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union, TYPE_CHECKING
 
 from . import _core, parsing
-from ._core import ToolCallHeader  # deprecated alias of ToolCallStart, kept for old imports
+from .events import ToolCallHeader  # deprecated alias of ToolCallStart, kept for old imports
 from .blocks import ToolUseBlock
 from .message import _as_list
 from .parsing import Parsed, TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart, _tools_json

@@ -16,14 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, TYPE_CHECKING
 
 from . import _core
-from ._core import (
-    TextDelta,
-    ThinkingDelta,
-    ThinkingEnd,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallStart,
-)
+from .events import TextDelta, ThinkingDelta, ThinkingEnd, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .blocks import Block, ToolUseBlock
 from ._checks import describe, require_bool, require_str, type_name
 from .errors import MessageError, MessageTypeError, ToolCallError

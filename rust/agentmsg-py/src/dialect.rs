@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 use pyo3::IntoPyObjectExt;
 
-use crate::events::{is_shown, ToolCallStart};
+use crate::events::{is_shown, tool_call_start};
 use crate::errors::ErrorClass;
 use crate::options::option;
 use crate::pystr::type_name;
@@ -81,7 +81,7 @@ crate::stream::stream_parser_class! {
 
         fn split<'py>(py: Python<'py>, event: DialectEvent) -> PyResult<Result<Event, Bound<'py, PyAny>>> {
             Ok(match event {
-                DialectEvent::ToolStart { index, id, name } => Err(ToolCallStart::named(py, index, &id, &name)?),
+                DialectEvent::ToolStart { index, id, name } => Err(tool_call_start(py, index, Some((&id, &name)))?),
                 DialectEvent::Event(event) => Ok(event),
             })
         }

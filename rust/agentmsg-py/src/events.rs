@@ -1,210 +1,31 @@
-//! The event classes of the stream parsers (`TextDelta`, `ThinkingDelta`, `ThinkingEnd`,
-//! `ToolCallStart` (also named `ToolCallHeader`), `ToolCallDelta`, `ToolCallEnd`) and the Python event of a
-//! core stream event.
+//! The Python event of a core stream event: the classes of `agentmsg.events` (`TextDelta`,
+//! `ThinkingDelta`, `ThinkingEnd`, `ToolCallStart`, `ToolCallDelta`, `ToolCallEnd`), built like
+//! the parse results (see `results.rs`).
 
 use agentmsg_core::parse::Event;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyInt, PyString, PyTuple};
+use pyo3::types::{PyBool, PyString};
 use pyo3::IntoPyObjectExt;
 
-use crate::errors::ErrorClass;
-use crate::pystr::{py_str, type_name};
-use crate::results::{parse_issue, tool_use_block, CallStrs};
+use crate::pystr::py_str;
+use crate::results::{parse_issue, tool_use_block, CallStrs, ResultClass};
 
-/// What an event field accepts: read from a constructor argument, or `None` for a value the
-/// field cannot hold (the constructor then raises a typed error naming the field).
-pub(crate) trait EventField: Sized {
-    /// What the field wants, for the error message.
-    const WANTS: &'static str;
-    /// An int is the right type (so a refused int is out of range).
-    const IS_INT: bool = false;
-    fn read(value: &Bound<'_, PyAny>) -> Option<Self>;
-}
+pub(crate) static TEXT_DELTA: ResultClass<1> = ResultClass::new("agentmsg.events", "TextDelta", ["text"]);
+pub(crate) static THINKING_DELTA: ResultClass<2> = ResultClass::new("agentmsg.events", "ThinkingDelta", ["index", "text"]);
+pub(crate) static THINKING_END: ResultClass<2> = ResultClass::new("agentmsg.events", "ThinkingEnd", ["index", "complete"]);
+pub(crate) static TOOL_CALL_START: ResultClass<3> =
+    ResultClass::new("agentmsg.events", "ToolCallStart", ["index", "id", "name"]);
+pub(crate) static TOOL_CALL_DELTA: ResultClass<2> =
+    ResultClass::new("agentmsg.events", "ToolCallDelta", ["index", "fragment"]);
+pub(crate) static TOOL_CALL_END: ResultClass<3> = ResultClass::new("agentmsg.events", "ToolCallEnd", ["index", "call", "error"]);
 
-impl EventField for usize {
-    const WANTS: &'static str = "a non-negative int below 2**64";
-    const IS_INT: bool = true;
-    fn read(value: &Bound<'_, PyAny>) -> Option<Self> {
-        if value.is_instance_of::<PyBool>() {
-            return None;
-        }
-        value.extract().ok()
-    }
-}
-
-impl EventField for bool {
-    const WANTS: &'static str = "a bool";
-    fn read(value: &Bound<'_, PyAny>) -> Option<Self> {
-        value.cast::<PyBool>().ok().map(|flag| flag.is_true())
-    }
-}
-
-impl EventField for Py<PyString> {
-    const WANTS: &'static str = "a str";
-    fn read(value: &Bound<'_, PyAny>) -> Option<Self> {
-        value.cast::<PyString>().ok().map(|text| text.clone().unbind())
-    }
-}
-
-impl EventField for Py<PyAny> {
-    const WANTS: &'static str = "any object";
-    fn read(value: &Bound<'_, PyAny>) -> Option<Self> {
-        Some(value.clone().unbind())
-    }
-}
-
-/// Reads constructor argument `field` of event class `class`: a wrong type is a
-/// `MessageTypeError`, an int out of range a `MessageError`; neither shows the value.
-pub(crate) fn event_field<T: EventField>(class: &str, field: &str, value: &Bound<'_, PyAny>) -> PyResult<T> {
-    T::read(value).ok_or_else(|| {
-        let (kind, what) = if T::IS_INT && value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
-            (ErrorClass::Message, "out of range".to_owned())
-        } else {
-            (ErrorClass::MessageType, format!("a {}", type_name(value)))
-        };
-        kind.new_err(value.py(), format!("{class}.{field} must be {}, not {what}", T::WANTS))
-    })
-}
-
-/// An event class: a frozen class with read-only fields, and its `__new__` (typed errors for bad
-/// arguments), `__repr__`, `__eq__`, `__reduce__` and `__match_args__`, from its field list.
-/// Fields after a `;` are optional: they default to `None`, and `__repr__` leaves out those that
-/// are `None`.
-macro_rules! event_class {
-    ($(#[$doc:meta])* $cls:ident { $($field:ident: $ty:ty),+ $(; $($opt:ident: $oty:ty),+)? $(,)? }) => {
-        $(#[$doc])*
-        #[pyclass(frozen, get_all, module = "agentmsg")]
-        pub struct $cls {
-            $(pub(crate) $field: $ty,)+
-            $($(pub(crate) $opt: Option<$oty>,)+)?
-        }
-
-        #[pymethods]
-        impl $cls {
-            #[new]
-            #[pyo3(signature = ($($field),+ $($(, $opt = None)+)?))]
-            fn new($($field: &Bound<'_, PyAny>,)+ $($($opt: Option<&Bound<'_, PyAny>>,)+)?) -> PyResult<Self> {
-                Ok(Self {
-                    $($field: $crate::events::event_field::<$ty>(stringify!($cls), stringify!($field), $field)?,)+
-                    $($($opt: match $opt {
-                        Some(value) if !value.is_none() => {
-                            Some($crate::events::event_field::<$oty>(stringify!($cls), stringify!($opt), value)?)
-                        }
-                        _ => None,
-                    },)+)?
-                })
-            }
-
-            #[classattr]
-            fn __match_args__(py: Python<'_>) -> PyResult<Py<pyo3::types::PyTuple>> {
-                // A tuple: `match` refuses any other sequence.
-                let names = [$(stringify!($field),)+ $($(stringify!($opt),)+)?];
-                Ok(pyo3::types::PyTuple::new(py, names)?.unbind())
-            }
-
-            fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-                #[allow(unused_mut)]
-                let mut parts: Vec<String> = vec![$(
-                    format!("{}={}", stringify!($field), (&self.$field).into_bound_py_any(py)?.repr()?)
-                ),+];
-                $($(
-                    if let Some(value) = &self.$opt {
-                        parts.push(format!("{}={}", stringify!($opt), value.into_bound_py_any(py)?.repr()?));
-                    }
-                )+)?
-                Ok(format!("{}({})", stringify!($cls), parts.join(", ")))
-            }
-
-            /// Pickles as a call of the class with the fields (Ray and `datasets` ship events).
-            fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
-                let py = slf.py();
-                let this = slf.get();
-                let fields = PyTuple::new(
-                    py,
-                    [$((&this.$field).into_bound_py_any(py)?,)+ $($((&this.$opt).into_bound_py_any(py)?,)+)?],
-                )?;
-                Ok((slf.get_type().into_any(), fields))
-            }
-
-            fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-                let Ok(other) = other.cast::<$cls>() else { return Ok(false) };
-                let other = other.get();
-                $(
-                    if !(&self.$field).into_bound_py_any(py)?.eq((&other.$field).into_bound_py_any(py)?)? {
-                        return Ok(false);
-                    }
-                )+
-                $($(
-                    if !(&self.$opt).into_bound_py_any(py)?.eq((&other.$opt).into_bound_py_any(py)?)? {
-                        return Ok(false);
-                    }
-                )+)?
-                Ok(true)
-            }
-        }
+/// The start event of a call: a dialect's names the call (`Some` id and name), Forge's does not.
+pub(crate) fn tool_call_start<'py>(py: Python<'py>, index: usize, named: Option<(&str, &str)>) -> PyResult<Bound<'py, PyAny>> {
+    let (id, name) = match named {
+        Some((id, name)) => (PyString::new(py, id).into_any(), PyString::new(py, name).into_any()),
+        None => (py.None().into_bound(py), py.None().into_bound(py)),
     };
-}
-
-event_class! {
-    /// Visible text as it arrives. Joined, the ``text`` of all ``TextDelta`` events equals
-    /// ``parse(whole).text`` (a new text run after an element starts with ``"\n"``).
-    ///
-    /// >>> TextDelta("Hi").text
-    /// 'Hi'
-    TextDelta { text: Py<PyString> }
-}
-
-event_class! {
-    /// Thinking text as it arrives; ``index`` numbers the thinking blocks from 0.
-    ///
-    /// >>> ThinkingDelta(0, "hmm")
-    /// ThinkingDelta(index=0, text='hmm')
-    ThinkingDelta { index: usize, text: Py<PyString> }
-}
-
-event_class! {
-    /// A thinking block ended; ``complete`` is False when the text ended before its closing tag.
-    ///
-    /// >>> ThinkingEnd(0, True).complete
-    /// True
-    ThinkingEnd { index: usize, complete: bool }
-}
-
-event_class! {
-    /// Call number ``index`` started (bad calls are numbered too). Forge's stream sends it when a
-    /// ``<tool>`` tag opens, before the name is known (``id`` and ``name`` None); a dialect's
-    /// stream sends it as soon as the call's name is complete, with the call's ``id`` and
-    /// ``name``. ``ToolCallHeader`` is a deprecated alias of this class.
-    ///
-    /// >>> ToolCallStart(0)
-    /// ToolCallStart(index=0)
-    /// >>> ToolCallStart(0, "call_1", "get_weather").name
-    /// 'get_weather'
-    ToolCallStart { index: usize; id: Py<PyString>, name: Py<PyString> }
-}
-
-event_class! {
-    /// Raw payload text of call ``index`` as it arrives (tags excluded).
-    ///
-    /// >>> ToolCallDelta(0, '{"tool_name"').fragment
-    /// '{"tool_name"'
-    ToolCallDelta { index: usize, fragment: Py<PyString> }
-}
-
-event_class! {
-    /// Call ``index`` ended: ``call`` is its ``ToolUseBlock``, or ``error`` its ``ParseIssue``.
-    ///
-    /// >>> ToolCallEnd(0, None, None).call is None
-    /// True
-    ToolCallEnd { index: usize, call: Py<PyAny>, error: Py<PyAny> }
-}
-
-impl ToolCallStart {
-    /// The start event of a dialect's call (a dialect announces a call with its id and name).
-    pub(crate) fn named<'py>(py: Python<'py>, index: usize, id: &str, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        let start = Self { index, id: Some(PyString::new(py, id).unbind()), name: Some(PyString::new(py, name).unbind()) };
-        Ok(Bound::new(py, start)?.into_any())
-    }
+    TOOL_CALL_START.build(py, [index.into_bound_py_any(py)?, id, name])
 }
 
 /// Whether a stream shows `event` (`event_object` makes a Python event of it): not spans, and
@@ -242,34 +63,27 @@ pub(crate) fn event_object<'py>(
                 text(&bytes)?
             };
             *text_block = Some(block);
-            Bound::new(py, TextDelta { text: s })?.into_any()
+            TEXT_DELTA.build(py, [s.into_bound(py).into_any()])?
         }
-        Event::Thinking { index, text: bytes } => Bound::new(py, ThinkingDelta { index, text: text(&bytes)? })?.into_any(),
-        Event::ThinkingEnd { index, complete } => Bound::new(py, ThinkingEnd { index, complete })?.into_any(),
-        Event::ToolStart { index } => Bound::new(py, ToolCallStart { index, id: None, name: None })?.into_any(),
+        Event::Thinking { index, text: bytes } => {
+            THINKING_DELTA.build(py, [index.into_bound_py_any(py)?, text(&bytes)?.into_bound(py).into_any()])?
+        }
+        Event::ThinkingEnd { index, complete } => {
+            THINKING_END.build(py, [index.into_bound_py_any(py)?, PyBool::new(py, complete).to_owned().into_any()])?
+        }
+        Event::ToolStart { index } => tool_call_start(py, index, None)?,
         Event::ToolDelta { index, fragment } => {
-            Bound::new(py, ToolCallDelta { index, fragment: text(&fragment)? })?.into_any()
+            TOOL_CALL_DELTA.build(py, [index.into_bound_py_any(py)?, text(&fragment)?.into_bound(py).into_any()])?
         }
         Event::ToolEnd { index, result } => {
+            let none = py.None().into_bound(py);
             let (call, error) = match result {
-                Ok(call) => (tool_use_block(py, &call, &mut CallStrs::new())?.unbind(), py.None()),
-                Err(issue) => (py.None(), parse_issue(py, &issue, &mut CallStrs::new())?.unbind()),
+                Ok(call) => (tool_use_block(py, &call, &mut CallStrs::new())?, none),
+                Err(issue) => (none, parse_issue(py, &issue, &mut CallStrs::new())?),
             };
-            Bound::new(py, ToolCallEnd { index, call, error })?.into_any()
+            TOOL_CALL_END.build(py, [index.into_bound_py_any(py)?, call, error])?
         }
         Event::TextSpan { .. } | Event::ThinkingSpan { .. } => return Ok(None),
     };
     Ok(Some(obj))
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<TextDelta>()?;
-    m.add_class::<ThinkingDelta>()?;
-    m.add_class::<ThinkingEnd>()?;
-    m.add_class::<ToolCallStart>()?;
-    // The deprecated name of a dialect's start event, from before `ToolCallStart` carried one.
-    m.add("ToolCallHeader", m.getattr("ToolCallStart")?)?;
-    m.add_class::<ToolCallDelta>()?;
-    m.add_class::<ToolCallEnd>()?;
-    Ok(())
 }

@@ -32,11 +32,10 @@ mod tokens;
 type Register = fn(&Bound<'_, PyModule>) -> PyResult<()>;
 
 /// Each feature module's `register`, in the order `_core` gains their names.
-const FEATURES: [Register; 12] = [
+const FEATURES: [Register; 11] = [
     estimate::register,
     parse::register,
     stream::register,
-    events::register,
     dialect::register,
     results::register,
     tokens::register,

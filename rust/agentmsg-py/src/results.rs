@@ -1,5 +1,6 @@
 //! The results of parsing as the package's own Python classes (`TextBlock`, `ThinkingBlock`,
-//! `ToolUseBlock`, `Parsed`, `ParseIssue`: frozen slotted dataclasses).
+//! `ToolUseBlock`, `Parsed`, `ParseIssue`, and the stream events of `agentmsg.events`: frozen
+//! slotted dataclasses).
 //!
 //! Their values come from the core and are valid by construction, so they are built the way
 //! `dataclasses` itself builds frozen instances, minus the lookups: allocation as
@@ -17,6 +18,7 @@ use pyo3::types::{PyBool, PyList, PyString, PyTuple, PyType};
 use pyo3::intern;
 
 use crate::errors::ErrorClass;
+use crate::events;
 use crate::ffi::{GcPause, SlottedClass};
 use crate::json::object_to_py;
 use crate::pystr::py_str;
@@ -31,7 +33,7 @@ pub(crate) struct ResultClass<const N: usize> {
 }
 
 impl<const N: usize> ResultClass<N> {
-    const fn new(module: &'static str, name: &'static str, fields: [&'static str; N]) -> Self {
+    pub(crate) const fn new(module: &'static str, name: &'static str, fields: [&'static str; N]) -> Self {
         Self { module, name, fields, loaded: PyOnceLock::new() }
     }
 
@@ -45,7 +47,7 @@ impl<const N: usize> ResultClass<N> {
     }
 
     /// An instance with `values` in the fields, in the order of `fields`, without `__init__`.
-    fn build<'py>(&self, py: Python<'py>, values: [Bound<'py, PyAny>; N]) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn build<'py>(&self, py: Python<'py>, values: [Bound<'py, PyAny>; N]) -> PyResult<Bound<'py, PyAny>> {
         self.loaded.get_or_try_init(py, || self.load(py))?.instance(py, values)
     }
 
@@ -75,6 +77,12 @@ fn result_classes() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
         TOOL_USE_BLOCK.describe(),
         PARSE_ISSUE.describe(),
         PARSED.describe(),
+        events::TEXT_DELTA.describe(),
+        events::THINKING_DELTA.describe(),
+        events::THINKING_END.describe(),
+        events::TOOL_CALL_START.describe(),
+        events::TOOL_CALL_DELTA.describe(),
+        events::TOOL_CALL_END.describe(),
     ]
 }
 
