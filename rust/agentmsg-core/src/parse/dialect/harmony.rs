@@ -16,12 +16,19 @@ use super::reading::read_until;
 use super::scan::{find_marker, Found};
 use super::{Core, Flow, Input, JsonStep, OpenCall, Payload, StateMachine};
 
-const START: &[u8] = b"<|start|>";
-const CHANNEL: &[u8] = b"<|channel|>";
-const MESSAGE: &[u8] = b"<|message|>";
-const END: &[u8] = b"<|end|>";
-const CALL: &[u8] = b"<|call|>";
-const RETURN: &[u8] = b"<|return|>";
+/// A Harmony marker: the special token `<|name|>`.
+macro_rules! special_token {
+    ($name:ident) => {
+        concat!("<|", stringify!($name), "|>").as_bytes()
+    };
+}
+
+const START: &[u8] = special_token!(start);
+const CHANNEL: &[u8] = special_token!(channel);
+const MESSAGE: &[u8] = special_token!(message);
+const END: &[u8] = special_token!(end);
+const CALL: &[u8] = special_token!(call);
+const RETURN: &[u8] = special_token!(return);
 /// What ends a message's content; the first three are part of the message, the others open the next.
 const CONTENT_ENDS: &[&[u8]] = &[END, CALL, RETURN, START, CHANNEL];
 
