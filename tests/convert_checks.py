@@ -87,10 +87,16 @@ def full_stream(messages):
             items = [(b.id, b.name, b.input, b.server_name, b.metadata) if isinstance(b, ToolUseBlock) else b
                      for b in message.content if not (isinstance(b, TextBlock) and not b.text)]
         items += extras
-        if not items:
-            continue
-        if turns and turns[-1][0] == role:
-            turns[-1][1].extend(items)
-        else:
-            turns.append((role, items))
+        add_turn(turns, role, items)
     return system, turns
+
+
+def add_turn(turns, role, items):
+    """Adds ``items`` to the stream of turns: to the last turn when it has the same role (the
+    providers merge consecutive turns of one role), else as a new turn; nothing when empty."""
+    if not items:
+        return
+    if turns and turns[-1][0] == role:
+        turns[-1][1].extend(items)
+    else:
+        turns.append((role, items))

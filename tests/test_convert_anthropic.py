@@ -21,7 +21,7 @@ from agentmsg import (
     from_anthropic,
     to_anthropic,
 )
-from convert_checks import check_anthropic, full_stream
+from convert_checks import add_turn, check_anthropic, full_stream
 from convert_strategies import histories
 
 CALL = ToolUseBlock("toolu_1", "get_weather", {"city": "Beijing"})
@@ -185,12 +185,7 @@ def carried(messages):
                     items.append(b)
                 elif isinstance(b, ToolUseBlock):
                     items.append((b.id, b.name, b.input))
-        if not items:
-            continue
-        if turns and turns[-1][0] == role:
-            turns[-1][1].extend(items)
-        else:
-            turns.append((role, items))
+        add_turn(turns, role, items)
     return system, turns
 
 

@@ -22,7 +22,7 @@ from agentmsg import (
     to_bedrock,
 )
 from agentmsg.convert.bedrock import _FORMATS
-from convert_checks import check_bedrock, full_stream
+from convert_checks import add_turn, check_bedrock, full_stream
 from convert_strategies import histories
 
 CALL = ToolUseBlock("tooluse_1", "calculator", {"operation": "divide", "a": 10, "b": 0})
@@ -152,12 +152,7 @@ def carried(messages):
                         items.append(b)
                 elif _media_carried(b):
                     items.append(b)
-        if not items:
-            continue
-        if turns and turns[-1][0] == role:
-            turns[-1][1].extend(items)
-        else:
-            turns.append((role, items))
+        add_turn(turns, role, items)
     return system, turns
 
 
@@ -182,12 +177,7 @@ def test_nothing_is_dropped_without_a_warning(messages):
             kept = [(r, [i for i in items if i != ThinkingBlock("")]) for r, items in turns]
             merged = []
             for role, items in kept:
-                if not items:
-                    continue
-                if merged and merged[-1][0] == role:
-                    merged[-1][1].extend(items)
-                else:
-                    merged.append((role, items))
+                add_turn(merged, role, items)
             return system, merged
         back = from_bedrock(system, turns, on_orphan="keep")
         assert unsigned_empty_thinking_dropped(full_stream(back)) == unsigned_empty_thinking_dropped(full_stream(messages))
