@@ -50,6 +50,19 @@ impl<const N: usize> SlottedClass<N> {
         }
         Ok(obj)
     }
+
+    /// Whether slot `field` (an index into the fields) of `obj` holds `value` (by identity), read
+    /// without the attribute lookup; None when `obj`'s type is not exactly this class or the slot
+    /// is empty (the caller then asks Python).
+    pub(crate) fn slot_is(&self, obj: &Bound<'_, PyAny>, field: usize, value: &Bound<'_, PyAny>) -> Option<bool> {
+        if !obj.get_type().is(self.cls.bind(obj.py())) {
+            return None;
+        }
+        // SAFETY: `obj` is an instance of exactly `cls`, so the slot's offset (checked in `new`)
+        // lies inside it; the slot holds a pointer or NULL, only compared here, never released.
+        let held = unsafe { *obj.as_ptr().cast::<u8>().offset(self.offsets[field]).cast::<*mut ffi::PyObject>() };
+        (!held.is_null()).then(|| held == value.as_ptr())
+    }
 }
 
 /// The offset of the slot `descriptor` describes, if it is a member descriptor of a writable
