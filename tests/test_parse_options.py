@@ -1,6 +1,8 @@
 """The parsers' options are one ``ParseOptions``, read by one function: every parser takes the
 same keys, names a bad one alike, and gives the same result for the same options."""
 
+import json
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -91,6 +93,37 @@ def test_forge_defaults_given_explicitly_are_accepted_by_another_dialect():
     options: ParseOptions = {"dialect": "hermes", "thinking": "auto", "tool_format": "auto",
                              "code_fences": True, "max_calls": None}
     assert parse(HERMES_CALL, **options).tool_calls[0].name == "ls"
+    # None is the default of every option, the dialect's too.
+    assert parse(HERMES_CALL, dialect="hermes", thinking=None, code_fences=None).tool_calls[0].name == "ls"
+    assert parse(CALL, dialect=None).tool_calls[0].input == {"p": 1}
+
+
+XML_CALL = "<tool><tool_name>ls</tool_name><arguments><p>1</p><q>x</q></arguments></tool>"
+
+
+@pytest.mark.parametrize("name", ["parse", "parse_many", "StreamParser", "parse_arrow"])
+def test_tools_reach_every_parser(name):
+    """Forge's XML values are text unless ``tools`` types them: each parser must pass it on."""
+    def calls(**options):
+        if name == "parse":
+            return [(c.name, c.input) for c in parse(XML_CALL, **options).tool_calls]
+        if name == "parse_many":
+            return [(c.name, c.input) for c in parse_many([XML_CALL], **options)[0].tool_calls]
+        if name == "StreamParser":
+            stream = StreamParser(**options)
+            stream.feed(XML_CALL)
+            stream.finish()
+            return [(c.name, c.input) for c in stream.result().tool_calls]
+        row = parse_arrow(pa.array([XML_CALL]), **options).to_pylist()[0]
+        return [(c["name"], json.loads(c["arguments"])) for c in row["tool_calls"]]
+
+    assert calls() == [("ls", {"p": "1", "q": "x"})]
+    assert calls(tools=TOOLS) == [("ls", {"p": 1, "q": "x"})]
+
+
+def test_a_dialect_stream_parser_refuses_forge_by_name():
+    with pytest.raises(MessageError, match=r"^dialect 'forge' is not read here: .*agentmsg.StreamParser"):
+        agentmsg.dialects.StreamParser(dialect="forge")
 
 
 @settings(max_examples=60, deadline=None)

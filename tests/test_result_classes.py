@@ -188,3 +188,26 @@ def test_a_float_past_the_largest_makes_a_forge_call_invalid_json():
     parsed = agentmsg.parse('<tool>{"tool_name": "t", "arguments": {"a": [1, 1e400]}}</tool>')
     assert parsed.tool_calls == []
     assert [(e.kind, e.message) for e in parsed.errors] == OUT_OF_RANGE
+
+
+def test_every_event_field_is_checked_by_its_constructor():
+    """An event's constructor checks its fields by their annotations: each field has a check
+    (or holds any object on purpose), and an ``__index__`` integer is kept as a plain int."""
+    from agentmsg import events
+
+    for cls in (events.TextDelta, events.ThinkingDelta, events.ThinkingEnd, events.ToolCallStart,
+                events.ToolCallDelta, events.ToolCallEnd):
+        for field in dataclasses.fields(cls):
+            assert field.type in events._CHECKS or field.name in events._UNCHECKED, (cls, field.name)
+
+    class Index:
+        def __index__(self):
+            return 3
+
+    delta = events.ThinkingDelta(Index(), "x")
+    assert delta.index == 3 and type(delta.index) is int
+    assert delta == events.ThinkingDelta(3, "x")
+    with pytest.raises(agentmsg.MessageTypeError, match=r"^ThinkingDelta.index must be a non-negative int below 2\*\*64, not a bool$"):
+        events.ThinkingDelta(True, "x")
+    with pytest.raises(agentmsg.MessageError, match=r"^ToolCallEnd.index must be .*, not out of range$"):
+        events.ToolCallEnd(-1, None, None)

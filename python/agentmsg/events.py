@@ -10,6 +10,7 @@ Frozen slotted dataclasses, like the parse results: the binding fills their slot
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Callable, Dict, Optional, Union
 
@@ -31,36 +32,45 @@ def _wrong(event: object, field: str, wants: str, value: object) -> MessageTypeE
     return MessageTypeError(f"{type(event).__name__}.{field} must be {wants}, not a {type_name(value)}")
 
 
-def _check_index(event: object, field: str, index: object) -> None:
-    """An int from 0 below 2**64 (a bool is no index); the value is not shown."""
+def _check_index(event: object, field: str, index: object) -> object:
+    """An int from 0 below 2**64, as a plain int (anything with ``__index__``, such as a NumPy
+    integer, is read as one; a bool is no index); the value is not shown."""
     if index.__class__ is int and 0 <= index < _INDEX_END:
-        return
+        return index
     wants = "a non-negative int below 2**64"
-    if isinstance(index, bool) or not isinstance(index, int):
+    if isinstance(index, bool):
         raise _wrong(event, field, wants, index)
-    if not 0 <= index < _INDEX_END:
+    try:
+        number = operator.index(index)  # type: ignore[arg-type]
+    except TypeError:
+        raise _wrong(event, field, wants, index) from None
+    if not 0 <= number < _INDEX_END:
         raise MessageError(f"{type(event).__name__}.{field} must be {wants}, not out of range")
+    return int(number)
 
 
-def _check_text(event: object, field: str, value: object) -> None:
+def _check_text(event: object, field: str, value: object) -> object:
     if not isinstance(value, str):
         raise _wrong(event, field, "a str", value)
+    return value
 
 
-def _check_optional_text(event: object, field: str, value: object) -> None:
-    if value is not None:
-        _check_text(event, field, value)
+def _check_optional_text(event: object, field: str, value: object) -> object:
+    return value if value is None else _check_text(event, field, value)
 
 
-def _check_bool(event: object, field: str, value: object) -> None:
+def _check_bool(event: object, field: str, value: object) -> object:
     if not isinstance(value, bool):
         raise _wrong(event, field, "a bool", value)
+    return value
 
 
-#: The check of a field by its annotation; a field not listed holds any object.
-_CHECKS: Dict[str, Callable[[object, str, object], None]] = {
+#: The check of a field by its annotation (each returns the value to keep); a field not listed
+#: holds any object. ``tests/test_result_classes.py`` holds every other field to a check.
+_CHECKS: Dict[str, Callable[[object, str, object], object]] = {
     "int": _check_index, "str": _check_text, "Optional[str]": _check_optional_text, "bool": _check_bool,
 }
+_UNCHECKED = frozenset({"call", "error"})
 
 
 class _Event:
@@ -73,7 +83,10 @@ class _Event:
         for field in fields(self):  # type: ignore[arg-type]
             check = _CHECKS.get(field.type)  # type: ignore[arg-type]
             if check is not None:
-                check(self, field.name, getattr(self, field.name))
+                value = getattr(self, field.name)
+                kept = check(self, field.name, value)
+                if kept is not value:
+                    object.__setattr__(self, field.name, kept)
 
 
 @dataclass(frozen=True, slots=True)

@@ -188,7 +188,6 @@ def parse_many(texts: Iterable[str], **options: Unpack[ParseOptions]) -> List[Pa
     return _core.parse(texts, **_core_arguments(options, "parse_many")[1])
 
 
-# Forge's parser does not type values by tool schemas yet: refused rather than ignored.
 def _tools_json(tools: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:
     """The JSON text of OpenAI tool definitions for the core, or None."""
     if tools is None:
@@ -220,7 +219,9 @@ def _core_arguments(options: Mapping[str, Any], caller: str) -> Tuple[Any, Dict[
         unknown = min(options.keys() - _OPTION_NAMES)
         raise MessageTypeError(f"{caller}() got an unexpected keyword argument {unknown!r}")
     arguments = dict(options)
-    dialect = arguments.pop("dialect", "forge")
+    dialect = arguments.pop("dialect", None)
+    if dialect is None:  # None is the default, as for every option
+        dialect = "forge"
     tools = arguments.pop("tools", None)
     if tools is not None:
         arguments["tools_json"] = _tools_json(tools)
@@ -236,7 +237,8 @@ def _core_arguments(options: Mapping[str, Any], caller: str) -> Tuple[Any, Dict[
         raise MessageTypeError(f"dialect must be a str or an agentmsg.Dialect, not {type_name(dialect)}")
     if isinstance(dialect, str) and dialect not in DIALECTS:
         raise MessageError(f"unknown dialect {describe(dialect)}; valid: {', '.join(DIALECTS)}")
-    given = [name for name, default in _FORGE_DEFAULTS.items() if arguments.pop(name, default) != default]
+    given = [name for name, default in _FORGE_DEFAULTS.items()
+             if (value := arguments.pop(name, None)) is not None and value != default]
     if given:
         raise MessageError(f"{', '.join(given)}: an option of the forge dialect only, not of {dialect!r}")
     arguments["dialect"] = dialect

@@ -138,6 +138,10 @@ impl<'py> Keywords<'py> {
         let Some(dialect) = &self.dialect else {
             return Err(ErrorClass::MessageType.new_err(py, "dialect must be a str, not NoneType"));
         };
+        if self.is_forge() {
+            let message = "dialect 'forge' is not read here: Forge's format has its own parser (agentmsg.StreamParser)";
+            return Err(ErrorClass::Message.new_err(py, message));
+        }
         let forge_only = [("thinking", &self.thinking), ("tool_format", &self.tool_format),
             ("code_fences", &self.code_fences), ("max_calls", &self.max_calls)];
         let given: Vec<&str> = forge_only.iter().filter(|(_, value)| value.is_some()).map(|(name, _)| *name).collect();

@@ -107,7 +107,7 @@ fn positions_of_role(
     let name = intern!(py, "role");
     // `role` read straight from its slot for items of exactly `message_type`: the attribute
     // lookup was nearly all of the pass's time.
-    let slotted = SlottedClass::new(message_type, ["role"])?.ok();
+    let slotted = SlottedClass::new(message_type, ["role"]).ok().and_then(Result::ok);
     let mut found = Vec::new();
     for (index, item) in messages.try_iter()?.enumerate() {
         let item = item?;
