@@ -295,7 +295,6 @@ def test_gpt_oss(text, expected, options):
 # -- properties -----------------------------------------------------------------------------
 
 ALL = [("hermes", HERMES), ("qwen3_coder", QWEN), ("gpt_oss", GPT_OSS)]
-CASES = [(dialect, p.values[0], p.values[2]) for dialect, cases in ALL for p in cases]
 
 FRAGMENTS = {
     "hermes": ["<tool_call>", "</tool_call>", "<think>", "</think>", '{"name": "f", "arguments": ', "{", "}",
@@ -329,29 +328,48 @@ def marker_soup(fragments, data):
     return text, data.draw(st.lists(st.integers(0, len(text)), max_size=20))
 
 
-def check_marker_soup(dialect, fragments, data, start_in_thinking):
-    """A text drawn from ``fragments``, cut at drawn places, streams as it parses whole."""
+def check_marker_soup(dialect, fragments, data, start_in_thinking=False):
+    """A text drawn from ``fragments``, cut at drawn places, streams as it parses whole, and
+    nothing is lost: every character is in the text, thinking, a call or an issue, and each
+    issue's span holds its raw text."""
     text, cuts = marker_soup(fragments, data)
     whole = dialects.parse(text, dialect=dialect, start_in_thinking=start_in_thinking)
     events, result = stream(text, dialect, {"start_in_thinking": start_in_thinking}, split(text, cuts))
     assert result == whole
     check_events(events, result)
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.sampled_from(CASES), st.lists(st.integers(0, 400), max_size=30))
-def test_random_chunkings_of_every_case(picked, cuts):
-    chunking_agrees(*picked, cuts)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.sampled_from(list(FRAGMENTS)), st.data())
-def test_arbitrary_marker_soup_streams_as_whole(dialect, data):
-    text, cuts = marker_soup(FRAGMENTS[dialect], data)
-    whole = chunking_agrees(dialect, text, {}, cuts)
-    # Nothing is lost: every character is in the text, thinking, a call or an issue.
     kept = sum(len(b.text) for b in whole.blocks if isinstance(b, agentmsg.TextBlock))
     assert kept + sum(map(len, whole.thinking)) + sum(len(e.raw) for e in whole.errors) <= len(text)
+    for issue in whole.errors:
+        assert text[issue.span[0]:issue.span[1]] == issue.raw
+
+
+def chunkings_test(dialect_cases, max_examples):
+    """The property test of a file of conformance cases (``(dialect, cases)`` pairs): every case,
+    cut at random places, streams as it parses whole."""
+    picks = [(dialect, p.values[0], p.values[2]) for dialect, cases in dialect_cases for p in cases]
+
+    @settings(max_examples=max_examples, deadline=None)
+    @given(st.sampled_from(picks), st.lists(st.integers(0, 400), max_size=30))
+    def test(picked, cuts):
+        chunking_agrees(*picked, cuts)
+
+    return test
+
+
+def marker_soup_test(fragments, any_start=False):
+    """The property test of random texts of each dialect's ``fragments`` (see
+    :func:`check_marker_soup`); ``any_start``: the stream may also start inside reasoning."""
+    @settings(max_examples=300, deadline=None)
+    @given(st.sampled_from(list(fragments)), st.data())
+    def test(dialect, data):
+        start_in_thinking = data.draw(st.booleans()) if any_start else False
+        check_marker_soup(dialect, fragments[dialect], data, start_in_thinking)
+
+    return test
+
+
+test_random_chunkings_of_every_case = chunkings_test(ALL, 150)
+test_arbitrary_marker_soup_streams_as_whole = marker_soup_test(FRAGMENTS)
 
 
 # -- API ------------------------------------------------------------------------------------

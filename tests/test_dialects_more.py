@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from agentmsg import dialects
 from agentmsg.dialects import StreamParser
 from agentmsg.parsing import ToolCallDelta
-from test_dialects import TOOLS, case, check_events, chunking_agrees, marker_soup, run_case, split, stream
+from test_dialects import TOOLS, case, check_events, chunkings_test, marker_soup_test, run_case, split, stream
 
 # -- mistral --------------------------------------------------------------------------------
 
@@ -213,7 +213,6 @@ def test_pythonic_streams_arguments_as_values_arrive():
 # -- properties -----------------------------------------------------------------------------
 
 ALL = [("mistral", MISTRAL), ("llama3_json", LLAMA), ("pythonic", PYTHONIC)]
-CASES = [(dialect, p.values[0], p.values[2]) for dialect, cases in ALL for p in cases]
 
 FRAGMENTS = {
     "mistral": [TC, "[ARGS]", "[CALL_ID]", "abc", "[THINK]", "[/THINK]", "f", "[", "]", "{", "}", '"', "\\", "x",
@@ -225,19 +224,8 @@ FRAGMENTS = {
 }
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.sampled_from(CASES), st.lists(st.integers(0, 400), max_size=30))
-def test_random_chunkings_of_every_case(picked, cuts):
-    chunking_agrees(*picked, cuts)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.sampled_from(list(FRAGMENTS)), st.data())
-def test_arbitrary_marker_soup_streams_as_whole(dialect, data):
-    text, cuts = marker_soup(FRAGMENTS[dialect], data)
-    whole = chunking_agrees(dialect, text, {}, cuts)
-    for issue in whole.errors:
-        assert text[issue.span[0]:issue.span[1]] == issue.raw
+test_random_chunkings_of_every_case = chunkings_test(ALL, 150)
+test_arbitrary_marker_soup_streams_as_whole = marker_soup_test(FRAGMENTS)
 
 
 def as_json_data(value):

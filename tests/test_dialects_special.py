@@ -10,13 +10,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import agentmsg
 from agentmsg import dialects
 from agentmsg.dialects import StreamParser, openai_deltas
-from test_dialects import ID, TOOLS, case, check_marker_soup, chunking_agrees, run_case, stream
+from test_dialects import ID, TOOLS, case, chunkings_test, marker_soup_test, run_case
 
 # -- deepseek_v3 and deepseek_v31 ----------------------------------------------------------------
 
@@ -383,7 +381,6 @@ def test_something_else_as_dialect_is_a_type_error():
 
 ALL = [("deepseek_v3", DEEPSEEK_V3), ("deepseek_v31", DEEPSEEK_V31), ("kimi_k2", KIMI), ("glm45", GLM),
        (MINE, CUSTOM), (MINE_XML, CUSTOM_ELEMENTS), (MINE_GLM, CUSTOM_GLM)]
-CASES = [(dialect, p.values[0], p.values[2]) for dialect, cases in ALL for p in cases]
 
 FRAGMENTS = {
     "deepseek_v3": [SECTION, SECTION_END, CALL, CALL_END, SEP, "function", "f", "\n```json\n", "```", "<think>",
@@ -401,13 +398,5 @@ FRAGMENTS = {
 }
 
 
-@settings(max_examples=120, deadline=None)
-@given(st.sampled_from(CASES), st.lists(st.integers(0, 400), max_size=30))
-def test_random_chunkings_of_every_case(picked, cuts):
-    chunking_agrees(*picked, cuts)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.sampled_from(list(FRAGMENTS)), st.data())
-def test_arbitrary_marker_soup_streams_as_whole(dialect, data):
-    check_marker_soup(dialect, FRAGMENTS[dialect], data, start_in_thinking=data.draw(st.booleans()))
+test_random_chunkings_of_every_case = chunkings_test(ALL, 120)
+test_arbitrary_marker_soup_streams_as_whole = marker_soup_test(FRAGMENTS, any_start=True)

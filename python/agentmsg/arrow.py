@@ -105,5 +105,5 @@ def parse_arrow(texts: Any, **options: Unpack[ParseOptions]) -> Any:
     """
     from .parsing import _core_arguments
 
-    arguments = _core_arguments(options, "parse_arrow")[1]
+    arguments = _core_arguments(options, "parse_arrow")
     return _per_chunk(texts, lambda chunk: _core.parse_arrow(chunk, **arguments))

@@ -168,7 +168,7 @@ def parse(text: str, **options: Unpack[ParseOptions]) -> Parsed:
         raise MessageTypeError(f"text must be a str, not {type_name(text)}")
     if not options:
         return _core.parse(text)
-    parsed: Parsed = _core.parse(text, **_core_arguments(options, "parse")[1])
+    parsed: Parsed = _core.parse(text, **_core_arguments(options, "parse"))
     return parsed
 
 
@@ -185,7 +185,7 @@ def parse_many(texts: Iterable[str], **options: Unpack[ParseOptions]) -> List[Pa
         raise MessageTypeError("texts must be a sequence of str, not a single str")
     if not options:
         return _core.parse(texts)
-    return _core.parse(texts, **_core_arguments(options, "parse_many")[1])
+    return _core.parse(texts, **_core_arguments(options, "parse_many"))
 
 
 def _tools_json(tools: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:
@@ -211,10 +211,10 @@ _FORGE_DEFAULTS = {"thinking": "auto", "tool_format": "auto", "code_fences": Tru
 _OPTION_NAMES = frozenset(ParseOptions.__optional_keys__)
 
 
-def _core_arguments(options: Mapping[str, Any], caller: str) -> Tuple[Any, Dict[str, Any]]:
-    """The dialect that ``options`` (a :class:`~agentmsg.options.ParseOptions`) name and the
-    keyword arguments of its core parser, every option checked: the one reader of the parsers'
-    options, so that each function names a bad one alike."""
+def _core_arguments(options: Mapping[str, Any], caller: str) -> Dict[str, Any]:
+    """The keyword arguments of the core parser that ``options`` (a
+    :class:`~agentmsg.options.ParseOptions`) name, ``dialect`` among them unless it is Forge's,
+    every option checked: the one reader of the parsers' options, so each names a bad one alike."""
     if not options.keys() <= _OPTION_NAMES:
         unknown = min(options.keys() - _OPTION_NAMES)
         raise MessageTypeError(f"{caller}() got an unexpected keyword argument {unknown!r}")
@@ -229,7 +229,7 @@ def _core_arguments(options: Mapping[str, Any], caller: str) -> Tuple[Any, Dict[
         thinking, tool_format = arguments.get("thinking"), arguments.get("tool_format")
         if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
             _check_mode_names(thinking, tool_format)
-        return dialect, arguments
+        return arguments
     # A dialect other than Forge's has its own syntax: the Forge options do not apply to it.
     from .dialects import DIALECTS, Dialect
 
@@ -242,7 +242,7 @@ def _core_arguments(options: Mapping[str, Any], caller: str) -> Tuple[Any, Dict[
     if given:
         raise MessageError(f"{', '.join(given)}: an option of the forge dialect only, not of {dialect!r}")
     arguments["dialect"] = dialect
-    return dialect, arguments
+    return arguments
 
 
 class StreamParser(_core.StreamParser):
@@ -270,8 +270,8 @@ class StreamParser(_core.StreamParser):
     def __new__(cls, **options: Unpack[ParseOptions]) -> Any:
         if not options:
             return super().__new__(cls)
-        dialect, arguments = _core_arguments(options, "StreamParser")
-        if dialect == "forge":
+        arguments = _core_arguments(options, "StreamParser")
+        if "dialect" not in arguments:
             return super().__new__(cls, **arguments)
         from .dialects import StreamParser as DialectStreamParser
 

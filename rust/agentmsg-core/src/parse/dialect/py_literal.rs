@@ -3,7 +3,7 @@
 //!
 //! - Strings: `'…'`, `"…"`, triple-quoted, with the prefixes `u` and `r` (any case), and every
 //!   escape of Python string literals (`\\ \' \" \a \b \f \n \r \t \v`, octal `\ooo`, `\xhh`,
-//!   `\uXXXX`, `\UXXXXXXXX`, `\N{NAME}`, a backslash-newline continuation; an unknown escape
+//!   `\uHHHH`, `\UHHHHHHHH` (hex digits), `\N{NAME}`, a backslash-newline continuation; an unknown escape
 //!   keeps its backslash, as Python does). Bytes, f-strings and lone surrogates are errors.
 //! - Numbers: ints (with `_`, `0x`/`0o`/`0b`; at most 4300 characters, Python's own limit),
 //!   floats (finite), an optional sign. Complex numbers are errors.
