@@ -11,7 +11,9 @@ first time it is used (PEP 562), so the import costs no more than ``import tikto
 program pays only for the parts it uses (``tests/test_import_time.py``).
 """
 
-from typing import TYPE_CHECKING, Any, List
+# Not ``typing.TYPE_CHECKING``: importing typing would load a dozen modules (re, enum, functools,
+# ...) into a program that never uses them. Type checkers read any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 
 __version__ = "0.1.0"
 
@@ -104,22 +106,21 @@ if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     from .transcripts import *  # noqa: F401,F403
     from .workbench import *  # noqa: F401,F403
 else:
-    import importlib
+    import sys as _sys
 
-    _loaded: List[str] = []
+    _loaded: "list[str]" = []
 
-    def _exported(module: Any, name: str) -> Any:
-        return _DIALECT_NAMES if name == "dialects" else module.__all__
-
-    def _load(name: str) -> List[str]:
+    def _load(name: str) -> "list[str]":
         """Imports ``agentmsg.<name>`` and binds its public names here; returns them."""
-        module = importlib.import_module(f"{__name__}.{name}")
-        names = list(_exported(module, name))
+        full_name = f"{__name__}.{name}"
+        __import__(full_name)  # not importlib.import_module: importlib loads warnings and more
+        module = _sys.modules[full_name]
+        names = list(_DIALECT_NAMES if name == "dialects" else module.__all__)
         globals().update({public: getattr(module, public) for public in names})
         _loaded.append(name)
         return names
 
-    def __getattr__(name: str) -> Any:
+    def __getattr__(name: str) -> object:
         if name.startswith("_"):  # dunder probes, and private submodules the import system finds
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         for module in _MODULES:
@@ -130,5 +131,5 @@ else:
         except KeyError:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
-    def __dir__() -> List[str]:
+    def __dir__() -> "list[str]":
         return sorted(set(globals()) | set(__all__))
