@@ -4,9 +4,9 @@
 
 use pyo3::prelude::*;
 
-/// Results are built on rayon's threads and freed on Python's; glibc's malloc serializes such
-/// cross-thread frees on its arena locks (parse_many gained nothing from a second core), which
-/// mimalloc does not.
+/// mimalloc (v2, local-dynamic TLS; the features are in the workspace `Cargo.toml`): results are
+/// built on rayon's threads and freed on Python's, and glibc's malloc was slower on the batch
+/// counts and trims (`docs/architecture.md` has the figures and why not mimalloc v3).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
