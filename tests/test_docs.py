@@ -1,29 +1,222 @@
-"""Every example in the guides (docs/*.md) runs and gives what it shows."""
+"""Every example in README.md and the guides (docs/*.md) runs and gives what it shows.
 
-import doctest
+The tests find the examples by these conventions; a page follows them or this file fails:
+
+- A ```python block is a doctest: `>>>` and `...` lines, each followed by what it prints
+  (ELLIPSIS and NORMALIZE_WHITESPACE apply: `...` in an output stands for what the reader need
+  not see, such as a generated id). It runs in a fresh interpreter with the package under test
+  on PYTHONPATH, from the repository root. Each README block runs on its own, as a reader copies
+  one block; a guide runs top to bottom in one interpreter, its blocks sharing names in the order
+  they are read (indented `>>>` examples in its prose count too). Every python block holds an
+  example. In a guide, a block that cannot run here (it needs a network service or a cluster)
+  says so on the line before it: `<!-- not run: REASON -->`; the README has no such block.
+- A ```console block is a terminal session, and the only place a page shows what a command
+  prints. A line starting with `$ ` is a command (a line ending in `\\` goes on to the next);
+  the lines after it, up to the next command, are what it prints, stdout and stderr together
+  (blank lines at the end of an output are not part of it). bash runs each command in a scratch
+  folder that sees the repository's `tests/` (so paths read as from the repository root, and
+  files a command writes land in the scratch folder), with `agentmsg` the command of the package
+  under test. It must exit with status 0 (`; echo $?` shows the status of one that fails), and
+  its output must equal the one shown, line by line once runs of blanks are squeezed. A table
+  column headed `us/turn` is a timing, a measurement rather than an output, and is not compared.
+- The other blocks are not run: ```bash commands to type (install, test), ```json data shapes,
+  a bare ``` layout. None of them shows output: a `$ ` line outside a console block fails.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import List, Tuple
 
 import pytest
 
 import agentmsg
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
-# Pages without Python examples: the architecture explains, and the command line's examples are
-# shell commands that tests/test_cli.py runs.
-WITHOUT_EXAMPLES = {"architecture.md", "cli.md"}
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
+GUIDES = sorted((REPO / "docs").glob("*.md"))
+PAGES = [README, *GUIDES]
+# The folder holding the agentmsg package this test imported: the fresh interpreters use it too.
+PACKAGE_ROOT = Path(agentmsg.__file__).resolve().parent.parent
+NOT_RUN = re.compile(r"<!-- not run: \S.* -->")
+TIMING_COLUMNS = {"us/turn"}
+COMMAND_TIMEOUT = 600
+
+# Runs one page's (or one block's) doctest in the interpreter it is given to: argv is the page
+# name and the line before the text; the text comes on stdin. Failures name the page's lines.
+DOCTEST_RUNNER = """
+import doctest, sys
+name, lineno = sys.argv[1], int(sys.argv[2])
+test = doctest.DocTestParser().get_doctest(sys.stdin.read(), {"__name__": "__main__"}, name, name, lineno)
+runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+runner.run(test)
+print(f"{runner.tries} examples, {runner.failures} failed")
+sys.exit(1 if runner.failures or not runner.tries else 0)
+"""
 
 
-def test_every_guide_is_checked():
-    assert {p.name for p in DOCS.glob("*.md")} - WITHOUT_EXAMPLES, "no guides found"
+@dataclass
+class Block:
+    page: Path
+    line: int  # the line of the opening fence, 1-based
+    info: str  # what follows the opening ```
+    lines: List[str]
+    note: str  # the line before the opening fence
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(REPO)}:{self.line}"
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in DOCS.glob("*.md") if p.name not in WITHOUT_EXAMPLES))
-def test_guide_examples(name):
-    # A closing code fence right after an expected output would read as part of that output.
-    text = "\n".join("" if line.strip() == "```" else line for line in (DOCS / name).read_text().splitlines())
-    test = doctest.DocTestParser().get_doctest(text, {"agentmsg": agentmsg}, name, str(DOCS / name), 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    result = runner.summarize(verbose=False)
-    assert result.attempted > 0, f"docs/{name} shows no example"
-    assert result.failed == 0
+def fenced_blocks(page: Path) -> List[Block]:
+    lines = page.read_text().splitlines()
+    blocks = []
+    index = 0
+    while index < len(lines):
+        if lines[index].startswith("```"):
+            end = index + 1
+            while not lines[end].startswith("```"):
+                end += 1
+            note = lines[index - 1] if index else ""
+            blocks.append(Block(page, index + 1, lines[index][3:].strip(), lines[index + 1 : end], note))
+            index = end
+        index += 1
+    return blocks
+
+
+def environment() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
+    env["PYTHONUNBUFFERED"] = "1"  # stdout and stderr interleave as on a terminal
+    env.pop("AGENTMSG_NUM_THREADS", None)
+    return env
+
+
+def run_doctest(text: str, name: str, lineno: int) -> None:
+    """Run `text` as a doctest in a fresh interpreter; `lineno` is the page line before it."""
+    result = subprocess.run(
+        [sys.executable, "-c", DOCTEST_RUNNER, name, str(lineno)],
+        input=text,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=environment(),
+        timeout=COMMAND_TIMEOUT,
+    )
+    if result.returncode:
+        pytest.fail(f"{name}:\n{result.stdout}{result.stderr}", pytrace=False)
+
+
+# -- python blocks ---------------------------------------------------------------------------------
+
+
+def python_blocks(page: Path) -> List[Block]:
+    return [b for b in fenced_blocks(page) if b.info == "python"]
+
+
+def readme_python_blocks() -> List[Block]:
+    return python_blocks(README)
+
+
+@pytest.mark.parametrize("block", readme_python_blocks(), ids=lambda b: b.where)
+def test_readme_python_block_runs_on_its_own(block):
+    run_doctest("\n".join(block.lines), "README.md", block.line)
+
+
+@pytest.mark.parametrize("page", [p for p in GUIDES if ">>> " in p.read_text()], ids=lambda p: p.name)
+def test_guide_examples(page):
+    # A closing fence right after an expected output would read as part of that output.
+    text = "\n".join("" if line.startswith("```") else line for line in page.read_text().splitlines())
+    run_doctest(text, f"docs/{page.name}", 0)
+
+
+@pytest.mark.parametrize("block", [b for page in PAGES for b in python_blocks(page)], ids=lambda b: b.where)
+def test_every_python_block_is_an_example_or_says_why_not(block):
+    if any(line.startswith(">>> ") for line in block.lines):
+        return
+    if block.page == README:
+        pytest.fail(f"{block.where}: a README block runs: write it as a doctest", pytrace=False)
+    if not NOT_RUN.fullmatch(block.note.strip()):
+        pytest.fail(f"{block.where}: a python block is a doctest, or says `<!-- not run: REASON -->` before it", pytrace=False)
+
+
+# -- console blocks --------------------------------------------------------------------------------
+
+
+def console_blocks() -> List[Block]:
+    return [b for page in PAGES for b in fenced_blocks(page) if b.info == "console"]
+
+
+def session(block: Block) -> List[Tuple[str, List[str]]]:
+    """The commands of a console block, each with the output lines shown after it."""
+    assert block.lines and block.lines[0].startswith("$ "), f"{block.where}: a session starts with `$ `"
+    commands: List[Tuple[str, List[str]]] = []
+    lines = iter(block.lines)
+    for line in lines:
+        if line.startswith("$ "):
+            command = line[2:]
+            while command.endswith("\\"):
+                command += "\n" + next(lines)
+            commands.append((command, []))
+        else:
+            commands[-1][1].append(line)
+    for _, output in commands:
+        while output and not output[-1].strip():
+            output.pop()
+    return commands
+
+
+def comparable(lines: List[str]) -> List[str]:
+    """Lines with runs of blanks squeezed and the timing columns left out."""
+    result = []
+    timed = False
+    for line in lines:
+        fields = line.split()
+        if not fields:
+            timed = False
+        elif fields[-1] in TIMING_COLUMNS:
+            timed = True
+        if timed:
+            fields = fields[:-1]
+        result.append(" ".join(fields))
+    return result
+
+
+@pytest.mark.parametrize("block", console_blocks(), ids=lambda b: b.where)
+def test_console_session_prints_what_the_page_shows(block, tmp_path):
+    (tmp_path / "tests").symlink_to(REPO / "tests")
+    shell = f'agentmsg() {{ "{sys.executable}" -m agentmsg "$@"; }}\n'
+    for command, shown in session(block):
+        result = subprocess.run(
+            ["bash", "-c", shell + command],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=tmp_path,
+            env=environment(),
+            timeout=COMMAND_TIMEOUT,
+        )
+        printed = result.stdout.splitlines()
+        if result.returncode:
+            pytest.fail(f"{block.where}: $ {command}\nexit status {result.returncode}\n{result.stdout}", pytrace=False)
+        assert comparable(printed) == comparable(shown), f"{block.where}: $ {command}"
+
+
+def test_commands_and_their_output_are_shown_only_in_console_blocks():
+    for page in PAGES:
+        for block in fenced_blocks(page):
+            if block.info != "console":
+                assert not any(line.startswith("$ ") for line in block.lines), (
+                    f"{block.where}: a command with its output goes in a ```console block"
+                )
+
+
+def test_the_examples_are_found():
+    assert len(readme_python_blocks()) >= 10
+    assert any(python_blocks(page) for page in GUIDES)
