@@ -18,9 +18,14 @@ The tests find the examples by these conventions; a page follows them or this fi
   files a command writes land in the scratch folder), with `agentmsg` the command of the package
   under test. It must exit with status 0 (`; echo $?` shows the status of one that fails), and
   its output must equal the one shown, line by line once runs of blanks are squeezed. A table
-  column headed `us/turn` is a timing, a measurement rather than an output, and is not compared.
-- The other blocks are not run: ```bash commands to type (install, test), ```json data shapes,
-  a bare ``` layout. None of them shows output: a `$ ` line outside a console block fails.
+  column headed `us/turn` is a timing, a measurement rather than an output, and is not compared
+  (the page says which run it comes from). With AGENTMSG_UPDATE_DOCS=1 the test also writes
+  what the commands printed into the pages, in place of what they show; review that diff.
+- The other blocks are not run: ```bash commands to type (install, test, benchmarks), ```json
+  data shapes, a bare ``` layout. None shows output: a `$ ` line outside a console block fails.
+
+Performance figures (ratios, times) are measurements, not outputs: the text beside each names the
+bench or run it comes from, and no test compares them.
 """
 
 from __future__ import annotations
@@ -46,6 +51,8 @@ PACKAGE_ROOT = Path(agentmsg.__file__).resolve().parent.parent
 NOT_RUN = re.compile(r"<!-- not run: \S.* -->")
 TIMING_COLUMNS = {"us/turn"}
 COMMAND_TIMEOUT = 600
+# AGENTMSG_UPDATE_DOCS=1 writes what each console command printed into its page (review the diff).
+UPDATE = os.environ.get("AGENTMSG_UPDATE_DOCS") == "1"
 
 # Runs one page's (or one block's) doctest in the interpreter it is given to: argv is the page
 # name and the line before the text; the text comes on stdin. Failures name the page's lines.
@@ -152,22 +159,35 @@ def console_blocks() -> List[Block]:
     return [b for page in PAGES for b in fenced_blocks(page) if b.info == "console"]
 
 
-def session(block: Block) -> List[Tuple[str, List[str]]]:
-    """The commands of a console block, each with the output lines shown after it."""
+CONSOLE_BLOCKS = console_blocks()  # as collected: their lines before AGENTMSG_UPDATE_DOCS writes
+
+
+@dataclass
+class Command:
+    text: str  # without the `$ `; continued lines joined with their newlines
+    shown: List[str]  # the output lines shown after it
+    first: int  # index in the block's lines of the first output line
+
+
+def session(block: Block) -> List[Command]:
+    """The commands of a console block, each with the output shown after it."""
     assert block.lines and block.lines[0].startswith("$ "), f"{block.where}: a session starts with `$ `"
-    commands: List[Tuple[str, List[str]]] = []
-    lines = iter(block.lines)
-    for line in lines:
+    commands: List[Command] = []
+    index = 0
+    while index < len(block.lines):
+        line = block.lines[index]
+        index += 1
         if line.startswith("$ "):
-            command = line[2:]
-            while command.endswith("\\"):
-                command += "\n" + next(lines)
-            commands.append((command, []))
+            text = line[2:]
+            while text.endswith("\\"):
+                text += "\n" + block.lines[index]
+                index += 1
+            commands.append(Command(text, [], index))
         else:
-            commands[-1][1].append(line)
-    for _, output in commands:
-        while output and not output[-1].strip():
-            output.pop()
+            commands[-1].shown.append(line)
+    for command in commands:
+        while command.shown and not command.shown[-1].strip():
+            command.shown.pop()
     return commands
 
 
@@ -187,25 +207,45 @@ def comparable(lines: List[str]) -> List[str]:
     return result
 
 
-@pytest.mark.parametrize("block", console_blocks(), ids=lambda b: b.where)
+def run_command(command: str, folder: Path) -> List[str]:
+    shell = f'agentmsg() {{ "{sys.executable}" -m agentmsg "$@"; }}\n'
+    result = subprocess.run(
+        ["bash", "-c", shell + command],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=folder,
+        env=environment(),
+        timeout=COMMAND_TIMEOUT,
+    )
+    if result.returncode:
+        pytest.fail(f"$ {command}\nexit status {result.returncode}\n{result.stdout}", pytrace=False)
+    return result.stdout.splitlines()
+
+
+def write_outputs(block: Block, outputs: List[List[str]]) -> None:
+    """Put what the commands printed in place of what the page shows (AGENTMSG_UPDATE_DOCS=1)."""
+    # Read the block again: an earlier block of the page may have changed length.
+    same_page = [b for b in CONSOLE_BLOCKS if b.page == block.page]
+    current = [b for b in fenced_blocks(block.page) if b.info == "console"][
+        [b.line for b in same_page].index(block.line)
+    ]
+    lines = block.page.read_text().split("\n")
+    for command, output in reversed(list(zip(session(current), outputs))):
+        first = current.line + command.first  # the page index of its first output line
+        lines[first : first + len(command.shown)] = output
+    block.page.write_text("\n".join(lines))
+
+
+@pytest.mark.parametrize("block", CONSOLE_BLOCKS, ids=lambda b: b.where)
 def test_console_session_prints_what_the_page_shows(block, tmp_path):
     (tmp_path / "tests").symlink_to(REPO / "tests")
-    shell = f'agentmsg() {{ "{sys.executable}" -m agentmsg "$@"; }}\n'
-    for command, shown in session(block):
-        result = subprocess.run(
-            ["bash", "-c", shell + command],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            cwd=tmp_path,
-            env=environment(),
-            timeout=COMMAND_TIMEOUT,
-        )
-        printed = result.stdout.splitlines()
-        if result.returncode:
-            pytest.fail(f"{block.where}: $ {command}\nexit status {result.returncode}\n{result.stdout}", pytrace=False)
-        assert comparable(printed) == comparable(shown), f"{block.where}: $ {command}"
+    printed = [(command, run_command(command.text, tmp_path)) for command in session(block)]
+    if UPDATE and any(comparable(output) != comparable(command.shown) for command, output in printed):
+        write_outputs(block, [output for _, output in printed])
+    for command, output in printed:
+        assert comparable(output) == comparable(command.shown), f"{block.where}: $ {command.text}"
 
 
 def test_commands_and_their_output_are_shown_only_in_console_blocks():
@@ -219,4 +259,5 @@ def test_commands_and_their_output_are_shown_only_in_console_blocks():
 
 def test_the_examples_are_found():
     assert len(readme_python_blocks()) >= 10
+    assert len(console_blocks()) >= 4
     assert any(python_blocks(page) for page in GUIDES)
