@@ -25,7 +25,8 @@ The tests find the examples by these conventions; a page follows them or this fi
   data shapes, a bare ``` layout. None shows output: a `$ ` line outside a console block fails.
 
 Performance figures (ratios, times) are measurements, not outputs: the text beside each names the
-bench or run it comes from, and no test compares them.
+bench or run it comes from, and no test compares them. The sizes of the tests' own tables that the
+pages quote in prose are checked at the end of this file.
 """
 
 from __future__ import annotations
@@ -261,3 +262,28 @@ def test_the_examples_are_found():
     assert len(readme_python_blocks()) >= 10
     assert len(console_blocks()) >= 4
     assert any(python_blocks(page) for page in GUIDES)
+
+
+# -- counts of the tests' own tables that the pages quote -------------------------------------------
+
+
+def quoted(page: Path, pattern: str) -> int:
+    found = re.findall(pattern, page.read_text())
+    assert found, f"{page.name} no longer says {pattern!r}: update this test"
+    assert len(set(found)) == 1, f"{page.name} quotes {pattern!r} differently: {found}"
+    return int(found[0].replace(",", ""))
+
+
+def test_the_sizes_of_the_test_tables_are_quoted_as_they_are():
+    import adversarial
+    import test_convert_hostile
+
+    families = len(adversarial.FAMILIES)
+    assert quoted(README, r"([\d,]+) adversarial families") == families
+    assert quoted(README, r"over ([\d,]+) shapes") == families
+    assert quoted(REPO / "docs" / "parsing.md", r"generates ([\d,]+) families") == families
+    cases = test_convert_hostile.CASES
+    assert quoted(README, r"tested over ([\d,]+) calls") == len(cases)
+    assert quoted(REPO / "docs" / "convert.md", r"holds the table \(([\d,]+) calls") == len(cases)
+    langchain = sum(case[0] in ("from_langchain", "to_langchain") for case in cases)
+    assert quoted(REPO / "docs" / "langchain.md", r"\(([\d,]+) cases: every field of a LangChain") == langchain
