@@ -208,3 +208,11 @@ def test_an_unknown_model_is_an_encoding_error():
     with pytest.raises(agentmsg.EncodingError) as caught:
         resolve_encoding("llama-3")
     assert isinstance(caught.value, ValueError)
+
+
+def test_workbench_no_timings_drops_the_time_columns(capsys):
+    code, out, _ = run(capsys, "workbench", SIMPLE, "--strategy", "trim", "--budget", "1000", "--no-timings")
+    assert code == 0 and out.splitlines()[0].split()[-1] == "recall"
+    code, out, _ = run(capsys, "workbench", SIMPLE, "--strategy", "trim", "--budget", "1000", "--csv", "-",
+                       "--no-timings")
+    assert code == 0 and out.splitlines()[0].endswith(",user_turns,recall")

@@ -323,14 +323,15 @@ def _workbench(args: argparse.Namespace) -> int:
     to_stdout = "-" in (args.json, args.csv)  # machine output replaces the table
     if args.per_transcript and not to_stdout:
         for name in dict.fromkeys(r.transcript for r in report.rows):
-            print(f"{name}:\n{report.table([r for r in report.rows if r.transcript == name])}\n")
+            rows = [r for r in report.rows if r.transcript == name]
+            print(f"{name}:\n{report.table(rows, timings=args.timings)}\n")
         print("all transcripts:")
     if not to_stdout:
-        print(report.table())
+        print(report.table(timings=args.timings))
     if args.json:
-        report.write_json(args.json)
+        report.write_json(args.json, timings=args.timings)
     if args.csv:
-        report.write_csv(args.csv)
+        report.write_csv(args.csv, timings=args.timings)
     if args.plot:
         report.plot(args.plot)
     return 0
@@ -430,6 +431,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--plot", metavar="PATH", help="write a PNG plot (needs agentmsg[plot])")
     bench.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar on stderr (default: when stderr is a terminal)")
+    bench.add_argument("--timings", action=argparse.BooleanOptionalAction, default=True,
+                       help="the time columns (default: on); --no-timings leaves out the only measures that "
+                            "differ between runs, so the same input gives the same output byte for byte")
     return parser
 
 

@@ -174,6 +174,16 @@ def _new_id() -> str:
     return f"{_ID_PREFIX}{next(_id_counter):016x}"
 
 
+def _give_ids(messages: Sequence["Message"], prefix: str) -> None:
+    """Gives each message that has no id yet the id ``prefix`` + its position as 16 hex digits
+    (the shape of a made id, with a prefix the caller derives from the input instead of a random
+    one), so the same input always gives the same ids. Only for messages just built, whose id
+    nobody has read: it fills the lazy id slot."""
+    for position, message in enumerate(messages):
+        if message._id is None:
+            _set_id(message, f"{prefix}{position:016x}")
+
+
 def _check_content(role: Role, content: Tuple[Block, ...]) -> None:
     # One pass: block placement, and whether anything but empty text is there.
     empty = True

@@ -29,6 +29,7 @@ the line and the reason, in one line.
 from __future__ import annotations
 
 import ast
+import hashlib
 import io
 import itertools
 import json
@@ -42,7 +43,7 @@ from .blocks import ToolUseBlock
 from .convert import from_anthropic, from_bedrock, from_openai
 from .errors import AgentMsgError, MessageTypeError
 from .normalize import read_messages
-from .message import Message
+from .message import Message, _give_ids
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs
@@ -418,21 +419,40 @@ def _parse_lines(lines: Iterator[bytes], path: str, fmt: str) -> Iterator[Transc
         second = next(rest, None)
         if second is None:
             messages, used = _read(first, fmt, path, None)
-            yield Transcript(_stem(path), messages, _label(used, "JSON"), path)
+            yield _transcript(_stem(path), messages, _label(used, "JSON"), path, None, _ids_of(first_text))
             return
         for number, text in itertools.chain([(first_number, first_text), second], rest):
-            yield _record(first if number == first_number else _json(text, path, number), fmt, path, number)
+            yield _record(first if number == first_number else _json(text, path, number), fmt, path, number, text)
         return
     if isinstance(first, dict):  # one message per line: one conversation
-        items = [first] + [_json(text, path, number) for number, text in _record_lines(lines, path, first_number)]
+        ids = _ids_of(first_text)
+        items = [first]
+        for number, text in _record_lines(lines, path, first_number):
+            ids.update(text.encode())
+            items.append(_json(text, path, number))
         messages, used = _read(items, fmt, path, None)
-        yield Transcript(_stem(path), messages, _label(used, "JSONL, one message per line"), path)
+        yield _transcript(_stem(path), messages, _label(used, "JSONL, one message per line"), path, None, ids)
         return
     body = first_text + "".join(_decode(raw, path, number, False)
                                 for number, raw in enumerate(lines, start=first_number + 1))
     data = _json(body, path, first_number)
     messages, used = _read(data, fmt, path, None)
-    yield Transcript(_stem(path), messages, _label(used, "JSON"), path)
+    yield _transcript(_stem(path), messages, _label(used, "JSON"), path, None, _ids_of(body))
+
+
+def _ids_of(text: str) -> "hashlib.blake2b":
+    """The hash that names a conversation's messages: of the text it was read from (fed more
+    text with ``update``; see :func:`_transcript`)."""
+    return hashlib.blake2b(text.encode(), digest_size=8)
+
+
+def _transcript(name: str, messages: List[Message], fmt: str, path: str, line: Optional[int],
+                ids: "hashlib.blake2b") -> Transcript:
+    # A message the file gives no id gets one from the conversation's text and its position:
+    # made ids are random per process, and they reach what a model reads (compress's hint), so
+    # reading the same file must give the same ids for a replay to give the same figures.
+    _give_ids(messages, f"msg_{ids.hexdigest()}")
+    return Transcript(name, messages, fmt, path, line)
 
 
 def _label(used: str, container: str) -> str:
@@ -446,14 +466,14 @@ def _record_lines(lines: Iterator[bytes], path: str, after: int) -> Iterator[Tup
             yield number, text
 
 
-def _record(data: Any, fmt: str, path: str, number: int) -> Transcript:
+def _record(data: Any, fmt: str, path: str, number: int, text: str) -> Transcript:
     if not isinstance(data, (dict, list)):
         raise TranscriptError(path, number, f"expected a conversation on this line, not {type(data).__name__}")
     messages, used = _read(data, fmt, path, number)
     label = None if isinstance(data, list) else next(
         (str(data[k]) for k in ("instance_id", "id", "name") if isinstance(data.get(k), (str, int))), None)
     name = f"{_stem(path)}:{label or number}"
-    return Transcript(name, messages, _label(used, "JSONL, one conversation per line"), path, number)
+    return _transcript(name, messages, _label(used, "JSONL, one conversation per line"), path, number, _ids_of(text))
 
 
 def load_transcript(source: Source, format: str = "auto") -> Transcript:
