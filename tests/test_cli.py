@@ -210,6 +210,25 @@ def test_an_unknown_model_is_an_encoding_error():
     assert isinstance(caught.value, ValueError)
 
 
+def test_a_folder_without_transcripts_is_one_line_and_exit_1(capsys, tmp_path):
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    for command in (["stats"], ["count"], ["convert", "--to", "openai"], ["trim", "--max-tokens", "100"],
+                    ["workbench", "--budget", "100"]):
+        code, out, err = run(capsys, *command, str(tmp_path))
+        assert (code, out) == (1, "") and err == (
+            f"agentmsg: error: {tmp_path}: no .json, .jsonl or .traj file in this folder (it holds 1 broken or "
+            "looping link)\n"), command
+
+
+def test_an_int_past_the_digit_limit_names_file_and_line(capsys, tmp_path):
+    path = tmp_path / "big.jsonl"
+    path.write_text('{"role": "user", "content": "x"}\n{"role": "assistant", "content": "y", "metadata": {"n": '
+                    + "9" * 4301 + "}}\n")
+    code, _, err = run(capsys, "stats", str(path))
+    assert code == 1 and err == (f"agentmsg: error: {path}: line 2: an integer of 4301 digits (column 57): JSON ints "
+                                 "are read up to 4300 digits (Python's int conversion limit)\n")
+
+
 def test_workbench_no_timings_drops_the_time_columns(capsys):
     code, out, _ = run(capsys, "workbench", SIMPLE, "--strategy", "trim", "--budget", "1000", "--no-timings")
     assert code == 0 and out.splitlines()[0].split()[-1] == "recall"
