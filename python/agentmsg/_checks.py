@@ -56,6 +56,18 @@ def describe(value: object) -> str:
     return f"a {type_name(value)}"
 
 
+def utf8_text(text: str) -> str:
+    """``text`` with each character UTF-8 cannot carry (a lone surrogate) written as its
+    ``\\u`` escape, for plain-text output such as a file name in a table.
+
+    >>> utf8_text("a\\ud800b")
+    'a\\\\ud800b'
+    """
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def where_label(where: object) -> str:
     """A caller-given place name (``where=`` arguments): a str, cut to a bounded length."""
     if not isinstance(where, str):

@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache, partial
 from typing import IO, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Sized, Tuple, Union
 
-from ._checks import describe, optional_str, require_bool, require_int, require_str, type_name
+from ._checks import describe, optional_str, require_bool, require_int, require_str, type_name, utf8_text
 from .compaction import Compactor, compress, prune_tool_outputs, summarize
 from .errors import AgentMsgError, MessageError, MessageTypeError
 from .estimate import measured_text
@@ -661,7 +661,7 @@ class WorkbenchReport:
         lines = [header + (f" {'us/turn':>8}" if timings else "")]
         for r in self.overall if rows is None else rows:
             lines.append(
-                f"{r.strategy:<18} {r.budget:>6} {r.tokens_mean:>7.0f} {r.tokens_p95:>6} {r.tokens_max:>6} "
+                f"{utf8_text(r.strategy):<18} {r.budget:>6} {r.tokens_mean:>7.0f} {r.tokens_p95:>6} {r.tokens_max:>6} "
                 f"{r.over_budget:>4} {r.kept_mean:>5.1f} {_percent(r.valid['openai']):>6} "
                 f"{_percent(r.valid['anthropic']):>6} {_percent(r.valid['bedrock']):>7} "
                 f"{_percent(r.prefix_stability):>6} {f'{r.tool_outputs_lost}/{r.tool_outputs}':>10} "
@@ -714,7 +714,10 @@ class WorkbenchReport:
                 data = r.to_dict()
                 for provider in PROVIDERS:
                     data[f"valid_{provider}"] = data["valid"][provider]
-                writer.writerow(["" if data[f] is None else data[f] for f in fields])
+                # A name holding a lone surrogate (read from a JSON escape) is written escaped:
+                # UTF-8 cannot carry it.
+                writer.writerow(["" if data[f] is None else utf8_text(data[f]) if isinstance(data[f], str)
+                                 else data[f] for f in fields])
 
     def plot(self, path: str) -> None:
         """A PNG of the overall rows: mean prompt tokens against prefix stability (one line per
