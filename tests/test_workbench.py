@@ -330,3 +330,17 @@ def test_timings_false_leaves_out_the_time_measures_only(report):
     with pytest.raises(agentmsg.MessageTypeError, match="^timings must be a bool, not str$"):
         report.to_dict(timings="no")
 
+
+def test_the_report_writes_to_a_path_or_a_file_object_and_refuses_a_descriptor(report, tmp_path):
+    import os
+
+    text = io.StringIO()
+    report.write_json(text, timings=False)
+    assert json.loads(text.getvalue()) == report.to_dict(timings=False) and not text.closed
+    report.write_csv(text)
+    assert not text.closed
+    for write in (report.write_json, report.write_csv, report.plot):
+        with pytest.raises(agentmsg.MessageTypeError) as caught:
+            write(1)
+        assert str(caught.value).startswith("path must be a file path") and str(caught.value).endswith("not int")
+    os.fstat(1)  # stdout is still open

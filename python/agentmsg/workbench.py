@@ -34,6 +34,7 @@ import contextlib
 import csv
 import json
 import math
+import os
 import re
 import statistics
 import sys
@@ -684,19 +685,20 @@ class WorkbenchReport:
         return {"encoding": self.encoding, "overall": [_row_dict(r, timings) for r in self.overall],
                 "transcripts": [_row_dict(r, timings) for r in self.rows]}
 
-    def write_json(self, path: str, *, timings: bool = True) -> None:
-        """Writes :meth:`to_dict` as JSON to ``path`` (``"-"``: stdout).
+    def write_json(self, path: Union[str, "os.PathLike[str]", IO[str]], *, timings: bool = True) -> None:
+        """Writes :meth:`to_dict` as JSON to ``path``: a file path, ``"-"`` (stdout) or a text
+        file open for writing (left open).
 
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "wb.json")
         >>> run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [9]).write_json(path)
         """
         data = self.to_dict(timings=timings)
-        with _opened(path) as handle:
+        with _opened(path, "path") as handle:
             json.dump(data, handle, indent=2)
             handle.write("\n")
 
-    def write_csv(self, path: str, *, timings: bool = True) -> None:
+    def write_csv(self, path: Union[str, "os.PathLike[str]", IO[str]], *, timings: bool = True) -> None:
         """Writes one CSV row per transcript x strategy x budget, then the ``(all)`` rows, to
         ``path`` (as for :meth:`write_json`); ``timings=False`` leaves out the time columns.
 
@@ -707,7 +709,7 @@ class WorkbenchReport:
         ['transcript', 'strategy', 'budget']
         """
         fields = [f for f in _CSV_FIELDS if require_bool(timings, "timings") or f not in _TIMING_FIELDS]
-        with _opened(path, newline="") as handle:
+        with _opened(path, "path", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(fields)
             for r in [*self.rows, *self.overall]:
@@ -719,15 +721,19 @@ class WorkbenchReport:
                 writer.writerow(["" if data[f] is None else utf8_text(data[f]) if isinstance(data[f], str)
                                  else data[f] for f in fields])
 
-    def plot(self, path: str) -> None:
+    def plot(self, path: Union[str, "os.PathLike[str]", IO[bytes]]) -> None:
         """A PNG of the overall rows: mean prompt tokens against prefix stability (one line per
-        strategy, a point per budget), and the share of valid prompts per strategy and provider.
+        strategy, a point per budget), and the share of valid prompts per strategy and provider,
+        written to ``path``: a file path or a binary file open for writing (left open).
         Needs matplotlib (``pip install 'agentmsg[plot]'``); without it raises
         :class:`MissingDependencyError`.
 
         >>> report = run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [9])
         >>> report.plot("/nonexistent/dir/x.png")  # doctest: +SKIP
         """
+        if isinstance(path, (int, bytes)) or not (
+                isinstance(path, (str, os.PathLike)) or callable(getattr(path, "write", None))):
+            raise MessageTypeError(f"path must be a file path or a binary file open for writing, not {type_name(path)}")
         try:
             import matplotlib
 
@@ -771,13 +777,22 @@ def _row_dict(row: ReplayMetrics, timings: bool) -> Dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _opened(path: str, newline: Optional[str] = None) -> Iterator[IO[str]]:
-    """``path`` opened for writing text, or stdout (left open) for ``"-"``."""
-    if path == "-":
+def _opened(path: object, what: str, newline: Optional[str] = None) -> Iterator[IO[str]]:
+    """``path`` opened for writing text; stdout for ``"-"``, and a caller's open file, both
+    left open. An int is refused: ``open`` would take it for a file descriptor and close it
+    (stdout, for 1) when done."""
+    if isinstance(path, str) and path == "-":
         yield sys.stdout
         return
-    with open(path, "w", encoding="utf-8", newline=newline) as handle:
-        yield handle
+    if isinstance(path, (str, os.PathLike)):
+        with open(path, "w", encoding="utf-8", newline=newline) as handle:
+            yield handle
+        return
+    if not isinstance(path, (int, bytes)) and callable(getattr(path, "write", None)):
+        yield path  # type: ignore[misc]  # a file object of the caller's
+        return
+    raise MessageTypeError(f"{what} must be a file path, '-' for stdout, or a text file open for writing, "
+                           f"not {type_name(path)}")
 
 
 def _mean(values: Sequence[float]) -> float:
