@@ -25,7 +25,6 @@ The call itself is written by :func:`agentmsg.format_tool_call` (its example sho
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Set, cast, TYPE_CHECKING
 
@@ -36,8 +35,8 @@ from ..estimate import ROLE_CODES
 from ..message import Message, Role
 from ..parsing import format_tool_call, format_tool_result, parse, parse_tool_result
 from ._common import (
-    ORPHAN_POLICIES, RAW_ARGUMENTS, ConversionWarning, Losses, build, check_dicts, check_messages,
-    json_text, require_dict, require_str, settle_tool_pairs, warn_dropped_results,
+    ORPHAN_POLICIES, RAW_ARGUMENTS, Losses, build, check_dicts, check_messages,
+    json_text, require_dict, require_str, settle_tool_pairs, warn_caller, warn_dropped_results,
 )
 
 if TYPE_CHECKING:
@@ -184,12 +183,8 @@ def _assistant_blocks(text: str, where: str) -> List[Any]:
     parsed = parse(text)
     if not parsed.errors:
         return parsed.blocks
-    warnings.warn(
-        f"{where}.content: {len(parsed.errors)} malformed tool call(s) kept as text "
-        f"({parsed.errors[0].message})",
-        ConversionWarning,
-        stacklevel=4,
-    )
+    warn_caller(f"{where}.content: {len(parsed.errors)} malformed tool call(s) kept as text "
+                f"({parsed.errors[0].message})")
     blocks: List[Any] = []
     start = 0
     for issue in parsed.errors:
@@ -290,7 +285,7 @@ def _linked_results(read: List[Any], on_orphan: str) -> List[Message]:
             out.append(build(f"messages[{index}]", lambda: Message.tool(
                 result, tool_id=tool_id, name=name, is_error=is_error)))
     if dropped:
-        warn_dropped_results("from_forge", sorted(dropped), stacklevel=4)
+        warn_dropped_results("from_forge", sorted(dropped))
     return out
 
 
