@@ -37,7 +37,7 @@ from .convert import (
 from .errors import AgentMsgError, EncodingError
 from .memory import trim
 from .message import Message, Role
-from ._checks import describe, utf8_text
+from ._checks import check_calls, describe, utf8_text
 from .encoding import TOKEN_ENCODINGS, resolve_encoding
 from .parsing import StreamParser, parse
 from .tokens import ENCODINGS, count_message_tokens
@@ -488,6 +488,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())
 
 
 if __name__ == "__main__":

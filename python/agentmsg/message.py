@@ -30,6 +30,7 @@ from .blocks import (
 )
 from ._checks import (
     MAX_JSON_DEPTH,
+    check_calls,
     describe,
     json_copy,
     json_copy_dict,
@@ -37,6 +38,7 @@ from ._checks import (
     require_bool,
     require_int,
     type_name,
+    unexpected_keyword,
 )
 from .errors import AgentMsgError, MessageError, MessageTypeError
 
@@ -47,8 +49,11 @@ class _RoleType(EnumMeta):
     def __call__(cls, value, *args, **kwargs):  # type: ignore[no-untyped-def]
         # Role(x) is a lookup: checked like every role argument (case-insensitive, typed error
         # naming the valid roles) instead of Enum's bare ValueError with the value's whole repr.
-        if args or kwargs:
-            return super().__call__(value, *args, **kwargs)
+        # It takes nothing else (Enum's functional API cannot extend an enum with members).
+        if kwargs:
+            raise unexpected_keyword("Role", min(kwargs), ["value"])
+        if args:
+            raise MessageTypeError(f"Role() takes one value, a role name, not {1 + len(args)}")
         return _to_role(value)
 
 
@@ -601,9 +606,9 @@ class Message(_MessageSlots):
         'm1'
         """
         values = dict(zip(_FIELDS, self._values()))
-        unknown = sorted(key[:40] for key in changes if key not in values)  # keys are str
+        unknown = [key for key in changes if key not in values]
         if unknown:
-            raise MessageTypeError(f"replace() got unknown fields: {', '.join(unknown[:5])}")
+            raise unexpected_keyword("Message.replace", min(unknown), _FIELDS)
         values.update(changes)
         role = values.pop("role")
         content = values.pop("content")
@@ -775,3 +780,7 @@ def tool(result: ContentInput, **kwargs: Any) -> Message:
 
 #: The fields of a message, in order (its ``repr`` and ``to_dict`` read them through this).
 _FIELDS = Message.__match_args__
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Generator, IO, Iterable, Iterator, List, Optional, Sequence, TYPE_CHECKING, Tuple, Union
 
-from ._checks import MAX_INT_DIGITS, describe, require_int, require_str, type_name, where_label
+from ._checks import MAX_INT_DIGITS, check_calls, describe, require_int, require_str, type_name, where_label
 from .blocks import ToolUseBlock
 from .convert import from_anthropic, from_bedrock, from_openai
 from .errors import AgentMsgError, MessageTypeError
@@ -579,3 +579,7 @@ def load_transcript(source: Source, format: str = "auto") -> Transcript:
     if extra is not None:
         raise TranscriptError(transcript.source, extra.line, "holds more than one conversation: use iter_transcripts")
     return transcript
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache, partial
 from typing import IO, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Sized, Tuple, Union
 
-from ._checks import describe, optional_str, require_bool, require_int, require_str, type_name, utf8_text
+from ._checks import check_calls, describe, optional_str, require_bool, require_int, require_str, type_name, utf8_text
 from .compaction import Compactor, compress, prune_tool_outputs, summarize
 from .errors import AgentMsgError, MessageError, MessageTypeError
 from .estimate import measured_text
@@ -886,3 +886,7 @@ def _streamed(items: Iterator[Any]) -> Iterator[Any]:
         except Exception as error:  # noqa: BLE001 - any other failure of the caller's iterator is theirs
             raise MessageTypeError(f"transcripts: iterating it raised {type_name(error)}") from error
         yield item
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

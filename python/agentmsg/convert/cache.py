@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List
 
+from .._checks import check_calls
 from ..blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from ..message import Message, Role
 from ._common import check_dicts, check_messages, json_text, require_dict, warn_caller
@@ -125,3 +126,7 @@ def filter_for_bedrock(messages: Iterable[Mapping[str, Any]]) -> List[Mapping[st
         warn_caller(f"filter_for_bedrock dropped tool results with no matching call (messages "
                     f"{', '.join(map(str, dropped))})")
     return kept
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Set, cast, TYPE_CHECKING
 
 from .. import _core
+from .._checks import check_calls
 from ..blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from ..errors import ConversionError, MessageTypeError, ToolCallError, ToolPairError
 from ..estimate import ROLE_CODES
@@ -295,3 +296,7 @@ def _encodable(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())
