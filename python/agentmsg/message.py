@@ -16,7 +16,7 @@ from dataclasses import FrozenInstanceError
 from datetime import datetime, timezone
 from enum import Enum, EnumMeta
 from types import MappingProxyType
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union, cast
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 from .blocks import (
     Block,
@@ -41,6 +41,10 @@ from ._checks import (
     unexpected_keyword,
 )
 from .errors import AgentMsgError, MessageError, MessageTypeError
+from .options import ParseOptions
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["Role", "Message", "system", "user", "assistant", "tool"]
 
@@ -503,27 +507,59 @@ class Message(_MessageSlots):
         return cls(_TOOL, [block], tool_id=tool_id, name=name, **kwargs)
 
     @classmethod
-    def from_text(cls, role: Union[Role, str], text: str, **kwargs: Any) -> "Message":
+    def from_text(
+        cls,
+        role: Union[Role, str],
+        text: str,
+        *,
+        name: Optional[str] = None,
+        id: Optional[str] = None,
+        timestamp: Union[datetime, str, float, None] = None,
+        metadata: Optional[Mapping[str, Any]] = None,
+        tool_id: Optional[str] = None,
+        finished: Optional[bool] = None,
+        finish_reason: Optional[str] = None,
+        reasoning_content: Optional[str] = None,
+        **options: Unpack[ParseOptions],
+    ) -> "Message":
         """Builds a message from model text, parsing thinking and tool calls into blocks.
 
         Only what a model wrote is parsed: for an assistant message the text goes through
-        :func:`agentmsg.parse`; for any other role it is kept as written (a user message or an
-        observation may well contain ``[File: x]`` lines or tags that are not thoughts).
+        :func:`agentmsg.parse` with ``options`` (its keyword options: ``dialect``, ``tools``,
+        ``thinking``...); for any other role it is kept as written (a user message or an
+        observation may well contain ``[File: x]`` lines or tags that are not thoughts), and the
+        options are only checked. The other keywords are the message's fields. A tool call the
+        parser could not use is kept: ``metadata["parse_errors"]`` holds each
+        :class:`~agentmsg.ParseIssue` as a dict (``kind``, ``message``, ``span``, ``raw``).
 
         >>> m = Message.from_text("assistant", "[Let me check]\\nIt is 42.")
         >>> (m.thinking, m.text)
         ('Let me check', 'It is 42.')
         >>> Message.from_text("user", "[File: a.py]").text
         '[File: a.py]'
+        >>> reply = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+        >>> Message.from_text("assistant", reply, dialect="hermes").tool_calls[0].name
+        'f'
         """
-        from .parsing import parse
+        from .parsing import _core_arguments, parse
 
         if not isinstance(text, str):
             raise MessageTypeError(f"text must be a str, not {type_name(text)}")
+        unknown = options.keys() - _PARSE_OPTIONS
+        if unknown:
+            raise unexpected_keyword("Message.from_text", min(unknown), _FROM_TEXT_ARGUMENTS)
+        fields: Dict[str, Any] = {
+            "name": name, "id": id, "timestamp": timestamp, "metadata": metadata, "tool_id": tool_id,
+            "finished": finished, "finish_reason": finish_reason, "reasoning_content": reasoning_content,
+        }
         if _to_role(role) is not _ASSISTANT:
-            return cls(role, text, **kwargs)
-        blocks = parse(text).blocks
-        return cls(role, blocks if blocks else text, **kwargs)
+            if options:
+                _core_arguments(options, "from_text")  # checked, though only assistant text is parsed
+            return cls(role, text, **fields)
+        parsed = parse(text, **options)
+        if parsed.errors:  # nothing the model wrote is dropped
+            fields["metadata"] = _with_parse_errors(metadata, parsed.errors)
+        return cls(role, parsed.blocks if parsed.blocks else text, **fields)
 
     # -- views ---------------------------------------------------------------------------------
 
@@ -726,6 +762,22 @@ def _unpickle(role: Role, content: Tuple[Block, ...], name: Optional[str], id: s
     return Message(role, content, name=name, id=id, timestamp=timestamp, metadata=metadata,
                    tool_id=tool_id, finished=finished, finish_reason=finish_reason,
                    reasoning_content=reasoning_content)
+
+
+_PARSE_OPTIONS = frozenset(ParseOptions.__optional_keys__)
+#: What Message.from_text takes: a message's role, text and fields, then parse's options.
+_FROM_TEXT_ARGUMENTS = ("role", "text", *Message.__match_args__[2:], *sorted(_PARSE_OPTIONS))
+
+
+def _with_parse_errors(metadata: Optional[Mapping[str, Any]], errors: Sequence[Any]) -> Dict[str, Any]:
+    """``metadata`` plus ``parse_errors``: each bad tool call's kind, message, span and raw text."""
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise MessageTypeError(f"metadata must be a dict, not {type_name(metadata)}")
+    if metadata is not None and "parse_errors" in metadata:
+        raise MessageError("metadata['parse_errors'] is where from_text keeps the tool calls it could not "
+                           "use: the text has some, so the key must be free")
+    issues = [{"kind": e.kind, "message": e.message, "span": list(e.span), "raw": e.raw} for e in errors]
+    return {**(metadata or {}), "parse_errors": issues}
 
 
 def metadata_view(message: Message) -> Mapping[str, Any]:
