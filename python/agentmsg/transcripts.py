@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import io
 import itertools
 import json
 import os
@@ -574,7 +573,7 @@ def load_transcript(source: Source, format: str = "auto") -> Transcript:
         extra = None if transcript is None else next(found, None)
     finally:
         found.close()
-    if transcript is None:  # an empty list of sources, or a directory without transcript files
+    if transcript is None:  # an empty list of sources (a folder without transcript files raised)
         raise TranscriptError(_describe(source) if _is_source(source) else "sources", None, "holds no transcript")
     if extra is not None:
         raise TranscriptError(transcript.source, extra.line, "holds more than one conversation: use iter_transcripts")
