@@ -208,3 +208,86 @@ def test_an_unknown_model_is_an_encoding_error():
     with pytest.raises(agentmsg.EncodingError) as caught:
         resolve_encoding("llama-3")
     assert isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["parse", "--stream", "--chunk-size", "0"], "argument --chunk-size: must be from 1 to 16777216 characters, got '0'"),
+    (["parse", "--stream", "--chunk-size", "-3"], "argument --chunk-size: must be from 1 to 16777216 characters, got '-3'"),
+    (["parse", "--stream", "--chunk-size", str(10**30)],
+     "argument --chunk-size: must be from 1 to 16777216 characters, got '1000000000000000000000000000000'"),
+    (["parse", "--stream", "--chunk-size", "16777217"],
+     "argument --chunk-size: must be from 1 to 16777216 characters, got '16777217'"),
+    (["parse", "--stream", "--chunk-size", "lots"], "argument --chunk-size: not a whole number of characters: 'lots'"),
+    (["trim", SIMPLE, "--max-tokens", str(2**64)],
+     "argument --max-tokens: must be from 0 to 18446744073709551615 tokens, got '18446744073709551616'"),
+    (["workbench", SIMPLE, "--budget", str(10**30)],
+     "argument --budget: must be from 0 to 18446744073709551615 tokens, got '1000000000000000000000000000000'"),
+])
+def test_integer_options_out_of_range_are_usage_errors(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "") and err.endswith(f"error: {message}\n")
+
+
+def test_the_smallest_and_largest_chunks_stream_everything(capsys, monkeypatch):
+    text = "Hi <think>plan</think> done é"
+    expected = agentmsg.parse(text)
+    for size in ("1", "16777216"):
+        code, out, _ = run(capsys, "parse", "--stream", "--chunk-size", size, stdin=text.encode(), monkeypatch=monkeypatch)
+        events = [json.loads(line) for line in out.splitlines()]
+        assert code == 0
+        assert "".join(e["text"] for e in events if e["event"] == "TextDelta") == expected.text
+
+
+LONE = [{"role": "user", "content": "a lone \ud800 surrogate"}, {"role": "assistant", "content": "kept \udfff"}]
+
+
+@pytest.mark.parametrize("command", [["convert", "--to", "openai"], ["trim", "--max-tokens", "1000", "--to", "openai"],
+                                     ["stats", "--json"]])
+def test_lone_surrogates_are_written_as_json_escapes(capsys, tmp_path, command):
+    path = tmp_path / "lone.json"
+    path.write_text(json.dumps(LONE))  # ASCII, with \ud800 escapes, as JSON writers give them
+    code, out, err = run(capsys, command[0], str(path), *command[1:])
+    assert (code, err) == (0, "")
+    assert out.isascii() and "\\ud800" in out
+    if command[0] != "stats":
+        assert json.loads(out) == LONE  # nothing lost
+    code, _, err = run(capsys, command[0], str(path), *command[1:], *(["-o", str(tmp_path / "out.json")]
+                                                                        if command[0] != "stats" else []))
+    assert (code, err) == (0, "")
+
+
+def test_names_with_a_lone_surrogate_are_shown_escaped_in_plain_text(capsys, tmp_path):
+    record = json.dumps({"instance_id": "task-\ud800", "messages": LONE})
+    (tmp_path / "runs.jsonl").write_text(record + "\n" + record + "\n")
+    code, out, err = run(capsys, "count", str(tmp_path / "runs.jsonl"))
+    assert (code, err) == (0, "") and out.splitlines()[0].endswith("\truns:task-\\ud800")
+    code, out, err = run(capsys, "workbench", str(tmp_path / "runs.jsonl"), "--budget", "100", "--strategy", "trim",
+                         "--csv", "-", "--no-timings")
+    assert (code, err) == (0, "") and out.splitlines()[1].startswith("runs:task-\\ud800,trim,100,")
+
+
+def test_a_folder_without_transcripts_is_one_line_and_exit_1(capsys, tmp_path):
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    for command in (["stats"], ["count"], ["convert", "--to", "openai"], ["trim", "--max-tokens", "100"],
+                    ["workbench", "--budget", "100"]):
+        code, out, err = run(capsys, *command, str(tmp_path))
+        assert (code, out) == (1, "") and err == (
+            f"agentmsg: error: {tmp_path}: no .json, .jsonl or .traj file in this folder (it holds 1 broken or "
+            "looping link)\n"), command
+
+
+def test_an_int_past_the_digit_limit_names_file_and_line(capsys, tmp_path):
+    path = tmp_path / "big.jsonl"
+    path.write_text('{"role": "user", "content": "x"}\n{"role": "assistant", "content": "y", "metadata": {"n": '
+                    + "9" * 4301 + "}}\n")
+    code, _, err = run(capsys, "stats", str(path))
+    assert code == 1 and err == (f"agentmsg: error: {path}: line 2: an integer of 4301 digits (column 57): JSON ints "
+                                 "are read up to 4300 digits (Python's int conversion limit)\n")
+
+
+def test_workbench_no_timings_drops_the_time_columns(capsys):
+    code, out, _ = run(capsys, "workbench", SIMPLE, "--strategy", "trim", "--budget", "1000", "--no-timings")
+    assert code == 0 and out.splitlines()[0].split()[-1] == "recall"
+    code, out, _ = run(capsys, "workbench", SIMPLE, "--strategy", "trim", "--budget", "1000", "--csv", "-",
+                       "--no-timings")
+    assert code == 0 and out.splitlines()[0].endswith(",user_turns,recall")

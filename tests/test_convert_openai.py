@@ -255,3 +255,17 @@ def test_nothing_is_dropped_without_a_warning(messages):
     if not caught:
         back = from_openai(out, on_orphan="keep")
         assert [full_view(m) for m in back] == [full_view(m) for m in messages]
+
+
+def test_a_conversion_warning_points_at_the_callers_line():
+    # However deep the converter's helpers go, and through the call checks every public
+    # function has, the warning names the line that called the library.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        agentmsg.to_openai([agentmsg.assistant("42", thinking="add")])
+        agentmsg.from_openai([{"role": "tool", "tool_call_id": "x", "content": "r"}], on_orphan="repair")
+        agentmsg.as_messages([{"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": "nope"}}]}])
+        agentmsg.from_forge([{"role": "assistant", "content": 'Hi <tool>{"tool_name": "t"}</tool>'}])
+    assert len(caught) == 4
+    assert {(w.category, w.filename) for w in caught} == {(agentmsg.ConversionWarning, __file__)}

@@ -20,8 +20,10 @@ import json
 import math
 import os
 import random
+import warnings
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, Dict, List, Set, Tuple
 
 import pytest
@@ -90,6 +92,7 @@ async def _asummarizer(messages: Any) -> str:
 def _method(make: Callable[[], Any], name: str) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         return getattr(make(), name)(*args, **kwargs)
+    call.method = lambda: getattr(make(), name)  # type: ignore[attr-defined]  # its signature, for the keyword walk
     return call
 
 
@@ -116,6 +119,9 @@ def _transcripts(*args: Any, **kwargs: Any) -> List[Any]:
     return list(agentmsg.iter_transcripts(*args, **kwargs))
 
 
+_transcripts.method = lambda: agentmsg.iter_transcripts  # type: ignore[attr-defined]
+
+
 TRANSCRIPT_FILE = os.path.join(os.path.dirname(__file__), "data", "transcript-formats", "openai.jsonl")
 
 
@@ -129,13 +135,14 @@ def _encoding() -> Any:
     return agentmsg.get_encoding("cl100k_base")
 
 
-def _set_num_threads_and_restore(threads: Any) -> None:
+def _set_num_threads_and_restore(*args: Any, **kwargs: Any) -> None:
     """:func:`agentmsg.set_num_threads`, with the pool size put back so later tests keep theirs."""
     before = agentmsg.num_threads()
     try:
-        agentmsg.set_num_threads(threads)
+        agentmsg.set_num_threads(*args, **kwargs)
     finally:
         agentmsg.set_num_threads(before)
+_set_num_threads_and_restore.method = lambda: agentmsg.set_num_threads  # type: ignore[attr-defined]
 
 
 # (target name, callable, positional args, keyword args): one good call per target.
@@ -417,6 +424,219 @@ def test_hostile_values_end_in_typed_bounded_errors():
         for line in failures + [line for lines in pending.values() for line in lines]:
             print(line)
     assert failures == []
+
+
+# -- keywords no signature takes ------------------------------------------------------------------
+#
+# Every public callable, converters included, is called with its good arguments plus a keyword
+# it does not take, and with each of its keywords misspelled (one letter changed): the call must
+# raise an AgentMsgError that is a TypeError and names the keyword, never Python's bare TypeError.
+
+_CHAT = _messages()
+with warnings.catch_warnings():  # what each format cannot carry of the chat (its thinking...)
+    warnings.simplefilter("ignore", agentmsg.ConversionWarning)
+    _WRITTEN = {name: getattr(agentmsg, name)(_CHAT) for name in (
+        "to_anthropic", "to_bedrock", "to_dashscope", "to_forge", "to_db_rows", "to_agentscope", "to_arcaelas",
+        "to_wolo")}
+_WOLO = _WRITTEN["to_wolo"]
+# (name, callable, positional args, keyword args): one good call per converter.
+CONVERTER_TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
+    ("to_openai", agentmsg.to_openai, (_CHAT,), {}),
+    ("from_openai", agentmsg.from_openai, (OPENAI_DICTS,), {"on_orphan": "keep"}),
+    ("to_anthropic", agentmsg.to_anthropic, (_CHAT,), {"cache": ()}),
+    ("from_anthropic", agentmsg.from_anthropic, _WRITTEN["to_anthropic"], {"on_orphan": "raise"}),
+    ("openai_to_anthropic", agentmsg.openai_to_anthropic, (OPENAI_DICTS,), {"on_orphan": "keep"}),
+    ("to_bedrock", agentmsg.to_bedrock, (_CHAT,), {"cache": ()}),
+    ("from_bedrock", agentmsg.from_bedrock, _WRITTEN["to_bedrock"], {"on_orphan": "raise"}),
+    ("to_dashscope", agentmsg.to_dashscope, (_CHAT,), {}),
+    ("from_dashscope", agentmsg.from_dashscope, (_WRITTEN["to_dashscope"],), {"on_orphan": "raise"}),
+    ("to_forge", agentmsg.to_forge, (_CHAT,), {}),
+    ("from_forge", agentmsg.from_forge, (_WRITTEN["to_forge"],), {"on_orphan": "keep"}),
+    ("to_db_rows", agentmsg.to_db_rows, (_CHAT,), {"thread_id": "t1"}),
+    ("from_db_rows", agentmsg.from_db_rows, (_WRITTEN["to_db_rows"],), {"on_orphan": "raise"}),
+    ("format_conversation_for_cache", agentmsg.format_conversation_for_cache, (_CHAT,), {}),
+    ("is_cached_block", agentmsg.is_cached_block, ({"role": "user", "content": "hi"},), {}),
+    ("filter_for_bedrock", agentmsg.filter_for_bedrock, (OPENAI_DICTS,), {}),
+    ("format_multi_agent", agentmsg.format_multi_agent, (_CHAT,), {"self_name": "bot"}),
+    ("to_agentscope", agentmsg.to_agentscope, (_CHAT,), {}),
+    ("from_agentscope", agentmsg.from_agentscope, (_WRITTEN["to_agentscope"],), {"on_orphan": "raise"}),
+    ("to_arcaelas", agentmsg.to_arcaelas, (_CHAT,), {}),
+    ("from_arcaelas", agentmsg.from_arcaelas, (_WRITTEN["to_arcaelas"],), {"on_orphan": "keep"}),
+    ("WoloTextPart", agentmsg.WoloTextPart, ("p1",), {"text": "hi"}),
+    ("WoloToolPart", agentmsg.WoloToolPart, ("p2", "calc"), {"input": {"a": 1}, "status": "completed"}),
+    ("WoloMessage", agentmsg.WoloMessage, ("m1", "user", []), {"finished": True}),
+    ("to_wolo", agentmsg.to_wolo, (_CHAT,), {}),
+    ("from_wolo", agentmsg.from_wolo, (_WOLO,), {}),
+    ("to_llm_messages", agentmsg.to_llm_messages, (_WOLO,), {"system_prompt": "Be brief", "agent_display_name": "W"}),
+    ("to_langchain", agentmsg.to_langchain, (_CHAT,), {}),
+    ("from_langchain", agentmsg.from_langchain, ([],), {}),
+]
+
+# Public callables whose modules are not ours to edit here (agentmsg.parsing, agentmsg.dialects,
+# agentmsg.pool, and the binding's StreamParser methods): they still raise Python's bare TypeError
+# for a keyword they do not take. Each module needs `check_calls(globals())` at its end (the
+# binding's feed and finish, their own check). The test fails once one of them is fixed, so the set
+# shrinks with the fixes.
+KEYWORDS_PENDING_ELSEWHERE = {
+    "validate_tool_call", "format_tool_call", "format_tool_result", "parse_tool_result",
+    "StreamParser.feed", "StreamParser.finish", "num_threads", "set_num_threads", "Dialect",
+    "openai_deltas",
+}
+
+
+def _misspelled(keyword: str) -> str:
+    """``keyword`` with one letter changed: its middle letter becomes the next one of the alphabet."""
+    at = len(keyword) // 2
+    letter = keyword[at]
+    changed = "a" if letter == "z" else "x" if not letter.isalpha() else chr(ord(letter) + 1)
+    return keyword[:at] + changed + keyword[at + 1:]
+
+
+def _keyword_names(function: Callable[..., Any]) -> List[str]:
+    """The parameters of ``function`` (of the method a test helper calls) a caller may name."""
+    method = getattr(function, "method", None)
+    try:
+        signature = inspect.signature(method() if method is not None else function)
+    except (TypeError, ValueError):  # no signature to read (a method of the native core)
+        return []
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [p.name for p in signature.parameters.values() if p.kind in kinds and p.name not in ("self", "cls")]
+
+
+@dataclass(frozen=True)
+class KeywordCall:
+    target: str
+    keyword: str
+    run: Callable[[], Any]
+
+    def __str__(self) -> str:
+        return f"{self.target}({self.keyword}=...)"
+
+
+def keyword_calls() -> List[KeywordCall]:
+    calls = []
+    for target, function, args, kwargs in TARGETS + CONVERTER_TARGETS:
+        def run(keyword: str, value: Any, function=function, args=args, kwargs=kwargs) -> Any:
+            good = {key: item for key, item in kwargs.items() if key != _real(keyword, kwargs)}
+            return function(*args, **good, **{keyword: value})
+        calls.append(KeywordCall(target, "frobnicate", partial(run, "frobnicate", 1)))
+        for name in dict.fromkeys([*kwargs, *_keyword_names(function)]):
+            wrong = _misspelled(name)
+            calls.append(KeywordCall(target, wrong, partial(run, wrong, kwargs.get(name))))
+    return calls
+
+
+def _real(keyword: str, kwargs: Dict[str, Any]) -> str:
+    """The good keyword a misspelled one stands for (it is left out of the call)."""
+    return next((name for name in kwargs if _misspelled(name) == keyword), keyword)
+
+
+def keyword_outcome(call: KeywordCall) -> str:
+    try:
+        _follow_up(call.run())
+    except agentmsg.AgentMsgError as error:
+        if not isinstance(error, TypeError):
+            return f"{type(error).__name__}, not a TypeError: {str(error)[:100]}"
+        if repr(call.keyword) not in str(error):
+            return f"{type(error).__name__} that does not name the keyword: {str(error)[:100]}"
+        return "typed"
+    except TypeError as error:
+        return f"bare TypeError: {str(error)[:100]}"
+    return "returned"
+
+
+def test_every_public_callable_is_called_with_bad_keywords():
+    walked = {_owner(target) for target, *_ in CONVERTER_TARGETS}
+    converters = {name for name in _convert.__all__ if callable(getattr(agentmsg, name))} - {"ConversionWarning"}
+    assert walked == converters
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", agentmsg.ConversionWarning)  # what a format cannot carry
+        for name, function, args, kwargs in CONVERTER_TARGETS:
+            _follow_up(function(*args, **kwargs))  # each good call works: only the keyword is wrong
+
+
+def test_a_keyword_no_signature_takes_is_a_typed_error_naming_it():
+    failures: List[str] = []
+    still_pending = set()
+    calls = keyword_calls()
+    assert len(calls) > 400
+    for call in calls:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", agentmsg.ConversionWarning)
+            result = keyword_outcome(call)
+        if call.target.split("(")[0] in KEYWORDS_PENDING_ELSEWHERE or _owner(call.target) in KEYWORDS_PENDING_ELSEWHERE:
+            if result.startswith("bare"):
+                still_pending.add(call.target)
+            continue
+        if result != "typed":
+            failures.append(f"{call}: {result}")
+    assert failures == []
+    fixed = {name for name in KEYWORDS_PENDING_ELSEWHERE if name not in still_pending}
+    assert not fixed, f"fixed now: remove them from KEYWORDS_PENDING_ELSEWHERE: {sorted(fixed)}"
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: agentmsg.count_message_tokens([agentmsg.user("Hi")], model="gpt-4o"),
+         "count_message_tokens() got an unexpected keyword argument 'model' (encoding= takes a model name "
+         "too); it takes: messages, encoding, tools"),
+        (lambda: agentmsg.count_tokens("Hi", encodng="o200k_base"),
+         "count_tokens() got an unexpected keyword argument 'encodng' (did you mean 'encoding'?); it takes: "
+         "text, encoding"),
+        (lambda: agentmsg.trim([agentmsg.user("Hi")], 10, model="gpt-4o"),
+         "trim() got an unexpected keyword argument 'model' (counter= takes a model name too); it takes: "
+         "messages, max_tokens, counter, keep_system, start_on, end_on, strategy, allow_partial"),
+        (lambda: Message.user("Hi").replace(nmae="ann"),
+         "Message.replace() got an unexpected keyword argument 'nmae' (did you mean 'name'?); it takes: role, "
+         "content, name, id, timestamp, metadata, tool_id, finished, finish_reason, reasoning_content"),
+        (lambda: agentmsg.ConversationMemory(100).add(Message.user("Hi"), role="user"),
+         "ConversationMemory.add() got an unexpected keyword argument 'role'; it takes: message"),
+        (lambda: agentmsg.Role("user", names=["a"]),
+         "Role() got an unexpected keyword argument 'names'; it takes: value"),
+        (lambda: agentmsg.Encoding(),
+         "Encoding(): missing a required argument: 'encoder'; it takes: encoder"),
+        (lambda: agentmsg.Encoding("o200k_base"),
+         "Encoding() takes the core's TokenEncoder, not str: get an encoding with agentmsg.get_encoding(name) "
+         "or agentmsg.encoding_for_model(model)"),
+        (lambda: agentmsg.count_tokens(),
+         "count_tokens(): missing a required argument: 'text'; it takes: text, encoding"),
+        (lambda: agentmsg.count_tokens("a", "o200k_base", 3),
+         "count_tokens(): too many positional arguments; it takes: text, encoding"),
+        (lambda: agentmsg.user("Hi", **{"x" * 100: 1}),
+         "Message() got an unexpected keyword argument 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'... (100 "
+         "characters); it takes: role, content, name, id, timestamp, metadata, tool_id, finished, "
+         "finish_reason, reasoning_content"),
+    ],
+)
+def test_bad_calls_say_what_was_wrong_and_what_is_taken(call, message):
+    with pytest.raises(MessageTypeError) as caught:
+        call()
+    assert str(caught.value) == message
+
+
+def test_a_type_error_raised_inside_a_function_is_not_taken_for_a_bad_call():
+    # A call that binds keeps every error its function raises: a caller's counter that fails
+    # reaches the caller unchanged, never rewritten as a bad call of trim.
+    bug = TypeError("the counter's own bug")
+
+    def counter(message: Any) -> int:
+        raise bug
+
+    with pytest.raises(TypeError) as caught:
+        agentmsg.trim([Message.user("Hi")], 10, counter=counter)
+    assert caught.value is bug
+
+
+def test_checked_functions_keep_their_name_signature_and_pickle():
+    import pickle
+
+    assert agentmsg.count_tokens.__name__ == "count_tokens"
+    assert str(inspect.signature(agentmsg.count_tokens)) == "(text: 'str', encoding: 'str' = 'o200k_base') -> 'int'"
+    assert pickle.loads(pickle.dumps(agentmsg.count_tokens)) is agentmsg.count_tokens
+    message = Message.user("Hi", id="m1", timestamp=0)
+    assert pickle.loads(pickle.dumps(message)) == message
+    assert pickle.loads(pickle.dumps(agentmsg.Message.from_text)) == agentmsg.Message.from_text
 
 
 # -- the decisions the walk relies on, each pinned down -------------------------------------------

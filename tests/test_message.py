@@ -160,8 +160,11 @@ def test_replace_validates_and_rejects_unknown_fields():
     message = Message.user("Hi")
     with pytest.raises(MessageError, match="content is empty"):
         message.replace(content="")
-    with pytest.raises(MessageTypeError, match="unknown fields: colour"):
+    with pytest.raises(MessageTypeError) as caught:
         message.replace(colour="red")
+    assert str(caught.value) == ("Message.replace() got an unexpected keyword argument 'colour'; it takes: role, "
+                                 "content, name, id, timestamp, metadata, tool_id, finished, finish_reason, "
+                                 "reasoning_content")
 
 
 def test_metadata_is_copied():
@@ -296,6 +299,64 @@ def test_from_text_parses_only_what_the_assistant_wrote():
         message = Message.from_text(role, observation)
         assert (message.text, message.thinking, message.tool_calls) == (observation, "", ())
     assert Message.from_text("assistant", "[File: x]\nok").thinking == "File: x"
+
+
+HERMES_REPLY = '<think>look it up</think>Checking.<tool_call>{"name": "get_weather", "arguments": {"city": "Paris", "days": "3"}}</tool_call>'
+WEATHER_TOOL = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}]
+
+
+def test_from_text_reads_a_dialect_with_the_parse_options():
+    message = Message.from_text("assistant", HERMES_REPLY, dialect="hermes", name="bot", id="m1")
+    assert (message.thinking, message.text, message.name, message.id) == ("look it up", "Checking.", "bot", "m1")
+    assert [(c.name, c.input) for c in message.tool_calls] == [("get_weather", {"city": "Paris", "days": "3"})]
+    assert message.content == tuple(agentmsg.parse(HERMES_REPLY, dialect="hermes").blocks)
+    # tools reach the parser: a call to a tool it does not list is marked.
+    assert Message.from_text("assistant", HERMES_REPLY, dialect="hermes", tools=WEATHER_TOOL).tool_calls[0].metadata == {}
+    other_tool = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}]
+    marked = Message.from_text("assistant", HERMES_REPLY, dialect="hermes", tools=other_tool)
+    assert marked.tool_calls[0].metadata == {"unknown_tool": True}
+    # Forge's options reach Forge's parser.
+    assert Message.from_text("assistant", "[plan]\nok", thinking="none").text == "[plan]\nok"
+    options: agentmsg.options.ParseOptions = {"dialect": "hermes", "start_in_thinking": True}
+    assert Message.from_text("assistant", "plan</think>Done", **options).thinking == "plan"
+
+
+def test_from_text_refuses_an_unknown_keyword_naming_it_and_the_accepted_ones():
+    with pytest.raises(MessageTypeError) as caught:
+        Message.from_text("assistant", HERMES_REPLY, dialcet="hermes")
+    assert isinstance(caught.value, TypeError) and str(caught.value) == (
+        "Message.from_text() got an unexpected keyword argument 'dialcet' (did you mean 'dialect'?); it takes: "
+        "role, text, name, id, timestamp, metadata, tool_id, finished, finish_reason, reasoning_content, "
+        "code_fences, dialect, max_calls, start_in_thinking, thinking, tool_format, tools")
+
+
+def test_from_text_checks_the_options_for_every_role_and_parses_only_the_assistant():
+    # Text of any other role is kept as written, so a loop over a transcript can pass one
+    # dialect for every message; a bad option is still an error, whatever the role.
+    assert Message.from_text("user", HERMES_REPLY, dialect="hermes").text == HERMES_REPLY
+    tool = Message.from_text("tool", "42", tool_id="c1", dialect="hermes")
+    assert (tool.text, tool.tool_id) == ("42", "c1")
+    for role in ("user", "assistant"):
+        with pytest.raises(MessageError, match=r"^unknown dialect 'klingon'; valid: forge, hermes"):
+            Message.from_text(role, "x", dialect="klingon")
+        with pytest.raises(MessageError, match=r"^thinking: an option of the forge dialect only, not of 'hermes'$"):
+            Message.from_text(role, "x", dialect="hermes", thinking="tags")
+
+
+def test_from_text_keeps_the_calls_the_parser_could_not_use():
+    text = 'Hi <tool>{"tool_name": "t"}</tool> then <tool>{"tool_name": "u", "arguments": {}}</tool> end'
+    message = Message.from_text("assistant", text, metadata={"run": 1})
+    assert [c.name for c in message.tool_calls] == ["u"]
+    assert message.metadata == {"run": 1, "parse_errors": [{
+        "kind": "missing_field", "message": "missing arguments", "span": [3, 34],
+        "raw": '<tool>{"tool_name": "t"}</tool>'}]}
+    capped = Message.from_text("assistant", text, max_calls=1)
+    assert [e["kind"] for e in capped.metadata["parse_errors"]] == ["missing_field", "too_many_calls"]
+    assert capped.metadata["parse_errors"][1]["raw"] == text[text.index("<tool>", 10):]
+    assert "parse_errors" not in Message.from_text("assistant", "no calls here").metadata
+    with pytest.raises(MessageError, match=r"^metadata\['parse_errors'\] is where from_text keeps"):
+        Message.from_text("assistant", text, metadata={"parse_errors": []})
 
 
 def test_generated_ids_are_unique_across_threads_and_forked_processes():

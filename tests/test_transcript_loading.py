@@ -173,3 +173,87 @@ def test_swe_agent_list_content_is_its_text_parts_joined():
     image = {"history": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}
     with pytest.raises(ValueError, match=r"history\[0\]\.content\[0\] must be a text part"):
         agentmsg.load_transcript(io.StringIO(json.dumps(image)))
+
+
+# -- what a caller hands the readers -------------------------------------------------------------
+
+HUGE = "1" * 5000  # past Python's int conversion limit (4300 digits)
+
+
+@pytest.mark.parametrize("text, line, column", [
+    # a JSON document over several lines: the line and column of the number
+    ('[{"role": "user", "content": "x"},\n {"role": "assistant", "content": "y", "metadata": {"n": ' + HUGE + "}}]\n",
+     2, 58),
+    # one message per line, the number on the first line
+    ('{"role": "user", "content": "x", "metadata": {"n": ' + HUGE + "}}\n", 1, 52),
+    # one conversation per line, the number on the third line
+    ('{"messages": [{"role": "user", "content": "a"}]}\n' * 2 + '{"messages": [{"role": "user", "content": "b", '
+     '"n": -' + HUGE + "}]}\n", 3, 53),
+])
+def test_an_int_past_pythons_digit_limit_is_a_typed_error_naming_file_line_and_column(tmp_path, text, line, column):
+    path = tmp_path / "big.json"
+    path.write_text(text)
+    with pytest.raises(TranscriptError) as caught:
+        list(iter_transcripts(path))
+    assert (caught.value.path, caught.value.line, caught.value.reason) == (
+        str(path), line, f"an integer of 5000 digits (column {column}): JSON ints are read up to 4300 digits "
+                         "(Python's int conversion limit)")
+
+
+def test_a_closed_file_is_a_typed_error_naming_the_argument():
+    closed = open(FORMATS / "openai.json", "rb")
+    closed.close()
+    with pytest.raises(TranscriptError) as caught:
+        load_transcript(closed)
+    assert str(caught.value) == f"{FORMATS / 'openai.json'}: source is a closed file: open it again, or pass its path"
+    stream = io.StringIO('[{"role": "user", "content": "Hi"}]')
+    stream.close()
+    with pytest.raises(TranscriptError, match=r"^<stream>: sources\[1\] is a closed file"):
+        list(iter_transcripts([FORMATS / "openai.json", stream]))
+
+
+class _Numbers:
+    """A file-like object that gives ints where a file gives lines."""
+
+    def read(self) -> int:
+        return 1
+
+    def __iter__(self):
+        return iter([1, 2])
+
+
+class _NoLines:
+    """Something with a read method that cannot be iterated for its lines."""
+
+    def read(self) -> str:
+        return "[]"
+
+
+@pytest.mark.parametrize("source, message", [
+    (_Numbers(), "source (<stream>) gave a line of type int; an open file gives lines of bytes or str"),
+    (_NoLines(), "source (<stream>) must be a path or an open file that gives its lines, not _NoLines"),
+])
+def test_a_file_like_that_gives_no_lines_is_a_typed_error_naming_the_argument(source, message):
+    with pytest.raises(agentmsg.MessageTypeError) as caught:
+        load_transcript(source)
+    assert isinstance(caught.value, TypeError) and str(caught.value) == message
+
+
+def test_a_folder_without_transcripts_is_an_error_saying_what_it_holds(tmp_path):
+    with pytest.raises(TranscriptError) as caught:
+        list(iter_transcripts(tmp_path))
+    assert str(caught.value) == f"{tmp_path}: no .json, .jsonl or .traj file in this folder (it is empty)"
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    (tmp_path / "notes.txt").write_text("hi")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "chat.json").write_text('[{"role": "user", "content": "Hi"}]')
+    with pytest.raises(TranscriptError) as caught:
+        load_transcript(tmp_path)
+    assert caught.value.reason == ("no .json, .jsonl or .traj file in this folder (it holds 2 broken or looping "
+                                   "links, 1 folder, 1 other file; folders in it are not searched)")
+    # A transcript file that is a link to nowhere is named, not skipped.
+    (tmp_path / "loop.json").symlink_to(tmp_path / "loop.json")
+    with pytest.raises(OSError) as caught_os:
+        list(iter_transcripts(tmp_path))
+    assert caught_os.value.filename == str(tmp_path / "loop.json")

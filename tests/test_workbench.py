@@ -2,6 +2,7 @@
 ordering rules, exact metrics, the real transcripts, and the report's outputs."""
 
 import csv
+import io
 import json
 import sys
 
@@ -271,3 +272,75 @@ def test_workbench_doc_examples():
     doc = Path(__file__).resolve().parent.parent / "docs" / "workbench.md"
     result = doctest.testfile(str(doc), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 7 and result.failed == 0
+
+
+# -- the same input gives the same output ----------------------------------------------------------
+
+
+def _workbench_in_a_new_process(hash_seed, tmp_path):
+    """The CLI's JSON and CSV of the shared transcripts, from a fresh interpreter with this
+    PYTHONHASHSEED (every default strategy and budget; the time measures left out)."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    out = tmp_path / f"seed-{hash_seed}"
+    out.mkdir()
+    root = Path(agentmsg.__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root), "PYTHONHASHSEED": hash_seed}
+    done = subprocess.run(
+        [sys.executable, "-m", "agentmsg", "workbench", str(transcripts.TRAJECTORY_DIR), "--no-timings",
+         "--no-progress", "--json", str(out / "wb.json"), "--csv", str(out / "wb.csv")],
+        env=env, capture_output=True, timeout=300)
+    assert (done.returncode, done.stderr) == (0, b"")
+    return (out / "wb.json").read_bytes(), (out / "wb.csv").read_bytes(), done.stdout
+
+
+def test_the_workbench_gives_the_same_bytes_in_every_process_and_hash_seed(tmp_path):
+    # Made message ids are random per process; the compress hint quotes a message's id, so ids
+    # made at load time used to move its token counts and its valid shares from run to run.
+    runs = [_workbench_in_a_new_process(seed, tmp_path) for seed in ("0", "12345", "random")]
+    assert runs[0] == runs[1] == runs[2]
+    overall = {(r["strategy"], r["budget"]): r for r in json.loads(runs[0][0])["overall"]}
+    compress = overall["compress", 4000]
+    assert (round(compress["tokens_mean"], 3), compress["tokens_max"], compress["valid"]["anthropic"]) == (
+        2582.81, 3999, 36 / 58)
+    assert "seconds" not in compress and b"seconds" not in runs[0][1] and b"us/turn" not in runs[0][2]
+
+
+def test_transcripts_read_twice_give_the_same_message_ids():
+    first = [m.id for t in agentmsg.iter_transcripts(transcripts.TRAJECTORY_DIR) for m in t.messages]
+    again = [m.id for t in agentmsg.iter_transcripts(transcripts.TRAJECTORY_DIR) for m in t.messages]
+    assert first == again and len(set(first)) == len(first) == 124
+    simple = agentmsg.load_transcript(transcripts.TRAJECTORY_DIR / "function_calling_simple.traj").messages
+    # The shape of a made id: msg_, 16 hex digits of the conversation's text, the position.
+    assert [m.id[20:] for m in simple[:3]] == ["0000000000000000", "0000000000000001", "0000000000000002"]
+    assert len({m.id[:20] for m in simple}) == 1 and simple[0].id.startswith("msg_")
+    # An id the file gives is kept.
+    given = agentmsg.load_transcript(io.StringIO('[{"role": "user", "content": "Hi", "id": "u1"}]'), format="agentmsg")
+    assert given.messages[0].id == "u1"
+
+
+def test_timings_false_leaves_out_the_time_measures_only(report):
+    with_times, without = report.to_dict(), report.to_dict(timings=False)
+    for row, bare in zip(with_times["overall"] + with_times["transcripts"], without["overall"] + without["transcripts"]):
+        assert {key: value for key, value in row.items() if key not in ("seconds", "seconds_per_turn")} == bare
+    assert report.table(timings=False).splitlines()[0].split()[-1] == "recall"
+    assert report.table().splitlines()[0].split()[-1] == "us/turn"
+    with pytest.raises(agentmsg.MessageTypeError, match="^timings must be a bool, not str$"):
+        report.to_dict(timings="no")
+
+
+def test_the_report_writes_to_a_path_or_a_file_object_and_refuses_a_descriptor(report, tmp_path):
+    import os
+
+    text = io.StringIO()
+    report.write_json(text, timings=False)
+    assert json.loads(text.getvalue()) == report.to_dict(timings=False) and not text.closed
+    report.write_csv(text)
+    assert not text.closed
+    for write in (report.write_json, report.write_csv, report.plot):
+        with pytest.raises(agentmsg.MessageTypeError) as caught:
+            write(1)
+        assert str(caught.value).startswith("path must be a file path") and str(caught.value).endswith("not int")
+    os.fstat(1)  # stdout is still open

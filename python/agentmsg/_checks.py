@@ -8,9 +8,12 @@ str, a small number, else its type), never ``repr``-ed whole, so a 10 MB string 
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional
+import enum
+import functools
+from types import FunctionType
+from typing import Any, Callable, Dict, List, Mapping, MutableMapping, Optional, Sequence
 
-from .errors import MessageError, MessageTypeError
+from .errors import AgentMsgError, MessageError, MessageTypeError
 
 # JSON values (tool-call input and metadata, message metadata) nest at most this deep: what the
 # parser's JSON reader (jiter) accepts, and far below the depth where json.dumps would recurse out.
@@ -54,6 +57,18 @@ def describe(value: object) -> str:
     if isinstance(value, float):
         return float.__repr__(value)
     return f"a {type_name(value)}"
+
+
+def utf8_text(text: str) -> str:
+    """``text`` with each character UTF-8 cannot carry (a lone surrogate) written as its
+    ``\\u`` escape, for plain-text output such as a file name in a table.
+
+    >>> utf8_text("a\\ud800b")
+    'a\\\\ud800b'
+    """
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def where_label(where: object) -> str:
@@ -217,3 +232,122 @@ def _copy_items(items: Any, depth: int) -> List[Any]:
             error.path.append(f"[{index}]")
             raise
     return copied
+
+
+# -- calls ----------------------------------------------------------------------------------------
+
+# Keywords of another library's spelling, and the parameter here that takes what they give.
+_OTHER_SPELLINGS = {"model": ("encoding", "counter")}
+
+
+def unexpected_keyword(function: str, keyword: str, accepted: Sequence[str]) -> MessageTypeError:
+    """The error for a keyword argument ``function`` does not take: it names the keyword (cut
+    short), the one meant when it is a near miss, and the ones ``function`` takes.
+
+    >>> print(unexpected_keyword("count_tokens", "encodng", ["text", "encoding"]))
+    count_tokens() got an unexpected keyword argument 'encodng' (did you mean 'encoding'?); it takes: text, encoding
+    >>> print(unexpected_keyword("count_tokens", "model", ["text", "encoding"]))
+    count_tokens() got an unexpected keyword argument 'model' (encoding= takes a model name too); it takes: text, encoding
+    """
+    keyword = str.__str__(keyword)
+    hint = ""
+    meant = [name for name in _OTHER_SPELLINGS.get(keyword, ()) if name in accepted]
+    if meant:
+        hint = f" ({meant[0]}= takes a {keyword} name too)"
+    elif len(keyword) <= 100:  # a near miss is a typo, not a 10 MB string
+        import difflib  # here: only an error needs it
+
+        close = difflib.get_close_matches(keyword, accepted, n=1)
+        if close:
+            hint = f" (did you mean {close[0]!r}?)"
+    return MessageTypeError(f"{function}() got an unexpected keyword argument {describe(keyword)}{hint}; "
+                            f"it takes: {', '.join(accepted) or 'no arguments'}")
+
+
+def _call_error(function: Callable[..., Any], label: str, args: Sequence[Any],
+                kwargs: Mapping[str, Any]) -> Optional[MessageTypeError]:
+    """The typed error for a call ``function``'s signature does not take, or None when it does."""
+    import inspect  # here: `import agentmsg` and the common calls do without it
+
+    signature = inspect.signature(function)
+    parameters = list(signature.parameters.values())
+    takes_any_keyword = any(p.kind is p.VAR_KEYWORD for p in parameters)
+    named = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    shown = [p.name for p in parameters if p.kind is not p.VAR_KEYWORD and p.kind is not p.VAR_POSITIONAL]
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as error:
+        if not takes_any_keyword:
+            for keyword in kwargs:
+                if keyword not in named:
+                    return unexpected_keyword(label, keyword, _without_self(shown))
+        return MessageTypeError(f"{label}(): {error}; it takes: {', '.join(_without_self(shown)) or 'no arguments'}")
+    return None
+
+
+def _without_self(names: List[str]) -> List[str]:
+    return names[1:] if names[:1] in (["self"], ["cls"]) else names
+
+
+def _checked(function: Callable[..., Any], label: str) -> Callable[..., Any]:
+    """``function``, with a call its signature does not take raising :class:`MessageTypeError`."""
+
+    @functools.wraps(function)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except TypeError as error:
+            # Binding the arguments fails before ``function``'s frame starts, so such an error's
+            # traceback holds this frame only; any other TypeError is the function's own.
+            traceback = error.__traceback__
+            if isinstance(error, AgentMsgError) or traceback is None or traceback.tb_next is not None:
+                raise
+            typed = _call_error(function, label, args, kwargs)
+            if typed is None:
+                raise
+            raise typed from None
+
+    checked.__agentmsg_checked__ = True  # type: ignore[attr-defined]
+    return checked
+
+
+def _checked_attribute(value: Any, label: str) -> Any:
+    """A class attribute with its function checked (kept a staticmethod or classmethod), or None."""
+    inner = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+    if not isinstance(inner, FunctionType) or getattr(inner, "__agentmsg_checked__", False):
+        return None  # not a Python function (its errors cannot be told apart), or checked already
+    checked = _checked(inner, label)
+    return checked if inner is value else type(value)(checked)
+
+
+def check_calls(namespace: MutableMapping[str, Any]) -> None:
+    """Makes each public callable of a module (``namespace`` is its ``globals()``: the names in
+    its ``__all__`` that it defines) raise :class:`MessageTypeError` for a call its signature
+    does not take (an unknown or misspelled keyword, a missing or extra argument), naming what
+    was wrong and what it takes, where Python raises a bare ``TypeError``: its functions, the
+    constructor of its classes and their public methods. Exceptions and enums keep theirs.
+
+    Called once at the end of each module, so a new public function is covered without a word.
+    """
+    module = namespace["__name__"]
+    for name in namespace.get("__all__", ()):
+        value = namespace.get(name)
+        if getattr(value, "__module__", None) != module or getattr(value, "__agentmsg_checked__", False):
+            continue
+        if isinstance(value, FunctionType):
+            namespace[name] = _checked(value, name)
+        elif isinstance(value, type) and not issubclass(value, (BaseException, enum.Enum)):
+            _check_class(value)
+
+
+def _check_class(cls: type) -> None:
+    for attribute, value in list(vars(cls).items()):
+        if attribute in ("__init__", "__new__"):
+            label = cls.__name__
+        elif attribute == "__call__" or not attribute.startswith("_"):
+            label = f"{cls.__name__}.{attribute}"
+        else:
+            continue
+        checked = _checked_attribute(value, label)
+        if checked is not None:
+            setattr(cls, attribute, checked)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Dict, Mapping, Optional, Tuple, Union, final, List
 
-from ._checks import describe, json_copy, json_copy_dict, require_bool, type_name, where_label
+from ._checks import check_calls, describe, json_copy, json_copy_dict, require_bool, type_name, where_label
 from .errors import MessageError, MessageTypeError
 
 __all__ = [
@@ -401,3 +401,6 @@ def block_from_dict(data: Mapping[str, Any], where: str = "block") -> Block:
     valid = "text, image, audio, video, thinking, tool_use, tool_result"
     raise MessageError(f"{where}: unknown block type {describe(kind)}; valid types: {valid}")
 
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

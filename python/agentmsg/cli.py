@@ -37,7 +37,7 @@ from .convert import (
 from .errors import AgentMsgError, EncodingError
 from .memory import trim
 from .message import Message, Role
-from ._checks import describe
+from ._checks import check_calls, describe, utf8_text
 from .encoding import TOKEN_ENCODINGS, resolve_encoding
 from .parsing import StreamParser, parse
 from .tokens import ENCODINGS, count_message_tokens
@@ -119,7 +119,16 @@ def _plain(value: Any) -> Any:
 
 
 def _dumps(value: Any, indent: Optional[int] = None) -> str:
-    return json.dumps(value, indent=indent, ensure_ascii=False, default=_plain)
+    """JSON text with non-ASCII characters as they are, unless it holds a lone surrogate (read
+    from a ``\\ud800`` escape), which UTF-8 cannot carry: then all of it is escaped, as
+    ``Message.to_json`` does, so nothing is lost."""
+    text = json.dumps(value, indent=indent, ensure_ascii=False, default=_plain)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(value, indent=indent, ensure_ascii=True, default=_plain)
+    return text
 
 
 def _write_documents(documents: Iterable[Any], output: _Output) -> None:
@@ -172,8 +181,8 @@ def _stats_block(transcript: Transcript, as_json: bool) -> str:
     if as_json:
         return _dumps({"name": transcript.name, "source": transcript.source, "format": transcript.format,
                        **stats.__dict__, "prompt_tokens": exact})
-    lines = [f"{transcript.source}{'' if transcript.line is None else f' line {transcript.line}'} "
-             f"({transcript.format}): {stats.total_messages} messages, {stats.total_chars} characters, "
+    lines = [f"{utf8_text(transcript.source)}{'' if transcript.line is None else f' line {transcript.line}'} "
+             f"({utf8_text(transcript.format)}): {stats.total_messages} messages, {stats.total_chars} characters, "
              f"{stats.estimated_tokens} estimated tokens",
              f"{'role':<10} {'messages':>9} {'characters':>11} {'est. tokens':>12}"]
     for role in Role:
@@ -207,7 +216,7 @@ def _count(args: argparse.Namespace) -> int:
             print(_dumps({"name": transcript.name, "source": transcript.source, "messages": len(transcript.messages),
                           "prompt_tokens": tokens, "encoding": encoding}))
         else:
-            print(f"{tokens}\t{transcript.name}")
+            print(f"{tokens}\t{utf8_text(transcript.name)}")
     if conversations > 1 and not args.json:
         print(f"{total}\ttotal ({conversations} conversations, {encoding})")
     return 0
@@ -323,14 +332,15 @@ def _workbench(args: argparse.Namespace) -> int:
     to_stdout = "-" in (args.json, args.csv)  # machine output replaces the table
     if args.per_transcript and not to_stdout:
         for name in dict.fromkeys(r.transcript for r in report.rows):
-            print(f"{name}:\n{report.table([r for r in report.rows if r.transcript == name])}\n")
+            rows = [r for r in report.rows if r.transcript == name]
+            print(f"{utf8_text(name)}:\n{report.table(rows, timings=args.timings)}\n")
         print("all transcripts:")
     if not to_stdout:
-        print(report.table())
+        print(report.table(timings=args.timings))
     if args.json:
-        report.write_json(args.json)
+        report.write_json(args.json, timings=args.timings)
     if args.csv:
-        report.write_csv(args.csv)
+        report.write_csv(args.csv, timings=args.timings)
     if args.plot:
         report.plot(args.plot)
     return 0
@@ -339,14 +349,29 @@ def _workbench(args: argparse.Namespace) -> int:
 # -- the parser ------------------------------------------------------------------------------------------
 
 
-def _budget(text: str) -> int:
+def _whole_number(text: str, what: str, least: int, most: int) -> int:
+    """An integer option in [least, most]; anything else is argparse's usage error (exit 2)."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number of tokens: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+        raise argparse.ArgumentTypeError(f"not a whole number of {what}: {describe(text)}") from None
+    if not least <= value <= most:
+        raise argparse.ArgumentTypeError(f"must be from {least} to {most} {what}, got {describe(text)}")
     return value
+
+
+def _budget(text: str) -> int:
+    # The library's bound: a token budget is below 2**64.
+    return _whole_number(text, "tokens", 0, 2**64 - 1)
+
+
+# A chunk is read whole into memory (stdin's read1 allocates the size asked): a stream of
+# larger chunks is no stream.
+MAX_CHUNK_SIZE = 16 * 1024 * 1024
+
+
+def _chunk_size(text: str) -> int:
+    return _whole_number(text, "characters", 1, MAX_CHUNK_SIZE)
 
 
 def _command(commands: Any, name: str, summary: str, example: str, run: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
@@ -411,7 +436,8 @@ def _parser() -> argparse.ArgumentParser:
     parsed.add_argument("file", nargs="?", default="-", help="the model text (default: - for stdin)")
     parsed.add_argument("--stream", action="store_true",
                         help="read incrementally and print each stream event as a JSON line as it is found")
-    parsed.add_argument("--chunk-size", type=_budget, default=4096, help="characters per read with --stream")
+    parsed.add_argument("--chunk-size", type=_chunk_size, default=4096,
+                        help=f"characters per read with --stream, 1 to {MAX_CHUNK_SIZE} (default: 4096)")
 
     bench = _command(commands, "workbench", "replay transcripts turn by turn under each pruning strategy and budget "
                      "and compare tokens, validity, prefix stability and losses",
@@ -430,6 +456,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--plot", metavar="PATH", help="write a PNG plot (needs agentmsg[plot])")
     bench.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar on stderr (default: when stderr is a terminal)")
+    bench.add_argument("--timings", action=argparse.BooleanOptionalAction, default=True,
+                       help="the time columns (default: on); --no-timings leaves out the only measures that "
+                            "differ between runs, so the same input gives the same output byte for byte")
     return parser
 
 
@@ -459,6 +488,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import inspect
 from typing import Any, Awaitable, Callable, Generator, Iterable, List, Sequence, TypeVar, Union, cast
 
 from . import _core
-from ._checks import describe, require_int
+from ._checks import check_calls, describe, require_int
 from .blocks import TextBlock, ToolResultBlock
 from .counting import CountCache, Counter, TokenCounter
 from .errors import MessageError, MessageTypeError
@@ -341,3 +341,7 @@ class Compactor:
 
 def _cache(counter: Union[Counter, TokenCounter, CountCache]) -> CountCache:
     return counter if isinstance(counter, CountCache) else CountCache(counter)
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

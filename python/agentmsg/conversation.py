@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Union
 
+from ._checks import check_calls
 from .estimate import estimate_tokens_many
 from .message import Message, Role, _to_role
 from .normalize import MessageLike, read_messages
@@ -100,3 +101,7 @@ def conversation_stats(messages: Iterable[MessageLike]) -> ConversationStats:
         last_user_message=last_user,
         duration_seconds=duration,
     )
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

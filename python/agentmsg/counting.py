@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Callable, Dict, Iterable, List, Sequence, Tuple, Union
 
 from . import _core
-from ._checks import describe
+from ._checks import check_calls, describe
 from .errors import EncodingError, MessageError, MessageTypeError
 from .estimate import estimate_tokens_many, measured_text
 from .message import Message, Role
@@ -143,3 +143,7 @@ class CountCache:
         9
         """
         return sum(self.counts(messages))
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -21,7 +21,7 @@ import re
 from typing import AbstractSet, Collection, Dict, FrozenSet, List, Literal, Sequence, Union, cast
 
 from . import _core
-from ._checks import describe, require_int, require_str, type_name
+from ._checks import check_calls, describe, require_int, require_str, type_name
 from .errors import AgentMsgError, EncodingError, MessageError, MessageTypeError
 from .message import _as_list
 
@@ -290,6 +290,11 @@ class Encoding:
     __slots__ = ("_encoder", "name", "_special_tokens", "special_tokens_set", "_special_order")
 
     def __init__(self, encoder: "_core.TokenEncoder") -> None:
+        if not isinstance(encoder, _core.TokenEncoder):
+            raise MessageTypeError(
+                f"Encoding() takes the core's TokenEncoder, not {type_name(encoder)}: get an encoding with "
+                "agentmsg.get_encoding(name) or agentmsg.encoding_for_model(model)"
+            )
         self._encoder = encoder
         #: The encoding's name, as tiktoken names it.
         self.name: str = encoder.name
@@ -514,3 +519,7 @@ def _texts(texts: object) -> Sequence[str]:
 def _alternation(strings: FrozenSet[str]) -> "re.Pattern[str]":
     """tiktoken's pattern for disallowed strings: an alternation in the set's order."""
     return re.compile("(" + "|".join(re.escape(string) for string in strings) + ")")
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

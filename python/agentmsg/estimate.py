@@ -17,7 +17,7 @@ from .blocks import (
     AudioBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource,
     VideoBlock,
 )
-from ._checks import type_name
+from ._checks import check_calls, type_name
 from .errors import MessageTypeError
 from .message import Message, Role, _to_role
 from .normalize import MessageLike, read_messages
@@ -90,3 +90,7 @@ def estimate_tokens_many(messages: Iterable[MessageLike]) -> List[int]:
         texts.append(measured_text(message))
         roles.append(ROLE_CODES[message.role])
     return _core.estimate_tokens_many(texts, roles)
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

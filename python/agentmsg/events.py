@@ -14,7 +14,7 @@ import operator
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Callable, Dict, Optional, Union
 
-from ._checks import type_name
+from ._checks import check_calls, type_name
 from .blocks import ToolUseBlock
 from .errors import MessageError, MessageTypeError
 
@@ -179,3 +179,7 @@ Event = Union[TextDelta, ThinkingDelta, ThinkingEnd, ToolCallStart, ToolCallDelt
 
 #: Deprecated name of :class:`ToolCallStart` (a dialect's start event before it carried the name).
 ToolCallHeader = ToolCallStart
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -24,7 +24,7 @@ import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, TYPE_CHECKING, Tuple, Union
 
 from . import _core, _selection
-from ._checks import describe
+from ._checks import check_calls, describe
 from .convert.langchain import _langchain
 from .counting import TokenCounter
 from .encoding import resolve_encoding
@@ -427,3 +427,7 @@ def _openai_role(message: Any, kind: str) -> str:
     from langchain_core.messages.utils import _get_message_openai_role
 
     return _get_message_openai_role(message)
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -40,7 +40,7 @@ from typing import (
 )
 
 from . import _core, _selection
-from ._checks import describe
+from ._checks import check_calls, describe
 from .blocks import TextBlock, ToolUseBlock
 from .encoding import Encoding, get_encoding, resolve_encoding
 from .counting import CountCache, Counter, TokenCounter
@@ -711,3 +711,7 @@ def _restore_memory(max_tokens: int, settings: Dict[str, Any], messages: List[Me
     memory.extend(messages)
     memory._compactor, memory._on_prune, memory._pruned = settings["compactor"], settings["on_prune"], pruned
     return memory
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -16,7 +16,7 @@ from dataclasses import FrozenInstanceError
 from datetime import datetime, timezone
 from enum import Enum, EnumMeta
 from types import MappingProxyType
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union, cast
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 from .blocks import (
     Block,
@@ -30,6 +30,7 @@ from .blocks import (
 )
 from ._checks import (
     MAX_JSON_DEPTH,
+    check_calls,
     describe,
     json_copy,
     json_copy_dict,
@@ -37,8 +38,13 @@ from ._checks import (
     require_bool,
     require_int,
     type_name,
+    unexpected_keyword,
 )
 from .errors import AgentMsgError, MessageError, MessageTypeError
+from .options import ParseOptions
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["Role", "Message", "system", "user", "assistant", "tool"]
 
@@ -47,8 +53,11 @@ class _RoleType(EnumMeta):
     def __call__(cls, value, *args, **kwargs):  # type: ignore[no-untyped-def]
         # Role(x) is a lookup: checked like every role argument (case-insensitive, typed error
         # naming the valid roles) instead of Enum's bare ValueError with the value's whole repr.
-        if args or kwargs:
-            return super().__call__(value, *args, **kwargs)
+        # It takes nothing else (Enum's functional API cannot extend an enum with members).
+        if kwargs:
+            raise unexpected_keyword("Role", min(kwargs), ["value"])
+        if args:
+            raise MessageTypeError(f"Role() takes one value, a role name, not {1 + len(args)}")
         return _to_role(value)
 
 
@@ -172,6 +181,16 @@ if hasattr(os, "register_at_fork"):
 
 def _new_id() -> str:
     return f"{_ID_PREFIX}{next(_id_counter):016x}"
+
+
+def _give_ids(messages: Sequence["Message"], prefix: str) -> None:
+    """Gives each message that has no id yet the id ``prefix`` + its position as 16 hex digits
+    (the shape of a made id, with a prefix the caller derives from the input instead of a random
+    one), so the same input always gives the same ids. Only for messages just built, whose id
+    nobody has read: it fills the lazy id slot."""
+    for position, message in enumerate(messages):
+        if message._id is None:
+            _set_id(message, f"{prefix}{position:016x}")
 
 
 def _check_content(role: Role, content: Tuple[Block, ...]) -> None:
@@ -488,27 +507,59 @@ class Message(_MessageSlots):
         return cls(_TOOL, [block], tool_id=tool_id, name=name, **kwargs)
 
     @classmethod
-    def from_text(cls, role: Union[Role, str], text: str, **kwargs: Any) -> "Message":
+    def from_text(
+        cls,
+        role: Union[Role, str],
+        text: str,
+        *,
+        name: Optional[str] = None,
+        id: Optional[str] = None,
+        timestamp: Union[datetime, str, float, None] = None,
+        metadata: Optional[Mapping[str, Any]] = None,
+        tool_id: Optional[str] = None,
+        finished: Optional[bool] = None,
+        finish_reason: Optional[str] = None,
+        reasoning_content: Optional[str] = None,
+        **options: Unpack[ParseOptions],
+    ) -> "Message":
         """Builds a message from model text, parsing thinking and tool calls into blocks.
 
         Only what a model wrote is parsed: for an assistant message the text goes through
-        :func:`agentmsg.parse`; for any other role it is kept as written (a user message or an
-        observation may well contain ``[File: x]`` lines or tags that are not thoughts).
+        :func:`agentmsg.parse` with ``options`` (its keyword options: ``dialect``, ``tools``,
+        ``thinking``...); for any other role it is kept as written (a user message or an
+        observation may well contain ``[File: x]`` lines or tags that are not thoughts), and the
+        options are only checked. The other keywords are the message's fields. A tool call the
+        parser could not use is kept: ``metadata["parse_errors"]`` holds each
+        :class:`~agentmsg.ParseIssue` as a dict (``kind``, ``message``, ``span``, ``raw``).
 
         >>> m = Message.from_text("assistant", "[Let me check]\\nIt is 42.")
         >>> (m.thinking, m.text)
         ('Let me check', 'It is 42.')
         >>> Message.from_text("user", "[File: a.py]").text
         '[File: a.py]'
+        >>> reply = '<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+        >>> Message.from_text("assistant", reply, dialect="hermes").tool_calls[0].name
+        'f'
         """
-        from .parsing import parse
+        from .parsing import _core_arguments, parse
 
         if not isinstance(text, str):
             raise MessageTypeError(f"text must be a str, not {type_name(text)}")
+        unknown = options.keys() - _PARSE_OPTIONS
+        if unknown:
+            raise unexpected_keyword("Message.from_text", min(unknown), _FROM_TEXT_ARGUMENTS)
+        fields: Dict[str, Any] = {
+            "name": name, "id": id, "timestamp": timestamp, "metadata": metadata, "tool_id": tool_id,
+            "finished": finished, "finish_reason": finish_reason, "reasoning_content": reasoning_content,
+        }
         if _to_role(role) is not _ASSISTANT:
-            return cls(role, text, **kwargs)
-        blocks = parse(text).blocks
-        return cls(role, blocks if blocks else text, **kwargs)
+            if options:
+                _core_arguments(options, "from_text")  # checked, though only assistant text is parsed
+            return cls(role, text, **fields)
+        parsed = parse(text, **options)
+        if parsed.errors:  # nothing the model wrote is dropped
+            fields["metadata"] = _with_parse_errors(metadata, parsed.errors)
+        return cls(role, parsed.blocks if parsed.blocks else text, **fields)
 
     # -- views ---------------------------------------------------------------------------------
 
@@ -591,9 +642,9 @@ class Message(_MessageSlots):
         'm1'
         """
         values = dict(zip(_FIELDS, self._values()))
-        unknown = sorted(key[:40] for key in changes if key not in values)  # keys are str
+        unknown = [key for key in changes if key not in values]
         if unknown:
-            raise MessageTypeError(f"replace() got unknown fields: {', '.join(unknown[:5])}")
+            raise unexpected_keyword("Message.replace", min(unknown), _FIELDS)
         values.update(changes)
         role = values.pop("role")
         content = values.pop("content")
@@ -713,6 +764,22 @@ def _unpickle(role: Role, content: Tuple[Block, ...], name: Optional[str], id: s
                    reasoning_content=reasoning_content)
 
 
+_PARSE_OPTIONS = frozenset(ParseOptions.__optional_keys__)
+#: What Message.from_text takes: a message's role, text and fields, then parse's options.
+_FROM_TEXT_ARGUMENTS = ("role", "text", *Message.__match_args__[2:], *sorted(_PARSE_OPTIONS))
+
+
+def _with_parse_errors(metadata: Optional[Mapping[str, Any]], errors: Sequence[Any]) -> Dict[str, Any]:
+    """``metadata`` plus ``parse_errors``: each bad tool call's kind, message, span and raw text."""
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise MessageTypeError(f"metadata must be a dict, not {type_name(metadata)}")
+    if metadata is not None and "parse_errors" in metadata:
+        raise MessageError("metadata['parse_errors'] is where from_text keeps the tool calls it could not "
+                           "use: the text has some, so the key must be free")
+    issues = [{"kind": e.kind, "message": e.message, "span": list(e.span), "raw": e.raw} for e in errors]
+    return {**(metadata or {}), "parse_errors": issues}
+
+
 def metadata_view(message: Message) -> Mapping[str, Any]:
     """A message's metadata for reading, without making a dict when it has none.
 
@@ -765,3 +832,7 @@ def tool(result: ContentInput, **kwargs: Any) -> Message:
 
 #: The fields of a message, in order (its ``repr`` and ``to_dict`` read them through this).
 _FIELDS = Message.__match_args__
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Union
 
-from ._checks import type_name
+from ._checks import check_calls, type_name
 from .blocks import ToolUseBlock
 from .errors import AgentMsgError, MessageTypeError
 from .message import Message, Role, _as_list
@@ -223,3 +223,6 @@ def _from_anthropic_turn(turn: Mapping[str, Any], where: str) -> List[Message]:
             raise
         raise type(error)(where + text[len("messages[0]"):]) from None
 
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

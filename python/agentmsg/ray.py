@@ -35,6 +35,7 @@ import json
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, cast
 
 from . import convert as _convert
+from ._checks import check_calls
 from .arrow import count_tokens_arrow, parse_arrow
 from .errors import MessageTypeError
 from .memory import trim
@@ -234,3 +235,7 @@ class _DatasetsFunction:
     def __call__(self, batch: Dict[str, Sequence[Any]]) -> Dict[str, List[Any]]:
         columns: Dict[str, List[Any]] = self.job(_pyarrow().table(dict(batch))).to_pydict()
         return columns
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -30,7 +30,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, AsyncIterable, Dict, Iterable, List, Optional, Sequence, Tuple, Union, cast, TYPE_CHECKING
 
-from ._checks import describe, require_int, type_name
+from ._checks import check_calls, describe, require_int, type_name
 from .blocks import TextBlock
 from .errors import ConversionError, MessageTypeError
 from .message import Message
@@ -495,3 +495,7 @@ class _AnthropicReply:
             return message
         parsed = [_parsed(self.parsers[p]) for p, block in sorted(self.blocks.items()) if block.get("type") == "text"]
         return _with_parsed_text(message, parsed, "events")
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from . import _core
 from .blocks import ToolUseBlock
-from ._checks import describe, json_copy, require_int, require_str, type_name
+from ._checks import check_calls, describe, json_copy, require_int, require_str, type_name
 from .convert._common import dump_arguments
 from .encoding import resolve_encoding
 from .errors import AgentMsgError, EncodingError, MessageError, MessageTypeError
@@ -430,3 +430,7 @@ async def acount_message_tokens(
     import asyncio  # see acount_tokens
 
     return await asyncio.to_thread(count_message_tokens, messages, encoding, tools)
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

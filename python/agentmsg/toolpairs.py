@@ -20,7 +20,7 @@ from operator import attrgetter
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import _core
-from ._checks import require_bool
+from ._checks import check_calls, require_bool
 from .blocks import ToolUseBlock
 from .errors import MessageError, ToolPairError
 from .estimate import ROLE_CODES
@@ -243,3 +243,7 @@ def repair_tool_pairs(messages: Iterable[MessageLike]) -> List[Message]:
             pending = missing[index]
     repaired.extend(_placeholder(call) for call in pending)
     return repaired
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -29,20 +29,22 @@ the line and the reason, in one line.
 from __future__ import annotations
 
 import ast
-import io
+import hashlib
 import itertools
 import json
 import os
+import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Generator, IO, Iterable, Iterator, List, Optional, Sequence, TYPE_CHECKING, Tuple, Union
 
-from ._checks import describe, require_int, require_str, type_name, where_label
+from ._checks import MAX_INT_DIGITS, check_calls, describe, require_int, require_str, type_name, where_label
 from .blocks import ToolUseBlock
 from .convert import from_anthropic, from_bedrock, from_openai
 from .errors import AgentMsgError, MessageTypeError
 from .normalize import read_messages
-from .message import Message
+from .message import Message, _give_ids
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs
@@ -118,7 +120,7 @@ def _is_source(value: object) -> TypeIs[Source]:
     return isinstance(value, (str, os.PathLike)) or hasattr(value, "read")
 
 
-def _binary_lines(source: Source) -> Tuple[Iterator[bytes], Optional[IO[bytes]]]:
+def _binary_lines(source: Source, argument: str) -> Tuple[Iterator[bytes], Optional[IO[bytes]]]:
     """The source's lines as bytes (newlines kept), and the file to close (if we opened one).
 
     A file that cannot be opened raises its OSError, with the path cut short in the message."""
@@ -131,17 +133,38 @@ def _binary_lines(source: Source) -> Tuple[Iterator[bytes], Optional[IO[bytes]]]
         except ValueError:  # a NUL character, or a lone surrogate the file system cannot encode
             raise TranscriptError(str(path), None, "not a usable file name (a NUL character or a lone surrogate)") from None
         return iter(handle), handle
-    buffer = getattr(source, "buffer", None)
-    if buffer is not None:  # sys.stdin and other text wrappers: read their bytes
-        return iter(buffer), None
-    if isinstance(source, io.TextIOBase) or _is_text(source):
-        return (line.encode("utf-8", "surrogatepass") for line in source), None
-    return iter(source), None
+    try:  # sys.stdin and other text wrappers: read their bytes
+        buffer = getattr(source, "buffer", None)
+    except ValueError:  # a detached wrapper
+        raise TranscriptError(_describe(source), None, f"{argument} is a detached text file: pass its buffer") from None
+    return _file_lines(source if buffer is None else buffer, argument, _describe(source)), None
 
 
-def _is_text(source: Any) -> TypeIs[IO[str]]:
-    mode = getattr(source, "mode", "")
-    return isinstance(mode, str) and "b" not in mode and hasattr(source, "encoding")
+def _file_lines(file: Any, argument: str, path: str) -> Iterator[bytes]:
+    """The lines of a caller's open file as bytes, a text file's encoded back to UTF-8; a closed
+    file, or one that gives anything but bytes or str, is a typed error naming ``argument``."""
+    try:
+        lines = iter(file)
+        for line in lines:
+            if line.__class__ is bytes:
+                yield line
+            elif isinstance(line, str):
+                yield line.encode("utf-8", "surrogatepass")
+            elif isinstance(line, (bytes, bytearray, memoryview)):
+                yield bytes(line)
+            else:
+                raise MessageTypeError(
+                    f"{argument} ({where_label(path)}) gave a line of type {type_name(line)}; "
+                    f"an open file gives lines of bytes or str")
+    except TypeError as error:
+        if isinstance(error, AgentMsgError):
+            raise
+        raise MessageTypeError(f"{argument} ({where_label(path)}) must be a path or an open file that gives "
+                               f"its lines, not {type_name(file)}") from None
+    except ValueError as error:
+        if isinstance(error, AgentMsgError) or getattr(file, "closed", False) is not True:
+            raise
+        raise TranscriptError(path, None, f"{argument} is a closed file: open it again, or pass its path") from None
 
 
 def _decode(data: bytes, path: str, line: int, first: bool) -> str:
@@ -169,6 +192,26 @@ def _json(text: str, path: str, line: int) -> Any:
         ) from None
     except RecursionError:
         raise TranscriptError(path, line, "JSON nested too deeply to read") from None
+    except ValueError:  # json's bare error for an int past Python's digit limit
+        raise _too_many_digits(text, path, line) from None
+
+
+def _too_many_digits(text: str, path: str, line: int) -> TranscriptError:
+    """The error for a JSON int of more digits than Python converts, naming its line and column.
+
+    Refused, not read some other way: a message's JSON values hold ints of at most
+    ``MAX_INT_DIGITS`` digits (so ``json.dumps`` can write them back), and a float or a string
+    would not be the number the file holds."""
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else MAX_INT_DIGITS
+    found = re.search(r"-?\d{%d,}" % (limit + 1), text)
+    if found is None:  # not expected: json raised its ValueError for a reason of its own
+        return TranscriptError(path, line, "invalid JSON: a number Python cannot read")
+    start = found.start()
+    column = start - text.rfind("\n", 0, start)
+    digits = found.end() - start - (text[start] == "-")
+    return TranscriptError(path, line + text.count("\n", 0, start),
+                           f"an integer of {digits} digits (column {column}): JSON ints are read up to "
+                           f"{limit} digits (Python's int conversion limit)")
 
 
 # -- from dicts to messages ------------------------------------------------------------------------
@@ -363,22 +406,58 @@ def iter_transcripts(
     >>> [(t.name, t.line, t.messages[0].text) for t in iter_transcripts(lines)]
     [('<stream>:1', 1, 'a'), ('<stream>:2', 2, 'b')]
     """
+    return _iter_transcripts(sources, format, "sources")
+
+
+def _iter_transcripts(sources: Any, format: object, argument: str) -> Generator[Transcript, None, None]:
+    """:func:`iter_transcripts`, with the name errors give the argument (``sources`` or, for
+    :func:`load_transcript`, ``source``)."""
     fmt = _checked(format)
+    named: Iterable[Tuple[str, Any]]
     if _is_source(sources):
-        sources = [sources]
+        named = [(argument, sources)]
     elif isinstance(sources, (bytes, bytearray, dict)) or not isinstance(sources, Iterable):
-        raise MessageTypeError(f"sources must be a path, an open file or an iterable of them, not {type_name(sources)}")
-    for index, source in enumerate(sources):
+        raise MessageTypeError(f"{argument} must be a path, an open file or an iterable of them, not {type_name(sources)}")
+    else:
+        named = ((f"{argument}[{index}]", source) for index, source in enumerate(sources))
+    for what, source in named:
         if not _is_source(source):
-            raise MessageTypeError(f"sources[{index}] must be a path or an open file, not {type_name(source)}")
+            raise MessageTypeError(f"{what} must be a path or an open file, not {type_name(source)}")
         if isinstance(source, str):
-            source = require_str(source, f"sources[{index}]")  # a str subclass's methods must not run
+            source = require_str(source, what)  # a str subclass's methods must not run
         if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
-            for child in sorted(Path(source).iterdir()):
-                if child.suffix in (".json", ".jsonl", ".traj") and child.is_file():
-                    yield from _transcripts_of(child, fmt)
+            for child in _folder_files(source):
+                yield from _transcripts_of(child, fmt, what)
         else:
-            yield from _transcripts_of(source, fmt)
+            yield from _transcripts_of(source, fmt, what)
+
+
+#: The file names a folder's transcripts have.
+FOLDER_SUFFIXES = (".json", ".jsonl", ".traj")
+
+
+def _folder_files(folder: Union[str, "os.PathLike[str]"]) -> List[Path]:
+    """The transcript files of a folder (by suffix), in name order. A link among them that leads
+    nowhere (broken, or a loop) is kept, so opening it says so; a folder holding none is an
+    error that says what it holds instead (subfolders are not searched)."""
+    children = sorted(Path(folder).iterdir())
+    files = [child for child in children if child.suffix in FOLDER_SUFFIXES
+             and (child.is_file() or child.is_symlink() and not child.exists())]
+    if not files:
+        raise TranscriptError(os.fspath(folder), None, f"no .json, .jsonl or .traj file in this folder "
+                                                       f"({_folder_contents(children)})")
+    return files
+
+
+def _folder_contents(children: List[Path]) -> str:
+    if not children:
+        return "it is empty"
+    counts = {"broken or looping link": 0, "folder": 0, "other file": 0}
+    for child in children:
+        counts["broken or looping link" if child.is_symlink() and not child.exists()
+               else "folder" if child.is_dir() else "other file"] += 1
+    found = ", ".join(f"{count} {kind}{'s' if count > 1 else ''}" for kind, count in counts.items() if count)
+    return f"it holds {found}" + ("; folders in it are not searched" if counts["folder"] else "")
 
 
 def _stem(path: str) -> str:
@@ -386,9 +465,9 @@ def _stem(path: str) -> str:
     return name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
 
 
-def _transcripts_of(source: Source, fmt: str) -> Iterator[Transcript]:
+def _transcripts_of(source: Source, fmt: str, argument: str) -> Iterator[Transcript]:
     path = _describe(source)
-    lines, handle = _binary_lines(source)
+    lines, handle = _binary_lines(source, argument)
     try:
         yield from _parse_lines(lines, path, fmt)
     finally:
@@ -411,6 +490,8 @@ def _parse_lines(lines: Iterator[bytes], path: str, fmt: str) -> Iterator[Transc
         first = json.loads(first_text)
     except (json.JSONDecodeError, RecursionError):
         first = None  # a JSON document spread over several lines: read it whole below
+    except ValueError:
+        raise _too_many_digits(first_text, path, first_number) from None
     if isinstance(first, list) or isinstance(first, dict) and "role" not in first:
         # A whole conversation on the first line: the file is that one document, or JSON Lines
         # of conversations, streamed.
@@ -418,21 +499,40 @@ def _parse_lines(lines: Iterator[bytes], path: str, fmt: str) -> Iterator[Transc
         second = next(rest, None)
         if second is None:
             messages, used = _read(first, fmt, path, None)
-            yield Transcript(_stem(path), messages, _label(used, "JSON"), path)
+            yield _transcript(_stem(path), messages, _label(used, "JSON"), path, None, _ids_of(first_text))
             return
         for number, text in itertools.chain([(first_number, first_text), second], rest):
-            yield _record(first if number == first_number else _json(text, path, number), fmt, path, number)
+            yield _record(first if number == first_number else _json(text, path, number), fmt, path, number, text)
         return
     if isinstance(first, dict):  # one message per line: one conversation
-        items = [first] + [_json(text, path, number) for number, text in _record_lines(lines, path, first_number)]
+        ids = _ids_of(first_text)
+        items = [first]
+        for number, text in _record_lines(lines, path, first_number):
+            ids.update(text.encode())
+            items.append(_json(text, path, number))
         messages, used = _read(items, fmt, path, None)
-        yield Transcript(_stem(path), messages, _label(used, "JSONL, one message per line"), path)
+        yield _transcript(_stem(path), messages, _label(used, "JSONL, one message per line"), path, None, ids)
         return
     body = first_text + "".join(_decode(raw, path, number, False)
                                 for number, raw in enumerate(lines, start=first_number + 1))
     data = _json(body, path, first_number)
     messages, used = _read(data, fmt, path, None)
-    yield Transcript(_stem(path), messages, _label(used, "JSON"), path)
+    yield _transcript(_stem(path), messages, _label(used, "JSON"), path, None, _ids_of(body))
+
+
+def _ids_of(text: str) -> "hashlib.blake2b":
+    """The hash that names a conversation's messages: of the text it was read from (fed more
+    text with ``update``; see :func:`_transcript`)."""
+    return hashlib.blake2b(text.encode(), digest_size=8)
+
+
+def _transcript(name: str, messages: List[Message], fmt: str, path: str, line: Optional[int],
+                ids: "hashlib.blake2b") -> Transcript:
+    # A message the file gives no id gets one from the conversation's text and its position:
+    # made ids are random per process, and they reach what a model reads (compress's hint), so
+    # reading the same file must give the same ids for a replay to give the same figures.
+    _give_ids(messages, f"msg_{ids.hexdigest()}")
+    return Transcript(name, messages, fmt, path, line)
 
 
 def _label(used: str, container: str) -> str:
@@ -446,14 +546,14 @@ def _record_lines(lines: Iterator[bytes], path: str, after: int) -> Iterator[Tup
             yield number, text
 
 
-def _record(data: Any, fmt: str, path: str, number: int) -> Transcript:
+def _record(data: Any, fmt: str, path: str, number: int, text: str) -> Transcript:
     if not isinstance(data, (dict, list)):
         raise TranscriptError(path, number, f"expected a conversation on this line, not {type(data).__name__}")
     messages, used = _read(data, fmt, path, number)
     label = None if isinstance(data, list) else next(
         (str(data[k]) for k in ("instance_id", "id", "name") if isinstance(data.get(k), (str, int))), None)
     name = f"{_stem(path)}:{label or number}"
-    return Transcript(name, messages, _label(used, "JSONL, one conversation per line"), path, number)
+    return _transcript(name, messages, _label(used, "JSONL, one conversation per line"), path, number, _ids_of(text))
 
 
 def load_transcript(source: Source, format: str = "auto") -> Transcript:
@@ -467,14 +567,18 @@ def load_transcript(source: Source, format: str = "auto") -> Transcript:
     >>> (t.format, t.messages[0].text)
     ('swe-agent .traj', 'Fix it')
     """
-    found = iter_transcripts(source, format)
+    found = _iter_transcripts(source, format, "source")
     try:
         transcript = next(found, None)
         extra = None if transcript is None else next(found, None)
     finally:
         found.close()
-    if transcript is None:  # an empty list of sources, or a directory without transcript files
+    if transcript is None:  # an empty list of sources (a folder without transcript files raised)
         raise TranscriptError(_describe(source) if _is_source(source) else "sources", None, "holds no transcript")
     if extra is not None:
         raise TranscriptError(transcript.source, extra.line, "holds more than one conversation: use iter_transcripts")
     return transcript
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -34,6 +34,7 @@ import contextlib
 import csv
 import json
 import math
+import os
 import re
 import statistics
 import sys
@@ -42,7 +43,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache, partial
 from typing import IO, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Sized, Tuple, Union
 
-from ._checks import describe, optional_str, require_bool, require_int, require_str, type_name
+from ._checks import check_calls, describe, optional_str, require_bool, require_int, require_str, type_name, utf8_text
 from .compaction import Compactor, compress, prune_tool_outputs, summarize
 from .errors import AgentMsgError, MessageError, MessageTypeError
 from .estimate import measured_text
@@ -625,6 +626,8 @@ _CSV_FIELDS = (
     "kept_mean", "valid_openai", "valid_anthropic", "valid_bedrock", "prefix_stability", "tool_outputs_lost",
     "tool_outputs", "user_turns_lost", "user_turns", "recall", "seconds_per_turn", "seconds",
 )
+# The measures of time: the only ones that differ between two runs on the same input.
+_TIMING_FIELDS = ("seconds_per_turn", "seconds")
 
 
 def _percent(value: Optional[float]) -> str:
@@ -645,49 +648,59 @@ class WorkbenchReport:
     overall: List[ReplayMetrics]
     encoding: str
 
-    def table(self, rows: Optional[List[ReplayMetrics]] = None) -> str:
-        """A text table of ``rows`` (the overall rows by default), one line per strategy x budget.
+    def table(self, rows: Optional[List[ReplayMetrics]] = None, *, timings: bool = True) -> str:
+        """A text table of ``rows`` (the overall rows by default), one line per strategy x budget;
+        ``timings=False`` leaves out the time column (see :meth:`to_dict`).
 
         >>> run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [100]).table().count("\\n")
         1
         """
+        timings = require_bool(timings, "timings")
         header = (f"{'strategy':<18} {'budget':>6} {'tokens':>7} {'p95':>6} {'max':>6} {'over':>4} {'kept':>5} "
                   f"{'openai':>6} {'anthr.':>6} {'bedrock':>7} {'prefix':>6} {'tools lost':>10} {'users lost':>10} "
-                  f"{'recall':>6} {'us/turn':>8}")
-        lines = [header]
+                  f"{'recall':>6}")
+        lines = [header + (f" {'us/turn':>8}" if timings else "")]
         for r in self.overall if rows is None else rows:
             lines.append(
-                f"{r.strategy:<18} {r.budget:>6} {r.tokens_mean:>7.0f} {r.tokens_p95:>6} {r.tokens_max:>6} "
+                f"{utf8_text(r.strategy):<18} {r.budget:>6} {r.tokens_mean:>7.0f} {r.tokens_p95:>6} {r.tokens_max:>6} "
                 f"{r.over_budget:>4} {r.kept_mean:>5.1f} {_percent(r.valid['openai']):>6} "
                 f"{_percent(r.valid['anthropic']):>6} {_percent(r.valid['bedrock']):>7} "
                 f"{_percent(r.prefix_stability):>6} {f'{r.tool_outputs_lost}/{r.tool_outputs}':>10} "
-                f"{f'{r.user_turns_lost}/{r.user_turns}':>10} {_percent(r.recall):>6} {1e6 * r.seconds_per_turn:>8.0f}"
+                f"{f'{r.user_turns_lost}/{r.user_turns}':>10} {_percent(r.recall):>6}"
+                + (f" {1e6 * r.seconds_per_turn:>8.0f}" if timings else "")
             )
         return "\n".join(lines)
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self, *, timings: bool = True) -> Dict[str, Any]:
         """Every row as plain JSON data: ``{"encoding", "overall", "transcripts"}``.
+
+        ``timings=False`` leaves out ``seconds_per_turn`` and ``seconds``, the only measures
+        that differ between two runs on the same input: what is left is the same, byte for
+        byte, in every run.
 
         >>> sorted(run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [9]).to_dict())
         ['encoding', 'overall', 'transcripts']
         """
-        return {"encoding": self.encoding, "overall": [r.to_dict() for r in self.overall],
-                "transcripts": [r.to_dict() for r in self.rows]}
+        timings = require_bool(timings, "timings")
+        return {"encoding": self.encoding, "overall": [_row_dict(r, timings) for r in self.overall],
+                "transcripts": [_row_dict(r, timings) for r in self.rows]}
 
-    def write_json(self, path: str) -> None:
-        """Writes :meth:`to_dict` as JSON to ``path`` (``"-"``: stdout).
+    def write_json(self, path: Union[str, "os.PathLike[str]", IO[str]], *, timings: bool = True) -> None:
+        """Writes :meth:`to_dict` as JSON to ``path``: a file path, ``"-"`` (stdout) or a text
+        file open for writing (left open).
 
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "wb.json")
         >>> run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [9]).write_json(path)
         """
-        with _opened(path) as handle:
-            json.dump(self.to_dict(), handle, indent=2)
+        data = self.to_dict(timings=timings)
+        with _opened(path, "path") as handle:
+            json.dump(data, handle, indent=2)
             handle.write("\n")
 
-    def write_csv(self, path: str) -> None:
+    def write_csv(self, path: Union[str, "os.PathLike[str]", IO[str]], *, timings: bool = True) -> None:
         """Writes one CSV row per transcript x strategy x budget, then the ``(all)`` rows, to
-        ``path`` (``"-"``: stdout).
+        ``path`` (as for :meth:`write_json`); ``timings=False`` leaves out the time columns.
 
         >>> import os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "wb.csv")
@@ -695,24 +708,32 @@ class WorkbenchReport:
         >>> open(path).readline().split(",")[:3]
         ['transcript', 'strategy', 'budget']
         """
-        with _opened(path, newline="") as handle:
+        fields = [f for f in _CSV_FIELDS if require_bool(timings, "timings") or f not in _TIMING_FIELDS]
+        with _opened(path, "path", newline="") as handle:
             writer = csv.writer(handle)
-            writer.writerow(_CSV_FIELDS)
+            writer.writerow(fields)
             for r in [*self.rows, *self.overall]:
                 data = r.to_dict()
                 for provider in PROVIDERS:
                     data[f"valid_{provider}"] = data["valid"][provider]
-                writer.writerow(["" if data[f] is None else data[f] for f in _CSV_FIELDS])
+                # A name holding a lone surrogate (read from a JSON escape) is written escaped:
+                # UTF-8 cannot carry it.
+                writer.writerow(["" if data[f] is None else utf8_text(data[f]) if isinstance(data[f], str)
+                                 else data[f] for f in fields])
 
-    def plot(self, path: str) -> None:
+    def plot(self, path: Union[str, "os.PathLike[str]", IO[bytes]]) -> None:
         """A PNG of the overall rows: mean prompt tokens against prefix stability (one line per
-        strategy, a point per budget), and the share of valid prompts per strategy and provider.
+        strategy, a point per budget), and the share of valid prompts per strategy and provider,
+        written to ``path``: a file path or a binary file open for writing (left open).
         Needs matplotlib (``pip install 'agentmsg[plot]'``); without it raises
         :class:`MissingDependencyError`.
 
         >>> report = run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [9])
         >>> report.plot("/nonexistent/dir/x.png")  # doctest: +SKIP
         """
+        if isinstance(path, (int, bytes)) or not (
+                isinstance(path, (str, os.PathLike)) or callable(getattr(path, "write", None))):
+            raise MessageTypeError(f"path must be a file path or a binary file open for writing, not {type_name(path)}")
         try:
             import matplotlib
 
@@ -747,14 +768,31 @@ class WorkbenchReport:
         plt.close(figure)
 
 
+def _row_dict(row: ReplayMetrics, timings: bool) -> Dict[str, Any]:
+    data = row.to_dict()
+    if not timings:
+        for key in _TIMING_FIELDS:
+            del data[key]
+    return data
+
+
 @contextlib.contextmanager
-def _opened(path: str, newline: Optional[str] = None) -> Iterator[IO[str]]:
-    """``path`` opened for writing text, or stdout (left open) for ``"-"``."""
-    if path == "-":
+def _opened(path: object, what: str, newline: Optional[str] = None) -> Iterator[IO[str]]:
+    """``path`` opened for writing text; stdout for ``"-"``, and a caller's open file, both
+    left open. An int is refused: ``open`` would take it for a file descriptor and close it
+    (stdout, for 1) when done."""
+    if isinstance(path, str) and path == "-":
         yield sys.stdout
         return
-    with open(path, "w", encoding="utf-8", newline=newline) as handle:
-        yield handle
+    if isinstance(path, (str, os.PathLike)):
+        with open(path, "w", encoding="utf-8", newline=newline) as handle:
+            yield handle
+        return
+    if not isinstance(path, (int, bytes)) and callable(getattr(path, "write", None)):
+        yield path  # type: ignore[misc]  # a file object of the caller's
+        return
+    raise MessageTypeError(f"{what} must be a file path, '-' for stdout, or a text file open for writing, "
+                           f"not {type_name(path)}")
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -848,3 +886,7 @@ def _streamed(items: Iterator[Any]) -> Iterator[Any]:
         except Exception as error:  # noqa: BLE001 - any other failure of the caller's iterator is theirs
             raise MessageTypeError(f"transcripts: iterating it raised {type_name(error)}") from error
         yield item
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

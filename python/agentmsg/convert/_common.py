@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
 import warnings
 from operator import attrgetter
-from types import SimpleNamespace
+from types import FrameType, SimpleNamespace
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, NamedTuple, Optional, Sequence, Tuple, TypeVar, Union
 
@@ -35,6 +36,18 @@ class ConversionWarning(UserWarning):
     >>> print(caught[0].message)
     to_openai cannot carry thinking blocks (message 0); they were left out
     """
+
+
+def warn_caller(message: str) -> None:
+    """Warns a :class:`ConversionWarning` at the caller's line: the first frame outside agentmsg,
+    however many of the library's frames (helpers, the call checks of every public function)
+    lie between it and this one."""
+    frame: Optional[FrameType] = sys._getframe()
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "agentmsg":
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, ConversionWarning, stacklevel=level)
 
 
 def check_messages(messages: Iterable[Message], what: str = "messages") -> List[Message]:
@@ -317,11 +330,7 @@ def load_arguments(raw: Any, where: str) -> Tuple[Dict[str, Any], Dict[str, Any]
     value = json_object(raw)
     if value is not None:
         return value, {} if _WRITER.encode(value) == raw else {RAW_ARGUMENTS: raw}
-    warnings.warn(
-        f"{where} is not a JSON object; kept as metadata['raw_arguments']",
-        ConversionWarning,
-        stacklevel=4,
-    )
+    warn_caller(f"{where} is not a JSON object; kept as metadata['raw_arguments']")
     return {}, {RAW_ARGUMENTS: raw}
 
 
@@ -341,18 +350,14 @@ class Losses:
         if not where or where[-1] != index:
             where.append(index)
 
-    def warn(self, stacklevel: int = 3) -> None:
+    def warn(self) -> None:
         for what, where in self.found.items():
             shown = ", ".join(map(str, where[:10])) + (", ..." if len(where) > 10 else "")
             noun = "message" if len(where) == 1 else "messages"
-            warnings.warn(
-                f"{self.converter} cannot carry {what} ({noun} {shown}); {self.consequences[what]}",
-                ConversionWarning,
-                stacklevel=stacklevel,
-            )
+            warn_caller(f"{self.converter} cannot carry {what} ({noun} {shown}); {self.consequences[what]}")
 
 
-def results_first(items: List[Message], converter: str, stacklevel: int = 3) -> List[int]:
+def results_first(items: List[Message], converter: str) -> List[int]:
     """The order to write ``items`` in (their indices) so that the results of each assistant
     turn's tool calls directly follow it, as OpenAI, Anthropic and Bedrock require.
 
@@ -394,12 +399,8 @@ def results_first(items: List[Message], converter: str, stacklevel: int = 3) -> 
             start = last + 1
         index = start
     if moved:
-        warnings.warn(
-            f"{converter} moved messages {', '.join(map(str, moved))} after the tool results they "
-            "interrupted (tool results must directly follow their call)",
-            ConversionWarning,
-            stacklevel=stacklevel,
-        )
+        warn_caller(f"{converter} moved messages {', '.join(map(str, moved))} after the tool results they "
+                    "interrupted (tool results must directly follow their call)")
     return order
 
 
@@ -424,12 +425,12 @@ def write_in_order(
     """``write(message, index)`` for each message in :func:`results_first` order, leaving out
     what gives None; then the losses' warnings (for converters with one output per message)."""
     out = []
-    for index in results_first(items, losses.converter, stacklevel=4):
+    for index in results_first(items, losses.converter):
         data = write(items[index], index)
         if data is not None:
             out.append(data)
     if losses.found:
-        losses.warn(stacklevel=4)
+        losses.warn()
     return out
 
 
@@ -482,12 +483,8 @@ def split_system_and_merge_turns(
             turns.append({"role": role, "content": blocks})
         ends[index] = (len(turns) - 1, len(turns[-1]["content"]))
     if moved:
-        warnings.warn(
-            f"{converter} moved system messages {', '.join(map(str, moved))} from the middle of "
-            "the conversation to the system prompt",
-            ConversionWarning,
-            stacklevel=3,
-        )
+        warn_caller(f"{converter} moved system messages {', '.join(map(str, moved))} from the middle of "
+                    "the conversation to the system prompt")
     return SystemAndTurns(system, turns, ends)
 
 
@@ -527,23 +524,15 @@ def settle_tool_pairs(messages: List[Message], on_orphan: str, converter: str) -
             and repaired[-1].tool_id in pending:
         repaired.pop()  # pending calls of the last turn keep waiting for their results
     if pairing.orphans:
-        warn_dropped_results(converter, pairing.orphans, stacklevel=4)
+        warn_dropped_results(converter, pairing.orphans)
     if unanswered:
-        warnings.warn(
-            f"{converter}: added {len(unanswered)} error result(s) for tool calls that were never answered",
-            ConversionWarning,
-            stacklevel=3,
-        )
+        warn_caller(f"{converter}: added {len(unanswered)} error result(s) for tool calls that were never answered")
     return repaired
 
 
-def warn_dropped_results(converter: str, indices: Sequence[int], stacklevel: int) -> None:
+def warn_dropped_results(converter: str, indices: Sequence[int]) -> None:
     """The warning for tool results dropped because no call answers to them (on_orphan='repair')."""
-    warnings.warn(
-        f"{converter}: dropped tool results with no matching call (messages {', '.join(map(str, indices))})",
-        ConversionWarning,
-        stacklevel=stacklevel,
-    )
+    warn_caller(f"{converter}: dropped tool results with no matching call (messages {', '.join(map(str, indices))})")
 
 
 def _result_link(message: Message) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, TYPE_CHECKING
 
+from .._checks import check_calls
 from ..blocks import (
     AudioBlock, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
     URLSource, VideoBlock,
@@ -195,3 +196,7 @@ def _block_from_agentscope(data: Any, where: str) -> Any:
         f"{where}.type: unknown block type {shown(kind)}; valid: text, image, audio, video, thinking, tool_use, "
         "tool_result"
     )
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -28,7 +28,7 @@ from ..blocks import (
     Block, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource,
 )
 from .. import _core
-from .._checks import json_copy_dict
+from .._checks import check_calls, json_copy_dict
 from ..errors import AgentMsgError, ConversionError, MessageTypeError
 from ..message import Message, metadata_view, _ROLE_NAMES, _TOOL
 from .openai import from_openai
@@ -448,3 +448,7 @@ def _common_call(call: Any) -> Optional[Dict[str, Any]]:
     else:
         return None
     return {"type": "tool_use", "id": call_id, "name": name, "input": arguments}
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

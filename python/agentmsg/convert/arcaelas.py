@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, TYPE_CHECKING
 
+from .._checks import check_calls
 from ..blocks import TextBlock, ToolResultBlock
 from ..errors import ConversionError
 from ..message import Message, Role
@@ -95,3 +96,7 @@ def from_arcaelas(messages: Iterable[Mapping[str, Any]], *, on_orphan: OrphanPol
         tool_id = data.get("tool_id")
         out.append(build(where, lambda: Message(role, content, tool_id=tool_id, **fields)))
     return settle_tool_pairs(out, on_orphan, "from_arcaelas")
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

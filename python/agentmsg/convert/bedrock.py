@@ -24,6 +24,7 @@ import binascii
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, cast, TYPE_CHECKING
 
+from .._checks import check_calls
 from ..blocks import (
     AudioBlock, Block, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
     VideoBlock,
@@ -307,3 +308,7 @@ def _block_from_bedrock(block: Mapping[str, Any], where: str, allowed: Tuple[str
     elif not isinstance(data, str):  # a str is taken to be base64 already, as in JSON dumps
         raise MessageTypeError(f"{where}.{kind}.source.bytes must be bytes, not {type(data).__name__}")
     return build(where, lambda: _MEDIA_CLASSES[kind](Base64Source(media_type, data)))
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

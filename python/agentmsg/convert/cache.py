@@ -13,13 +13,13 @@ without a matching call must recognize cached blocks first (:func:`is_cached_blo
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List
 
+from .._checks import check_calls
 from ..blocks import TextBlock, ToolResultBlock, ToolUseBlock
 from ..message import Message, Role
-from ._common import ConversionWarning, check_dicts, check_messages, json_text, require_dict
+from ._common import check_dicts, check_messages, json_text, require_dict, warn_caller
 
 __all__ = ["format_conversation_for_cache", "is_cached_block", "filter_for_bedrock"]
 
@@ -123,10 +123,10 @@ def filter_for_bedrock(messages: Iterable[Mapping[str, Any]]) -> List[Mapping[st
                 continue
         kept.append(message)
     if dropped:
-        warnings.warn(
-            f"filter_for_bedrock dropped tool results with no matching call (messages "
-            f"{', '.join(map(str, dropped))})",
-            ConversionWarning,
-            stacklevel=2,
-        )
+        warn_caller(f"filter_for_bedrock dropped tool results with no matching call (messages "
+                    f"{', '.join(map(str, dropped))})")
     return kept
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

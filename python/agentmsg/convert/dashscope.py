@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Iterable, List, Optional, cast, TYPE_CHECKING
 
+from .._checks import check_calls
 from ..blocks import (
     AudioBlock, Block, ImageBlock, Source, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource, VideoBlock,
 )
@@ -166,3 +167,7 @@ def _content(content: Any, where: str, role: str) -> List[Block]:
         source = source_from_url(item[kind], f"{iwhere}.{kind}")
         blocks.append(build(iwhere, lambda: _MEDIA_KEYS[kind](source)))
     return blocks
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -25,19 +25,19 @@ The call itself is written by :func:`agentmsg.format_tool_call` (its example sho
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Set, cast, TYPE_CHECKING
 
 from .. import _core
+from .._checks import check_calls
 from ..blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from ..errors import ConversionError, MessageTypeError, ToolCallError, ToolPairError
 from ..estimate import ROLE_CODES
 from ..message import Message, Role
 from ..parsing import format_tool_call, format_tool_result, parse, parse_tool_result
 from ._common import (
-    ORPHAN_POLICIES, RAW_ARGUMENTS, ConversionWarning, Losses, build, check_dicts, check_messages,
-    json_text, require_dict, require_str, settle_tool_pairs, warn_dropped_results,
+    ORPHAN_POLICIES, RAW_ARGUMENTS, Losses, build, check_dicts, check_messages,
+    json_text, require_dict, require_str, settle_tool_pairs, warn_caller, warn_dropped_results,
 )
 
 if TYPE_CHECKING:
@@ -184,12 +184,8 @@ def _assistant_blocks(text: str, where: str) -> List[Any]:
     parsed = parse(text)
     if not parsed.errors:
         return parsed.blocks
-    warnings.warn(
-        f"{where}.content: {len(parsed.errors)} malformed tool call(s) kept as text "
-        f"({parsed.errors[0].message})",
-        ConversionWarning,
-        stacklevel=4,
-    )
+    warn_caller(f"{where}.content: {len(parsed.errors)} malformed tool call(s) kept as text "
+                f"({parsed.errors[0].message})")
     blocks: List[Any] = []
     start = 0
     for issue in parsed.errors:
@@ -290,7 +286,7 @@ def _linked_results(read: List[Any], on_orphan: str) -> List[Message]:
             out.append(build(f"messages[{index}]", lambda: Message.tool(
                 result, tool_id=tool_id, name=name, is_error=is_error)))
     if dropped:
-        warn_dropped_results("from_forge", sorted(dropped), stacklevel=4)
+        warn_dropped_results("from_forge", sorted(dropped))
     return out
 
 
@@ -300,3 +296,7 @@ def _encodable(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

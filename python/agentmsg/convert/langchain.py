@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import AbstractSet, Any, Dict, Iterable, List, Optional, Sequence, Tuple, cast
 
-from .._checks import json_copy as checked_json_copy
+from .._checks import check_calls, json_copy as checked_json_copy
 from ..blocks import (
     AudioBlock, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
     URLSource, VideoBlock,
@@ -364,3 +364,7 @@ def _block_out(block: Any) -> Dict[str, Any]:
     if type(source) is URLSource:
         return {"type": _MEDIA_TYPE[kind], "url": source.url}
     return {"type": _MEDIA_TYPE[kind], "base64": source.data, "mime_type": source.media_type}
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

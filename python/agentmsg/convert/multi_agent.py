@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Iterable, List, Optional, Tuple, cast
 
+from .._checks import check_calls
 from ..blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from ..message import Message, Role
 from ._common import check_messages
@@ -80,3 +81,7 @@ def _relabel(message: Message, content: List[Block]) -> Message:
     metadata["multi_agent_role"] = message.role.value
     # the name now lives in the text, so the message itself is unnamed (as providers expect)
     return Message(Role.USER, content, id=message.id, timestamp=message.timestamp, metadata=metadata)
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, Tuple, cast, TYPE_CHECKING
 
+from .._checks import check_calls
 from ..blocks import (
     Block, AudioBlock, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
     URLSource, VideoBlock,
@@ -406,3 +407,7 @@ def source_from_url(url: Any, where: str) -> Any:
             raise ConversionError(f"{where}: a data URL must look like data:<media type>;base64,<data>")
         return build(where, lambda: Base64Source(header[: -len(";base64")], payload))
     return build(where, lambda: URLSource(url))
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -25,6 +25,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, TYPE_CHECKING
 
+from .._checks import check_calls
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role, _format_timestamp
 from ._common import (
@@ -190,3 +191,7 @@ def to_db_rows(messages: Iterable[Message], *, thread_id: Optional[str] = None) 
     if losses.found:
         losses.warn()
     return rows
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Union, cast
 
+from .._checks import check_calls
 from ..blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from ..errors import ConversionError, MessageTypeError
 from ..message import Message, Role
@@ -420,3 +421,7 @@ def to_llm_messages(
     if not any(m["role"] == "system" for m in out):
         out.insert(0, {"role": "system", "content": _replace_name(system_prompt, agent_display_name)})
     return out
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())
