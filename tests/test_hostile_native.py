@@ -1,0 +1,142 @@
+"""The native binding under hostile input: every bad value ends in a typed error that says what
+is wrong and where, in bounded time and space, and never crashes the process.
+
+Arrow arrays whose structs lie (lengths and offsets past their buffers, wrong buffer counts, null
+counts that do not add up) are built in ``tests/arrow_structs.py`` and run in a subprocess each:
+one that still crashed would fail its test with the exit status instead of killing pytest.
+"""
+
+from __future__ import annotations
+
+import copy
+import ctypes
+import os
+import pickle
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import agentmsg
+from agentmsg import EncodingError, MessageError, MessageTypeError, _core, arrow, dialects
+
+TESTS = Path(__file__).resolve().parent
+DIALECT_NAMES = ", ".join(agentmsg.DIALECTS)
+# An error's text stays this short whatever the input (as in test_hostile_api).
+MAX_ERROR_CHARS = 600
+
+
+def run_python(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    environment = dict(os.environ if env is None else env, PYTHONPATH=os.pathsep.join(sys.path))
+    return subprocess.run([sys.executable, *args], env=environment, capture_output=True, text=True, timeout=120)
+
+
+# -- parser options ----------------------------------------------------------------------------
+
+
+def _parsers():
+    """Every parser entry, each taking the options of the test."""
+    pa = pytest.importorskip("pyarrow")
+    return {
+        "parse": lambda **o: agentmsg.parse("x", **o),
+        "parse_many": lambda **o: agentmsg.parse_many(["x"], **o),
+        "parse_tool_calls": lambda **o: agentmsg.parse_tool_calls("x", **o),
+        "StreamParser": lambda **o: agentmsg.StreamParser(**o),
+        "parse_arrow": lambda **o: arrow.parse_arrow(pa.array(["x"]), **o),
+        "dialects.parse": lambda **o: dialects.parse("x", **{"dialect": "hermes", **o}),
+        "dialects.StreamParser": lambda **o: dialects.StreamParser(**{"dialect": "hermes", **o}),
+    }
+
+
+def _every_parser_with_core():
+    parsers = _parsers()
+    parsers.update({
+        "core parse": lambda **o: _core.parse("x", **o),
+        "core parse many": lambda **o: _core.parse(["x"], **o),
+        "core StreamParser": lambda **o: _core.StreamParser(**o),
+        "core DialectStreamParser": lambda **o: _core.DialectStreamParser(**{"dialect": "hermes", **o}),
+        "core parse_arrow": lambda **o: _core.parse_arrow(pytest.importorskip("pyarrow").array(["x"]), **o),
+    })
+    return parsers
+
+
+BIG = "x" * 10_000_000
+SHOWN_BIG = r"'x{40}'\.\.\. \(10000000 characters\)"
+
+
+@pytest.mark.parametrize("name", ["parse", "parse_many", "parse_tool_calls", "StreamParser", "parse_arrow",
+                                  "core parse", "core parse many", "core StreamParser", "core parse_arrow"])
+@pytest.mark.parametrize("option, value, expected", [
+    ("dialect", "\ud800", rf"^unknown dialect '\\ud800'; valid: {DIALECT_NAMES}$"),
+    ("dialect", BIG, rf"^unknown dialect {SHOWN_BIG}; valid: {DIALECT_NAMES}$"),
+    ("dialect", "a\udc80b", rf"^unknown dialect 'a\\udc80b'; valid: {DIALECT_NAMES}$"),
+    ("thinking", "\ud800", r"^unknown thinking mode '\\ud800'; valid: auto, tags, brackets, none$"),
+    ("thinking", BIG, rf"^unknown thinking mode {SHOWN_BIG}; valid: auto, tags, brackets, none$"),
+    ("tool_format", "\ud800", r"^unknown tool format '\\ud800'; valid: auto, json, xml$"),
+    ("tool_format", BIG, rf"^unknown tool format {SHOWN_BIG}; valid: auto, json, xml$"),
+])
+def test_a_bad_name_option_is_named_briefly_and_the_valid_ones_listed(name, option, value, expected):
+    with pytest.raises(MessageError, match=expected) as raised:
+        _every_parser_with_core()[name](**{option: value})
+    assert len(str(raised.value)) < MAX_ERROR_CHARS
+
+
+@pytest.mark.parametrize("name", ["dialects.parse", "dialects.StreamParser", "core DialectStreamParser"])
+@pytest.mark.parametrize("value, shown", [("\ud800", r"'\\ud800'"), (BIG, SHOWN_BIG)])
+def test_the_dialect_parsers_name_a_bad_dialect_alike(name, value, shown):
+    with pytest.raises(MessageError, match=rf"^unknown dialect {shown}; valid: {DIALECT_NAMES}$"):
+        _every_parser_with_core()[name](dialect=value)
+
+
+def test_the_core_reads_every_str_option_whatever_it_holds():
+    with pytest.raises(MessageError, match=r"^tools_json must be valid text, not hold a lone surrogate$"):
+        _core.parse("x", tools_json="[\ud800]")
+    with pytest.raises(MessageError, match=r"^invalid tools: expected value at line 1 column 2$"):
+        _core.parse("x", tools_json="[" + BIG)
+    with pytest.raises(MessageTypeError, match=rf"^parse\(\) got an unexpected keyword argument {SHOWN_BIG}$"):
+        _core.parse("x", **{BIG: 1})
+    with pytest.raises(MessageTypeError, match=r"^parse\(\) got an unexpected keyword argument '\\ud800'$"):
+        _core.parse("x", **{"\ud800": 1})
+    with pytest.raises(MessageTypeError, match=rf"^parse\(\) got an unexpected keyword argument {SHOWN_BIG}$"):
+        agentmsg.parse("x", **{BIG: 1})
+    with pytest.raises(MessageTypeError, match=r"^dialect must be a str or an agentmsg.Dialect, not int$"):
+        _core.parse("x", dialect=3)
+    # A str where a bool goes is the wrong type, whatever it holds.
+    for parse in (agentmsg.parse, _core.parse):
+        with pytest.raises(MessageTypeError, match=r"^code_fences must be a bool, not str$"):
+            parse("x", code_fences="\ud800")
+
+
+def test_forge_options_given_to_another_dialect_name_it_briefly():
+    long_name = agentmsg.Dialect(name="n" * 10_000_000, call_start="<c>", call_end="</c>")
+    shown = r"'n{40}'\.\.\. \(10000000 characters\)"
+    for parse in (agentmsg.parse, _core.parse):
+        with pytest.raises(MessageError, match=rf"^thinking: an option of the forge dialect only, not of {shown}$"):
+            parse("x", dialect=long_name, thinking="tags")
+    # A value whose == misbehaves is compared with no default: it is simply 'given'.
+    class Strange:
+        def __eq__(self, other):
+            raise RuntimeError("compared")
+
+    with pytest.raises(MessageError, match=r"^thinking: an option of the forge dialect only, not of 'hermes'$"):
+        agentmsg.parse("x", dialect="hermes", thinking=Strange())
+
+
+@pytest.mark.parametrize("part", ["name", "call_start", "call_end", "payload", "name_key", "arguments_key",
+                                  "think_start", "think_end"])
+def test_dialect_parts_holding_a_lone_surrogate_are_named(part):
+    parts = {"name": "mine", "call_start": "<c>", "call_end": "</c>", "think_start": "<t>", "think_end": "</t>"}
+    with pytest.raises(MessageError, match=rf"^Dialect\.{part} must be valid text, not hold a lone surrogate$"):
+        agentmsg.Dialect(**{**parts, part: "a\ud800"})
+
+
+def test_dialect_parts_are_described_briefly():
+    with pytest.raises(MessageError) as raised:
+        agentmsg.Dialect(name="n", call_start=BIG, call_end=BIG)
+    assert str(raised.value) == f"dialect 'n': call_start and call_end must differ (both are '{'x' * 40}'... (10000000 characters))"
+    with pytest.raises(MessageError) as raised:
+        agentmsg.Dialect(name=BIG, call_start="<c>", call_end="</c>", payload=BIG)
+    assert str(raised.value) == (f"dialect '{'x' * 40}'... (10000000 characters): unknown payload '{'x' * 40}'... "
+                                 "(10000000 characters); valid: json, qwen3_coder, glm45")
