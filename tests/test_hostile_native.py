@@ -50,6 +50,23 @@ def _parsers():
     }
 
 
+@pytest.mark.parametrize("make", [
+    lambda: agentmsg.StreamParser(),
+    lambda: agentmsg.StreamParser(dialect="hermes"),
+    lambda: dialects.StreamParser(dialect="gpt_oss"),
+    lambda: _core.StreamParser(),
+    lambda: _core.DialectStreamParser(dialect="hermes"),
+], ids=["forge", "dialect", "dialects.StreamParser", "core forge", "core dialect"])
+def test_no_stream_parser_is_pickled_or_copied(make):
+    parser = make()
+    parser.feed("Hi <tool_call>")
+    message = (r"^a StreamParser cannot be pickled or copied: it holds a stream in progress; create a "
+               r"StreamParser with the same options in the process that reads the stream$")
+    for attempt in (pickle.dumps, copy.copy, copy.deepcopy):
+        with pytest.raises(MessageTypeError, match=message):
+            attempt(parser)
+
+
 def _every_parser_with_core():
     parsers = _parsers()
     parsers.update({
