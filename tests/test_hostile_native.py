@@ -36,6 +36,13 @@ def run_python(*args: str, env: dict | None = None) -> subprocess.CompletedProce
 # -- parser options ----------------------------------------------------------------------------
 
 
+def _deep_schema(depth: int) -> dict:
+    value: dict = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
 def _parsers():
     """Every parser entry, each taking the options of the test."""
     pa = pytest.importorskip("pyarrow")
@@ -48,6 +55,37 @@ def _parsers():
         "dialects.parse": lambda **o: dialects.parse("x", **{"dialect": "hermes", **o}),
         "dialects.StreamParser": lambda **o: dialects.StreamParser(**{"dialect": "hermes", **o}),
     }
+
+
+DEEP_TOOLS = r"^tools\[0\]\['function'\]\['parameters'\]\['a'\]\['a'\]\['a'\]\.\.\.\(194 more levels\) " \
+             r"nests deeper than 200 levels \(or contains itself\)$"
+
+
+@pytest.mark.parametrize("parser", ["parse", "parse_many", "parse_tool_calls", "StreamParser", "parse_arrow",
+                                    "dialects.parse", "dialects.StreamParser"])
+def test_tools_nested_past_the_json_limit_are_refused_naming_the_limit(parser):
+    call = _parsers()[parser]
+    tool = {"type": "function", "function": {"name": "f", "parameters": _deep_schema(100_000)}}
+    with pytest.raises(MessageError, match=DEEP_TOOLS):
+        call(tools=[tool])
+    # The deepest the core's JSON reader reads is accepted; one level more is not.
+    call(tools=[{"type": "function", "function": {"name": "f", "parameters": _deep_schema(196)}}])
+    with pytest.raises(MessageError, match=r"nests deeper than 200 levels"):
+        call(tools=[{"type": "function", "function": {"name": "f", "parameters": _deep_schema(197)}}])
+    looped: dict = {"name": "f"}
+    looped["parameters"] = looped
+    with pytest.raises(MessageError, match=r"^tools\[0\]\['parameters'\]\['parameters'\].*contains itself\)$"):
+        call(tools=[looped])
+
+
+def test_tools_whose_len_lies_are_read_by_iterating():
+    class Lying(list):
+        def __len__(self):
+            return 2**62
+
+    tools = Lying([{"type": "function", "function": {"name": "f", "parameters": {}}}])
+    assert agentmsg.parse('<tool_call>{"name": "f", "arguments": {}}</tool_call>', dialect="hermes",
+                          tools=tools).tool_calls[0].name == "f"
 
 
 @pytest.mark.parametrize("make", [

@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Seq
 from . import _core
 from .events import TextDelta, ThinkingDelta, ThinkingEnd, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .blocks import Block, ToolUseBlock
-from ._checks import describe, require_bool, require_str, type_name
+from ._checks import MAX_JSON_DEPTH, describe, json_copy, require_bool, require_str, type_name
 from .errors import MessageTypeError, ToolCallError
 from .options import ParseOptions
 
@@ -194,10 +194,19 @@ def _tools_json(tools: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:
         return None
     if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
         raise MessageTypeError(f"tools must be a list of tool definitions, not {type(tools).__name__}")
+    # Read by iterating: list() would trust the sequence's __len__ to reserve room.
+    definitions = [tool for tool in tools]
     try:
-        return json.dumps(list(tools))
-    except (TypeError, ValueError) as error:
-        raise MessageTypeError(f"tools must be JSON data: {error}") from None
+        text: Optional[str] = json.dumps(definitions)
+    except (TypeError, ValueError, RecursionError):
+        text = None
+    # Nesting reaches MAX_JSON_DEPTH (the depth the core's JSON reader reads) only with as many
+    # brackets. Then, or when json.dumps failed, the one JSON checker names what is wrong by its
+    # path (a value that is not JSON, nesting too deep), recursing no deeper than that limit.
+    if text is None or text.count("{") + text.count("[") >= MAX_JSON_DEPTH:
+        copy = json_copy(definitions, "tools")
+        text = text if text is not None else json.dumps(copy)
+    return text
 
 
 _FORGE_DEFAULTS = {"thinking": "auto", "tool_format": "auto", "code_fences": True, "max_calls": None}
