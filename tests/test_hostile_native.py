@@ -195,3 +195,25 @@ def test_dialect_parts_are_described_briefly():
         agentmsg.Dialect(name=BIG, call_start="<c>", call_end="</c>", payload=BIG)
     assert str(raised.value) == (f"dialect '{'x' * 40}'... (10000000 characters): unknown payload '{'x' * 40}'... "
                                  "(10000000 characters); valid: json, qwen3_coder, glm45")
+
+
+# -- what else the binding reads ------------------------------------------------------------------
+
+
+def test_core_estimate_and_encoder_name_their_arguments():
+    with pytest.raises(MessageTypeError, match=r"^text must be a str, not int$"):
+        _core.estimate_tokens(3)
+    with pytest.raises(MessageTypeError, match=r"^role must be a str, not int$"):
+        _core.estimate_tokens("a", 3)
+    with pytest.raises(MessageError, match=rf"^unknown role {SHOWN_BIG}; valid roles: system, user, assistant, tool$"):
+        _core.estimate_tokens("a", BIG)
+    assert _core.estimate_tokens("abcd") == agentmsg.estimate_tokens("abcd")
+    known = "known encodings: o200k_base, cl100k_base, estimate"
+    with pytest.raises(EncodingError, match=rf'^unknown encoding "x{{40}}"\.\.\. \(10000000 characters\); {known}$'):
+        _core.TokenEncoder(BIG)
+    with pytest.raises(EncodingError, match=rf"^unknown encoding '\\ud800'; {known}$"):
+        _core.TokenEncoder("\ud800")
+    with pytest.raises(MessageTypeError, match=r"^name must be a str, not bytes$"):
+        _core.TokenEncoder(b"cl100k_base")
+    with pytest.raises(EncodingError, match=rf'^unknown encoding "x{{40}}"\.\.\. \(10000000 characters\); {known}$'):
+        _core.count_tokens("a", BIG)

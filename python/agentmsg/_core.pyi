@@ -16,7 +16,7 @@ __version__: str
 
 # -- estimate (Forge) ---------------------------------------------------------------------------
 
-def estimate_tokens(text: str, role: str = "user") -> int:
+def estimate_tokens(text: str, role: Optional[str] = None) -> int:
     """``utf8_bytes // 4`` + role overhead (4; 10 for tool) + 10 if ``text`` contains ``<tool>``."""
 
 def estimate_tokens_many(texts: Sequence[str], roles: Sequence[int]) -> List[int]:
