@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyString};
 
 use crate::errors::{core_error, describe, ErrorClass};
-use crate::pystr::{as_text, extract_texts, storage, type_name, Storage};
+use crate::pystr::{as_text, exact_len, extract_texts, storage, type_name, Storage};
 use crate::tokens::{run_for_text, DETACH_MIN_CHARS};
 
 /// One of tiktoken's encodings, with ids: `agentmsg.Encoding` wraps it.
@@ -206,7 +206,7 @@ fn extract_ids<'py>(
         return Err(not_a_sequence(tokens));
     }
     let items = tokens.try_iter().map_err(|_| not_a_sequence(tokens))?;
-    let mut out = Vec::with_capacity(tokens.len().unwrap_or(0));
+    let mut out = Vec::with_capacity(exact_len(tokens));
     for (index, item) in items.enumerate() {
         let item = item?;
         match item.extract::<u32>() {
