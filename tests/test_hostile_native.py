@@ -33,6 +33,57 @@ def run_python(*args: str, env: dict | None = None) -> subprocess.CompletedProce
     return subprocess.run([sys.executable, *args], env=environment, capture_output=True, text=True, timeout=120)
 
 
+# -- the thread pool -------------------------------------------------------------------------
+
+
+def test_the_thread_count_is_bounded_and_each_bad_one_named():
+    before = agentmsg.num_threads()
+    limit = r"at most \d+ \(the pool's limit on this machine: 256, or one per core if there are more\)"
+    try:
+        started = time.perf_counter()
+        for threads, error, message in [
+            (0, MessageError, r"^threads must be at least 1, not 0$"),
+            (-1, MessageError, r"^threads must be at least 1, not -1$"),
+            (-(2**70), MessageError, r"^threads must be at least 1, not an int of 71 bits$"),
+            (5000, MessageError, rf"^threads must be {limit}, not 5000$"),
+            (10**6, MessageError, rf"^threads must be {limit}, not 1000000$"),
+            (2**70, MessageError, rf"^threads must be {limit}, not an int of 71 bits$"),
+            (1.5, MessageTypeError, r"^threads must be an int, not float$"),
+            (True, MessageTypeError, r"^threads must be an int, not bool$"),
+            ("2", MessageTypeError, r"^threads must be an int, not str$"),
+            (None, MessageTypeError, r"^threads must be an int, not NoneType$"),
+        ]:
+            with pytest.raises(error, match=message):
+                agentmsg.set_num_threads(threads)
+            with pytest.raises(error, match=message):
+                _core.set_num_threads(threads)
+        # The limit itself is accepted (the pool is built only by the next parallel call).
+        agentmsg.set_num_threads(256)
+        assert time.perf_counter() - started < 5
+    finally:
+        agentmsg.set_num_threads(before)
+    assert agentmsg.num_threads() == before
+
+
+@pytest.mark.parametrize("value, shown", [
+    ("5000", "'5000'"),
+    ("0", "'0'"),
+    ("-1", "'-1'"),
+    (str(2**70), "'1180591620717411303424'"),
+    ("many", "'many'"),
+    ("9" * 10_000, "'" + "9" * 40 + "'... (10000 characters)"),
+])
+def test_a_bad_thread_count_in_the_environment_is_named_quickly(value, shown):
+    code = "import agentmsg; agentmsg.count_tokens_batch(['a'])"
+    started = time.perf_counter()
+    done = run_python("-c", code, env=dict(os.environ, AGENTMSG_NUM_THREADS=value))
+    assert time.perf_counter() - started < 30
+    assert done.returncode == 1
+    last_line = done.stderr.splitlines()[-1]
+    assert last_line.startswith("agentmsg.errors.MessageError: AGENTMSG_NUM_THREADS must be a whole number from 1 to ")
+    assert last_line.endswith(f", not {shown}")
+
+
 # -- parser options ----------------------------------------------------------------------------
 
 

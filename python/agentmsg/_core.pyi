@@ -219,7 +219,8 @@ def num_threads() -> int:
     """The number of threads of this process's pool (built on first use, again after a fork)."""
 
 def set_num_threads(threads: int) -> None:
-    """Rebuilds the pool with ``threads`` threads (at least 1) on its next use."""
+    """Rebuilds the pool with ``threads`` threads on its next use: an int from 1 to 256 (or to the
+    number of cores, if more); ``MessageError`` / ``MessageTypeError`` otherwise."""
 
 # -- Arrow -------------------------------------------------------------------------------------
 
