@@ -33,6 +33,135 @@ def run_python(*args: str, env: dict | None = None) -> subprocess.CompletedProce
     return subprocess.run([sys.executable, *args], env=environment, capture_output=True, text=True, timeout=120)
 
 
+# -- Arrow: structs that lie -------------------------------------------------------------------
+
+PAST_THE_BUFFERS = "more than the producer's memory holds there: the array's length, offset or offsets exceed its buffers"
+ARROW_CASES = {
+    "length past the buffers": f"MessageError: texts: the offsets would take 4398046511108 bytes, {PAST_THE_BUFFERS}",
+    "large_string offsets near 2**63":
+        "MessageError: texts: the data would end 9223372036854775800 bytes past its start, past the end of memory",
+    "large_string data past the buffers":
+        f"MessageError: texts: the data would take 4611686018427387904 bytes, {PAST_THE_BUFFERS}",
+    "offset past what memory holds":
+        "MessageError: texts: offset (4611686018427387904) + length (2) is more rows than memory can hold",
+    "negative length": "MessageError: texts: length (-1) and offset (0) must be at least 0",
+    "null count past the length": "MessageError: texts: null_count (5) must be -1 (unknown) or from 0 to the length (2)",
+    "null count without a bitmap": "MessageError: texts: null_count is 1 but there is no validity bitmap",
+    "null count against the bitmap":
+        "MessageError: texts: null_count is 0 but the validity bitmap marks 1 of the 2 rows null",
+    "two buffers": "MessageError: texts: a string array has 3 buffers, not 2",
+    "a child": "MessageError: texts: a string array has no children, not 1",
+    "offsets that run backwards": "MessageError: texts: the offsets must run forward from at least 0, not from 5 to 0",
+    "a row's offsets that run backwards": "MessageError: texts[0]: offsets 2..0 run backwards",
+    "a row's offsets outside the data": "MessageError: texts[0]: offsets 0..5 outside the data (bytes 0..3)",
+    "a negative first offset": "MessageError: texts: the offsets must run forward from at least 0, not from -1 to 3",
+    "misaligned offsets": "MessageError: texts: the offsets buffer is not aligned to 4 bytes",
+    "a null offsets buffer": "MessageError: texts: the offsets buffer is null",
+    "a null data buffer": "MessageError: texts: the data buffer is null",
+    "views: two buffers": "MessageError: texts: a string_view array has 3 or more buffers, not 2",
+    "views: length past the buffers": f"MessageError: texts: the views would take 17592186044416 bytes, {PAST_THE_BUFFERS}",
+    "views: a negative size": "MessageError: texts: data buffer 0 has a negative size (-1)",
+    "views: a size past the buffer":
+        f"MessageError: texts: the data buffer 0 would take 1099511627776 bytes, {PAST_THE_BUFFERS}",
+    "capsules swapped": "MessageTypeError: texts.__arrow_c_array__() must return the schema capsule first, "
+                        "then the array capsule; it returned them the other way round",
+    "schema released": "MessageError: texts: the Arrow schema was already released",
+    "no format": "MessageError: texts: the Arrow schema has no format",
+}
+
+
+def test_every_arrow_case_is_checked():
+    pytest.importorskip("pyarrow")
+    import arrow_structs
+
+    assert set(arrow_structs.CASES) == set(ARROW_CASES)
+
+
+@pytest.mark.parametrize("case", ARROW_CASES)
+def test_a_lying_arrow_array_is_refused_before_anything_reads_it(case):
+    pytest.importorskip("pyarrow")
+    done = run_python(str(TESTS / "arrow_structs.py"), case)
+    assert done.returncode == 0, f"exit status {done.returncode}: {done.stderr[-2000:]}"
+    # Each of count_tokens_arrow, estimate_tokens_arrow, parse_arrow; no panic text either.
+    assert done.stdout.splitlines() == [ARROW_CASES[case]] * 3
+    assert done.stderr == ""
+
+
+def test_offsets_past_a_pyarrow_buffer_are_refused_by_pyarrow_s_check():
+    pa = pytest.importorskip("pyarrow")
+    texts = pa.array(["ab"])
+    # (100, 101) over a data buffer of 2 bytes: the C data interface cannot tell, pyarrow can.
+    ctypes.memmove(texts.buffers()[1].address, (100).to_bytes(4, "little") + (101).to_bytes(4, "little"), 8)
+    for function in (arrow.count_tokens_arrow, arrow.estimate_tokens_arrow, arrow.parse_arrow):
+        with pytest.raises(MessageError, match=r"^texts: First or last binary offset out of bounds$"):
+            function(texts)
+        with pytest.raises(MessageError, match=r"^texts: In chunk 1: .*First or last binary offset out of bounds$"):
+            function(pa.chunked_array([pa.array(["fine"]), texts]))
+
+
+def test_what_is_not_a_pair_of_capsules_is_named():
+    pa = pytest.importorskip("pyarrow")
+
+    class Producer:
+        def __init__(self, result):
+            self.result = result
+
+        def __arrow_c_array__(self, requested_schema=None):
+            return self.result
+
+    schema, array = pa.array(["a"]).__arrow_c_array__()
+    expected = r"^texts.__arrow_c_array__\(\) must return a pair of capsules named 'arrow_schema' and 'arrow_array'$"
+    for result in ([schema, array], (schema,), (schema, array, array), (schema, "x"), (schema, schema), (array, array)):
+        with pytest.raises(MessageTypeError, match=expected):
+            arrow.count_tokens_arrow(Producer(result))
+
+
+def test_types_that_are_not_strings_are_named_without_reading_them():
+    pa = pytest.importorskip("pyarrow")
+    prefix = "texts must be an Arrow string, large_string or string_view array, not "
+    for texts, named in [
+        (pa.array([1, 2]), "Int64"),
+        (pa.array([b"x"]), "Binary"),
+        (pa.array(["a", "a"]).dictionary_encode(), "a dictionary-encoded array (decode it first)"),
+        (pa.array([{"a": 1}]), 'an array of Arrow format "+s"'),
+        (pa.array([["a"]]), 'an array of Arrow format "+l"'),
+    ]:
+        with pytest.raises(MessageTypeError) as raised:
+            arrow.parse_arrow(texts)
+        assert str(raised.value) == prefix + named
+
+
+def test_good_arrays_of_every_shape_still_read():
+    pa = pytest.importorskip("pyarrow")
+    strings = ["one two", None, "", "three four five", "x" * 40]
+    for kind in (pa.string(), pa.large_string(), pa.string_view()):
+        texts = pa.array(strings, kind)
+        expected = [None if t is None else agentmsg.count_tokens(t) for t in strings]
+        assert arrow.count_tokens_arrow(texts).to_pylist() == expected
+        assert arrow.count_tokens_arrow(texts.slice(1, 3)).to_pylist() == expected[1:4]
+        assert arrow.count_tokens_arrow(texts.slice(5)).to_pylist() == []
+        assert arrow.count_tokens_arrow(pa.array([], kind)).to_pylist() == []
+
+
+def test_arrow_name_arguments_are_checked_and_described_briefly():
+    pa = pytest.importorskip("pyarrow")
+    texts = pa.array(["a b"])
+    # A model name gives its encoding, as for count_tokens_batch.
+    assert arrow.count_tokens_arrow(texts, "gpt-4o").to_pylist() == agentmsg.count_tokens_batch(["a b"], "gpt-4o")
+    known = "known encodings: o200k_base, cl100k_base, estimate"
+    with pytest.raises(EncodingError, match=rf"^unknown encoding '\\ud800'; {known}$"):
+        arrow.count_tokens_arrow(texts, "\ud800")
+    with pytest.raises(EncodingError, match=rf"^unknown encoding 'xxxx.*'\.\.\. \(10000000 characters\); {known}$"):
+        arrow.count_tokens_arrow(texts, "x" * 10_000_000)
+    valid_roles = "valid roles: system, user, assistant, tool"
+    for role, shown in [("\ud800", r"'\\ud800'"), ("r" * 10_000_000, r"'r{40}'\.\.\. \(10000000 characters\)")]:
+        for estimate in (arrow.estimate_tokens_arrow, lambda t, r: _core.estimate_tokens_arrow(t, r)):
+            with pytest.raises(MessageError, match=rf"^unknown role {shown}; {valid_roles}$"):
+                estimate(texts, role)
+    with pytest.raises(MessageTypeError, match=r"^role must be a str, not int$"):
+        _core.estimate_tokens_arrow(texts, 3)
+
+
 # -- the thread pool -------------------------------------------------------------------------
 
 

@@ -81,17 +81,6 @@ pub(crate) fn core_error<E: CoreError>(py: Python<'_>, error: E) -> PyErr {
     E::CLASS.new_err(py, error.to_string())
 }
 
-/// An exception of `agentmsg.errors.<class_name>`: the form `arrow.rs` still uses (its Arrow
-/// import is being replaced; new code names an [`ErrorClass`]). An unknown name raises the
-/// base class.
-pub fn agentmsg_error(py: Python<'_>, class_name: &str, message: impl Into<String>) -> PyErr {
-    let class = [ErrorClass::Message, ErrorClass::MessageType, ErrorClass::Encoding]
-        .into_iter()
-        .find(|class| class.name() == class_name)
-        .unwrap_or(ErrorClass::AgentMsg);
-    class.new_err(py, message)
-}
-
 /// `value` described for an error message by `agentmsg._checks.describe`, the package's one
 /// describer: a str as a bounded excerpt (lone surrogates escaped), a huge int by its size,
 /// anything else by its type. A message never quotes a caller's value whole.
