@@ -136,7 +136,8 @@ def test_bad_environment_size_is_named():
     env = dict(os.environ, AGENTMSG_NUM_THREADS="many", PYTHONPATH=os.pathsep.join(sys.path))
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
-    assert "MessageError: AGENTMSG_NUM_THREADS must be a positive integer, not \"many\"" in done.stderr
+    assert "MessageError: AGENTMSG_NUM_THREADS must be a whole number from 1 to " in done.stderr
+    assert done.stderr.endswith(", not 'many'\n")
     # A text too short to be counted in parallel neither needs nor builds the pool.
     code = "import agentmsg; print(agentmsg.count_tokens('a ' * 4000))"
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)

@@ -13,7 +13,6 @@ from typing import get_args
 import pytest
 
 import agentmsg
-from agentmsg import parsing
 from agentmsg.convert._common import ORPHAN_POLICIES
 from agentmsg.options import DialectName, OrphanPolicy, ThinkingMode, ToolFormat, TrimStrategy
 
@@ -45,9 +44,17 @@ def test_stated_all_is_exactly_what_the_package_exports(name):
     assert set(stated) == exported
 
 
+def _accepted(option: str) -> set:
+    """The values the core accepts for a name option: those its error for another one lists."""
+    with pytest.raises(agentmsg.MessageError, match="; valid: ") as raised:
+        agentmsg.parse("x", **{option: "?"})
+    return set(str(raised.value).split("; valid: ")[1].split(", "))
+
+
 def test_option_literals_hold_exactly_the_accepted_values():
-    assert set(get_args(ThinkingMode)) == {mode for mode in parsing._THINKING_MODES if mode}
-    assert set(get_args(ToolFormat)) == {mode for mode in parsing._TOOL_FORMATS if mode}
+    assert set(get_args(ThinkingMode)) == _accepted("thinking")
+    assert set(get_args(ToolFormat)) == _accepted("tool_format")
+    assert set(get_args(DialectName)) == _accepted("dialect")
     assert set(get_args(DialectName)) == set(agentmsg.DIALECTS)
     assert get_args(OrphanPolicy) == ORPHAN_POLICIES
     for strategy in get_args(TrimStrategy):

@@ -16,7 +16,7 @@ __version__: str
 
 # -- estimate (Forge) ---------------------------------------------------------------------------
 
-def estimate_tokens(text: str, role: str = "user") -> int:
+def estimate_tokens(text: str, role: Optional[str] = None) -> int:
     """``utf8_bytes // 4`` + role overhead (4; 10 for tool) + 10 if ``text`` contains ``<tool>``."""
 
 def estimate_tokens_many(texts: Sequence[str], roles: Sequence[int]) -> List[int]:
@@ -219,7 +219,8 @@ def num_threads() -> int:
     """The number of threads of this process's pool (built on first use, again after a fork)."""
 
 def set_num_threads(threads: int) -> None:
-    """Rebuilds the pool with ``threads`` threads (at least 1) on its next use."""
+    """Rebuilds the pool with ``threads`` threads on its next use: an int from 1 to 256 (or to the
+    number of cores, if more); ``MessageError`` / ``MessageTypeError`` otherwise."""
 
 # -- Arrow -------------------------------------------------------------------------------------
 

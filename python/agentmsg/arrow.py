@@ -4,7 +4,9 @@ Each function takes a pyarrow ``StringArray``, ``LargeStringArray`` or ``StringV
 pyarrow ``ChunkedArray`` of them, or any object with the Arrow PyCapsule interface
 (``__arrow_c_array__``: polars, arro3, nanoarrow, DuckDB results, ...). The strings are read
 from the Arrow buffers (through arrow-rs's C data interface) with the GIL released and the work
-is spread over the thread pool; a null string gives a null result. pyarrow is optional
+is spread over the thread pool; a null string gives a null result. An array is checked before it
+is read (docs/scale.md says what can and cannot be checked): a malformed one raises
+:class:`~agentmsg.MessageError`. pyarrow is optional
 (``pip install agentmsg[arrow]``): with it the result is a pyarrow array (a ``ChunkedArray``
 for a chunked input), without it an :class:`ArrowArray` that any Arrow library imports without a
 copy.
@@ -19,6 +21,7 @@ from __future__ import annotations
 from typing import Any, Callable, Union, TYPE_CHECKING
 
 from . import _core
+from .errors import MessageError
 from .message import Role, _to_role
 
 if TYPE_CHECKING:
@@ -52,6 +55,14 @@ def _per_chunk(texts: Any, compute: Callable[[Any], Any]) -> Any:
     pyarrow = _pyarrow()
     if pyarrow is None:
         return compute(texts)
+    if isinstance(texts, (pyarrow.Array, pyarrow.ChunkedArray)):
+        # pyarrow knows the sizes of its buffers, which the C data interface does not carry: its
+        # check (of the sizes and the first and last offsets, not of each string) catches a
+        # length or offsets past them before the core reads.
+        try:
+            texts.validate()
+        except pyarrow.ArrowInvalid as error:
+            raise MessageError(f"texts: {str(error)[:200]}") from None
     if isinstance(texts, pyarrow.ChunkedArray):
         chunks = [pyarrow.array(compute(chunk)) for chunk in texts.chunks]
         # The type of an empty chunked result: that of the result of no strings.
@@ -71,7 +82,10 @@ def count_tokens_arrow(texts: Any, encoding: str = "o200k_base") -> Any:
     >>> count_tokens_arrow(pa.array(["tiktoken is great!"]), "cl100k_base").to_pylist()
     [6]
     """
-    return _per_chunk(texts, lambda chunk: _core.count_tokens_arrow(chunk, encoding))
+    from .tokens import _check_encoding
+
+    name = _check_encoding(encoding)  # a model name gives its encoding, as for count_tokens_batch
+    return _per_chunk(texts, lambda chunk: _core.count_tokens_arrow(chunk, name))
 
 
 def estimate_tokens_arrow(texts: Any, role: Union[Role, str] = Role.USER) -> Any:

@@ -18,8 +18,8 @@ from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Seq
 from . import _core
 from .events import TextDelta, ThinkingDelta, ThinkingEnd, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .blocks import Block, ToolUseBlock
-from ._checks import describe, require_bool, require_str, type_name
-from .errors import MessageError, MessageTypeError, ToolCallError
+from ._checks import MAX_JSON_DEPTH, describe, json_copy, require_bool, require_str, type_name
+from .errors import MessageTypeError, ToolCallError
 from .options import ParseOptions
 
 if TYPE_CHECKING:
@@ -194,17 +194,19 @@ def _tools_json(tools: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:
         return None
     if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
         raise MessageTypeError(f"tools must be a list of tool definitions, not {type(tools).__name__}")
+    # Read by iterating: list() would trust the sequence's __len__ to reserve room.
+    definitions = [tool for tool in tools]
     try:
-        return json.dumps(list(tools))
-    except (TypeError, ValueError) as error:
-        raise MessageTypeError(f"tools must be JSON data: {error}") from None
-
-
-
-# The modes the core knows (None: the default). Checked here too so that a bad one is named
-# briefly: the core's message would quote it whole, or fail to encode a lone surrogate in it.
-_THINKING_MODES = ("auto", "tags", "brackets", "none", None)
-_TOOL_FORMATS = ("auto", "json", "xml", None)
+        text: Optional[str] = json.dumps(definitions)
+    except (TypeError, ValueError, RecursionError):
+        text = None
+    # Nesting reaches MAX_JSON_DEPTH (the depth the core's JSON reader reads) only with as many
+    # brackets. Then, or when json.dumps failed, the one JSON checker names what is wrong by its
+    # path (a value that is not JSON, nesting too deep), recursing no deeper than that limit.
+    if text is None or text.count("{") + text.count("[") >= MAX_JSON_DEPTH:
+        copy = json_copy(definitions, "tools")
+        text = text if text is not None else json.dumps(copy)
+    return text
 
 
 _FORGE_DEFAULTS = {"thinking": "auto", "tool_format": "auto", "code_fences": True, "max_calls": None}
@@ -213,34 +215,31 @@ _OPTION_NAMES = frozenset(ParseOptions.__optional_keys__)
 
 def _core_arguments(options: Mapping[str, Any], caller: str) -> Dict[str, Any]:
     """The keyword arguments of the core parser that ``options`` (a
-    :class:`~agentmsg.options.ParseOptions`) name, ``dialect`` among them unless it is Forge's,
-    every option checked: the one reader of the parsers' options, so each names a bad one alike."""
+    :class:`~agentmsg.options.ParseOptions`) name, ``dialect`` among them unless it is Forge's.
+    The core reads them all in one place (each option's type and value, the dialect's name,
+    Forge's options refused by another dialect), so every parser names a bad one alike."""
     if not options.keys() <= _OPTION_NAMES:
         unknown = min(options.keys() - _OPTION_NAMES)
-        raise MessageTypeError(f"{caller}() got an unexpected keyword argument {unknown!r}")
+        raise MessageTypeError(f"{caller}() got an unexpected keyword argument {describe(unknown)}")
     arguments = dict(options)
     dialect = arguments.pop("dialect", None)
-    if dialect is None:  # None is the default, as for every option
-        dialect = "forge"
     tools = arguments.pop("tools", None)
     if tools is not None:
         arguments["tools_json"] = _tools_json(tools)
-    if dialect == "forge":
-        thinking, tool_format = arguments.get("thinking"), arguments.get("tool_format")
-        if thinking not in _THINKING_MODES or tool_format not in _TOOL_FORMATS:
-            _check_mode_names(thinking, tool_format)
+    # None is the default, as for every option.
+    if dialect is None or (isinstance(dialect, str) and str.__eq__(dialect, "forge")):
         return arguments
-    # A dialect other than Forge's has its own syntax: the Forge options do not apply to it.
-    from .dialects import DIALECTS, Dialect
+    from .dialects import Dialect
 
     if not isinstance(dialect, (str, Dialect)):
         raise MessageTypeError(f"dialect must be a str or an agentmsg.Dialect, not {type_name(dialect)}")
-    if isinstance(dialect, str) and dialect not in DIALECTS:
-        raise MessageError(f"unknown dialect {describe(dialect)}; valid: {', '.join(DIALECTS)}")
-    given = [name for name, default in _FORGE_DEFAULTS.items()
-             if (value := arguments.pop(name, None)) is not None and value != default]
-    if given:
-        raise MessageError(f"{', '.join(given)}: an option of the forge dialect only, not of {dialect!r}")
+    # A Forge option given at its default is not 'given' to another dialect (the core refuses the
+    # others, naming them). Compared only with a value of the default's own type: a hostile
+    # object's == is never called.
+    for name, default in _FORGE_DEFAULTS.items():
+        value = arguments.get(name)
+        if value is None or (type(value) is type(default) and value == default):
+            arguments.pop(name, None)
     arguments["dialect"] = dialect
     return arguments
 
@@ -276,15 +275,6 @@ class StreamParser(_core.StreamParser):
         from .dialects import StreamParser as DialectStreamParser
 
         return _core.DialectStreamParser.__new__(DialectStreamParser, **arguments)
-
-
-def _check_mode_names(thinking: object, tool_format: object) -> None:
-    for name, value, valid in (("thinking", thinking, _THINKING_MODES),
-                               ("tool_format", tool_format, _TOOL_FORMATS)):
-        if value is not None and require_str(value, name) not in valid:
-            kind = "thinking mode" if name == "thinking" else "tool format"
-            names = ", ".join(mode for mode in valid if mode)
-            raise MessageError(f"unknown {kind} {describe(value)}; valid: {names}")
 
 
 def parse_tool_calls(text: str, **options: Unpack[ParseOptions]) -> List[ToolUseBlock]:

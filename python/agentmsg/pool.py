@@ -3,7 +3,9 @@
 ``parse_many``, ``count_tokens_batch``, ``message_token_counts``, exact-encoding ``trim`` and the
 Arrow batch functions spread their work over one pool of threads per process (a child made by
 ``fork`` builds its own on first use). The pool has one thread per core unless the environment
-variable ``AGENTMSG_NUM_THREADS`` or :func:`set_num_threads` says otherwise.
+variable ``AGENTMSG_NUM_THREADS`` or :func:`set_num_threads` says otherwise. Either takes a
+whole number from 1 to 256 (to the number of cores on a machine with more): the work is
+CPU-bound, so more threads than cores only take turns, and each costs a start-up.
 
     >>> import agentmsg
     >>> agentmsg.num_threads() >= 1
@@ -13,7 +15,6 @@ variable ``AGENTMSG_NUM_THREADS`` or :func:`set_num_threads` says otherwise.
 from __future__ import annotations
 
 from . import _core
-from .errors import MessageTypeError
 
 __all__ = ["num_threads", "set_num_threads"]
 
@@ -37,8 +38,9 @@ def set_num_threads(threads: int) -> None:
     >>> set_num_threads(1); num_threads()
     1
     >>> set_num_threads(before)
+    >>> set_num_threads(5000)
+    Traceback (most recent call last):
+    ...
+    agentmsg.errors.MessageError: threads must be at most ... not 5000
     """
-    if isinstance(threads, bool) or not isinstance(threads, int):
-        raise MessageTypeError(f"threads must be an int, not {type(threads).__name__}")
-    # Values past what fits in a machine word are refused by the core with the same message as 0.
-    _core.set_num_threads(threads if 0 < threads < 2**32 else 0)
+    _core.set_num_threads(threads)

@@ -6,8 +6,9 @@
 //! released, the work runs on the process pool, and the result is an [`ArrowArray`] whose
 //! capsules any Arrow library imports without a copy. No Python object is made per string.
 
+mod c_data;
+
 use std::borrow::Cow;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -15,8 +16,7 @@ use agentmsg_core::estimate;
 use agentmsg_core::parse::dialect::json_text;
 use agentmsg_core::parse::{Block, Document, JsonValue, StartThinking};
 use agentmsg_core::tokens::{self, Encoding};
-use agentmsg_core::Role;
-use arrow_array::ffi::{from_ffi, to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::ffi::to_ffi;
 use arrow_array::{
     Array, ArrayRef, GenericListArray, GenericStringArray, LargeStringArray, OffsetSizeTrait, StringArray,
     StringViewArray, StructArray, UInt32Array, UInt64Array,
@@ -27,7 +27,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
 use rayon::prelude::*;
 
-use crate::errors::agentmsg_error;
+use crate::errors::ErrorClass;
+use crate::estimate::role_named;
 use crate::options::Keywords;
 use crate::pool;
 use crate::pystr::type_name;
@@ -57,7 +58,7 @@ impl ArrowArray {
     ) -> PyResult<Bound<'py, PyTuple>> {
         let _ = requested_schema;
         let (array, schema) = to_ffi(&self.array.to_data())
-            .map_err(|error| agentmsg_error(py, "AgentMsgError", format!("cannot export the Arrow array: {error}")))?;
+            .map_err(|error| ErrorClass::AgentMsg.new_err(py, format!("cannot export the Arrow array: {error}")))?;
         // A consumer moves each struct out of its capsule (leaving it released); one that never
         // does leaves it to be released when the capsule is freed.
         let schema = PyCapsule::new_with_value(py, schema, c"arrow_schema")?;
@@ -74,46 +75,42 @@ impl ArrowArray {
     }
 }
 
-/// The array an object exports with `__arrow_c_array__`.
+/// The string array an object exports with `__arrow_c_array__`, checked before it is read (see
+/// [`c_data`]).
 fn import_array(py: Python<'_>, texts: &Bound<'_, PyAny>) -> PyResult<ArrayRef> {
     let not_arrow = || {
-        agentmsg_error(
-            py,
-            "MessageTypeError",
-            format!("texts must be an Arrow array (with __arrow_c_array__), not {}", type_name(texts)),
-        )
+        let message = format!("texts must be an Arrow array (with __arrow_c_array__), not {}", type_name(texts));
+        ErrorClass::MessageType.new_err(py, message)
     };
     let method = texts.getattr("__arrow_c_array__").map_err(|_| not_arrow())?;
-    let pair = method.call0()?.cast_into::<PyTuple>().map_err(|_| not_arrow())?;
+    let not_capsules = || {
+        let message = "texts.__arrow_c_array__() must return a pair of capsules named 'arrow_schema' and 'arrow_array'";
+        ErrorClass::MessageType.new_err(py, message)
+    };
+    let pair = method.call0()?.cast_into::<PyTuple>().map_err(|_| not_capsules())?;
     if pair.len() != 2 {
-        return Err(not_arrow());
+        return Err(not_capsules());
     }
-    let schema = pair.get_item(0)?.cast_into::<PyCapsule>().map_err(|_| not_arrow())?;
-    let array = pair.get_item(1)?.cast_into::<PyCapsule>().map_err(|_| not_arrow())?;
-    let schema = schema.pointer_checked(Some(c"arrow_schema"))?.cast::<FFI_ArrowSchema>();
-    let array = array.pointer_checked(Some(c"arrow_array"))?.cast::<FFI_ArrowArray>();
-    // arrow-rs asserts on some malformed structs (a released schema, a wrong buffer count):
-    // those become a typed error here, not a panic.
-    let imported = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: the PyCapsule interface says a capsule named `arrow_schema` / `arrow_array`
-        // holds an `ArrowSchema` / `ArrowArray` struct of the C data interface, which the
-        // consumer may move out. Both capsules are alive for this whole function (`pair` holds
-        // them). `from_raw` moves the array struct out, leaving a released one for the capsule's
-        // destructor; the imported data then keeps the producer's buffers alive until dropped.
-        // The schema is only read (its type is copied out).
-        unsafe {
-            let array = FFI_ArrowArray::from_raw(array.as_ptr());
-            if array.is_released() {
-                return Err("the Arrow array was already imported".to_owned());
-            }
-            from_ffi(array, schema.as_ref()).map(arrow_array::make_array).map_err(|error| error.to_string())
+    let schema = pair.get_item(0)?.cast_into::<PyCapsule>().map_err(|_| not_capsules())?;
+    let array = pair.get_item(1)?.cast_into::<PyCapsule>().map_err(|_| not_capsules())?;
+    let (schema_name, array_name) = (Some(c"arrow_schema"), Some(c"arrow_array"));
+    if !schema.is_valid_checked(schema_name) || !array.is_valid_checked(array_name) {
+        if schema.is_valid_checked(array_name) && array.is_valid_checked(schema_name) {
+            let message = "texts.__arrow_c_array__() must return the schema capsule first, then the array capsule; \
+                           it returned them the other way round";
+            return Err(ErrorClass::MessageType.new_err(py, message));
         }
-    }));
-    match imported {
-        Ok(Ok(array)) => Ok(array),
-        Ok(Err(reason)) => Err(agentmsg_error(py, "MessageError", format!("texts: {reason}"))),
-        Err(_) => Err(agentmsg_error(py, "MessageError", "texts: a malformed Arrow array")),
+        return Err(not_capsules());
     }
+    let (schema, array) = (schema.pointer_checked(schema_name)?, array.pointer_checked(array_name)?);
+    // SAFETY: the capsules are named `arrow_schema` and `arrow_array` (checked above), which the
+    // PyCapsule interface says hold an `ArrowSchema` and an `ArrowArray`; `pair` keeps both
+    // alive for the call.
+    unsafe { c_data::import_strings(schema, array) }.map_err(|refused| match refused {
+        c_data::Refused::NotStrings(what) => ErrorClass::MessageType
+            .new_err(py, format!("texts must be an Arrow string, large_string or string_view array, not {what}")),
+        c_data::Refused::Malformed(reason) => ErrorClass::Message.new_err(py, format!("texts: {reason}")),
+    })
 }
 
 /// A string column read in place: `string`, `large_string` or `string_view`.
@@ -127,17 +124,14 @@ impl TextColumn {
     /// The column of `array`, checked as far as it can be without reading every string (the
     /// strings of `string` and `large_string` are checked as they are read, in parallel).
     fn new(py: Python<'_>, array: ArrayRef) -> PyResult<Self> {
-        let malformed = |error: arrow_schema::ArrowError| agentmsg_error(py, "MessageError", format!("texts: {error}"));
+        let malformed = |error: arrow_schema::ArrowError| ErrorClass::Message.new_err(py, format!("texts: {error}"));
         let data = array.to_data();
         match array.data_type() {
             DataType::Utf8 | DataType::LargeUtf8 => data.validate().map_err(malformed)?,
             DataType::Utf8View => data.validate_full().map_err(malformed)?,
             other => {
-                return Err(agentmsg_error(
-                    py,
-                    "MessageTypeError",
-                    format!("texts must be an Arrow string, large_string or string_view array, not {other}"),
-                ))
+                let message = format!("texts must be an Arrow string, large_string or string_view array, not {other}");
+                return Err(ErrorClass::MessageType.new_err(py, message));
             }
         }
         Ok(match array.data_type() {
@@ -175,17 +169,22 @@ impl TextColumn {
 }
 
 /// String `index` of an offsets-and-data array whose offsets and UTF-8 are not yet checked.
+/// Only the data from the array's first offset to its last is known to be there (`c_data`
+/// checked that much), so a row's offsets must lie within those, in order.
 fn offset_text<O: OffsetSizeTrait>(array: &GenericStringArray<O>, index: usize) -> Result<Option<&str>, String> {
     if array.is_null(index) {
         return Ok(None);
     }
     let offsets = array.value_offsets();
+    let (first, last) = (offsets[0], offsets[offsets.len() - 1]);
     let (start, end) = (offsets[index], offsets[index + 1]);
-    let bytes = start
-        .to_usize()
-        .zip(end.to_usize())
-        .and_then(|(start, end)| array.value_data().get(start..end))
-        .ok_or_else(|| format!("offsets {start:?}..{end:?} outside the {} data bytes", array.value_data().len()))?;
+    if start > end {
+        return Err(format!("offsets {start:?}..{end:?} run backwards"));
+    }
+    let bytes = (first <= start && end <= last)
+        .then(|| array.value_data().get(start.as_usize()..end.as_usize()))
+        .flatten()
+        .ok_or_else(|| format!("offsets {start:?}..{end:?} outside the data (bytes {first:?}..{last:?})"))?;
     std::str::from_utf8(bytes).map(Some).map_err(|error| format!("invalid UTF-8: {error}"))
 }
 
@@ -215,7 +214,7 @@ fn map_texts<'c, T: Send + Default>(
     let bad = first_bad.into_inner();
     if bad != usize::MAX {
         let reason = column.text(bad).err().unwrap_or_default();
-        return Err(agentmsg_error(py, "MessageError", format!("texts[{bad}]: {reason}")));
+        return Err(ErrorClass::Message.new_err(py, format!("texts[{bad}]: {reason}")));
     }
     Ok(out)
 }
@@ -244,9 +243,8 @@ fn count_tokens_arrow<'py>(
 /// `ArrowArray`, null where the string is null.
 #[pyfunction]
 #[pyo3(signature = (texts, role))]
-fn estimate_tokens_arrow<'py>(py: Python<'py>, texts: &Bound<'py, PyAny>, role: &str) -> PyResult<ArrowArray> {
-    let role = Role::from_name(role)
-        .ok_or_else(|| agentmsg_error(py, "MessageError", format!("unknown role {role:?}")))?;
+fn estimate_tokens_arrow<'py>(py: Python<'py>, texts: &Bound<'py, PyAny>, role: &Bound<'py, PyAny>) -> PyResult<ArrowArray> {
+    let role = role_named(role)?;
     let column = TextColumn::new(py, import_array(py, texts)?)?;
     let estimates = map_texts(py, &column, |text| estimate::estimate_tokens(text, role) as u64)?;
     Ok(uint64_result(&column, estimates))
@@ -393,7 +391,7 @@ fn parse_arrow<'py>(
     let array = py.detach(|| {
         parsed_array::<i32>(&rows, nulls.cloned()).or_else(|_| parsed_array::<i64>(&rows, nulls.cloned()))
     });
-    let array = array.map_err(|reason| agentmsg_error(py, "MessageError", format!("texts: {reason}")))?;
+    let array = array.map_err(|reason| ErrorClass::Message.new_err(py, format!("texts: {reason}")))?;
     Ok(ArrowArray { array })
 }
 

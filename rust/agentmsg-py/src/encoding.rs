@@ -8,12 +8,12 @@
 use std::borrow::Cow;
 
 use agentmsg_core::tokens::encode::{self as core_encode, first_occurrence};
-use agentmsg_core::tokens::Encoding;
+use agentmsg_core::tokens::{Encoding, ENCODING_NAMES};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyString};
 
-use crate::errors::{core_error, ErrorClass};
-use crate::pystr::{as_text, extract_texts, storage, type_name, Storage};
+use crate::errors::{core_error, describe, ErrorClass};
+use crate::pystr::{as_text, exact_len, extract_texts, storage, type_name, Storage};
 use crate::tokens::{run_for_text, DETACH_MIN_CHARS};
 
 /// One of tiktoken's encodings, with ids: `agentmsg.Encoding` wraps it.
@@ -52,7 +52,12 @@ impl TokenEncoder {
 impl TokenEncoder {
     /// The encoder of tiktoken's encoding `name`; `EncodingError` for any other name.
     #[new]
-    fn new(py: Python<'_>, name: &str) -> PyResult<Self> {
+    fn new(py: Python<'_>, name: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let Ok(name) = as_text(name, "name")?.to_str() else {
+            // Lone surrogates: no encoding's name, described as Python writes it.
+            let message = format!("unknown encoding {}; known encodings: {}", describe(name), ENCODING_NAMES.join(", "));
+            return Err(ErrorClass::Encoding.new_err(py, message));
+        };
         let encoding = Encoding::from_name(name).map_err(|error| core_error(py, error))?;
         let inner = core_encode::TokenEncoder::new(encoding).ok_or_else(|| {
             ErrorClass::Encoding.new_err(
@@ -201,7 +206,7 @@ fn extract_ids<'py>(
         return Err(not_a_sequence(tokens));
     }
     let items = tokens.try_iter().map_err(|_| not_a_sequence(tokens))?;
-    let mut out = Vec::with_capacity(tokens.len().unwrap_or(0));
+    let mut out = Vec::with_capacity(exact_len(tokens));
     for (index, item) in items.enumerate() {
         let item = item?;
         match item.extract::<u32>() {

@@ -3,7 +3,7 @@
 //! The exception classes live in `agentmsg.errors` (they subclass both `AgentMsgError` and a
 //! builtin such as `ValueError`, which is natural in Python); each is looked up once per
 //! interpreter and cached. Core errors convert through [`CoreError`]: the class each raises is
-//! said once, here.
+//! said once, here. A message shows a caller's value through [`describe`], never whole.
 
 use agentmsg_core::pairs::PairError;
 use agentmsg_core::prune::PruneError;
@@ -11,6 +11,8 @@ use agentmsg_core::tokens::UnknownEncoding;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
+
+use crate::pystr::type_name;
 
 /// The classes of `agentmsg.errors` the binding raises.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,13 +81,14 @@ pub(crate) fn core_error<E: CoreError>(py: Python<'_>, error: E) -> PyErr {
     E::CLASS.new_err(py, error.to_string())
 }
 
-/// An exception of `agentmsg.errors.<class_name>`: the form `arrow.rs` still uses (its Arrow
-/// import is being replaced; new code names an [`ErrorClass`]). An unknown name raises the
-/// base class.
-pub fn agentmsg_error(py: Python<'_>, class_name: &str, message: impl Into<String>) -> PyErr {
-    let class = [ErrorClass::Message, ErrorClass::MessageType, ErrorClass::Encoding]
-        .into_iter()
-        .find(|class| class.name() == class_name)
-        .unwrap_or(ErrorClass::AgentMsg);
-    class.new_err(py, message)
+/// `value` described for an error message by `agentmsg._checks.describe`, the package's one
+/// describer: a str as a bounded excerpt (lone surrogates escaped), a huge int by its size,
+/// anything else by its type. A message never quotes a caller's value whole.
+pub(crate) fn describe(value: &Bound<'_, PyAny>) -> String {
+    static DESCRIBE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let py = value.py();
+    DESCRIBE
+        .get_or_try_init(py, || Ok::<_, PyErr>(py.import("agentmsg._checks")?.getattr("describe")?.unbind()))
+        .and_then(|describe| describe.bind(py).call1((value,))?.extract::<String>())
+        .unwrap_or_else(|_| format!("a {}", type_name(value)))
 }

@@ -5,12 +5,19 @@ use agentmsg_core::Role;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use crate::errors::ErrorClass;
-use crate::pystr::estimate_text;
+use crate::errors::{describe, ErrorClass};
+use crate::pystr::{as_text, estimate_text, type_name};
 
-fn role_from_name(py: Python<'_>, name: &str) -> PyResult<Role> {
-    Role::from_name(name).ok_or_else(|| {
-        ErrorClass::Message.new_err(py, format!("unknown role '{name}'; valid roles: system, user, assistant, tool"))
+/// The role a role argument names: a `MessageTypeError` for a value that is not a str, a
+/// `MessageError` describing it briefly for a str that names no role.
+pub(crate) fn role_named(value: &Bound<'_, PyAny>) -> PyResult<Role> {
+    let py = value.py();
+    let Ok(name) = value.cast::<PyString>() else {
+        return Err(ErrorClass::MessageType.new_err(py, format!("role must be a str, not {}", type_name(value))));
+    };
+    name.to_str().ok().and_then(Role::from_name).ok_or_else(|| {
+        let message = format!("unknown role {}; valid roles: system, user, assistant, tool", describe(value));
+        ErrorClass::Message.new_err(py, message)
     })
 }
 
@@ -22,9 +29,10 @@ fn estimate_str(text: &Bound<'_, PyString>, role: Role) -> PyResult<usize> {
 
 /// Estimates the tokens of `text` written by `role` (Forge's heuristic).
 #[pyfunction]
-#[pyo3(signature = (text, role = "user"))]
-fn estimate_tokens(py: Python<'_>, text: &Bound<'_, PyString>, role: &str) -> PyResult<usize> {
-    estimate_str(text, role_from_name(py, role)?)
+#[pyo3(signature = (text, role = None))]
+fn estimate_tokens(text: &Bound<'_, PyAny>, role: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+    let role = role.map_or(Ok(Role::User), role_named)?;
+    estimate_str(as_text(text, "text")?, role)
 }
 
 /// Estimates many messages at once: `texts[i]` written by the role with code `roles[i]`

@@ -8,7 +8,7 @@ use agentmsg_core::parse::{self as core_parse, Document, Options, StartThinking,
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 
-use crate::errors::ErrorClass;
+use crate::errors::{describe, ErrorClass};
 use crate::pystr::type_name;
 
 /// One keyword option: its default when not given, a `MessageTypeError` naming it when given
@@ -25,6 +25,25 @@ pub(crate) fn option<'py, T: FromPyObjectOwned<'py>>(
             ErrorClass::MessageType.new_err(value.py(), format!("{name} must be {expected}, not {}", type_name(value)))
         }),
     }
+}
+
+/// A name option (`dialect`, `thinking`, `tool_format`): what `lookup` finds for it, else an
+/// error that describes it briefly (a str that cannot be UTF-8 is no name either) and lists
+/// `valid`, the names `lookup` knows.
+fn named<T>(value: &Bound<'_, PyAny>, option: &str, kind: &str, valid: &[&str], lookup: impl Fn(&str) -> Option<T>) -> PyResult<T> {
+    let py = value.py();
+    let Ok(name) = value.cast::<PyString>() else {
+        return Err(ErrorClass::MessageType.new_err(py, format!("{option} must be a str, not {}", type_name(value))));
+    };
+    name.to_str().ok().and_then(lookup).ok_or_else(|| {
+        ErrorClass::Message.new_err(py, format!("unknown {kind} {}; valid: {}", describe(value), valid.join(", ")))
+    })
+}
+
+/// The dialect named `name` ("forge" is a name too, though not a `Dialect`: it is Forge's parser).
+fn dialect_named(name: &Bound<'_, PyAny>) -> PyResult<Dialect> {
+    let valid: Vec<&str> = ["forge"].into_iter().chain(Dialect::ALL.iter().map(|(name, _)| *name)).collect();
+    named(name, "dialect", "dialect", &valid, Dialect::from_name)
 }
 
 /// `start_in_thinking`: a bool, or None (or not given) for `default` ("detect" for whole text,
@@ -76,17 +95,16 @@ impl<'py> Keywords<'py> {
     pub(crate) fn read(caller: &str, options: Option<&Bound<'py, PyDict>>) -> PyResult<Self> {
         let mut keywords = Self::default();
         for (name, value) in options.into_iter().flatten() {
-            let name = name.cast_into::<PyString>()?;
-            let slot = match name.to_str()? {
-                "dialect" => &mut keywords.dialect,
-                "thinking" => &mut keywords.thinking,
-                "tool_format" => &mut keywords.tool_format,
-                "code_fences" => &mut keywords.code_fences,
-                "start_in_thinking" => &mut keywords.start_in_thinking,
-                "max_calls" => &mut keywords.max_calls,
-                "tools_json" => &mut keywords.tools_json,
+            let slot = match name.cast::<PyString>().ok().and_then(|name| name.to_str().ok()) {
+                Some("dialect") => &mut keywords.dialect,
+                Some("thinking") => &mut keywords.thinking,
+                Some("tool_format") => &mut keywords.tool_format,
+                Some("code_fences") => &mut keywords.code_fences,
+                Some("start_in_thinking") => &mut keywords.start_in_thinking,
+                Some("max_calls") => &mut keywords.max_calls,
+                Some("tools_json") => &mut keywords.tools_json,
                 _ => {
-                    let message = format!("{caller}() got an unexpected keyword argument {}", name.repr()?);
+                    let message = format!("{caller}() got an unexpected keyword argument {}", describe(&name));
                     return Err(ErrorClass::MessageType.new_err(name.py(), message));
                 }
             };
@@ -114,20 +132,24 @@ impl<'py> Keywords<'py> {
 
     /// The options of Forge's parser; a dialect other than "forge" is refused.
     pub(crate) fn forge(&self, py: Python<'_>, start_default: StartThinking) -> PyResult<Options> {
-        if !self.is_forge() {
+        if let Some(dialect) = self.dialect.as_ref().filter(|_| !self.is_forge()) {
+            // An unknown name is named as such; a known one is not this parser's.
+            if dialect.is_instance_of::<PyString>() {
+                dialect_named(dialect)?;
+            }
             return Err(ErrorClass::Message.new_err(py, "this parser reads Forge's dialect only"));
         }
         let max_calls = max_calls(self.max_calls.as_ref())?;
-        let thinking: String = option(self.thinking.as_ref(), "thinking", "a str", "auto".to_owned())?;
-        let tool_format: String = option(self.tool_format.as_ref(), "tool_format", "a str", "auto".to_owned())?;
+        let thinking = match &self.thinking {
+            Some(value) => named(value, "thinking", "thinking mode", &["auto", "tags", "brackets", "none"], ThinkingMode::from_name)?,
+            None => ThinkingMode::Auto,
+        };
+        let tool_format = match &self.tool_format {
+            Some(value) => named(value, "tool_format", "tool format", &["auto", "json", "xml"], ToolFormat::from_name)?,
+            None => ToolFormat::Auto,
+        };
         let code_fences: bool = option(self.code_fences.as_ref(), "code_fences", "a bool", true)?;
         let start_in_thinking = start_in_thinking(self.start_in_thinking.as_ref(), start_default)?;
-        let thinking = ThinkingMode::from_name(&thinking).ok_or_else(|| {
-            ErrorClass::Message.new_err(py, format!("unknown thinking mode '{thinking}'; valid: auto, tags, brackets, none"))
-        })?;
-        let tool_format = ToolFormat::from_name(&tool_format).ok_or_else(|| {
-            ErrorClass::Message.new_err(py, format!("unknown tool_format '{tool_format}'; valid: auto, json, xml"))
-        })?;
         let tools = tools(py, self.tools_json.as_ref())?;
         Ok(Options { thinking, tool_format, code_fences, start_in_thinking, max_calls, tools })
     }
@@ -142,23 +164,21 @@ impl<'py> Keywords<'py> {
             let message = "dialect 'forge' is not read here: Forge's format has its own parser (agentmsg.StreamParser)";
             return Err(ErrorClass::Message.new_err(py, message));
         }
+        // The dialect first: the error about options it does not take names it.
+        let mut options = if dialect.is_instance_of::<PyString>() {
+            DialectOptions::new(dialect_named(dialect)?)
+        } else {
+            crate::dialect::custom_options(dialect)?
+        };
         let forge_only = [("thinking", &self.thinking), ("tool_format", &self.tool_format),
             ("code_fences", &self.code_fences), ("max_calls", &self.max_calls)];
         let given: Vec<&str> = forge_only.iter().filter(|(_, value)| value.is_some()).map(|(name, _)| *name).collect();
         if !given.is_empty() {
-            let message = format!("{}: an option of the forge dialect only, not of {}", given.join(", "), dialect.repr()?);
+            let name = if dialect.is_instance_of::<PyString>() { Ok(dialect.clone()) } else { dialect.getattr("name") };
+            let name = name.map_or_else(|_| format!("a {}", type_name(dialect)), |name| describe(&name));
+            let message = format!("{}: an option of the forge dialect only, not of {name}", given.join(", "));
             return Err(ErrorClass::Message.new_err(py, message));
         }
-        let mut options = if dialect.is_instance_of::<PyString>() {
-            let name: String = option(Some(dialect), "dialect", "a str", String::new())?;
-            let dialect = Dialect::from_name(&name).ok_or_else(|| {
-                let valid: Vec<&str> = ["forge"].into_iter().chain(Dialect::ALL.iter().map(|(n, _)| *n)).collect();
-                ErrorClass::Message.new_err(py, format!("unknown dialect '{name}'; valid: {}", valid.join(", ")))
-            })?;
-            DialectOptions::new(dialect)
-        } else {
-            crate::dialect::custom_options(dialect)?
-        };
         options.start_in_thinking = start_in_thinking(self.start_in_thinking.as_ref(), start_default)?;
         options.tools = tools(py, self.tools_json.as_ref())?;
         Ok(options)
@@ -191,7 +211,12 @@ impl Parser {
 fn tools(py: Python<'_>, tools_json: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Arc<Tools>>> {
     match tools_json {
         Some(value) if !value.is_none() => {
-            let text: String = option(Some(value), "tools_json", "a str", String::new())?;
+            let Ok(text) = value.cast::<PyString>() else {
+                return Err(ErrorClass::MessageType.new_err(py, format!("tools_json must be a str, not {}", type_name(value))));
+            };
+            let text = text.to_str().map_err(|_| {
+                ErrorClass::Message.new_err(py, "tools_json must be valid text, not hold a lone surrogate")
+            })?;
             let tools = Tools::from_json(text.as_bytes())
                 .map_err(|e| ErrorClass::Message.new_err(py, format!("invalid tools: {e}")))?;
             Ok(Some(Arc::new(tools)))

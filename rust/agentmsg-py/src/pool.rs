@@ -14,12 +14,22 @@ use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
+use agentmsg_core::parse::dialect::quoted;
+use pyo3::types::{PyBool, PyInt};
 use rayon::{ThreadPool, ThreadPoolBuilder};
 
-use crate::errors::ErrorClass;
+use crate::errors::{describe, ErrorClass};
+use crate::pystr::type_name;
 
 /// The environment variable that sizes the pool; unset, it has one thread per core.
 const NUM_THREADS_VAR: &str = "AGENTMSG_NUM_THREADS";
+
+/// The most threads a pool may have, on a machine of at most this many cores (one with more may
+/// have one per core). The pool's work is CPU-bound, so a thread beyond one per core only takes
+/// turns with another, while each costs a stack and a start-up: 5,000 threads took 13-26 s to
+/// start on a 2-core machine, 256 start in well under a second. 256 leaves room for any
+/// deliberate oversubscription and still bounds what a typo in a size can cost.
+const MAX_THREADS: usize = 256;
 
 struct ProcessPool {
     pid: u32,
@@ -38,21 +48,37 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
+}
+
+/// The most threads a pool may have here: [`MAX_THREADS`], or one per core if there are more.
+fn max_threads() -> usize {
+    MAX_THREADS.max(cores())
+}
+
 /// The number of threads a new pool gets: `set_num_threads`, else `AGENTMSG_NUM_THREADS`, else
 /// one per core.
 fn configured_threads(py: Python<'_>) -> PyResult<usize> {
     if let Some(requested) = *lock(&REQUESTED_THREADS) {
         return Ok(requested.get());
     }
-    match std::env::var(NUM_THREADS_VAR) {
-        Ok(value) if !value.trim().is_empty() => match value.trim().parse::<NonZeroUsize>() {
-            Ok(threads) => Ok(threads.get()),
-            Err(_) => Err(ErrorClass::Message.new_err(
-                py,
-                format!("{NUM_THREADS_VAR} must be a positive integer, not {value:?}"),
-            )),
-        },
-        _ => Ok(std::thread::available_parallelism().map_or(1, NonZeroUsize::get)),
+    let Some(value) = std::env::var_os(NUM_THREADS_VAR) else {
+        return Ok(cores());
+    };
+    let value = value.to_string_lossy();
+    if value.trim().is_empty() {
+        return Ok(cores());
+    }
+    match value.trim().parse::<usize>() {
+        Ok(threads) if (1..=max_threads()).contains(&threads) => Ok(threads),
+        _ => {
+            // Quoted by Rust, not `describe`: Python code run under the pool's lock could let
+            // another thread in to wait on it while holding the GIL.
+            let message =
+                format!("{NUM_THREADS_VAR} must be a whole number from 1 to {}, not {}", max_threads(), quoted(&value));
+            Err(ErrorClass::Message.new_err(py, message))
+        }
     }
 }
 
@@ -95,11 +121,28 @@ fn num_threads(py: Python<'_>) -> PyResult<usize> {
 }
 
 /// Sets the number of threads of the parallel batch functions (the pool is rebuilt; calls
-/// already running finish on the old one). Python's wrapper checks the argument's type.
+/// already running finish on the old one): an int from 1 to [`max_threads`].
 #[pyfunction]
-fn set_num_threads(py: Python<'_>, threads: usize) -> PyResult<()> {
-    let Some(requested) = NonZeroUsize::new(threads) else {
-        return Err(ErrorClass::Message.new_err(py, "threads must be at least 1, not 0"));
+fn set_num_threads(py: Python<'_>, threads: &Bound<'_, PyAny>) -> PyResult<()> {
+    if threads.is_instance_of::<PyBool>() || !threads.is_instance_of::<PyInt>() {
+        return Err(ErrorClass::MessageType.new_err(py, format!("threads must be an int, not {}", type_name(threads))));
+    }
+    let requested = match threads.extract::<usize>() {
+        Ok(threads) => NonZeroUsize::new(threads).filter(|threads| threads.get() <= max_threads()),
+        Err(_) => None,
+    };
+    let Some(requested) = requested else {
+        let message = if threads.lt(1)? {
+            format!("threads must be at least 1, not {}", describe(threads))
+        } else {
+            format!(
+                "threads must be at most {} (the pool's limit on this machine: {MAX_THREADS}, or one per core if \
+                 there are more), not {}",
+                max_threads(),
+                describe(threads)
+            )
+        };
+        return Err(ErrorClass::Message.new_err(py, message));
     };
     *lock(&REQUESTED_THREADS) = Some(requested);
     // The next parallel call builds a pool of the new size.

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use agentmsg_core::estimate;
 use pyo3::prelude::*;
 use pyo3::types::string::PyStringData;
-use pyo3::types::PyString;
+use pyo3::types::{PyList, PyString, PyTuple};
 
 use crate::errors::ErrorClass;
 use crate::ffi;
@@ -131,6 +131,17 @@ pub fn type_name(value: &Bound<'_, PyAny>) -> String {
         .unwrap_or_else(|_| "?".to_owned())
 }
 
+/// The number of items of a list or tuple, to reserve room for them; 0 for anything else, whose
+/// `__len__` may say anything (a huge one would make the reservation fail): its items are
+/// counted as they come.
+pub(crate) fn exact_len(items: &Bound<'_, PyAny>) -> usize {
+    if items.is_exact_instance_of::<PyList>() || items.is_exact_instance_of::<PyTuple>() {
+        items.len().unwrap_or(0)
+    } else {
+        0
+    }
+}
+
 /// Reads a sequence of str, naming the first item that is not one.
 pub fn extract_texts<'py>(
     py: Python<'py>,
@@ -140,7 +151,7 @@ pub fn extract_texts<'py>(
     if texts.is_instance_of::<PyString>() {
         return Err(ErrorClass::MessageType.new_err(py, format!("{what} must be a sequence of str, not a single str")));
     }
-    let mut out = Vec::with_capacity(texts.len().unwrap_or(0));
+    let mut out = Vec::with_capacity(exact_len(texts));
     let items = texts.try_iter().map_err(|_| {
         ErrorClass::MessageType.new_err(py, format!("{what} must be a sequence of str, not {}", type_name(texts)))
     })?;

@@ -6,7 +6,6 @@ use agentmsg_core::parse::{Event, Folder, StartThinking, StreamMachine};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
-use crate::errors::ErrorClass;
 use crate::events::{event_object, is_shown};
 use crate::ffi::list_of_len;
 use crate::pystr::{as_text, py_str, text_bytes};
@@ -114,7 +113,8 @@ impl<M: Machine> Stream<M> {
 /// and the class, in Python module `$module`. Its constructor takes the parsers' keyword options
 /// (`**options`, read into [`Keywords`](crate::options::Keywords)) and reads them with the method
 /// `$read` (`start_in_thinking` is "no" when not given: a stream cannot look ahead); its `feed`,
-/// `finish` and `result` drive a [`Stream`]; `$method`s are its own further methods.
+/// `finish` and `result` drive a [`Stream`]; it refuses to be pickled; `$method`s are its own
+/// further methods.
 macro_rules! stream_parser_class {
     (
         $(#[$class_attr:meta])* class $class:ident in $module:literal,
@@ -168,6 +168,17 @@ macro_rules! stream_parser_class {
                 self.stream.result(py)
             }
 
+            /// A stream in progress is not pickled (nor copied, which goes through pickling): it
+            /// belongs to one connection, and a worker that receives text starts its own parser
+            /// with the same options.
+            fn __reduce__(&self, py: Python<'_>) -> PyResult<()> {
+                Err($crate::errors::ErrorClass::MessageType.new_err(
+                    py,
+                    "a StreamParser cannot be pickled or copied: it holds a stream in progress; create a \
+                     StreamParser with the same options in the process that reads the stream",
+                ))
+            }
+
             $($method)*
         }
     };
@@ -201,17 +212,7 @@ stream_parser_class! {
         }
     },
     options => forge,
-    methods {
-        /// A stream in progress is not pickled: it belongs to one connection, and a worker that
-        /// receives text starts its own parser with the same options.
-        fn __reduce__(&self, py: Python<'_>) -> PyResult<()> {
-            Err(ErrorClass::MessageType.new_err(
-                py,
-                "a StreamParser cannot be pickled: it holds a stream in progress; create a StreamParser \
-                 with the same options in the process that reads the stream",
-            ))
-        }
-    },
+    methods {},
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -50,12 +50,16 @@ pub struct UnknownEncoding {
 
 impl fmt::Display for UnknownEncoding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "unknown encoding {:?}; known encodings: {}",
-            self.name,
-            ENCODING_NAMES.join(", ")
-        )
+        // A long name is cut to its first 40 characters: the message stays short whatever it was.
+        const EXCERPT: usize = 40;
+        match self.name.char_indices().nth(EXCERPT) {
+            Some((cut, _)) => {
+                let chars = self.name.chars().count();
+                write!(f, "unknown encoding {:?}... ({chars} characters)", &self.name[..cut])?
+            }
+            None => write!(f, "unknown encoding {:?}", self.name)?,
+        }
+        write!(f, "; known encodings: {}", ENCODING_NAMES.join(", "))
     }
 }
 
@@ -269,6 +273,17 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "unknown encoding \"p50k_base\"; known encodings: o200k_base, cl100k_base, estimate"
+        );
+    }
+
+    #[test]
+    fn a_long_unknown_name_is_cut() {
+        let name = "é".repeat(10_000);
+        let message = Encoding::from_name(&name).unwrap_err().to_string();
+        let shown = "é".repeat(40);
+        assert_eq!(
+            message,
+            format!("unknown encoding \"{shown}\"... (10000 characters); known encodings: o200k_base, cl100k_base, estimate")
         );
     }
 
