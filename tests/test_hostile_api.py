@@ -472,16 +472,6 @@ CONVERTER_TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] =
     ("from_langchain", agentmsg.from_langchain, ([],), {}),
 ]
 
-# Public callables whose modules are not ours to edit here (agentmsg.parsing, agentmsg.dialects,
-# agentmsg.pool, and the binding's StreamParser methods): they still raise Python's bare TypeError
-# for a keyword they do not take. Each module needs `check_calls(globals())` at its end (the
-# binding's feed and finish, their own check). The test fails once one of them is fixed, so the set
-# shrinks with the fixes.
-KEYWORDS_PENDING_ELSEWHERE = {
-    "validate_tool_call", "format_tool_call", "format_tool_result", "parse_tool_result",
-    "StreamParser.feed", "StreamParser.finish", "num_threads", "set_num_threads", "Dialect",
-    "openai_deltas",
-}
 
 
 def _misspelled(keyword: str) -> str:
@@ -557,27 +547,24 @@ def test_every_public_callable_is_called_with_bad_keywords():
 
 def test_a_keyword_no_signature_takes_is_a_typed_error_naming_it():
     failures: List[str] = []
-    still_pending = set()
     calls = keyword_calls()
     assert len(calls) > 400
     for call in calls:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", agentmsg.ConversionWarning)
             result = keyword_outcome(call)
-        if call.target.split("(")[0] in KEYWORDS_PENDING_ELSEWHERE or _owner(call.target) in KEYWORDS_PENDING_ELSEWHERE:
-            if result.startswith("bare"):
-                still_pending.add(call.target)
-            continue
         if result != "typed":
             failures.append(f"{call}: {result}")
     assert failures == []
-    fixed = {name for name in KEYWORDS_PENDING_ELSEWHERE if name not in still_pending}
-    assert not fixed, f"fixed now: remove them from KEYWORDS_PENDING_ELSEWHERE: {sorted(fixed)}"
 
 
 @pytest.mark.parametrize(
     "call, message",
     [
+        (lambda: agentmsg.StreamParser(dialect="hermes").feed("Hi", chnk="x"),
+         "StreamParser.feed() got an unexpected keyword argument 'chnk'; it takes: chunk"),
+        (lambda: agentmsg.StreamParser().finish(flush=True),
+         "StreamParser.finish() got an unexpected keyword argument 'flush'; it takes: no arguments"),
         (lambda: agentmsg.count_message_tokens([agentmsg.user("Hi")], model="gpt-4o"),
          "count_message_tokens() got an unexpected keyword argument 'model' (encoding= takes a model name "
          "too); it takes: messages, encoding, tools"),

@@ -15,6 +15,8 @@ from typing import Any, Callable, Dict, List, Mapping, MutableMapping, Optional,
 
 from .errors import AgentMsgError, MessageError, MessageTypeError
 
+_CO_VARKEYWORDS = 0x08  # inspect.CO_VARKEYWORDS, without importing inspect
+
 # JSON values (tool-call input and metadata, message metadata) nest at most this deep: what the
 # parser's JSON reader (jiter) accepts, and far below the depth where json.dumps would recurse out.
 MAX_JSON_DEPTH = 200
@@ -289,6 +291,13 @@ def _without_self(names: List[str]) -> List[str]:
     return names[1:] if names[:1] in (["self"], ["cls"]) else names
 
 
+def _reads_its_own_keywords(function: Callable[..., Any]) -> bool:
+    """Whether ``function`` takes ``**keywords``: it checks their names itself (``parse``'s options
+    are read by the binding), so no keyword can fail to bind and it is left unwrapped, at no cost
+    per call (the hot entry points, ``parse`` and ``StreamParser``, are of this kind)."""
+    return bool(function.__code__.co_flags & _CO_VARKEYWORDS)
+
+
 def _checked(function: Callable[..., Any], label: str) -> Callable[..., Any]:
     """``function``, with a call its signature does not take raising :class:`MessageTypeError`."""
 
@@ -315,6 +324,8 @@ def _checked_attribute(value: Any, label: str) -> Any:
     """A class attribute with its function checked (kept a staticmethod or classmethod), or None."""
     inner = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
     if not isinstance(inner, FunctionType) or getattr(inner, "__agentmsg_checked__", False):
+        return None
+    if _reads_its_own_keywords(inner):
         return None  # not a Python function (its errors cannot be told apart), or checked already
     checked = _checked(inner, label)
     return checked if inner is value else type(value)(checked)
@@ -335,7 +346,8 @@ def check_calls(namespace: MutableMapping[str, Any]) -> None:
         if getattr(value, "__module__", None) != module or getattr(value, "__agentmsg_checked__", False):
             continue
         if isinstance(value, FunctionType):
-            namespace[name] = _checked(value, name)
+            if not _reads_its_own_keywords(value):
+                namespace[name] = _checked(value, name)
         elif isinstance(value, type) and not issubclass(value, (BaseException, enum.Enum)):
             _check_class(value)
 

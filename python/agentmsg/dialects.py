@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union, TYPE_CHECKING
 
 from . import _core, parsing
+from ._checks import check_calls
 from .events import ToolCallHeader  # deprecated alias of ToolCallStart, kept for old imports
 from .blocks import ToolUseBlock
 from .message import _as_list
@@ -213,3 +214,6 @@ def openai_deltas(events: Iterable[object]) -> List[Dict[str, Any]]:
         elif isinstance(event, ToolCallDelta):
             deltas.append({"tool_calls": [{"index": event.index, "function": {"arguments": event.fragment}}]})
     return deltas
+
+
+check_calls(globals())

@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Seq
 from . import _core
 from .events import TextDelta, ThinkingDelta, ThinkingEnd, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .blocks import Block, ToolUseBlock
-from ._checks import MAX_JSON_DEPTH, describe, json_copy, require_bool, require_str, type_name
+from ._checks import MAX_JSON_DEPTH, check_calls, describe, json_copy, require_bool, require_str, type_name
 from .errors import MessageTypeError, ToolCallError
 from .options import ParseOptions
 
@@ -393,3 +393,6 @@ def parse_tool_result(text: str) -> ToolResultText:
     if result.startswith(_ERROR_PREFIX):
         return ToolResultText(name, result[len(_ERROR_PREFIX):], True)
     return ToolResultText(name, result, False)
+
+
+check_calls(globals())

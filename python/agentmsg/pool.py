@@ -15,6 +15,7 @@ CPU-bound, so more threads than cores only take turns, and each costs a start-up
 from __future__ import annotations
 
 from . import _core
+from ._checks import check_calls
 
 __all__ = ["num_threads", "set_num_threads"]
 
@@ -44,3 +45,6 @@ def set_num_threads(threads: int) -> None:
     agentmsg.errors.MessageError: threads must be at most ... not 5000
     """
     _core.set_num_threads(threads)
+
+
+check_calls(globals())

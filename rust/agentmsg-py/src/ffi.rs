@@ -1,4 +1,4 @@
-//! Every `unsafe` block of the binding (but the Arrow import in `arrow.rs`), each with the
+//! Every `unsafe` block of the binding (but the Arrow import in `arrow/c_data.rs`), each with the
 //! argument for why it is sound. The rest of the binding calls these safe functions.
 
 use pyo3::prelude::*;

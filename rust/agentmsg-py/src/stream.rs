@@ -4,12 +4,26 @@
 
 use agentmsg_core::parse::{Event, Folder, StartThinking, StreamMachine};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::events::{event_object, is_shown};
 use crate::ffi::list_of_len;
 use crate::pystr::{as_text, py_str, text_bytes};
 use crate::results::parsed;
+
+/// The error for keyword arguments a stream method does not take: `MessageTypeError`, as every
+/// public callable gives, where PyO3 would give a bare `TypeError`. Reading them as `**unexpected`
+/// costs nothing when none are given.
+pub(crate) fn refuse_keywords(method: &str, takes: &str, unexpected: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+    let Some((name, _)) = unexpected.and_then(|keywords| keywords.iter().next()) else {
+        return Ok(());
+    };
+    let message = format!(
+        "StreamParser.{method}() got an unexpected keyword argument {}; it takes: {takes}",
+        crate::errors::describe(&name)
+    );
+    Err(crate::errors::ErrorClass::MessageType.new_err(name.py(), message))
+}
 
 /// A core stream machine as [`Stream`] drives it.
 pub(crate) trait Machine {
@@ -153,12 +167,25 @@ macro_rules! stream_parser_class {
 
             /// Reads the next chunk; returns the events it completes.
             /// ``None`` is an empty chunk (an SDK delta without content).
-            fn feed<'py>(&mut self, py: Python<'py>, chunk: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+            #[pyo3(signature = (chunk, **unexpected))]
+            fn feed<'py>(
+                &mut self,
+                py: Python<'py>,
+                chunk: &Bound<'py, PyAny>,
+                unexpected: Option<&Bound<'py, pyo3::types::PyDict>>,
+            ) -> PyResult<Bound<'py, PyList>> {
+                $crate::stream::refuse_keywords("feed", "chunk", unexpected)?;
                 self.stream.feed(py, chunk)
             }
 
             /// Ends the stream; returns the last events.
-            fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+            #[pyo3(signature = (**unexpected))]
+            fn finish<'py>(
+                &mut self,
+                py: Python<'py>,
+                unexpected: Option<&Bound<'py, pyo3::types::PyDict>>,
+            ) -> PyResult<Bound<'py, PyList>> {
+                $crate::stream::refuse_keywords("finish", "no arguments", unexpected)?;
                 self.stream.finish(py)
             }
 
