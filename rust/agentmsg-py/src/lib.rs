@@ -4,11 +4,9 @@
 
 use pyo3::prelude::*;
 
-/// mimalloc (v2, local-dynamic TLS; the features are in the workspace `Cargo.toml`): results are
-/// built on rayon's threads and freed on Python's, and glibc's malloc was slower on the batch
-/// counts and trims (`docs/architecture.md` has the figures and why not mimalloc v3).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// The allocator is the system's (no `#[global_allocator]`): mimalloc v3 crashed when a thread
+// first allocated after another had exited, and mimalloc v2 measured no faster overall
+// (`docs/architecture.md`, `scripts/measure-allocators`).
 
 mod arrow;
 mod dialect;
