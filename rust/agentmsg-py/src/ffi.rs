@@ -184,3 +184,13 @@ pub(crate) fn int_from_decimal<'py>(py: Python<'py>, digits: &std::ffi::CStr) ->
     // reference or NULL with an exception set.
     unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyLong_FromString(digits.as_ptr(), std::ptr::null_mut(), 10)) }
 }
+
+// -- the allocator --------------------------------------------------------------------------
+
+/// Returns the allocator's free pages to the system (after a load that freed tens of megabytes
+/// of temporary buffers, which mimalloc would otherwise keep resident).
+pub(crate) fn release_free_pages() {
+    // SAFETY: mimalloc is this library's global allocator (`lib.rs`); a forced collection only
+    // gives free pages back and touches no live allocation.
+    unsafe { libmimalloc_sys::mi_collect(true) };
+}

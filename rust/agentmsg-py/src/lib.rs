@@ -4,9 +4,11 @@
 
 use pyo3::prelude::*;
 
-// The allocator is the system's (no `#[global_allocator]`): mimalloc v3 crashed when a thread
-// first allocated after another had exited, and mimalloc v2 measured no faster overall
-// (`docs/architecture.md`, `scripts/measure-allocators`).
+/// mimalloc (v2, local-dynamic TLS; the features are in the workspace `Cargo.toml`): faster than
+/// the system's allocator on parsing, whole and streamed (`scripts/measure-allocators`;
+/// `docs/architecture.md` has the figures, and why not mimalloc v3).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod arrow;
 mod dialect;

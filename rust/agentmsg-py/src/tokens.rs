@@ -3,10 +3,12 @@
 use std::borrow::Cow;
 
 use agentmsg_core::tokens::{self, Encoding};
+use std::sync::Once;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use crate::errors::{core_error, ErrorClass};
+use crate::ffi;
 use crate::pool;
 use crate::pystr::{as_text, estimate_text, extract_texts, storage, type_name, Storage};
 
@@ -44,11 +46,22 @@ pub(crate) fn encoding_from_name(py: Python<'_>, name: Option<&Bound<'_, PyAny>>
     Ok(loaded(encoding))
 }
 
-/// `encoding`, with its tables loaded. They load here, while the caller holds the GIL, not in
-/// the detached work: `os.fork` needs the GIL too, so no child is forked while a load is half done
-/// (a child would wait forever on the load its parent's thread started).
+/// `encoding`, with its tables loaded. Loading frees tens of megabytes of temporary buffers,
+/// which mimalloc would keep as resident pages until the thread next allocates; they are given
+/// back to the system right after the load instead. They load here, while the caller holds the
+/// GIL, not in the detached work: `os.fork` needs the GIL too, so no child is forked while a load
+/// is half done (it would wait forever on the load its parent's thread started).
 fn loaded(encoding: Encoding) -> Encoding {
-    encoding.load();
+    static LOADED: [Once; 2] = [Once::new(), Once::new()];
+    let slot = match encoding {
+        Encoding::O200kBase => 0,
+        Encoding::Cl100kBase => 1,
+        Encoding::Estimate => return encoding,
+    };
+    LOADED[slot].call_once(|| {
+        encoding.load();
+        ffi::release_free_pages();
+    });
     encoding
 }
 
