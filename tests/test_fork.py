@@ -6,22 +6,20 @@ here runs the child under a deadline: a regression fails instead of hanging the 
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import pickle
 import select
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 import agentmsg
+from local_server import free_port, get_json, stop
 from transcripts import build_transcript
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX only")
@@ -166,12 +164,6 @@ def app(environ, start_response):
 '''
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def test_gunicorn_preload_workers_answer(tmp_path: Path, parent_results):
     pytest.importorskip("gunicorn")
     texts = TEXTS[:6]
@@ -184,24 +176,7 @@ def test_gunicorn_preload_workers_answer(tmp_path: Path, parent_results):
     try:
         expected = [parent_results["count_tokens_batch"][:6], [t for t, _ in parent_results["parse_many"][:6]]]
         deadline = time.monotonic() + DEADLINE_SECONDS
-        answers = []
-        while len(answers) < 8:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as response:
-                    answers.append(json.loads(response.read()))
-            except ConnectionError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)  # the server is still starting
-            except OSError as error:
-                if "refused" not in str(error) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
+        answers = [get_json(f"http://127.0.0.1:{port}/", deadline) for _ in range(8)]
         assert answers == [expected] * 8
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=DEADLINE_SECONDS)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server, DEADLINE_SECONDS)

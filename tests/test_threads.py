@@ -9,21 +9,19 @@ the child fails the test with its exit status; a hang fails it at the deadline.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 import agentmsg
 import thread_jobs
+from local_server import free_port, get_json, stop
 
 JOBS_SCRIPT = Path(thread_jobs.__file__)
 PACKAGE_ROOT = Path(agentmsg.__file__).resolve().parent.parent
@@ -98,24 +96,6 @@ def app(environ, start_response):
 '''
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def get(url: str, deadline: float):
-    """The JSON answer at ``url``, waiting for the server to start until ``deadline``."""
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=30) as response:
-                return json.loads(response.read())
-        except OSError as error:
-            if "refused" not in str(error) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
-
-
 def test_gunicorn_gthread_worker_serves_requests_from_its_threads(tmp_path: Path, expected):
     pytest.importorskip("gunicorn")
     from concurrent.futures import ThreadPoolExecutor
@@ -131,10 +111,10 @@ def test_gunicorn_gthread_worker_serves_requests_from_its_threads(tmp_path: Path
         server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=log_file)
     try:
         deadline = time.monotonic() + DEADLINE_SECONDS
-        get(f"http://127.0.0.1:{port}/warmup", deadline)  # the server is up (no native call yet)
+        get_json(f"http://127.0.0.1:{port}/warmup", deadline)  # the server is up (no native call yet)
         for wave in ("first workers", "after a reload"):
             with ThreadPoolExecutor(max_workers=8) as clients:
-                answers = list(clients.map(lambda job: get(f"http://127.0.0.1:{port}/{job}", deadline), jobs))
+                answers = list(clients.map(lambda job: get_json(f"http://127.0.0.1:{port}/{job}", deadline), jobs))
             assert answers == [main_thread_digest(expected, job) for job in jobs], wave
             if wave == "first workers":  # new workers, whose first calls come from threads too
                 server.send_signal(signal.SIGHUP)
@@ -142,12 +122,7 @@ def test_gunicorn_gthread_worker_serves_requests_from_its_threads(tmp_path: Path
                     assert time.monotonic() < deadline, "gunicorn did not reload its workers"
                     time.sleep(0.1)
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
     # gunicorn replaces a worker that died ("was sent SIGSEGV!"): a crash the answers could hide.
     # (Stopping the server may log "was sent SIGTERM!", which is not one.)
     text = log.read_text(errors="replace")
