@@ -826,3 +826,17 @@ def test_a_tool_result_cannot_nest_another():
         agentmsg.ToolResultBlock("c2", [inner])
     with pytest.raises(MessageError, match=r"not a tool_use block$"):
         Message.tool([GOOD_CALL], tool_id="c1")
+
+
+def test_checked_coroutine_functions_stay_coroutine_functions():
+    """Frameworks (LangChain's RunnableLambda, FastAPI, anyio) ask inspect whether to await."""
+    import asyncio
+    import inspect
+
+    for function in (agentmsg.acount_tokens, agentmsg.acount_message_tokens, agentmsg.afrom_openai_stream,
+                     agentmsg.afrom_anthropic_stream, agentmsg.asummarize, agentmsg.ConversationMemory.aadd,
+                     agentmsg.ConversationMemory.aextend, agentmsg.Compactor.acompact):
+        assert inspect.iscoroutinefunction(function), function.__qualname__
+    assert asyncio.run(agentmsg.acount_tokens("hello world")) == 2
+    with pytest.raises(agentmsg.MessageTypeError, match="unexpected keyword argument 'encodng' \\(did you mean"):
+        asyncio.run(agentmsg.acount_tokens("hello", encodng="o200k_base"))

@@ -11,11 +11,12 @@ from __future__ import annotations
 import enum
 import functools
 from types import FunctionType
-from typing import Any, Callable, Dict, List, Mapping, MutableMapping, Optional, Sequence
+from typing import Any, Callable, Dict, List, Mapping, MutableMapping, NoReturn, Optional, Sequence
 
 from .errors import AgentMsgError, MessageError, MessageTypeError
 
-_CO_VARKEYWORDS = 0x08  # inspect.CO_VARKEYWORDS, without importing inspect
+_CO_VARKEYWORDS = 0x08  # inspect.CO_VARKEYWORDS and CO_COROUTINE, without importing inspect
+_CO_COROUTINE = 0x80
 
 # JSON values (tool-call input and metadata, message metadata) nest at most this deep: what the
 # parser's JSON reader (jiter) accepts, and far below the depth where json.dumps would recurse out.
@@ -301,20 +302,33 @@ def _reads_its_own_keywords(function: Callable[..., Any]) -> bool:
 def _checked(function: Callable[..., Any], label: str) -> Callable[..., Any]:
     """``function``, with a call its signature does not take raising :class:`MessageTypeError`."""
 
+    def reraise(error: TypeError, args: Sequence[Any], kwargs: Mapping[str, Any]) -> NoReturn:
+        # Binding the arguments fails before ``function``'s frame starts, so such an error's
+        # traceback holds the wrapper's frame only; any other TypeError is the function's own.
+        traceback = error.__traceback__
+        if isinstance(error, AgentMsgError) or traceback is None or traceback.tb_next is not None:
+            raise error
+        raise (_call_error(function, label, args, kwargs) or error) from None
+
+    @functools.wraps(function)
+    async def checked_coroutine(*args: Any, **kwargs: Any) -> Any:
+        try:
+            coroutine = function(*args, **kwargs)
+        except TypeError as error:
+            reraise(error, args, kwargs)
+        return await coroutine
+
     @functools.wraps(function)
     def checked(*args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs)
         except TypeError as error:
-            # Binding the arguments fails before ``function``'s frame starts, so such an error's
-            # traceback holds this frame only; any other TypeError is the function's own.
-            traceback = error.__traceback__
-            if isinstance(error, AgentMsgError) or traceback is None or traceback.tb_next is not None:
-                raise
-            typed = _call_error(function, label, args, kwargs)
-            if typed is None:
-                raise
-            raise typed from None
+            reraise(error, args, kwargs)
+
+    # A coroutine function gets an async wrapper, so that inspect.iscoroutinefunction (which
+    # frameworks ask to choose between calling and awaiting) still says True.
+    if function.__code__.co_flags & _CO_COROUTINE:
+        checked = checked_coroutine
 
     checked.__agentmsg_checked__ = True  # type: ignore[attr-defined]
     return checked
@@ -324,9 +338,9 @@ def _checked_attribute(value: Any, label: str) -> Any:
     """A class attribute with its function checked (kept a staticmethod or classmethod), or None."""
     inner = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
     if not isinstance(inner, FunctionType) or getattr(inner, "__agentmsg_checked__", False):
-        return None
-    if _reads_its_own_keywords(inner):
         return None  # not a Python function (its errors cannot be told apart), or checked already
+    if _reads_its_own_keywords(inner):
+        return None
     checked = _checked(inner, label)
     return checked if inner is value else type(value)(checked)
 

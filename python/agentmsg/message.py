@@ -541,7 +541,7 @@ class Message(_MessageSlots):
         >>> Message.from_text("assistant", reply, dialect="hermes").tool_calls[0].name
         'f'
         """
-        from .parsing import _core_arguments, parse
+        from .parsing import parse
 
         if not isinstance(text, str):
             raise MessageTypeError(f"text must be a str, not {type_name(text)}")
@@ -553,8 +553,8 @@ class Message(_MessageSlots):
             "finished": finished, "finish_reason": finish_reason, "reasoning_content": reasoning_content,
         }
         if _to_role(role) is not _ASSISTANT:
-            if options:
-                _core_arguments(options, "from_text")  # checked, though only assistant text is parsed
+            if options:  # checked by the parser they would build, though only assistant text is parsed
+                parse("", **options)
             return cls(role, text, **fields)
         parsed = parse(text, **options)
         if parsed.errors:  # nothing the model wrote is dropped

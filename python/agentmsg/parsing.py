@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Seq
 from . import _core
 from .events import TextDelta, ThinkingDelta, ThinkingEnd, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .blocks import Block, ToolUseBlock
-from ._checks import MAX_JSON_DEPTH, check_calls, describe, json_copy, require_bool, require_str, type_name
+from ._checks import MAX_JSON_DEPTH, check_calls, describe, unexpected_keyword, json_copy, require_bool, require_str, type_name
 from .errors import MessageTypeError, ToolCallError
 from .options import ParseOptions
 
@@ -219,8 +219,7 @@ def _core_arguments(options: Mapping[str, Any], caller: str) -> Dict[str, Any]:
     The core reads them all in one place (each option's type and value, the dialect's name,
     Forge's options refused by another dialect), so every parser names a bad one alike."""
     if not options.keys() <= _OPTION_NAMES:
-        unknown = min(options.keys() - _OPTION_NAMES)
-        raise MessageTypeError(f"{caller}() got an unexpected keyword argument {describe(unknown)}")
+        raise unexpected_keyword(caller, min(options.keys() - _OPTION_NAMES), sorted(_OPTION_NAMES))
     arguments = dict(options)
     dialect = arguments.pop("dialect", None)
     tools = arguments.pop("tools", None)

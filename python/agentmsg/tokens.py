@@ -151,8 +151,9 @@ def _check_encoding(encoding: object) -> str:
     model name (``"gpt-4o"`` -> ``"o200k_base"``, as tiktoken maps them), else an error that
     names it briefly.
 
-    The counters call it only after the core refused a call: checking costs nothing on success,
-    and the core's own message would quote a bad name whole (or fail to encode a surrogate)."""
+    The counters call it only after the core refused a call, so checking costs nothing on
+    success (``arrow.count_tokens_arrow`` calls it first, to accept model names as the counters
+    do); its message describes a bad name as every error here does."""
     encoding = require_str(encoding, "encoding")
     if encoding in ENCODINGS:
         return encoding

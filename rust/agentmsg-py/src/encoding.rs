@@ -65,8 +65,9 @@ impl TokenEncoder {
                 format!("encoding {name:?} is an estimate and has no token ids; use o200k_base or cl100k_base"),
             )
         })?;
-        // Load the tables now, without the GIL: the first load takes tens of milliseconds.
-        py.detach(|| encoding.load());
+        // The tables load now, with the GIL held (once per process, tens of milliseconds), so that
+        // no fork lands in a half-done load (`tokens::loaded`).
+        crate::tokens::loaded(encoding);
         Ok(Self { inner })
     }
 

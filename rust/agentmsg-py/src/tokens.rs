@@ -51,7 +51,7 @@ pub(crate) fn encoding_from_name(py: Python<'_>, name: Option<&Bound<'_, PyAny>>
 /// back to the system right after the load instead. They load here, while the caller holds the
 /// GIL, not in the detached work: `os.fork` needs the GIL too, so no child is forked while a load
 /// is half done (it would wait forever on the load its parent's thread started).
-fn loaded(encoding: Encoding) -> Encoding {
+pub(crate) fn loaded(encoding: Encoding) -> Encoding {
     static LOADED: [Once; 2] = [Once::new(), Once::new()];
     let slot = match encoding {
         Encoding::O200kBase => 0,
