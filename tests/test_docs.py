@@ -209,7 +209,8 @@ def comparable(lines: List[str]) -> List[str]:
 
 
 def run_command(command: str, folder: Path) -> List[str]:
-    shell = f'agentmsg() {{ "{sys.executable}" -m agentmsg "$@"; }}\n'
+    # pipefail: a pipeline whose first command fails must fail the check.
+    shell = f'set -o pipefail\nagentmsg() {{ "{sys.executable}" -m agentmsg "$@"; }}\n'
     result = subprocess.run(
         ["bash", "-c", shell + command],
         stdin=subprocess.DEVNULL,

@@ -105,7 +105,7 @@ def test_gunicorn_gthread_worker_serves_requests_from_its_threads(tmp_path: Path
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(PACKAGE_ROOT), str(JOBS_SCRIPT.parent)]))
     log = tmp_path / "gunicorn.log"
     command = [sys.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "4", "-w", "2",
-               "--timeout", "60", "-b", f"127.0.0.1:{port}", "threadapp:app"]
+               "--timeout", "60", "--log-level", "info", "-b", f"127.0.0.1:{port}", "threadapp:app"]
     jobs = [SERVED[i % len(SERVED)] for i in range(36)]
     with open(log, "wb") as log_file:
         server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=log_file)
