@@ -334,7 +334,9 @@ def test_the_core_reads_every_str_option_whatever_it_holds():
         _core.parse("x", **{BIG: 1})
     with pytest.raises(MessageTypeError, match=r"^parse\(\) got an unexpected keyword argument '\\ud800'$"):
         _core.parse("x", **{"\ud800": 1})
-    with pytest.raises(MessageTypeError, match=rf"^parse\(\) got an unexpected keyword argument {SHOWN_BIG}$"):
+    with pytest.raises(MessageTypeError, match=rf"^parse\(\) got an unexpected keyword argument {SHOWN_BIG}; it takes: "
+                                               r"code_fences, dialect, max_calls, start_in_thinking, thinking, "
+                                               r"tool_format, tools$"):
         agentmsg.parse("x", **{BIG: 1})
     with pytest.raises(MessageTypeError, match=r"^dialect must be a str or an agentmsg.Dialect, not int$"):
         _core.parse("x", dialect=3)
