@@ -37,7 +37,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Tuple
+from typing import List, Optional
 
 import pytest
 
@@ -105,19 +105,18 @@ def environment() -> dict:
     return env
 
 
+def run_fresh(argv: List[str], cwd: Path, stdin: Optional[str] = None) -> subprocess.CompletedProcess:
+    """`argv` in a fresh process that imports the package under test; stdout and stderr together."""
+    return subprocess.run(argv, input=stdin if stdin is not None else "", stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, cwd=cwd, env=environment(),
+                          timeout=COMMAND_TIMEOUT)
+
+
 def run_doctest(text: str, name: str, lineno: int) -> None:
     """Run `text` as a doctest in a fresh interpreter; `lineno` is the page line before it."""
-    result = subprocess.run(
-        [sys.executable, "-c", DOCTEST_RUNNER, name, str(lineno)],
-        input=text,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=environment(),
-        timeout=COMMAND_TIMEOUT,
-    )
+    result = run_fresh([sys.executable, "-c", DOCTEST_RUNNER, name, str(lineno)], REPO, stdin=text)
     if result.returncode:
-        pytest.fail(f"{name}:\n{result.stdout}{result.stderr}", pytrace=False)
+        pytest.fail(f"{name}:\n{result.stdout}", pytrace=False)
 
 
 # -- python blocks ---------------------------------------------------------------------------------
@@ -211,16 +210,7 @@ def comparable(lines: List[str]) -> List[str]:
 def run_command(command: str, folder: Path) -> List[str]:
     # pipefail: a pipeline whose first command fails must fail the check.
     shell = f'set -o pipefail\nagentmsg() {{ "{sys.executable}" -m agentmsg "$@"; }}\n'
-    result = subprocess.run(
-        ["bash", "-c", shell + command],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd=folder,
-        env=environment(),
-        timeout=COMMAND_TIMEOUT,
-    )
+    result = run_fresh(["bash", "-c", shell + command], folder)
     if result.returncode:
         pytest.fail(f"$ {command}\nexit status {result.returncode}\n{result.stdout}", pytrace=False)
     return result.stdout.splitlines()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import json
 from types import FunctionType
 from typing import Any, Callable, Dict, List, Mapping, MutableMapping, NoReturn, Optional, Sequence
 
@@ -72,6 +73,23 @@ def utf8_text(text: str) -> str:
     if text.isascii():
         return text
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def utf8_json(value: Any, **options: Any) -> str:
+    """``json.dumps(value, **options)`` with non-ASCII characters as they are, unless the text
+    holds a lone surrogate (read from a ``\\ud800`` escape), which UTF-8 cannot carry: then all
+    of it is escaped, so nothing is lost and it reads back the same.
+
+    >>> utf8_json(["é"]), utf8_json(["é\\ud800"])
+    ('["é"]', '["\\\\u00e9\\\\ud800"]')
+    """
+    text = json.dumps(value, ensure_ascii=False, **options)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(value, ensure_ascii=True, **options)
+    return text
 
 
 def where_label(where: object) -> str:
@@ -310,36 +328,38 @@ def _checked(function: Callable[..., Any], label: str) -> Callable[..., Any]:
             raise error
         raise (_call_error(function, label, args, kwargs) or error) from None
 
-    @functools.wraps(function)
-    async def checked_coroutine(*args: Any, **kwargs: Any) -> Any:
-        try:
-            coroutine = function(*args, **kwargs)
-        except TypeError as error:
-            reraise(error, args, kwargs)
-        return await coroutine
-
-    @functools.wraps(function)
-    def checked(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return function(*args, **kwargs)
-        except TypeError as error:
-            reraise(error, args, kwargs)
-
-    # A coroutine function gets an async wrapper, so that inspect.iscoroutinefunction (which
-    # frameworks ask to choose between calling and awaiting) still says True.
+    checked: Callable[..., Any]
     if function.__code__.co_flags & _CO_COROUTINE:
-        checked = checked_coroutine
+        # An async wrapper, so that inspect.iscoroutinefunction (which frameworks ask to choose
+        # between calling and awaiting) still says True.
+        async def checked_coroutine(*args: Any, **kwargs: Any) -> Any:
+            try:
+                coroutine = function(*args, **kwargs)
+            except TypeError as error:
+                reraise(error, args, kwargs)
+            return await coroutine
 
-    checked.__agentmsg_checked__ = True  # type: ignore[attr-defined]
+        checked = checked_coroutine
+    else:
+        def checked_call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return function(*args, **kwargs)
+            except TypeError as error:
+                reraise(error, args, kwargs)
+
+        checked = checked_call
+    functools.update_wrapper(checked, function)
+    setattr(checked, "__agentmsg_checked__", True)  # a function attribute type checkers do not know
     return checked
 
 
 def _checked_attribute(value: Any, label: str) -> Any:
-    """A class attribute with its function checked (kept a staticmethod or classmethod), or None."""
+    """A function, or a class attribute, with its calls checked (kept a staticmethod or
+    classmethod); None for what is not wrapped: what is not a Python function (its errors cannot
+    be told apart), a function checked already, or one that reads its own keywords."""
     inner = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
-    if not isinstance(inner, FunctionType) or getattr(inner, "__agentmsg_checked__", False):
-        return None  # not a Python function (its errors cannot be told apart), or checked already
-    if _reads_its_own_keywords(inner):
+    if (not isinstance(inner, FunctionType) or getattr(inner, "__agentmsg_checked__", False)
+            or _reads_its_own_keywords(inner)):
         return None
     checked = _checked(inner, label)
     return checked if inner is value else type(value)(checked)
@@ -357,11 +377,10 @@ def check_calls(namespace: MutableMapping[str, Any]) -> None:
     module = namespace["__name__"]
     for name in namespace.get("__all__", ()):
         value = namespace.get(name)
-        if getattr(value, "__module__", None) != module or getattr(value, "__agentmsg_checked__", False):
+        if getattr(value, "__module__", None) != module:
             continue
         if isinstance(value, FunctionType):
-            if not _reads_its_own_keywords(value):
-                namespace[name] = _checked(value, name)
+            namespace[name] = _checked_attribute(value, name) or value
         elif isinstance(value, type) and not issubclass(value, (BaseException, enum.Enum)):
             _check_class(value)
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import base64
 import dataclasses
-import json
 import os
 import sys
 import warnings
@@ -37,7 +36,7 @@ from .convert import (
 from .errors import AgentMsgError, EncodingError
 from .memory import trim
 from .message import Message, Role
-from ._checks import check_calls, describe, utf8_text
+from ._checks import check_calls, describe, utf8_json, utf8_text
 from .encoding import TOKEN_ENCODINGS, resolve_encoding
 from .parsing import StreamParser, parse
 from .tokens import ENCODINGS, count_message_tokens
@@ -119,16 +118,8 @@ def _plain(value: Any) -> Any:
 
 
 def _dumps(value: Any, indent: Optional[int] = None) -> str:
-    """JSON text with non-ASCII characters as they are, unless it holds a lone surrogate (read
-    from a ``\\ud800`` escape), which UTF-8 cannot carry: then all of it is escaped, as
-    ``Message.to_json`` does, so nothing is lost."""
-    text = json.dumps(value, indent=indent, ensure_ascii=False, default=_plain)
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            text = json.dumps(value, indent=indent, ensure_ascii=True, default=_plain)
-    return text
+    """JSON text UTF-8 can carry, as ``Message.to_json`` writes it."""
+    return utf8_json(value, indent=indent, default=_plain)
 
 
 def _write_documents(documents: Iterable[Any], output: _Output) -> None:

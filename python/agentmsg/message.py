@@ -39,9 +39,10 @@ from ._checks import (
     require_int,
     type_name,
     unexpected_keyword,
+    utf8_json,
 )
 from .errors import AgentMsgError, MessageError, MessageTypeError
-from .options import ParseOptions
+from .options import PARSE_OPTION_NAMES, ParseOptions
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -545,7 +546,7 @@ class Message(_MessageSlots):
 
         if not isinstance(text, str):
             raise MessageTypeError(f"text must be a str, not {type_name(text)}")
-        unknown = options.keys() - _PARSE_OPTIONS
+        unknown = options.keys() - PARSE_OPTION_NAMES
         if unknown:
             raise unexpected_keyword("Message.from_text", min(unknown), _FROM_TEXT_ARGUMENTS)
         fields: Dict[str, Any] = {
@@ -720,13 +721,7 @@ class Message(_MessageSlots):
                     or not all(isinstance(part, str) for part in separators)):
                 raise MessageTypeError("separators must be a pair of str, such as (', ', ': ')")
             options["separators"] = (str.__str__(separators[0]), str.__str__(separators[1]))
-        data = self.to_dict()
-        text = json.dumps(data, ensure_ascii=False, **options)
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            text = json.dumps(data, ensure_ascii=True, **options)
-        return text
+        return utf8_json(self.to_dict(), **options)
 
     @classmethod
     def from_json(cls, text: Union[str, bytes]) -> "Message":
@@ -764,9 +759,8 @@ def _unpickle(role: Role, content: Tuple[Block, ...], name: Optional[str], id: s
                    reasoning_content=reasoning_content)
 
 
-_PARSE_OPTIONS = frozenset(ParseOptions.__optional_keys__)
 #: What Message.from_text takes: a message's role, text and fields, then parse's options.
-_FROM_TEXT_ARGUMENTS = ("role", "text", *Message.__match_args__[2:], *sorted(_PARSE_OPTIONS))
+_FROM_TEXT_ARGUMENTS = ("role", "text", *Message.__match_args__[2:], *PARSE_OPTION_NAMES)
 
 
 def _with_parse_errors(metadata: Optional[Mapping[str, Any]], errors: Sequence[Any]) -> Dict[str, Any]:

@@ -67,3 +67,7 @@ class ParseOptions(TypedDict, total=False):
     tool_format: ToolFormat
     code_fences: bool
     max_calls: Optional[int]
+
+
+#: The names of :class:`ParseOptions`, sorted: what every parser's ``**options`` may hold.
+PARSE_OPTION_NAMES = tuple(sorted(ParseOptions.__optional_keys__))

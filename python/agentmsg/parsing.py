@@ -20,7 +20,7 @@ from .events import TextDelta, ThinkingDelta, ThinkingEnd, ToolCallDelta, ToolCa
 from .blocks import Block, ToolUseBlock
 from ._checks import MAX_JSON_DEPTH, check_calls, describe, unexpected_keyword, json_copy, require_bool, require_str, type_name
 from .errors import MessageTypeError, ToolCallError
-from .options import ParseOptions
+from .options import PARSE_OPTION_NAMES, ParseOptions
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -210,7 +210,6 @@ def _tools_json(tools: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:
 
 
 _FORGE_DEFAULTS = {"thinking": "auto", "tool_format": "auto", "code_fences": True, "max_calls": None}
-_OPTION_NAMES = frozenset(ParseOptions.__optional_keys__)
 
 
 def _core_arguments(options: Mapping[str, Any], caller: str) -> Dict[str, Any]:
@@ -218,8 +217,9 @@ def _core_arguments(options: Mapping[str, Any], caller: str) -> Dict[str, Any]:
     :class:`~agentmsg.options.ParseOptions`) name, ``dialect`` among them unless it is Forge's.
     The core reads them all in one place (each option's type and value, the dialect's name,
     Forge's options refused by another dialect), so every parser names a bad one alike."""
-    if not options.keys() <= _OPTION_NAMES:
-        raise unexpected_keyword(caller, min(options.keys() - _OPTION_NAMES), sorted(_OPTION_NAMES))
+    unknown = options.keys() - PARSE_OPTION_NAMES
+    if unknown:
+        raise unexpected_keyword(caller, min(unknown), PARSE_OPTION_NAMES)
     arguments = dict(options)
     dialect = arguments.pop("dialect", None)
     tools = arguments.pop("tools", None)
