@@ -1,156 +1,132 @@
-//! Parsing of model text: tool calls (`<tool>…</tool>`, JSON or XML payload), thinking
-//! (`[bracket]` lines, `<think>` / `<thinking>` tags) and the visible text around them.
+//! Parsing of model text: tool calls, thinking and the visible text around them, in one of many
+//! model dialects ([`Dialect`]; Forge's, the default, and those of [`dialect`]).
 //!
-//! One incremental state machine ([`StreamMachine`]) does all the work; whole-text [`parse`] is
-//! "feed everything, then finish", so streamed and whole-text results agree by construction.
+//! One incremental state machine per dialect ([`StreamMachine`]) does all the work; whole-text
+//! [`parse`] is "feed everything, then finish", so streamed and whole-text results agree by
+//! construction. Every dialect reports the same [`Event`]s and gives the same [`Document`].
 //! Input is bytes (UTF-8, or the `surrogatepass` encoding of a Python string with lone
 //! surrogates): every place the machine cuts the input is an ASCII byte, so every piece it hands
 //! out is as valid as the input was.
 //!
-//! The rules (the Python docstring of `agentmsg.parse` states them for users):
+//! The rules of Forge's dialect (the Python docstring of `agentmsg.parse` states them for users;
+//! `docs/dialects.md` those of the others):
 //! - **Tool calls**: `<tool>` opens a call anywhere outside a code fence, a thinking block and
 //!   another call; the payload ends at the first `</tool>` that is not inside a JSON string (JSON
-//!   payloads) or a CDATA section (XML payloads). See [`payload`] for what a valid payload is.
+//!   payloads) or a CDATA section (XML payloads). See
+//!   [`payload`](dialect::forge::payload) for what a valid payload is.
 //!   Recovery: if a JSON call never closes because a string never ends, it ends at the first
 //!   `</tool>` inside its strings instead, and what follows is parsed as if it had (a second,
 //!   "fallback" machine reads along from that point, so this stays one linear pass).
 //! - **Thinking tags**: `<think>…</think>` and `<thinking>…</thinking>`; the content is raw
 //!   (nothing inside is parsed). An unclosed tag is thinking to the end and marked incomplete.
-//! - **Bracket lines**: see [`bracket`].
+//! - **Bracket lines**: see [`bracket`](dialect::forge::bracket).
 //! - **Code fences**: a line whose first non-blank characters are three or more backticks or
 //!   tildes opens a fence; a line of at least as many of the same character (and nothing else
 //!   but blanks) closes it. Inside a fence nothing is parsed.
-//! - **Call limit**: with [`Options::max_calls`] `= Some(n)`, the `<tool>` that would open call
+//! - **Call limit**: with [`ForgeOptions::max_calls`] `= Some(n)`, the `<tool>` that would open call
 //!   `n + 1` and everything after it become one issue ([`IssueKind::TooManyCalls`]) whose raw
 //!   text is that rest: nothing is lost and the cost of a reply is bounded.
 //! - **Text**: each run of text between two elements is stripped of ASCII whitespace at both
 //!   ends; empty runs are dropped; the visible text is the runs joined with `"\n"`.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
-pub mod bracket;
-pub mod dialect;
+mod call;
 mod chars;
-mod machine;
+pub mod dialect;
+mod event;
+pub mod json_text;
+mod options;
 mod output;
-pub mod payload;
-mod xml;
+mod scan;
+pub mod schema;
 
-pub use machine::StreamMachine;
+pub use call::{call_id, parse_json, CallHeader, Issue, IssueKind, Json, JsonPairs, ToolCall};
+pub use event::Event;
 pub use jiter::{JsonObject, JsonValue};
-pub use payload::{parse_json, Issue, IssueKind, Json, JsonPairs, ToolCall};
+pub use options::{CustomDialect, Dialect, DialectError, ForgeOptions, Options, StartThinking, ThinkingMode, ToolFormat};
+pub use schema::{Tools, ToolsError};
 
-/// Which thinking notations are recognized.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ThinkingMode {
-    /// Tags and bracket lines.
-    Auto,
-    /// Only `<think>` and `<thinking>` tags.
-    Tags,
-    /// Only `[bracket]` lines.
-    Brackets,
-    /// No thinking: tags and brackets are text.
-    None,
+use dialect::forge::ForgeMachine;
+use dialect::DialectMachine;
+
+/// The incremental parser of a dialect: [`feed`](Self::feed) chunks, then
+/// [`finish`](Self::finish); ready for a new stream after `finish`.
+///
+/// ```
+/// use agentmsg_core::parse::{CallHeader, Dialect, Event, Options, StreamMachine};
+/// let mut forge = StreamMachine::new(Options::default());
+/// assert_eq!(forge.feed(b"Hi <tool>"), [Event::Text { block: 0, text: b"Hi".to_vec() }, Event::ToolStart { index: 0, header: None }]);
+/// let mut hermes = StreamMachine::new(Options::new(Dialect::Hermes));
+/// let events = hermes.feed(br#"<tool_call>{"name": "f", "#);
+/// let Event::ToolStart { header: Some(CallHeader { name, .. }), .. } = &events[0] else { panic!() };
+/// assert_eq!(name, "f");
+/// ```
+// The machine is picked by a match, not a `dyn`: this runs for every chunk.
+#[derive(Clone)]
+pub enum StreamMachine {
+    Forge(Box<ForgeMachine>),
+    Dialect(Box<DialectMachine>),
 }
 
-impl ThinkingMode {
-    /// The mode named `name` (`"auto"`, `"tags"`, `"brackets"`, `"none"`).
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "auto" => Some(Self::Auto),
-            "tags" => Some(Self::Tags),
-            "brackets" => Some(Self::Brackets),
-            "none" => Some(Self::None),
-            _ => None,
+impl StreamMachine {
+    /// A streaming machine; [`StartThinking::Detect`] counts as `No` (a stream cannot look ahead).
+    pub fn new(options: Options) -> Self {
+        match options.dialect {
+            Dialect::Forge => Self::Forge(Box::new(ForgeMachine::new(options))),
+            _ => Self::Dialect(Box::new(DialectMachine::new(options))),
         }
     }
 
-    pub(crate) fn tags(self) -> bool {
-        matches!(self, Self::Auto | Self::Tags)
-    }
-
-    pub(crate) fn brackets(self) -> bool {
-        matches!(self, Self::Auto | Self::Brackets)
-    }
-}
-
-/// Which tool-call payloads are accepted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ToolFormat {
-    /// JSON when the payload starts with anything but `<`, else XML elements.
-    Auto,
-    /// Only JSON payloads; an XML payload is an error record.
-    Json,
-    /// Only XML-element payloads; a JSON payload is an error record.
-    Xml,
-}
-
-impl ToolFormat {
-    /// The format named `name` (`"auto"`, `"json"`, `"xml"`).
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "auto" => Some(Self::Auto),
-            "json" => Some(Self::Json),
-            "xml" => Some(Self::Xml),
-            _ => None,
+    /// A machine for one whole input that the caller holds (fed in one or more chunks): text
+    /// and thinking are reported as [`Event::TextSpan`] / [`Event::ThinkingSpan`] ranges of that
+    /// input instead of copies.
+    pub fn for_whole_text(options: Options) -> Self {
+        match options.dialect {
+            Dialect::Forge => Self::Forge(Box::new(ForgeMachine::for_whole_text(options))),
+            _ => Self::Dialect(Box::new(DialectMachine::for_whole_text(options))),
         }
     }
-}
 
-/// Whether the text starts inside a thinking block whose opening tag the prompt already wrote.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StartThinking {
-    No,
-    Yes,
-    /// Whole-text only: yes when the first thinking tag in the text is a closing tag.
-    /// A [`StreamMachine`] cannot look ahead and treats this as `No`.
-    Detect,
-}
-
-/// Parser options; the default is what `agentmsg.parse` uses.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Options {
-    pub thinking: ThinkingMode,
-    pub tool_format: ToolFormat,
-    /// Whether code fences are tracked (tags and bracket lines inside them are text).
-    pub code_fences: bool,
-    pub start_in_thinking: StartThinking,
-    /// At most this many tool calls (good or bad) are parsed; from the next `<tool>` on, the
-    /// rest of the text is one [`IssueKind::TooManyCalls`] issue holding it raw. `None`: no limit.
-    pub max_calls: Option<usize>,
-    /// Tool definitions: an XML payload's text values are typed by them, and a call to a tool
-    /// not among them is flagged (`unknown_tool`). `None`: values stay text, nothing is flagged.
-    pub tools: Option<Arc<dialect::Tools>>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Self {
-            thinking: ThinkingMode::Auto,
-            tool_format: ToolFormat::Auto,
-            code_fences: true,
-            start_in_thinking: StartThinking::Detect,
-            max_calls: None,
-            tools: None,
+    pub fn options(&self) -> &Options {
+        match self {
+            Self::Forge(machine) => machine.options(),
+            Self::Dialect(machine) => machine.options(),
         }
     }
-}
 
-/// What the machine reports as it reads. Text pieces are stripped and joined as described in
-/// the module docs; `block` numbers the text runs from 0. The `…Span` events come only from
-/// [`StreamMachine::for_whole_text`]: byte ranges of the input instead of copies (a later span
-/// of the same run extends it).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Event {
-    Text { block: usize, text: Vec<u8> },
-    TextSpan { block: usize, start: usize, end: usize },
-    Thinking { index: usize, text: Vec<u8> },
-    ThinkingSpan { index: usize, start: usize, end: usize },
-    ThinkingEnd { index: usize, complete: bool },
-    ToolStart { index: usize },
-    ToolDelta { index: usize, fragment: Vec<u8> },
-    ToolEnd { index: usize, result: Result<ToolCall, Issue> },
+    /// Whether the first thinking tag read was a stray closing one (the sign of a prompt that
+    /// already opened the thinking block; see [`StartThinking::Detect`]).
+    pub fn saw_stray_thinking_close(&self) -> bool {
+        match self {
+            Self::Forge(machine) => machine.saw_stray_thinking_close(),
+            Self::Dialect(machine) => machine.saw_stray_thinking_close(),
+        }
+    }
+
+    /// Reads the next chunk and returns the events it completes.
+    pub fn feed(&mut self, chunk: &[u8]) -> Vec<Event> {
+        let mut events = Vec::new();
+        self.feed_into(chunk, &mut events);
+        events
+    }
+
+    /// [`feed`](Self::feed) that appends the events to `events` (a caller can reuse one buffer).
+    pub fn feed_into(&mut self, chunk: &[u8], events: &mut Vec<Event>) {
+        match self {
+            Self::Forge(machine) => machine.feed_into(chunk, events),
+            Self::Dialect(machine) => machine.feed_into(chunk, events),
+        }
+    }
+
+    /// Ends the stream: flushes what was held back and reports an unclosed call or thinking
+    /// block. The machine is then ready for a new stream with the same options.
+    pub fn finish(&mut self) -> Vec<Event> {
+        match self {
+            Self::Forge(machine) => machine.finish(),
+            Self::Dialect(machine) => machine.finish(),
+        }
+    }
 }
 
 /// A block of a parsed text, in document order; text borrows from the input when it can.
@@ -339,8 +315,11 @@ fn parse_in_slices<'a>(text: &'a [u8], options: &Options, slice: usize) -> (Docu
         events.drain(..).for_each(|event| folder.push(event));
         start = end;
     }
+    // Asked before and after `finish`: Forge's machine keeps what it saw through its reset, a
+    // dialect's does not (and decides nothing about thinking tags at the end).
+    let stray_close = machine.saw_stray_thinking_close();
     machine.finish().into_iter().for_each(|event| folder.push(event));
-    (folder.doc, machine.saw_stray_thinking_close())
+    (folder.doc, stray_close || machine.saw_stray_thinking_close())
 }
 
 /// Parses a whole text. With [`StartThinking::Detect`], a text whose first thinking tag is a

@@ -5,7 +5,6 @@
 //! hand (whole-text parsing), its byte range in the input. A stripped run is one contiguous
 //! stretch of the input (nothing between its pieces is left out), so a range per run suffices.
 
-use super::bracket::is_space;
 use super::Event;
 
 /// A run of text or tag thinking that is stripped at both ends as it streams.
@@ -163,4 +162,9 @@ impl Output {
     pub fn push(&mut self, event: Event) {
         self.events.push(event);
     }
+}
+
+/// ASCII whitespace as the text stripping uses it: space, tab, LF, CR, VT, FF.
+pub fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }

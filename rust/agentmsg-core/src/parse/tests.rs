@@ -1,7 +1,12 @@
 //! Unit tests of the parsing rules; each rule of the module docs has one here.
 
-use super::payload::tests::to_serde;
+use super::call::tests::to_serde;
 use super::*;
+
+/// Forge's options with `forge` for its own.
+fn forge(forge: ForgeOptions) -> Options {
+    Options { forge, ..Options::default() }
+}
 
 /// The value of `key` in a decoded object (its last pair), as a serde_json value.
 fn get(object: &JsonObject<'static>, key: &str) -> serde_json::Value {
@@ -95,9 +100,9 @@ fn xml_payload_and_format_option() {
     let d = doc(text);
     let Block::ToolCall(call) = &d.blocks[0] else { panic!() };
     assert_eq!((call.name.as_str(), &call.input[0]), ("read", &("path".into(), JsonValue::Str("a.go".into()))));
-    let json_only = parse(text.as_bytes(), &Options { tool_format: ToolFormat::Json, ..Options::default() });
+    let json_only = parse(text.as_bytes(), &forge(ForgeOptions { tool_format: ToolFormat::Json, ..ForgeOptions::default() }));
     assert_eq!(json_only.issues[0].kind, IssueKind::WrongFormat);
-    let xml_only = parse(CALL.as_bytes(), &Options { tool_format: ToolFormat::Xml, ..Options::default() });
+    let xml_only = parse(CALL.as_bytes(), &forge(ForgeOptions { tool_format: ToolFormat::Xml, ..ForgeOptions::default() }));
     assert_eq!(xml_only.issues[0].kind, IssueKind::WrongFormat);
     let cdata = doc("<tool><tool_name>w</tool_name><arguments><c><![CDATA[</tool>]]]></c></arguments></tool>x");
     let Block::ToolCall(call) = &cdata.blocks[0] else { panic!() };
@@ -112,7 +117,7 @@ fn ids_are_deterministic_and_positional() {
     assert_eq!(d1, d2);
     let ids: Vec<_> = d1.blocks.iter().map(|b| match b { Block::ToolCall(c) => c.id.clone(), _ => String::new() }).collect();
     assert_ne!(ids[0], ids[1]);
-    assert_eq!(payload::call_id(0, b""), "call_af63bd4c8601b7df");
+    assert_eq!(call_id(0, b""), "call_af63bd4c8601b7df");
 }
 
 #[test]
@@ -143,14 +148,14 @@ fn tags_and_code_fences() {
     assert_eq!(shape(&doc(fenced)), ["T:```xml\n<tool>{}</tool>\n[not a thought]\n```", "K:thought"]);
     let tildes = "~~~~\n```\n<think>x</think>\n~~~~\nok";
     assert_eq!(shape(&doc(tildes)), ["T:~~~~\n```\n<think>x</think>\n~~~~\nok"]);
-    let off = Options { code_fences: false, ..Options::default() };
+    let off = forge(ForgeOptions { code_fences: false, ..ForgeOptions::default() });
     assert_eq!(shape(&parse(fenced.as_bytes(), &off)).len(), 4);
 }
 
 #[test]
 fn thinking_modes() {
     let text = "[b]\n<think>t</think>x";
-    let shape_of = |mode| shape(&parse(text.as_bytes(), &Options { thinking: mode, ..Options::default() }));
+    let shape_of = |mode| shape(&parse(text.as_bytes(), &forge(ForgeOptions { thinking: mode, ..ForgeOptions::default() })));
     assert_eq!(shape_of(ThinkingMode::Auto), ["K:b", "K:t", "T:x"]);
     assert_eq!(shape_of(ThinkingMode::Tags), ["T:[b]", "K:t", "T:x"]);
     assert_eq!(shape_of(ThinkingMode::Brackets), ["K:b", "T:<think>t</think>x"]);
@@ -301,14 +306,14 @@ mod props {
             max_calls in prop::option::of(0usize..3),
             slice in 1usize..16,
         ) {
-            let options = Options {
+            let forge = ForgeOptions {
                 thinking: [ThinkingMode::Auto, ThinkingMode::Tags, ThinkingMode::Brackets, ThinkingMode::None][mode as usize],
                 tool_format: ToolFormat::Auto,
                 code_fences: fences,
-                start_in_thinking: if start { StartThinking::Yes } else { StartThinking::No },
                 max_calls,
-                tools: None,
             };
+            let start_in_thinking = if start { StartThinking::Yes } else { StartThinking::No };
+            let options = Options { start_in_thinking, forge, ..Options::default() };
             let bytes = text.as_bytes();
             let whole = parse(bytes, &options);
             // A whole-text parse fed in small slices folds to the same document.
@@ -332,7 +337,7 @@ mod props {
             for block in &whole.blocks {
                 if let Block::Text(t) = block {
                     prop_assert!(!t.is_empty());
-                    prop_assert_eq!(bracket::trim(t), &t[..]);
+                    prop_assert_eq!(dialect::forge::bracket::trim(t), &t[..]);
                 }
             }
         }
@@ -344,7 +349,7 @@ fn many_plain_special_line_starts_stay_linear() {
     // Every line starts with a backtick or (with brackets off) a bracket, and no `<` follows:
     // the scan must not search the rest of the text again at every such line.
     let text = "`x` word\n[y] z\n".repeat(100_000);
-    let off = Options { thinking: ThinkingMode::Tags, ..Options::default() };
+    let off = forge(ForgeOptions { thinking: ThinkingMode::Tags, ..ForgeOptions::default() });
     assert_eq!(s(&parse(text.as_bytes(), &off).text()), text.trim_end());
     assert_eq!(parse(text.as_bytes(), &Options::default()).blocks.len(), 1);
 }
@@ -510,7 +515,7 @@ fn shapes_that_were_quadratic_scale_linearly_whole_and_streamed() {
 #[test]
 fn calls_past_max_calls_are_one_issue_with_the_raw_rest() {
     let text = b"a <tool></tool> b <tool>{} [x]\n<think>c</think>";
-    let d = parse(text, &Options { max_calls: Some(1), ..Options::default() });
+    let d = parse(text, &forge(ForgeOptions { max_calls: Some(1), ..ForgeOptions::default() }));
     assert_eq!(shape(&d), ["T:a", "T:b"]);
     assert_eq!(d.issues.len(), 2);
     assert_eq!(d.issues[1].kind, IssueKind::TooManyCalls);

@@ -9,13 +9,13 @@
 //!
 //! Blanks between elements are ignored; nothing but its closing tag ends a value, so any other
 //! marker inside is value text. Text values are streamed as JSON string text; a value whose
-//! schema type is not text is held to its end and converted (see [`super::schema`]).
+//! schema type is not text is held to its end and converted (see [`crate::parse::schema`]).
 
 use memchr::memchr;
 
-use super::json_text;
-use super::scan::{find_marker, is_space, match_at, Found};
-use super::schema::{typed_value_into, ParamType, Tools};
+use crate::parse::json_text;
+use crate::parse::scan::{find_marker, is_space, match_at, Found};
+use crate::parse::schema::{typed_value_into, ParamType, Tools};
 
 const PARAMETER_OPEN: &[u8] = b"<parameter=";
 const PARAMETER_CLOSE: &[u8] = b"</parameter>";

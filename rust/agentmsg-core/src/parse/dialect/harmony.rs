@@ -13,8 +13,8 @@
 
 use super::json_call::{JsonCall, JsonShape};
 use super::reading::read_until;
-use super::scan::{find_marker, Found};
-use super::{Core, Flow, Input, JsonStep, OpenCall, Payload, StateMachine};
+use super::driver::{Core, Flow, Input, JsonStep, OpenCall, Payload, StateMachine};
+use crate::parse::scan::{find_marker, Found};
 
 /// A Harmony marker: the special token `<|name|>`.
 macro_rules! special_token {

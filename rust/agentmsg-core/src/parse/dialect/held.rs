@@ -1,8 +1,8 @@
 //! Bytes read while deciding whether a call starts: they become the call's raw text if one
 //! does, and visible text if none does.
 
-use super::scan::{is_space, take_run};
-use super::{Core, Flow};
+use super::driver::{Core, Flow};
+use crate::parse::scan::{is_space, take_run};
 
 #[derive(Clone, Debug)]
 pub(crate) struct Held {

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use jiter::JsonValue;
 use memchr::memchr2;
 
-use super::json_text;
-use super::scan::is_space;
-use crate::parse::payload::{call_arguments, call_name, into_pairs, IssueKind};
-use crate::parse::{parse_json, Json, JsonObject};
+use crate::parse::call::{call_arguments, call_name, into_pairs, parse_json, IssueKind, Json};
+use crate::parse::json_text;
+use crate::parse::scan::is_space;
+use crate::parse::JsonObject;
 
 /// Where the call's name and arguments are in the payload.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -11,8 +11,8 @@
 use super::held::Held;
 use super::json_call::{JsonCall, JsonShape};
 use super::reading::{read_until, text_blanks};
-use super::scan::is_space;
-use super::{Core, Flow, Input, OpenCall, Payload, StateMachine};
+use super::driver::{Core, Flow, Input, OpenCall, Payload, StateMachine};
+use crate::parse::scan::is_space;
 
 const PYTHON_TAG: &[u8] = b"<|python_tag|>";
 

@@ -22,9 +22,9 @@ use jiter::JsonValue;
 use super::held::Held;
 use super::json_call::{JsonCall, JsonShape};
 use super::reading::{read_thinking, read_until, ThinkingTags};
-use super::scan::{is_space, match_at, run_end, take_run, Found};
-use super::{Core, Flow, Input, OpenCall, Payload, StateMachine};
-use crate::parse::payload::IssueKind;
+use super::driver::{Core, Flow, Input, OpenCall, Payload, StateMachine};
+use crate::parse::call::IssueKind;
+use crate::parse::scan::{is_space, match_at, run_end, take_run, Found};
 
 const TOOL_CALLS: &[u8] = b"[TOOL_CALLS]";
 const ARGS: &[u8] = b"[ARGS]";

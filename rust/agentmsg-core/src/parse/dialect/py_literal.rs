@@ -18,7 +18,7 @@ use std::collections::HashSet;
 
 use memchr::{memchr2, memchr3};
 
-use super::json_text;
+use crate::parse::json_text;
 
 const MAX_DEPTH: usize = 100;
 /// Python refuses longer integer literals; the bound also keeps base conversion cheap.
@@ -213,7 +213,7 @@ impl ArgsReader {
             self.top().slot = Slot::AfterKey;
             return Ok(Read::Again);
         }
-        if super::scan::is_space(b) {
+        if crate::parse::scan::is_space(b) {
             return Ok(Read::Bytes(1));
         }
         let closes = match frame.kind {
@@ -337,7 +337,7 @@ impl ArgsReader {
                 Ok(if triple { Read::Bytes(1) } else { Read::Again })
             }
             Token::Sign { negative } => {
-                if super::scan::is_space(b) {
+                if crate::parse::scan::is_space(b) {
                     return Ok(Read::Bytes(1));
                 }
                 if !(b.is_ascii_digit() || b == b'.') {

@@ -14,9 +14,9 @@
 use super::held::Held;
 use super::py_literal::{ArgsReader, Step};
 use super::reading::text_blanks;
-use super::scan::{match_at, take_run, Found};
-use super::{Core, Flow, Input, OpenCall, Payload, StateMachine};
-use crate::parse::payload::IssueKind;
+use super::driver::{Core, Flow, Input, OpenCall, Payload, StateMachine};
+use crate::parse::call::IssueKind;
+use crate::parse::scan::{match_at, take_run, Found};
 
 const PYTHON_START: &[u8] = b"<|python_start|>";
 const PYTHON_END: &[u8] = b"<|python_end|>";

@@ -1,7 +1,7 @@
 //! Reading steps the dialect machines share.
 
-use super::scan::{find_marker, run_end, Found};
-use super::{Core, Flow, Input};
+use super::driver::{Core, Flow, Input};
+use crate::parse::scan::{find_marker, run_end, Found};
 
 /// Text (or reasoning, if `thinking`) from `data[i..]` up to the first of `markers`, which is
 /// reported as it goes. `Ok((at, which))`: marker `which` starts at `at`. Else the flow: all

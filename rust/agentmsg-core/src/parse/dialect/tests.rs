@@ -2,10 +2,10 @@ use std::time::Instant;
 
 use proptest::prelude::*;
 
-use super::*;
-use crate::parse::Block;
+use crate::parse::{parse, Block, CustomDialect, Dialect, DialectError, Document, Options, StartThinking, StreamMachine};
 
-const ALL: [Dialect; 10] = [
+const ALL: [Dialect; 11] = [
+    Dialect::Forge,
     Dialect::Hermes,
     Dialect::Qwen3Coder,
     Dialect::GptOss,
@@ -20,9 +20,9 @@ const ALL: [Dialect; 10] = [
 
 /// The document of `text` streamed in `size`-byte pieces (cut only at character boundaries).
 pub(super) fn streamed(text: &str, dialect: Dialect, size: usize) -> Document<'static> {
-    let mut options = DialectOptions::new(dialect);
+    let mut options = Options::new(dialect);
     options.start_in_thinking = StartThinking::No;
-    let mut machine = DialectMachine::new(options);
+    let mut machine = StreamMachine::new(options);
     let mut events = Vec::new();
     let mut start = 0;
     while start < text.len() {
@@ -34,11 +34,11 @@ pub(super) fn streamed(text: &str, dialect: Dialect, size: usize) -> Document<'s
         start = end;
     }
     events.extend(machine.finish());
-    Document::from_events(core_events(events))
+    Document::from_events(events)
 }
 
 pub(super) fn whole(text: &str, dialect: Dialect) -> Document<'static> {
-    let options = DialectOptions { start_in_thinking: StartThinking::No, ..DialectOptions::new(dialect) };
+    let options = Options { start_in_thinking: StartThinking::No, ..Options::new(dialect) };
     parse(text.as_bytes(), &options).into_owned()
 }
 
@@ -78,6 +78,7 @@ fn each_dialect_reads_its_calls_whole_and_streamed() {
 /// Inputs that would make a re-scanning parser quadratic.
 fn adversarial(dialect: Dialect, n: usize) -> String {
     match dialect {
+        Dialect::Forge => format!("<tool>{{\"s\": \"{}", "</too <thin [".repeat(n / 12)),
         Dialect::Hermes => format!("<tool_call>{{\"name\": \"f\", \"arguments\": {{\"s\": \"{}", "<tool_call x ".repeat(n / 13)),
         Dialect::Qwen3Coder => format!("<tool_call><function=f><parameter=s>{}", "</paramete <".repeat(n / 12)),
         Dialect::GptOss => format!("{}<|channel|>analysis<|message|>{}", "<|x|> <".repeat(n / 14), "<|en <".repeat(n / 12)),
@@ -141,15 +142,15 @@ proptest! {
 }
 
 /// The document of `text` in `size`-byte pieces (any cut, even inside a character) and whole.
-fn both_ways(text: &[u8], options: &DialectOptions, size: usize) -> (Document<'static>, Document<'static>) {
-    let options = DialectOptions { start_in_thinking: StartThinking::No, ..options.clone() };
-    let mut machine = DialectMachine::new(options.clone());
+fn both_ways(text: &[u8], options: &Options, size: usize) -> (Document<'static>, Document<'static>) {
+    let options = Options { start_in_thinking: StartThinking::No, ..options.clone() };
+    let mut machine = StreamMachine::new(options.clone());
     let mut events = Vec::new();
     for piece in text.chunks(size) {
         machine.feed_into(piece, &mut events);
     }
     events.extend(machine.finish());
-    (Document::from_events(core_events(events)), parse(text, &options).into_owned())
+    (Document::from_events(events), parse(text, &options).into_owned())
 }
 
 #[test]
@@ -168,7 +169,7 @@ fn custom_dialects_read_their_markers_whole_and_streamed() {
         (&glm, "Hi <tool_call>g<arg_key>k</arg_key><arg_value>v</arg_value></tool_call> ok", "g"),
     ];
     for (parts, text, name) in cases {
-        let options = DialectOptions::custom(parts).unwrap();
+        let options = Options::custom(parts).unwrap();
         let (_, doc) = both_ways(text.as_bytes(), &options, text.len());
         let calls: Vec<_> = doc.blocks.iter().filter_map(|b| if let Block::ToolCall(c) = b { Some(c) } else { None }).collect();
         assert_eq!(calls.len(), 1, "{text}");
@@ -183,7 +184,7 @@ fn custom_dialects_read_their_markers_whole_and_streamed() {
 
 #[test]
 fn custom_dialect_parts_are_checked() {
-    let bad = |parts: CustomDialect| DialectOptions::custom(&parts).unwrap_err();
+    let bad = |parts: CustomDialect| Options::custom(&parts).unwrap_err().to_string();
     let base = CustomDialect::default;
     assert_eq!(bad(CustomDialect { call_start: String::new(), ..base() }), "call_start must not be empty");
     assert_eq!(
@@ -196,6 +197,14 @@ fn custom_dialect_parts_are_checked() {
         "name_key and arguments_key apply to payload 'json' only, not 'glm45'"
     );
     assert_eq!(bad(CustomDialect { name_key: "a".into(), arguments_key: "a".into(), ..base() }), "name_key and arguments_key must differ (both are 'a')");
+    assert_eq!(
+        Options::custom(&CustomDialect { call_end: "<tool_call>".into(), ..base() }).unwrap_err(),
+        DialectError::SameMarkers { first: "call_start", second: "call_end", marker: "<tool_call>".into() }
+    );
+    assert_eq!(
+        Options::custom(&CustomDialect { name_key: String::new(), ..base() }).unwrap_err(),
+        DialectError::EmptyKey
+    );
 }
 
 proptest! {
@@ -208,7 +217,7 @@ proptest! {
     ) {
         for dialect in ALL {
             let text = soup(dialect, &picks);
-            let (streamed, whole) = both_ways(text.as_bytes(), &DialectOptions::new(dialect), size);
+            let (streamed, whole) = both_ways(text.as_bytes(), &Options::new(dialect), size);
             prop_assert_eq!(streamed, whole);
         }
     }
@@ -218,6 +227,7 @@ proptest! {
 fn soup(dialect: Dialect, picks: &[usize]) -> String {
     let common = ["<think>", "</think>", "{\"a\": ", "}", "\"", "\\", "x", " ", "\n", "é", "<", "f", "1"];
     let own: &[&str] = match dialect {
+        Dialect::Forge => &["<tool>", "</tool>", "{\"tool_name\": \"f\", \"arguments\": ", "<thinking>", "[", "]", "```"],
         Dialect::Hermes => &["<tool_call>", "</tool_call>", "{\"name\": \"f\", \"arguments\": "],
         Dialect::Qwen3Coder => &["<tool_call>", "</tool_call>", "<function=f>", "</function>", "<parameter=a>", "</parameter>"],
         Dialect::GptOss => &["<|start|>", "<|channel|>", "analysis", "final", " to=functions.f", "<|message|>", "<|end|>", "<|call|>"],

@@ -12,6 +12,8 @@
 //! because the first bracket closes before the end of the line. A thought is one line: the
 //! newline that ends it belongs to it. The thought's text is the inside, stripped.
 
+pub(crate) use crate::parse::output::is_space;
+
 /// The bytes held for a line that may be a thought, and what is known about them.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct BracketLine {
@@ -112,7 +114,3 @@ pub fn trim(bytes: &[u8]) -> &[u8] {
     &bytes[start..end]
 }
 
-/// ASCII whitespace as the text stripping uses it: space, tab, LF, CR, VT, FF.
-pub fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
-}

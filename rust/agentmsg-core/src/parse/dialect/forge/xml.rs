@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use jiter::JsonValue;
 
-use super::payload::{IssueKind, Json, JsonPairs};
+use crate::parse::call::{IssueKind, Json, JsonPairs};
 
 const MAX_DEPTH: usize = 128;
 /// Bytes between `&` and `;` in the longest entity read (`#x` and eight hex digits).
@@ -222,7 +222,7 @@ fn finish(name: &str, text: String, elements: Vec<(String, Content)>) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::payload::tests::to_serde;
+    use crate::parse::call::tests::to_serde;
     use serde_json::json;
 
     fn fields(s: &str) -> Result<serde_json::Value, Error> {

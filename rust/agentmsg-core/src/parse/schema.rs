@@ -1,11 +1,12 @@
 //! Tool definitions (OpenAI style) and the typing of parameter values written as text.
 
 use std::collections::HashMap;
+use std::fmt;
 
 use jiter::JsonValue;
 
+use super::call::{parse_json, Json};
 use super::json_text;
-use crate::parse::{parse_json, Json};
 
 /// The JSON type a parameter's schema names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,13 +81,23 @@ fn get<'a>(value: &'a Json, key: &str) -> Option<&'a Json> {
 impl Tools {
     /// Reads a JSON list of OpenAI tool definitions (`{"type": "function", "function": {"name",
     /// "parameters"}}`, or the inner `{"name", "parameters"}` alone). The error names the item.
-    pub fn from_json(text: &[u8]) -> Result<Self, String> {
-        let JsonValue::Array(items) = parse_json(text)? else { return Err("tools must be a list".into()) };
+    ///
+    /// ```
+    /// use agentmsg_core::parse::{Tools, ToolsError};
+    /// assert!(Tools::from_json(br#"[{"name": "f"}]"#).unwrap().knows("f"));
+    /// let error = Tools::from_json(br#"[{"name": "f"}, {}]"#).unwrap_err();
+    /// assert_eq!(error, ToolsError::Unnamed { index: 1 });
+    /// assert_eq!(error.to_string(), "tools[1] has no function name");
+    /// ```
+    pub fn from_json(text: &[u8]) -> Result<Self, ToolsError> {
+        let JsonValue::Array(items) = parse_json(text).map_err(ToolsError::InvalidJson)? else {
+            return Err(ToolsError::NotAList);
+        };
         let mut tools = HashMap::new();
         for (i, item) in items.iter().enumerate() {
             let function = get(item, "function").unwrap_or(item);
             let Some(JsonValue::Str(name)) = get(function, "name") else {
-                return Err(format!("tools[{i}] has no function name"));
+                return Err(ToolsError::Unnamed { index: i });
             };
             let mut params = HashMap::new();
             if let Some(JsonValue::Object(properties)) = get(function, "parameters").and_then(|p| get(p, "properties")) {
@@ -108,6 +119,29 @@ impl Tools {
         self.tools.get(tool).and_then(|params| params.get(param)).copied().unwrap_or(ParamType::Any)
     }
 }
+
+/// Why tool definitions could not be read; its text names the item.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolsError {
+    /// The text is not JSON (the reason, with line and column).
+    InvalidJson(String),
+    /// The JSON is not a list.
+    NotAList,
+    /// Item `index` names no function.
+    Unnamed { index: usize },
+}
+
+impl fmt::Display for ToolsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidJson(why) => f.write_str(why),
+            Self::NotAList => f.write_str("tools must be a list"),
+            Self::Unnamed { index } => write!(f, "tools[{index}] has no function name"),
+        }
+    }
+}
+
+impl std::error::Error for ToolsError {}
 
 /// Appends the JSON of a text value read as `ty`; on failure appends it as a string and returns
 /// why (the caller reports it).
@@ -175,6 +209,6 @@ mod tests {
         out.clear();
         assert_eq!(typed_value_into(ParamType::Integer, b"4.5", &mut out).unwrap_err(), "is not an integer");
         assert_eq!(out, b"\"4.5\"");
-        assert_eq!(Tools::from_json(b"[{}]").unwrap_err(), "tools[0] has no function name");
+        assert_eq!(Tools::from_json(b"[{}]").unwrap_err(), ToolsError::Unnamed { index: 0 });
     }
 }

@@ -3,7 +3,7 @@
 
 use jiter::JsonValue;
 
-use crate::parse::Json;
+use super::call::Json;
 
 /// Appends `text` (UTF-8 bytes, possibly a piece of a longer string) escaped for the inside of
 /// a JSON string.
@@ -85,7 +85,7 @@ pub fn value_into(value: &Json, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::parse_json;
+    use crate::parse::call::parse_json;
 
     #[test]
     fn compact_text_reads_back_to_the_same_value() {

@@ -1,4 +1,4 @@
-//! The one incremental state machine behind both streaming and whole-text parsing.
+//! Forge's incremental state machine, behind both streaming and whole-text parsing.
 //!
 //! Linear by design: plain text is skipped with `memchr` to the next `<` or newline; a possible
 //! tag is matched byte by byte in a small buffer (never by looking back into the input); a
@@ -11,11 +11,12 @@
 use jiter::{Jiter, JsonValue};
 use memchr::{memchr, memchr2, memchr3, memrchr};
 
-use super::bracket::{is_space, BracketLine, Scan};
-use super::chars::CharClock;
-use super::output::Output;
-use super::payload::{self, Issue, IssueKind};
-use super::{Event, Options, StartThinking, ToolFormat};
+use super::bracket::{BracketLine, Scan};
+use super::payload;
+use crate::parse::call::{call_id, into_pairs, Issue, IssueKind};
+use crate::parse::chars::CharClock;
+use crate::parse::output::{is_space, Output};
+use crate::parse::{Event, Options, StartThinking, ToolFormat};
 
 const TOOL_OPEN: &[u8] = b"<tool>";
 const TOOL_CLOSE: &[u8] = b"</tool>";
@@ -107,7 +108,7 @@ enum Mode {
 /// assert_eq!(events[0], Event::Thinking { index: 0, text: b"hm".to_vec() });
 /// ```
 #[derive(Clone)]
-pub struct StreamMachine {
+pub struct ForgeMachine {
     options: Options,
     mode: Mode,
     line: Line,
@@ -132,7 +133,7 @@ pub struct StreamMachine {
     /// While a JSON call is open and a `</tool>` was seen inside one of its strings: the
     /// machine as if the call had ended there, fed the same input since. Used if the call never
     /// closes (an unterminated string swallowed its `</tool>`).
-    fallback: Option<Box<StreamMachine>>,
+    fallback: Option<Box<ForgeMachine>>,
     /// Where in the current top-level chunk the fallback starts reading (spawned in it).
     fallback_from: Option<usize>,
     /// This machine is a fallback: it never spawns one (so at most two machines run).
@@ -169,7 +170,7 @@ fn line_at_end(data: &[u8], from: usize) -> Line {
     }
 }
 
-impl StreamMachine {
+impl ForgeMachine {
     pub fn new(options: Options) -> Self {
         Self::with_output(options, Output::new(false))
     }
@@ -278,7 +279,7 @@ impl StreamMachine {
         match self.mode {
             Mode::Text | Mode::Bracket => self.out.text(&held, self.partial_start.0),
             Mode::Rest => {
-                let max_calls = self.options.max_calls.unwrap_or_default();
+                let max_calls = self.options.forge.max_calls.unwrap_or_default();
                 let issue = Issue {
                     kind: IssueKind::TooManyCalls,
                     message: format!(
@@ -394,7 +395,7 @@ impl StreamMachine {
     }
 
     fn text_tags(&self) -> &'static [&'static [u8]] {
-        if self.options.thinking.tags() {
+        if self.options.forge.thinking.tags() {
             TEXT_TAGS
         } else {
             TEXT_TAGS_NO_THINKING
@@ -444,13 +445,13 @@ impl StreamMachine {
                         continue;
                     }
                     match self.fence {
-                        None if b == b'[' && self.options.thinking.brackets() => {
+                        None if b == b'[' && self.options.forge.thinking.brackets() => {
                             self.out.text(&data[run..i], clock.abs(run));
                             self.bracket.begin(clock.at(data, i));
                             self.mode = Mode::Bracket;
                             return i + 1;
                         }
-                        None if self.options.code_fences && (b == b'`' || b == b'~') => {
+                        None if self.options.forge.code_fences && (b == b'`' || b == b'~') => {
                             self.line = Line::Run { ch: b, n: 0 };
                         }
                         Some(fence) if b == fence.ch => self.line = Line::Run { ch: b, n: 0 },
@@ -542,12 +543,12 @@ impl StreamMachine {
                 // A whole-text parse folds only the ends of calls: a start event per call
                 // would be memory spent on nothing.
                 if !self.out.spans() {
-                    self.out.push(Event::ToolStart { index });
+                    self.out.push(Event::ToolStart { index, header: None });
                 }
                 self.payload.clear();
                 self.payload_sent = 0;
                 self.tool_start = self.partial_start;
-                if self.options.max_calls.is_some_and(|max| index >= max) {
+                if self.options.forge.max_calls.is_some_and(|max| index >= max) {
                     // The raw text of the issue is built in place: `<tool>` and all that follows.
                     self.payload.extend_from_slice(TOOL_OPEN);
                     self.mode = Mode::Rest;
@@ -806,7 +807,7 @@ impl StreamMachine {
     /// value holds no `<`, so the first `</tool>` outside strings is the one after the object.
     fn whole_json_call(&mut self, data: &[u8], run: usize, i: usize) -> Option<usize> {
         let json_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
-        if self.options.tool_format == ToolFormat::Xml
+        if self.options.forge.tool_format == ToolFormat::Xml
             || !self.payload.iter().chain(&data[run..i]).all(json_space)
         {
             return None;
@@ -818,18 +819,18 @@ impl StreamMachine {
         if !data[end..].starts_with(TOOL_CLOSE) {
             return None;
         }
-        let mut call = payload::from_fields(payload::into_pairs(object)).ok()?;
+        let mut call = payload::from_fields(into_pairs(object)).ok()?;
         if let Some(tools) = &self.options.tools {
             payload::check_tool(&mut call, tools);
         }
         let index = self.tool_count - 1;
         let fresh = &data[run..end];
         call.id = if self.payload.is_empty() && self.out.spans() {
-            payload::call_id(index, fresh)
+            call_id(index, fresh)
         } else {
             self.payload.extend_from_slice(fresh);
             self.send_payload();
-            payload::call_id(index, &self.payload)
+            call_id(index, &self.payload)
         };
         self.out.push(Event::ToolEnd { index, result: Ok(call) });
         self.mode = Mode::Text;
@@ -876,7 +877,7 @@ impl StreamMachine {
     fn close_tool(&mut self, end: (usize, usize)) {
         self.send_payload();
         let index = self.tool_count - 1;
-        let result = payload::decode(&self.payload, self.options.tool_format, self.options.tools.as_deref(), index).map_err(
+        let result = payload::decode(&self.payload, self.options.forge.tool_format, self.options.tools.as_deref(), index).map_err(
             |(kind, message)| {
                 let mut raw = Vec::with_capacity(self.payload.len() + 13);
                 raw.extend_from_slice(TOOL_OPEN);
