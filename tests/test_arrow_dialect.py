@@ -63,14 +63,15 @@ def test_custom_dialect_options_reach_the_parser():
 
 
 def test_core_parse_arrow_takes_the_dialect_object():
-    parsed = _core.parse_arrow(pa.array(BRACKET_TEXTS), dialect=BRACKETS, start_in_thinking=None, tools_json=None)
+    parsed = _core.parse_arrow(pa.array(BRACKET_TEXTS), dialect=BRACKETS, start_in_thinking=None, tools=None)
     assert arrow_rows(pa.array(parsed)) == expected_rows(BRACKET_TEXTS, dialect=BRACKETS)
     with pytest.raises(agentmsg.MessageTypeError, match="dialect must be a str or an agentmsg.Dialect, not int"):
         _core.parse_arrow(pa.array(["a"]), dialect=5)
     with pytest.raises(agentmsg.MessageError, match="^max_calls: an option of the forge dialect only, not of "):
         _core.parse_arrow(pa.array(["a"]), dialect=BRACKETS, max_calls=3)
-    with pytest.raises(agentmsg.MessageTypeError, match="^parse_arrow\\(\\) got an unexpected keyword argument 'tools'$"):
-        _core.parse_arrow(pa.array(["a"]), tools=[])
+    with pytest.raises(agentmsg.MessageTypeError, match="^parse_arrow\\(\\) got an unexpected keyword argument 'tools_json' "
+                                                        "\\(did you mean 'tools'\\?\\); it takes: "):
+        _core.parse_arrow(pa.array(["a"]), tools_json="[]")
 
 
 @settings(max_examples=40, deadline=None)

@@ -29,7 +29,7 @@ def test_bad_group_sizes_are_a_value_error():
         (lambda: _core.PruneRules().select_kept(([1, 2], [1], [0]), 10), MessageError, ValueError, "^2 counts, 1 roles and 1 groups: the arrays must have one entry per message$"),
         (lambda: _core.pair_tool_results([1], [None, None], [None], [], [], []), MessageError, ValueError, "^1 roles, 2 result ids and 1 result names: the arrays must"),
         (lambda: _core.parse("x", dialect="nope"), MessageError, ValueError, "^unknown dialect 'nope'"),
-        (lambda: _core.parse(5), MessageTypeError, TypeError, "^texts must be a sequence of str, not int$"),
+        (lambda: _core.parse_many(5), MessageTypeError, TypeError, "^texts must be a sequence of str, not int$"),
         (lambda: agentmsg.TextDelta(3), MessageTypeError, TypeError, "^TextDelta.text must be a str, not a int$"),
         (lambda: agentmsg.ThinkingEnd(-1, True), MessageError, ValueError, "^ThinkingEnd.index must be .*, not out of range$"),
     ],

@@ -273,7 +273,7 @@ def test_tools_whose_len_lies_are_read_by_iterating():
     lambda: agentmsg.StreamParser(dialect="hermes"),
     lambda: dialects.StreamParser(dialect="gpt_oss"),
     lambda: _core.StreamParser(),
-    lambda: _core.DialectStreamParser(dialect="hermes"),
+    lambda: _core.StreamParser(dialect="hermes"),
 ], ids=["forge", "dialect", "dialects.StreamParser", "core forge", "core dialect"])
 def test_no_stream_parser_is_pickled_or_copied(make):
     parser = make()
@@ -289,9 +289,9 @@ def _every_parser_with_core():
     parsers = _parsers()
     parsers.update({
         "core parse": lambda **o: _core.parse("x", **o),
-        "core parse many": lambda **o: _core.parse(["x"], **o),
+        "core parse many": lambda **o: _core.parse_many(["x"], **o),
         "core StreamParser": lambda **o: _core.StreamParser(**o),
-        "core DialectStreamParser": lambda **o: _core.DialectStreamParser(**{"dialect": "hermes", **o}),
+        "core StreamParser of a dialect": lambda **o: _core.StreamParser(**{"dialect": "hermes", **o}),
         "core parse_arrow": lambda **o: _core.parse_arrow(pytest.importorskip("pyarrow").array(["x"]), **o),
     })
     return parsers
@@ -318,7 +318,7 @@ def test_a_bad_name_option_is_named_briefly_and_the_valid_ones_listed(name, opti
     assert len(str(raised.value)) < MAX_ERROR_CHARS
 
 
-@pytest.mark.parametrize("name", ["dialects.parse", "dialects.StreamParser", "core DialectStreamParser"])
+@pytest.mark.parametrize("name", ["dialects.parse", "dialects.StreamParser", "core StreamParser of a dialect"])
 @pytest.mark.parametrize("value, shown", [("\ud800", r"'\\ud800'"), (BIG, SHOWN_BIG)])
 def test_the_dialect_parsers_name_a_bad_dialect_alike(name, value, shown):
     with pytest.raises(MessageError, match=rf"^unknown dialect {shown}; valid: {DIALECT_NAMES}$"):
@@ -326,18 +326,15 @@ def test_the_dialect_parsers_name_a_bad_dialect_alike(name, value, shown):
 
 
 def test_the_core_reads_every_str_option_whatever_it_holds():
-    with pytest.raises(MessageError, match=r"^tools_json must be valid text, not hold a lone surrogate$"):
-        _core.parse("x", tools_json="[\ud800]")
-    with pytest.raises(MessageError, match=r"^invalid tools: expected value at line 1 column 2$"):
-        _core.parse("x", tools_json="[" + BIG)
-    with pytest.raises(MessageTypeError, match=rf"^parse\(\) got an unexpected keyword argument {SHOWN_BIG}$"):
-        _core.parse("x", **{BIG: 1})
-    with pytest.raises(MessageTypeError, match=r"^parse\(\) got an unexpected keyword argument '\\ud800'$"):
+    with pytest.raises(MessageError, match=r"^invalid tools: unexpected end of hex escape at line 1 column 9$"):
+        _core.parse("x", tools=["\ud800"])
+    with pytest.raises(MessageTypeError, match=r"^parse\(\) got an unexpected keyword argument '\\ud800'; it takes: "):
         _core.parse("x", **{"\ud800": 1})
-    with pytest.raises(MessageTypeError, match=rf"^parse\(\) got an unexpected keyword argument {SHOWN_BIG}; it takes: "
-                                               r"code_fences, dialect, max_calls, start_in_thinking, thinking, "
-                                               r"tool_format, tools$"):
-        agentmsg.parse("x", **{BIG: 1})
+    for parse in (agentmsg.parse, _core.parse):
+        with pytest.raises(MessageTypeError, match=rf"^parse\(\) got an unexpected keyword argument {SHOWN_BIG}; "
+                                                   r"it takes: code_fences, dialect, max_calls, start_in_thinking, "
+                                                   r"thinking, tool_format, tools$"):
+            parse("x", **{BIG: 1})
     with pytest.raises(MessageTypeError, match=r"^dialect must be a str or an agentmsg.Dialect, not int$"):
         _core.parse("x", dialect=3)
     # A str where a bool goes is the wrong type, whatever it holds.
@@ -394,7 +391,7 @@ class LyingLength(list):
     lambda: dialects.parse_many(LyingLength(["a b"]), dialect="hermes"),
     lambda: agentmsg.count_tokens_batch(LyingLength(["a b"])),
     lambda: agentmsg.get_encoding("cl100k_base").encode_batch(LyingLength(["a b"])),
-    lambda: _core.parse(LyingLength(["a b"])),
+    lambda: _core.parse_many(LyingLength(["a b"])),
     lambda: _core.TokenEncoder("cl100k_base").decode_bytes(LyingLength([64, 293])),
 ], ids=["parse_many", "dialects.parse_many", "count_tokens_batch", "encode_batch", "core parse", "decode_bytes"])
 def test_a_sequence_whose_len_lies_is_read_by_iterating(call):

@@ -123,9 +123,14 @@ def test_tools_reach_every_parser(name):
     assert calls(tools=TOOLS) == [("ls", {"p": 1, "q": "x"})]
 
 
-def test_a_dialect_stream_parser_refuses_forge_by_name():
-    with pytest.raises(MessageError, match=r"^dialect 'forge' is not read here: .*agentmsg.StreamParser"):
-        agentmsg.dialects.StreamParser(dialect="forge")
+def test_one_stream_parser_reads_every_dialect_forge_included():
+    forge = agentmsg.dialects.StreamParser(dialect="forge")
+    hermes = agentmsg.StreamParser(dialect="hermes")
+    assert agentmsg.dialects.StreamParser is agentmsg.StreamParser
+    assert isinstance(forge, agentmsg.StreamParser) and isinstance(hermes, agentmsg.StreamParser)
+    forge.feed(CALL)
+    forge.finish()
+    assert forge.result().tool_calls[0].input == {"p": 1}
 
 
 @settings(max_examples=60, deadline=None)
@@ -139,3 +144,17 @@ def test_a_dialect_stream_parser_refuses_forge_by_name():
 def test_parse_and_parse_many_agree_for_any_options(options, text):
     one, many = parse(text, **options), parse_many([text], **options)[0]
     assert (one.text, one.thinking, one.tool_calls, one.errors) == (many.text, many.thinking, many.tool_calls, many.errors)
+
+
+@pytest.mark.parametrize("name", PARSERS)
+@pytest.mark.parametrize("options, error, message", [
+    ({"start_in_thinking": "yes"}, MessageTypeError, r"^start_in_thinking must be a bool or None, not str$"),
+    ({"max_calls": -1}, MessageError, r"^max_calls must be from 0 to \d+ \(this one is negative\)$"),
+    ({"max_calls": True}, MessageTypeError, r"^max_calls must be an int or None, not bool$"),
+    ({"code_fences": 1}, MessageTypeError, r"^code_fences must be a bool, not int$"),
+    ({"dialect": 3}, MessageTypeError, r"^dialect must be a str or an agentmsg.Dialect, not int$"),
+    ({"tools": [{}]}, MessageError, r"^invalid tools: tools\[0\] has no function name$"),
+])
+def test_each_option_value_is_read_by_one_reader_with_one_message(name, options, error, message):
+    with pytest.raises(error, match=message):
+        PARSERS[name](**options)

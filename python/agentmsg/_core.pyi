@@ -6,7 +6,7 @@ which wraps them.
 
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, final, overload
 
-from typing_extensions import Self, TypedDict, Unpack
+from typing_extensions import Self
 
 from agentmsg.blocks import ToolUseBlock
 from agentmsg.events import Event
@@ -22,54 +22,64 @@ def estimate_tokens(text: str, role: Optional[str] = None) -> int:
 def estimate_tokens_many(texts: Sequence[str], roles: Sequence[int]) -> List[int]:
     """:func:`estimate_tokens` of each text; ``roles`` holds codes 0 system, 1 user, 2 assistant, 3 tool."""
 
-# -- parsing (rust/agentmsg-py/src/parse.rs, stream.rs, events.rs; public API and docs: agentmsg.parsing) -------------
+# -- parsing (rust/agentmsg-py/src/parse.rs, stream.rs, options.rs, classes.rs; public API and docs: agentmsg.parsing) --
+# Every parser takes the same keyword-only options, read by options.rs (None is "not given").
 
-class _ParserOptions(TypedDict, total=False):
-    """The keyword options of every parser here (rust/agentmsg-py/src/options.rs): ``dialect``
-    picks the parser (Forge's when absent or ``"forge"``; a name or an ``agentmsg.Dialect``);
-    ``tools_json`` is the JSON text of OpenAI tool definitions; Forge's options are refused with
-    another dialect. ``None`` is the default: thinking "auto", tool_format "auto", code_fences
-    True, start_in_thinking detected (whole text) or False (stream), max_calls no limit."""
+def parse(
+    text: str,
+    *,
+    dialect: Any = None,
+    thinking: Optional[str] = None,
+    tool_format: Optional[str] = None,
+    code_fences: Optional[bool] = None,
+    start_in_thinking: Optional[bool] = None,
+    max_calls: Optional[int] = None,
+    tools: Optional[Sequence[Any]] = None,
+    **unexpected: Any,
+) -> Parsed:
+    """Parses ``text`` into an ``agentmsg.parsing.Parsed``."""
 
-    dialect: Any
-    thinking: Optional[str]
-    tool_format: Optional[str]
-    code_fences: Optional[bool]
-    start_in_thinking: Optional[bool]
-    max_calls: Optional[int]
-    tools_json: Optional[str]
-
-@overload
-def parse(text: str, **options: Unpack[_ParserOptions]) -> Parsed:  # type: ignore[overload-overlap]  # a str is one text
-    """Parses ``text`` into an ``agentmsg.parsing.Parsed``; any other sequence of texts into a
-    list of them, in parallel with the GIL released."""
-@overload
-def parse(text: Iterable[str], **options: Unpack[_ParserOptions]) -> List[Parsed]: ...
+def parse_many(
+    texts: Iterable[str],
+    *,
+    dialect: Any = None,
+    thinking: Optional[str] = None,
+    tool_format: Optional[str] = None,
+    code_fences: Optional[bool] = None,
+    start_in_thinking: Optional[bool] = None,
+    max_calls: Optional[int] = None,
+    tools: Optional[Sequence[Any]] = None,
+    **unexpected: Any,
+) -> List[Parsed]:
+    """Parses each text into an ``agentmsg.parsing.Parsed``, in parallel with the GIL released."""
 
 class StreamParser:
-    def __new__(cls, **options: Unpack[_ParserOptions]) -> Self: ...
-    def feed(self, chunk: Optional[str]) -> List[Event]: ...
-    def finish(self) -> List[Event]: ...
+    def __new__(
+        cls,
+        *,
+        dialect: Any = None,
+        thinking: Optional[str] = None,
+        tool_format: Optional[str] = None,
+        code_fences: Optional[bool] = None,
+        start_in_thinking: Optional[bool] = None,
+        max_calls: Optional[int] = None,
+        tools: Optional[Sequence[Any]] = None,
+        **unexpected: Any,
+    ) -> Self: ...
+    def feed(self, chunk: Optional[str], **unexpected: Any) -> List[Event]: ...
+    def finish(self, **unexpected: Any) -> List[Event]: ...
     def result(self) -> Parsed: ...
 
 def result_classes() -> List[Tuple[str, str, List[str]]]:
     """``(module, class, fields)`` of each class parse results and stream events are built of without ``__init__``
-    (rust/agentmsg-py/src/results.rs); ``tests/test_result_classes.py`` holds them to the
+    (rust/agentmsg-py/src/classes.rs); ``tests/test_result_classes.py`` holds them to the
     dataclasses."""
 
-# -- model dialects (rust/agentmsg-py/src/dialect.rs; public API and docs: agentmsg.dialects) ----
-
 def dialect_names() -> List[str]:
-    """The dialect names the core reads (``hermes``, ``qwen3_coder``, ``gpt_oss``, ...)."""
+    """The dialect names the core reads (``forge``, ``hermes``, ``qwen3_coder``, ...)."""
 
 def check_dialect(dialect: Any) -> None:
     """Checks the parts of an ``agentmsg.Dialect``; raises MessageError / MessageTypeError."""
-
-class DialectStreamParser:
-    def __new__(cls, **options: Unpack[_ParserOptions]) -> Self: ...
-    def feed(self, chunk: Optional[str]) -> List[Event]: ...
-    def finish(self) -> List[Event]: ...
-    def result(self) -> Parsed: ...
 
 # -- tokens (exact counting; agentmsg.tokens) ----------------------------------------------------------
 
@@ -239,6 +249,17 @@ def estimate_tokens_arrow(texts: object, role: str) -> ArrowArray:
     """Forge's estimate of each string of an Arrow string array written by ``role``: a
     ``uint64`` array, null where the string is null."""
 
-def parse_arrow(texts: object, **options: Unpack[_ParserOptions]) -> ArrowArray:
+def parse_arrow(
+    texts: object,
+    *,
+    dialect: Any = None,
+    thinking: Optional[str] = None,
+    tool_format: Optional[str] = None,
+    code_fences: Optional[bool] = None,
+    start_in_thinking: Optional[bool] = None,
+    max_calls: Optional[int] = None,
+    tools: Optional[Sequence[Any]] = None,
+    **unexpected: Any,
+) -> ArrowArray:
     """Parses each string of an Arrow string array: a struct array of ``text``, ``thinking``,
     ``tool_calls`` (``name``, ``arguments`` JSON) and ``errors``, null where the string is null."""

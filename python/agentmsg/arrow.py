@@ -117,7 +117,4 @@ def parse_arrow(texts: Any, **options: Unpack[ParseOptions]) -> Any:
     >>> parse_arrow(pa.array(['<tool_call>{"name": "f", "arguments": {}}</tool_call>']), dialect="hermes").field("tool_calls").to_pylist()
     [[{'name': 'f', 'arguments': '{}'}]]
     """
-    from .parsing import _core_arguments
-
-    arguments = _core_arguments(options, "parse_arrow")
-    return _per_chunk(texts, lambda chunk: _core.parse_arrow(chunk, **arguments))
+    return _per_chunk(texts, lambda chunk: _core.parse_arrow(chunk, **options))

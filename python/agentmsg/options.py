@@ -16,12 +16,15 @@ and every other dated or fine-tuned name), which no finite list holds.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Sequence, TypedDict, Union
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
-if TYPE_CHECKING:
-    from .dialects import Dialect
+from . import _core
+from ._checks import MAX_JSON_DEPTH, check_calls, json_copy
+from .errors import MessageTypeError
 
-__all__ = ["ThinkingMode", "ToolFormat", "DialectName", "OrphanPolicy", "TrimStrategy", "ParseOptions"]
+__all__ = ["ThinkingMode", "ToolFormat", "DialectName", "OrphanPolicy", "TrimStrategy", "ParseOptions", "Dialect"]
 
 ThinkingMode = Literal["auto", "tags", "brackets", "none"]
 """How Forge's parser finds reasoning (``parse(thinking=...)``)."""
@@ -40,6 +43,44 @@ OrphanPolicy = Literal["raise", "repair", "keep"]
 
 TrimStrategy = Literal["last", "first"]
 """Which end of the history ``trim`` keeps: the newest messages or the oldest."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dialect:
+    """A dialect from parts, for models that are not listed; accepted wherever ``dialect=`` is.
+
+    A call is ``call_start`` + payload + ``call_end``. ``payload``: ``"json"`` (an object with
+    the name under ``name_key`` and the arguments under ``arguments_key``, as hermes),
+    ``"qwen3_coder"`` or ``"glm45"`` (those dialects' element forms, typed by ``tools=``).
+    ``think_start``/``think_end``: the reasoning markers (both or neither). The rules are
+    hermes' (docs/dialects.md): a call opens only where its payload starts, a call ends at the
+    first ``call_end`` outside a JSON string or value, a cut-off call is reported. Bad parts
+    raise :class:`~agentmsg.MessageError` (empty or equal markers, an unknown payload, keys
+    given for an element payload) or :class:`~agentmsg.MessageTypeError` (not a str).
+
+    >>> from agentmsg import dialects
+    >>> mine = dialects.Dialect(name="mine", call_start="[CALL]", call_end="[/CALL]", name_key="tool",
+    ...                         arguments_key="args", think_start="[THINK]", think_end="[/THINK]")
+    >>> p = dialects.parse('[THINK]plan[/THINK]Ok.[CALL]{"tool": "f", "args": {"a": 1}}[/CALL]', dialect=mine)
+    >>> (p.thinking, p.text, p.tool_calls[0].name, p.tool_calls[0].input)
+    (['plan'], 'Ok.', 'f', {'a': 1})
+    >>> dialects.Dialect(name="bad", call_start="<c>", call_end="<c>")
+    Traceback (most recent call last):
+    ...
+    agentmsg.errors.MessageError: dialect 'bad': call_start and call_end must differ (both are '<c>')
+    """
+
+    name: str
+    call_start: str
+    call_end: str
+    payload: str = "json"
+    name_key: str = "name"
+    arguments_key: str = "arguments"
+    think_start: Optional[str] = None
+    think_end: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        _core.check_dialect(self)
 
 
 class ParseOptions(TypedDict, total=False):
@@ -71,3 +112,29 @@ class ParseOptions(TypedDict, total=False):
 
 #: The names of :class:`ParseOptions`, sorted: what every parser's ``**options`` may hold.
 PARSE_OPTION_NAMES = tuple(sorted(ParseOptions.__optional_keys__))
+
+
+def tools_json(tools: Sequence[Mapping[str, Any]]) -> str:
+    """The JSON text of OpenAI tool definitions (the ``tools=`` option), which the core reads.
+
+    >>> tools_json([{"name": "f"}])
+    '[{"name": "f"}]'
+    """
+    if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
+        raise MessageTypeError(f"tools must be a list of tool definitions, not {type(tools).__name__}")
+    # Read by iterating: list() would trust the sequence's __len__ to reserve room.
+    definitions = [tool for tool in tools]
+    try:
+        text: Optional[str] = json.dumps(definitions)
+    except (TypeError, ValueError, RecursionError):
+        text = None
+    # Nesting reaches MAX_JSON_DEPTH (the depth the core's JSON reader reads) only with as many
+    # brackets. Then, or when json.dumps failed, the one JSON checker names what is wrong by its
+    # path (a value that is not JSON, nesting too deep), recursing no deeper than that limit.
+    if text is None or text.count("{") + text.count("[") >= MAX_JSON_DEPTH:
+        copy = json_copy(definitions, "tools")
+        text = text if text is not None else json.dumps(copy)
+    return text
+
+
+check_calls(globals())

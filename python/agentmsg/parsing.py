@@ -4,23 +4,25 @@
     >>> (p.thinking, p.tool_calls[0].name, p.text)
     (['Let me add'], 'calc', 'Done.')
 
-One state machine in the core serves :func:`parse` and :class:`StreamParser`: parsing a whole
-text is feeding it in one chunk and finishing, so the two always agree (given the same explicit
-options). The full rules are in the docstring of :func:`parse`; ``docs/parsing.md`` has more.
+One parser for every dialect (:data:`DIALECTS`; Forge's is the default): one state machine per
+dialect in the core serves :func:`parse` and :class:`StreamParser`, and parsing a whole text is
+feeding it in one chunk and finishing, so the two always agree (given the same explicit
+options). The core reads and checks every option. The full rules of Forge's dialect are in the
+docstring of :func:`parse`; ``docs/parsing.md`` and ``docs/dialects.md`` have more.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, TYPE_CHECKING
+from typing import Dict, Iterable, List, NamedTuple, Tuple, TYPE_CHECKING
 
 from . import _core
 from .events import TextDelta, ThinkingDelta, ThinkingEnd, ToolCallDelta, ToolCallEnd, ToolCallStart
 from .blocks import Block, ToolUseBlock
-from ._checks import MAX_JSON_DEPTH, check_calls, describe, unexpected_keyword, json_copy, require_bool, require_str, type_name
+from ._checks import check_calls, describe, require_bool, require_str, type_name
 from .errors import MessageTypeError, ToolCallError
-from .options import PARSE_OPTION_NAMES, ParseOptions
+from .options import ParseOptions
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -44,6 +46,24 @@ __all__ = [
     "ToolCallDelta",
     "ToolCallEnd",
 ]
+
+
+#: Every dialect name with the models that write it (exported as ``agentmsg.DIALECTS``).
+DIALECTS: Dict[str, str] = {
+    "forge": "Forge's <tool>{\"tool_name\", \"arguments\"}</tool> with <think> tags and bracket lines",
+    "hermes": "<tool_call>{\"name\", \"arguments\"}</tool_call> and <think>: Hermes 2 Pro, Qwen 2.5, Qwen 3 and their fine-tunes",
+    "qwen3_coder": "<tool_call><function=NAME><parameter=KEY>value</parameter></function></tool_call> and <think>: Qwen3-Coder, Qwen 3.5",
+    "gpt_oss": "OpenAI Harmony channels (analysis, commentary to=functions.NAME, final): gpt-oss",
+    "mistral": "[TOOL_CALLS] with a JSON list or NAME[ARGS]{...}, and [THINK]: Mistral, Mixtral, Devstral, Magistral",
+    "llama3_json": "{\"name\", \"parameters\"} JSON at the reply start or after <|python_tag|>, ';' between: Llama 3.1-3.3",
+    "pythonic": "[name(key=literal, ...), ...] Python call lists: Llama 3.2, Llama 4 and other pythonic models",
+    "deepseek_v3": "<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME and a ```json block, <think>: DeepSeek V3, R1",
+    "deepseek_v31": "<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>, <think>: DeepSeek V3.1, V3.2",
+    "kimi_k2": "<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}, ◁think▷ or <think>: Kimi K2",
+    "glm45": "<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>, <think>: GLM 4.5, 4.6, 4.7",
+}
+
+assert list(DIALECTS) == list(_core.dialect_names()), "DIALECTS must list the core's dialects"
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,11 +184,7 @@ def parse(text: str, **options: Unpack[ParseOptions]) -> Parsed:
     >>> [e.kind for e in parse("<tool></tool>" * 1000, max_calls=2).errors]
     ['invalid_json', 'invalid_json', 'too_many_calls']
     """
-    if not isinstance(text, str):
-        raise MessageTypeError(f"text must be a str, not {type_name(text)}")
-    if not options:
-        return _core.parse(text)
-    parsed: Parsed = _core.parse(text, **_core_arguments(options, "parse"))
+    parsed: Parsed = _core.parse(text, **options)
     return parsed
 
 
@@ -181,99 +197,13 @@ def parse_many(texts: Iterable[str], **options: Unpack[ParseOptions]) -> List[Pa
     >>> [p.tool_calls[0].name for p in parse_many(['<tool_call>{"name": "f", "arguments": {}}</tool_call>'], dialect="hermes")]
     ['f']
     """
-    if isinstance(texts, str):
-        raise MessageTypeError("texts must be a sequence of str, not a single str")
-    if not options:
-        return _core.parse(texts)
-    return _core.parse(texts, **_core_arguments(options, "parse_many"))
+    parsed: List[Parsed] = _core.parse_many(texts, **options)
+    return parsed
 
 
-def _tools_json(tools: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:
-    """The JSON text of OpenAI tool definitions for the core, or None."""
-    if tools is None:
-        return None
-    if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
-        raise MessageTypeError(f"tools must be a list of tool definitions, not {type(tools).__name__}")
-    # Read by iterating: list() would trust the sequence's __len__ to reserve room.
-    definitions = [tool for tool in tools]
-    try:
-        text: Optional[str] = json.dumps(definitions)
-    except (TypeError, ValueError, RecursionError):
-        text = None
-    # Nesting reaches MAX_JSON_DEPTH (the depth the core's JSON reader reads) only with as many
-    # brackets. Then, or when json.dumps failed, the one JSON checker names what is wrong by its
-    # path (a value that is not JSON, nesting too deep), recursing no deeper than that limit.
-    if text is None or text.count("{") + text.count("[") >= MAX_JSON_DEPTH:
-        copy = json_copy(definitions, "tools")
-        text = text if text is not None else json.dumps(copy)
-    return text
-
-
-_FORGE_DEFAULTS = {"thinking": "auto", "tool_format": "auto", "code_fences": True, "max_calls": None}
-
-
-def _core_arguments(options: Mapping[str, Any], caller: str) -> Dict[str, Any]:
-    """The keyword arguments of the core parser that ``options`` (a
-    :class:`~agentmsg.options.ParseOptions`) name, ``dialect`` among them unless it is Forge's.
-    The core reads them all in one place (each option's type and value, the dialect's name,
-    Forge's options refused by another dialect), so every parser names a bad one alike."""
-    unknown = options.keys() - PARSE_OPTION_NAMES
-    if unknown:
-        raise unexpected_keyword(caller, min(unknown), PARSE_OPTION_NAMES)
-    arguments = dict(options)
-    dialect = arguments.pop("dialect", None)
-    tools = arguments.pop("tools", None)
-    if tools is not None:
-        arguments["tools_json"] = _tools_json(tools)
-    # None is the default, as for every option.
-    if dialect is None or (isinstance(dialect, str) and str.__eq__(dialect, "forge")):
-        return arguments
-    from .dialects import Dialect
-
-    if not isinstance(dialect, (str, Dialect)):
-        raise MessageTypeError(f"dialect must be a str or an agentmsg.Dialect, not {type_name(dialect)}")
-    # A Forge option given at its default is not 'given' to another dialect (the core refuses the
-    # others, naming them). Compared only with a value of the default's own type: a hostile
-    # object's == is never called.
-    for name, default in _FORGE_DEFAULTS.items():
-        value = arguments.get(name)
-        if value is None or (type(value) is type(default) and value == default):
-            arguments.pop(name, None)
-    arguments["dialect"] = dialect
-    return arguments
-
-
-class StreamParser(_core.StreamParser):
-    """Incremental parser of streamed model text: :func:`parse`'s rules, chunk by chunk.
-
-    ``StreamParser(**options)`` reads Forge's dialect with :func:`parse`'s options (except that
-    ``start_in_thinking`` defaults to False: a stream cannot look ahead);
-    ``StreamParser(dialect=..., tools=...)`` gives the parser of another dialect
-    (:class:`agentmsg.dialects.StreamParser`). ``feed(chunk)`` returns the events the chunk
-    completes (``None`` is an empty chunk), ``finish()`` the last ones; the events joined give
-    what :func:`parse` gives for the whole text, and ``result()`` is that :class:`Parsed`
-    (of the stream so far before ``finish()``). After ``finish()`` the next ``feed`` starts a
-    new stream.
-
-    >>> p = StreamParser()
-    >>> p.feed("Hi <thi") + p.feed("nk>hmm</think>")
-    [TextDelta(text='Hi'), ThinkingDelta(index=0, text='hmm'), ThinkingEnd(index=0, complete=True)]
-    >>> p.finish(), p.result().thinking
-    ([], ['hmm'])
-    >>> h = StreamParser(dialect="hermes")
-    >>> [type(e).__name__ for e in h.feed('<tool_call>{"name": "f", "arguments": {}}</tool_call>')]
-    ['ToolCallStart', 'ToolCallDelta', 'ToolCallEnd']
-    """
-
-    def __new__(cls, **options: Unpack[ParseOptions]) -> Any:
-        if not options:
-            return super().__new__(cls)
-        arguments = _core_arguments(options, "StreamParser")
-        if "dialect" not in arguments:
-            return super().__new__(cls, **arguments)
-        from .dialects import StreamParser as DialectStreamParser
-
-        return _core.DialectStreamParser.__new__(DialectStreamParser, **arguments)
+#: Incremental parser of streamed model text in any dialect: :func:`parse`'s rules and options,
+#: chunk by chunk (the class is the core's; its docstring has the rest).
+StreamParser = _core.StreamParser
 
 
 def parse_tool_calls(text: str, **options: Unpack[ParseOptions]) -> List[ToolUseBlock]:

@@ -38,8 +38,7 @@ from .convert._common import build, plain_data
 from .normalize import _from_anthropic_turn
 
 if TYPE_CHECKING:
-    from .dialects import Dialect
-    from .options import DialectName
+    from .options import Dialect, DialectName
 
     DialectOption = Union[DialectName, Dialect]
 

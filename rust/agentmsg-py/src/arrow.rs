@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use agentmsg_core::estimate;
-use agentmsg_core::parse::dialect::json_text;
-use agentmsg_core::parse::{Block, Document, JsonValue, StartThinking};
+use agentmsg_core::parse::json_text;
+use agentmsg_core::parse::{self as core_parse, Block, Document, JsonValue, StartThinking};
 use agentmsg_core::tokens::{self, Encoding};
 use arrow_array::ffi::to_ffi;
 use arrow_array::{
@@ -27,11 +27,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
 use rayon::prelude::*;
 
-use crate::errors::ErrorClass;
+use crate::errors::{type_name, ErrorClass};
 use crate::estimate::role_named;
-use crate::options::Keywords;
+use crate::options::ParseArgs;
 use crate::pool;
-use crate::pystr::type_name;
+
 use crate::tokens::encoding_from_name;
 
 /// An Arrow array made by agentmsg. ``__arrow_c_array__`` exports it afresh on every call, so
@@ -375,16 +375,26 @@ fn parsed_array<O: OffsetSizeTrait>(rows: &[ParsedRow<'_>], nulls: Option<NullBu
 /// `errors` (the number of bad tool calls), null where the string is null. `dialect` is a
 /// dialect's name ("forge" for Forge's parser) or an `agentmsg.dialects.Dialect`.
 #[pyfunction]
-#[pyo3(signature = (texts, **options))]
+#[pyo3(signature = (texts, *, dialect=None, thinking=None, tool_format=None, code_fences=None, start_in_thinking=None,
+                    max_calls=None, tools=None, **unexpected))]
+#[allow(clippy::too_many_arguments)]
 fn parse_arrow<'py>(
     py: Python<'py>,
     texts: &Bound<'py, PyAny>,
-    options: Option<&Bound<'py, PyDict>>,
+    dialect: Option<&Bound<'py, PyAny>>,
+    thinking: Option<&Bound<'py, PyAny>>,
+    tool_format: Option<&Bound<'py, PyAny>>,
+    code_fences: Option<&Bound<'py, PyAny>>,
+    start_in_thinking: Option<&Bound<'py, PyAny>>,
+    max_calls: Option<&Bound<'py, PyAny>>,
+    tools: Option<&Bound<'py, PyAny>>,
+    unexpected: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<ArrowArray> {
     // The options are read as `parse` reads them.
-    let parser = Keywords::read("parse_arrow", options)?.parser(py, StartThinking::Detect)?;
+    let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, unexpected };
+    let options = args.options(py, "parse_arrow", StartThinking::Detect)?;
     let column = TextColumn::new(py, import_array(py, texts)?)?;
-    let rows = map_texts(py, &column, |text| ParsedRow::new(parser.parse(text.as_bytes())))?;
+    let rows = map_texts(py, &column, |text| ParsedRow::new(core_parse::parse(text.as_bytes(), &options)))?;
     let nulls = column.nulls();
     // `string` and `list` columns, as pyarrow makes them, unless a column holds more than their
     // 32-bit offsets reach: then `large_string` and `large_list`.

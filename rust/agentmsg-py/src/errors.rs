@@ -6,13 +6,12 @@
 //! said once, here. A message shows a caller's value through [`describe`], never whole.
 
 use agentmsg_core::pairs::PairError;
+use agentmsg_core::parse::{DialectError, ToolsError};
 use agentmsg_core::prune::PruneError;
 use agentmsg_core::tokens::UnknownEncoding;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
-
-use crate::pystr::type_name;
 
 /// The classes of `agentmsg.errors` the binding raises.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,9 +75,27 @@ impl CoreError for UnknownEncoding {
     const CLASS: ErrorClass = ErrorClass::Encoding;
 }
 
+impl CoreError for DialectError {
+    const CLASS: ErrorClass = ErrorClass::Message;
+}
+
+impl CoreError for ToolsError {
+    const CLASS: ErrorClass = ErrorClass::Message;
+}
+
 /// The Python exception for a core error, its message the error's own.
 pub(crate) fn core_error<E: CoreError>(py: Python<'_>, error: E) -> PyErr {
     E::CLASS.new_err(py, error.to_string())
+}
+
+/// The Python exception for a core error about `what` (the message says what it was about).
+pub(crate) fn core_error_in<E: CoreError>(py: Python<'_>, what: &str, error: E) -> PyErr {
+    E::CLASS.new_err(py, format!("{what}: {error}"))
+}
+
+/// The name of a value's type, for error messages.
+pub(crate) fn type_name(value: &Bound<'_, PyAny>) -> String {
+    value.get_type().name().map(|name| name.to_string()).unwrap_or_else(|_| "?".to_owned())
 }
 
 /// `value` described for an error message by `agentmsg._checks.describe`, the package's one

@@ -1,45 +1,32 @@
 //! The Python event of a core stream event: the classes of `agentmsg.events` (`TextDelta`,
-//! `ThinkingDelta`, `ThinkingEnd`, `ToolCallStart`, `ToolCallDelta`, `ToolCallEnd`), built like
-//! the parse results (see `results.rs`).
+//! `ThinkingDelta`, `ThinkingEnd`, `ToolCallStart`, `ToolCallDelta`, `ToolCallEnd`), built without
+//! `__init__` from the table of [`crate::classes`].
 
-use agentmsg_core::parse::Event;
+use agentmsg_core::parse::{CallHeader, Event};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyString};
 use pyo3::IntoPyObjectExt;
 
-use crate::pystr::py_str;
-use crate::results::{parse_issue, tool_use_block, CallStrs, ResultClass};
+use crate::classes::{TEXT_DELTA, THINKING_DELTA, THINKING_END, TOOL_CALL_DELTA, TOOL_CALL_END, TOOL_CALL_START};
+use crate::results::{parse_issue, tool_use_block, CallStrs};
+use crate::strings::py_str;
 
-pub(crate) static TEXT_DELTA: ResultClass<1> = ResultClass::new("agentmsg.events", "TextDelta", ["text"]);
-pub(crate) static THINKING_DELTA: ResultClass<2> = ResultClass::new("agentmsg.events", "ThinkingDelta", ["index", "text"]);
-pub(crate) static THINKING_END: ResultClass<2> = ResultClass::new("agentmsg.events", "ThinkingEnd", ["index", "complete"]);
-pub(crate) static TOOL_CALL_START: ResultClass<3> =
-    ResultClass::new("agentmsg.events", "ToolCallStart", ["index", "id", "name"]);
-pub(crate) static TOOL_CALL_DELTA: ResultClass<2> =
-    ResultClass::new("agentmsg.events", "ToolCallDelta", ["index", "fragment"]);
-pub(crate) static TOOL_CALL_END: ResultClass<3> = ResultClass::new("agentmsg.events", "ToolCallEnd", ["index", "call", "error"]);
-
-/// The start event of a call: a dialect's names the call (`Some` id and name), Forge's does not.
-pub(crate) fn tool_call_start<'py>(py: Python<'py>, index: usize, named: Option<(&str, &str)>) -> PyResult<Bound<'py, PyAny>> {
-    let (id, name) = match named {
-        Some((id, name)) => (PyString::new(py, id).into_any(), PyString::new(py, name).into_any()),
+/// The start event of a call: with its id and name where the dialect knows them at the start
+/// (every dialect but Forge's), else with None for both.
+fn tool_call_start<'py>(py: Python<'py>, index: usize, header: Option<CallHeader>) -> PyResult<Bound<'py, PyAny>> {
+    let (id, name) = match header {
+        Some(CallHeader { id, name }) => (PyString::new(py, &id).into_any(), PyString::new(py, &name).into_any()),
         None => (py.None().into_bound(py), py.None().into_bound(py)),
     };
     TOOL_CALL_START.build(py, [index.into_bound_py_any(py)?, id, name])
 }
 
-/// Whether a stream shows `event` (`event_object` makes a Python event of it): not spans, and
-/// not a bare tool start where the caller announces calls its own way (`tool_start` false).
-pub(crate) fn is_shown(event: &Event, tool_start: bool) -> bool {
-    match event {
-        Event::TextSpan { .. } | Event::ThinkingSpan { .. } => false,
-        Event::ToolStart { .. } => tool_start,
-        _ => true,
-    }
+/// Whether a stream shows `event` (`event_object` makes a Python event of it): not spans.
+pub(crate) fn is_shown(event: &Event) -> bool {
+    !matches!(event, Event::TextSpan { .. } | Event::ThinkingSpan { .. })
 }
 
-/// The Python event for a stream event, or `None` for one a stream does not show (spans, and a
-/// bare tool start where the caller announces calls its own way: `tool_start` false).
+/// The Python event for a stream event, or `None` for one a stream does not show (spans).
 /// `text_block` is the text run the last text delta belonged to: a new run starts with `"\n"`.
 /// `text` makes the str of a piece (the fed chunk itself when the piece is all of it).
 pub(crate) fn event_object<'py>(
@@ -47,11 +34,7 @@ pub(crate) fn event_object<'py>(
     event: Event,
     text_block: &mut Option<usize>,
     text: &impl Fn(&[u8]) -> PyResult<Py<PyString>>,
-    tool_start: bool,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    if !is_shown(&event, tool_start) {
-        return Ok(None);
-    }
     let obj = match event {
         Event::Text { block, text: bytes } => {
             let s = if block > 0 && *text_block != Some(block) {
@@ -71,7 +54,7 @@ pub(crate) fn event_object<'py>(
         Event::ThinkingEnd { index, complete } => {
             THINKING_END.build(py, [index.into_bound_py_any(py)?, PyBool::new(py, complete).to_owned().into_any()])?
         }
-        Event::ToolStart { index } => tool_call_start(py, index, None)?,
+        Event::ToolStart { index, header } => tool_call_start(py, index, header)?,
         Event::ToolDelta { index, fragment } => {
             TOOL_CALL_DELTA.build(py, [index.into_bound_py_any(py)?, text(&fragment)?.into_bound(py).into_any()])?
         }

@@ -1,226 +1,308 @@
-//! Reading the keyword options of the parsers (`parse`, `parse_many`, `StreamParser` and their
-//! dialect forms): each option's type checked, its value validated, its default applied.
+//! The one reader of the parser options (`parse`, `parse_many`, `StreamParser`, `parse_arrow`).
+//!
+//! Each function declares the options in its keyword-only signature; [`ParseArgs::options`]
+//! reads them into the core's one [`Options`]. Each value is read by its own `FromPyObject`
+//! type, whose error text is written once here. The dialect is read first: Forge's options are
+//! read only for Forge's dialect, and another dialect refuses them by name (unless given at
+//! their defaults), whatever they hold.
 
 use std::sync::Arc;
 
-use agentmsg_core::parse::dialect::{self as core_dialect, Dialect, DialectOptions, Tools};
-use agentmsg_core::parse::{self as core_parse, Document, Options, StartThinking, ThinkingMode, ToolFormat};
+use agentmsg_core::parse::dialect::quoted;
+use agentmsg_core::parse::{CustomDialect, Dialect, ForgeOptions, Options, StartThinking, ThinkingMode, ToolFormat, Tools};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt, PyString};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyDict, PyInt, PyString, PyType};
+use pyo3::IntoPyObjectExt;
 
-use crate::errors::{describe, ErrorClass};
-use crate::pystr::type_name;
+use crate::errors::{core_error_in, describe, type_name, ErrorClass};
 
-/// One keyword option: its default when not given, a `MessageTypeError` naming it when given
-/// with the wrong type.
-pub(crate) fn option<'py, T: FromPyObjectOwned<'py>>(
-    value: Option<&Bound<'py, PyAny>>,
-    name: &str,
-    expected: &str,
-    default: T,
-) -> PyResult<T> {
-    match value {
-        None => Ok(default),
-        Some(value) => value.extract::<T>().map_err(|_| {
-            ErrorClass::MessageType.new_err(value.py(), format!("{name} must be {expected}, not {}", type_name(value)))
-        }),
-    }
+/// Every option's name, sorted: what an unknown option's error lists.
+const OPTION_NAMES: [&str; 7] =
+    ["code_fences", "dialect", "max_calls", "start_in_thinking", "thinking", "tool_format", "tools"];
+
+/// The options of one call, as given; `None` given is the option not given.
+pub(crate) struct ParseArgs<'a, 'py> {
+    pub dialect: Option<&'a Bound<'py, PyAny>>,
+    pub thinking: Option<&'a Bound<'py, PyAny>>,
+    pub tool_format: Option<&'a Bound<'py, PyAny>>,
+    pub code_fences: Option<&'a Bound<'py, PyAny>>,
+    pub start_in_thinking: Option<&'a Bound<'py, PyAny>>,
+    pub max_calls: Option<&'a Bound<'py, PyAny>>,
+    pub tools: Option<&'a Bound<'py, PyAny>>,
+    /// Keywords no parser takes (collected by `**unexpected`).
+    pub unexpected: Option<&'a Bound<'py, PyDict>>,
 }
 
-/// A name option (`dialect`, `thinking`, `tool_format`): what `lookup` finds for it, else an
-/// error that describes it briefly (a str that cannot be UTF-8 is no name either) and lists
-/// `valid`, the names `lookup` knows.
-fn named<T>(value: &Bound<'_, PyAny>, option: &str, kind: &str, valid: &[&str], lookup: impl Fn(&str) -> Option<T>) -> PyResult<T> {
-    let py = value.py();
-    let Ok(name) = value.cast::<PyString>() else {
-        return Err(ErrorClass::MessageType.new_err(py, format!("{option} must be a str, not {}", type_name(value))));
-    };
-    name.to_str().ok().and_then(lookup).ok_or_else(|| {
-        ErrorClass::Message.new_err(py, format!("unknown {kind} {}; valid: {}", describe(value), valid.join(", ")))
-    })
-}
-
-/// The dialect named `name` ("forge" is a name too, though not a `Dialect`: it is Forge's parser).
-fn dialect_named(name: &Bound<'_, PyAny>) -> PyResult<Dialect> {
-    let valid: Vec<&str> = ["forge"].into_iter().chain(Dialect::ALL.iter().map(|(name, _)| *name)).collect();
-    named(name, "dialect", "dialect", &valid, Dialect::from_name)
-}
-
-/// `start_in_thinking`: a bool, or None (or not given) for `default` ("detect" for whole text,
-/// "no" for a stream, which cannot look ahead).
-fn start_in_thinking(value: Option<&Bound<'_, PyAny>>, default: StartThinking) -> PyResult<StartThinking> {
-    Ok(match value {
-        Some(value) if !value.is_none() => {
-            if option(Some(value), "start_in_thinking", "a bool or None", false)? {
-                StartThinking::Yes
-            } else {
-                StartThinking::No
-            }
+impl<'py> ParseArgs<'_, 'py> {
+    /// The core's options; `caller` names the function in an unknown option's error, and
+    /// `start_default` is `start_in_thinking` when not given ("detect" for a whole text, "no"
+    /// for a stream, which cannot look ahead).
+    pub(crate) fn options(&self, py: Python<'py>, caller: &str, start_default: StartThinking) -> PyResult<Options> {
+        if let Some((name, _)) = self.unexpected.and_then(|keywords| keywords.iter().next()) {
+            return Err(unexpected_keyword(py, caller, &name));
         }
-        _ => default,
-    })
-}
-
-/// `max_calls`: None (no limit) or an int from 0 to `usize::MAX`.
-fn max_calls(value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>> {
-    let Some(value) = value.filter(|value| !value.is_none()) else { return Ok(None) };
-    let py = value.py();
-    let count = value.cast::<PyInt>().ok().filter(|_| !value.is_instance_of::<PyBool>()).ok_or_else(|| {
-        ErrorClass::MessageType.new_err(py, format!("max_calls must be an int or None, not {}", type_name(value)))
-    })?;
-    // The bad value is not shown: a huge int's digits are unbounded.
-    count.extract::<usize>().map(Some).map_err(|_| {
-        let sign = if count.lt(0).unwrap_or(false) { "negative" } else { "too large" };
-        ErrorClass::Message.new_err(py, format!("max_calls must be from 0 to {} (this one is {sign})", usize::MAX))
-    })
-}
-
-/// The keyword options (`**options`) a parser was given, each as passed; `None` given for an
-/// option is the option not given. `forge` reads them into the options of Forge's parser,
-/// `dialect` into a dialect's, `parser` into the one `dialect` names.
-#[derive(Default)]
-pub(crate) struct Keywords<'py> {
-    dialect: Option<Bound<'py, PyAny>>,
-    thinking: Option<Bound<'py, PyAny>>,
-    tool_format: Option<Bound<'py, PyAny>>,
-    code_fences: Option<Bound<'py, PyAny>>,
-    start_in_thinking: Option<Bound<'py, PyAny>>,
-    max_calls: Option<Bound<'py, PyAny>>,
-    tools_json: Option<Bound<'py, PyAny>>,
-}
-
-impl<'py> Keywords<'py> {
-    /// Reads `**options` of `caller`; a name no parser takes is a `MessageTypeError`, as Python
-    /// names an unexpected keyword argument.
-    pub(crate) fn read(caller: &str, options: Option<&Bound<'py, PyDict>>) -> PyResult<Self> {
-        let mut keywords = Self::default();
-        for (name, value) in options.into_iter().flatten() {
-            let slot = match name.cast::<PyString>().ok().and_then(|name| name.to_str().ok()) {
-                Some("dialect") => &mut keywords.dialect,
-                Some("thinking") => &mut keywords.thinking,
-                Some("tool_format") => &mut keywords.tool_format,
-                Some("code_fences") => &mut keywords.code_fences,
-                Some("start_in_thinking") => &mut keywords.start_in_thinking,
-                Some("max_calls") => &mut keywords.max_calls,
-                Some("tools_json") => &mut keywords.tools_json,
-                _ => {
-                    let message = format!("{caller}() got an unexpected keyword argument {}", describe(&name));
-                    return Err(ErrorClass::MessageType.new_err(name.py(), message));
-                }
+        let mut options = match given(self.dialect) {
+            Some(dialect) => dialect.extract::<DialectArg>()?.0,
+            None => Options::default(),
+        };
+        if options.dialect == Dialect::Forge {
+            options.forge = ForgeOptions {
+                thinking: read(given(self.thinking), |ThinkingArg(mode)| mode, ThinkingMode::Auto)?,
+                tool_format: read(given(self.tool_format), |ToolFormatArg(format)| format, ToolFormat::Auto)?,
+                code_fences: read(given(self.code_fences), |CodeFencesArg(on)| on, true)?,
+                max_calls: read(given(self.max_calls), |MaxCallsArg(max)| Some(max), None)?,
             };
-            *slot = Some(value).filter(|value| !value.is_none());
-        }
-        Ok(keywords)
-    }
-
-    /// Whether `dialect` is not given or is "forge".
-    fn is_forge(&self) -> bool {
-        self.dialect.as_ref().is_none_or(|dialect| {
-            dialect.cast::<PyString>().is_ok_and(|name| name.to_str().is_ok_and(|name| name == "forge"))
-        })
-    }
-
-    /// The parser `dialect` names (Forge's when not given) with its options; `start_default`
-    /// when `start_in_thinking` is not given.
-    pub(crate) fn parser(&self, py: Python<'_>, start_default: StartThinking) -> PyResult<Parser> {
-        Ok(if self.is_forge() {
-            Parser::Forge(self.forge(py, start_default)?)
         } else {
-            Parser::Dialect(self.dialect(py, start_default)?)
-        })
-    }
-
-    /// The options of Forge's parser; a dialect other than "forge" is refused.
-    pub(crate) fn forge(&self, py: Python<'_>, start_default: StartThinking) -> PyResult<Options> {
-        if let Some(dialect) = self.dialect.as_ref().filter(|_| !self.is_forge()) {
-            // An unknown name is named as such; a known one is not this parser's.
-            if dialect.is_instance_of::<PyString>() {
-                dialect_named(dialect)?;
-            }
-            return Err(ErrorClass::Message.new_err(py, "this parser reads Forge's dialect only"));
+            self.refuse_forge_options(self.dialect)?;
         }
-        let max_calls = max_calls(self.max_calls.as_ref())?;
-        let thinking = match &self.thinking {
-            Some(value) => named(value, "thinking", "thinking mode", &["auto", "tags", "brackets", "none"], ThinkingMode::from_name)?,
-            None => ThinkingMode::Auto,
-        };
-        let tool_format = match &self.tool_format {
-            Some(value) => named(value, "tool_format", "tool format", &["auto", "json", "xml"], ToolFormat::from_name)?,
-            None => ToolFormat::Auto,
-        };
-        let code_fences: bool = option(self.code_fences.as_ref(), "code_fences", "a bool", true)?;
-        let start_in_thinking = start_in_thinking(self.start_in_thinking.as_ref(), start_default)?;
-        let tools = tools(py, self.tools_json.as_ref())?;
-        Ok(Options { thinking, tool_format, code_fences, start_in_thinking, max_calls, tools })
-    }
-
-    /// The options of a dialect's parser: `dialect` is required, and the options of Forge's
-    /// parser are refused.
-    pub(crate) fn dialect(&self, py: Python<'_>, start_default: StartThinking) -> PyResult<DialectOptions> {
-        let Some(dialect) = &self.dialect else {
-            return Err(ErrorClass::MessageType.new_err(py, "dialect must be a str, not NoneType"));
-        };
-        if self.is_forge() {
-            let message = "dialect 'forge' is not read here: Forge's format has its own parser (agentmsg.StreamParser)";
-            return Err(ErrorClass::Message.new_err(py, message));
-        }
-        // The dialect first: the error about options it does not take names it.
-        let mut options = if dialect.is_instance_of::<PyString>() {
-            DialectOptions::new(dialect_named(dialect)?)
-        } else {
-            crate::dialect::custom_options(dialect)?
-        };
-        let forge_only = [("thinking", &self.thinking), ("tool_format", &self.tool_format),
-            ("code_fences", &self.code_fences), ("max_calls", &self.max_calls)];
-        let given: Vec<&str> = forge_only.iter().filter(|(_, value)| value.is_some()).map(|(name, _)| *name).collect();
-        if !given.is_empty() {
-            let name = if dialect.is_instance_of::<PyString>() { Ok(dialect.clone()) } else { dialect.getattr("name") };
-            let name = name.map_or_else(|_| format!("a {}", type_name(dialect)), |name| describe(&name));
-            let message = format!("{}: an option of the forge dialect only, not of {name}", given.join(", "));
-            return Err(ErrorClass::Message.new_err(py, message));
-        }
-        options.start_in_thinking = start_in_thinking(self.start_in_thinking.as_ref(), start_default)?;
-        options.tools = tools(py, self.tools_json.as_ref())?;
+        options.start_in_thinking = read(given(self.start_in_thinking), |StartArg(start)| start, start_default)?;
+        options.tools = read(given(self.tools), |ToolsArg(tools)| Some(tools), None)?;
         Ok(options)
     }
+
+    /// Refuses Forge's options given to another dialect, naming them (an option given at its
+    /// default, compared only with a value of the default's own type, is not 'given').
+    fn refuse_forge_options(&self, dialect: Option<&Bound<'py, PyAny>>) -> PyResult<()> {
+        let is_str = |value: &Bound<'_, PyAny>, text: &str| {
+            value.is_exact_instance_of::<PyString>() && value.cast::<PyString>().is_ok_and(|s| s.to_str().is_ok_and(|s| s == text))
+        };
+        let forge_only = [
+            ("thinking", self.thinking.filter(|value| !is_str(value, "auto"))),
+            ("tool_format", self.tool_format.filter(|value| !is_str(value, "auto"))),
+            ("code_fences", self.code_fences.filter(|value| !value.is(PyBool::new(value.py(), true)))),
+            ("max_calls", self.max_calls),
+        ];
+        let given: Vec<&str> =
+            forge_only.iter().filter(|(_, value)| value.is_some_and(|value| !value.is_none())).map(|(name, _)| *name).collect();
+        let Some(dialect) = dialect.filter(|_| !given.is_empty()) else { return Ok(()) };
+        let py = dialect.py();
+        let name = if dialect.is_instance_of::<PyString>() { Ok(dialect.clone()) } else { dialect.getattr("name") };
+        let name = name.map_or_else(|_| format!("a {}", type_name(dialect)), |name| describe(&name));
+        let message = format!("{}: an option of the forge dialect only, not of {name}", given.join(", "));
+        Err(ErrorClass::Message.new_err(py, message))
+    }
 }
 
-/// Forge's parser or a dialect's, with its options.
-pub(crate) enum Parser {
-    Forge(Options),
-    Dialect(DialectOptions),
+/// An option's value if given (`None` given is the option not given).
+fn given<'a, 'py>(value: Option<&'a Bound<'py, PyAny>>) -> Option<&'a Bound<'py, PyAny>> {
+    value.filter(|value| !value.is_none())
 }
 
-impl Parser {
-    pub(crate) fn parse<'a>(&self, text: &'a [u8]) -> Document<'a> {
-        match self {
-            Self::Forge(options) => core_parse::parse(text, options),
-            Self::Dialect(options) => core_dialect::parse(text, options),
-        }
-    }
-
-    pub(crate) fn parse_many<'a, T: AsRef<[u8]> + Sync>(&self, texts: &'a [T]) -> Vec<Document<'a>> {
-        match self {
-            Self::Forge(options) => core_parse::parse_many(texts, options),
-            Self::Dialect(options) => core_dialect::parse_many(texts, options),
-        }
+/// An option's value read as `T` and made the option by `make`; `default` when not given.
+fn read<'py, T: for<'a> FromPyObject<'a, 'py, Error = PyErr>, V>(
+    value: Option<&Bound<'py, PyAny>>,
+    make: impl FnOnce(T) -> V,
+    default: V,
+) -> PyResult<V> {
+    match value {
+        Some(value) => value.extract::<T>().map(make),
+        None => Ok(default),
     }
 }
 
-/// The tool definitions given as JSON text (`tools_json`), read once for the whole parse.
-fn tools(py: Python<'_>, tools_json: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Arc<Tools>>> {
-    match tools_json {
-        Some(value) if !value.is_none() => {
-            let Ok(text) = value.cast::<PyString>() else {
-                return Err(ErrorClass::MessageType.new_err(py, format!("tools_json must be a str, not {}", type_name(value))));
-            };
-            let text = text.to_str().map_err(|_| {
-                ErrorClass::Message.new_err(py, "tools_json must be valid text, not hold a lone surrogate")
-            })?;
-            let tools = Tools::from_json(text.as_bytes())
-                .map_err(|e| ErrorClass::Message.new_err(py, format!("invalid tools: {e}")))?;
-            Ok(Some(Arc::new(tools)))
-        }
-        _ => Ok(None),
+/// The error for an option no parser takes, from the package's one writer of that message
+/// (`agentmsg._checks.unexpected_keyword`: the name, the one meant, the options).
+fn unexpected_keyword(py: Python<'_>, caller: &str, name: &Bound<'_, PyAny>) -> PyErr {
+    let fallback = || format!("{caller}() got an unexpected keyword argument {}", describe(name));
+    let error = py
+        .import("agentmsg._checks")
+        .and_then(|checks| checks.getattr("unexpected_keyword")?.call1((caller, name, OPTION_NAMES)));
+    match error {
+        Ok(error) => PyErr::from_value(error),
+        Err(_) => ErrorClass::MessageType.new_err(py, fallback()),
     }
+}
+
+/// A name option's value (`dialect`, `thinking`, `tool_format`): what `lookup` finds, else an
+/// error that describes it briefly (a str that cannot be UTF-8 is no name either) and lists
+/// the names `all` holds.
+fn named<T: Copy>(value: Borrowed<'_, '_, PyAny>, option: &str, kind: &str, all: &[(&str, T)], expected: &str) -> PyResult<T> {
+    let py = value.py();
+    let Ok(name) = value.cast::<PyString>() else {
+        return Err(ErrorClass::MessageType.new_err(py, format!("{option} must be {expected}, not {}", type_name(&value))));
+    };
+    let found = name.to_str().ok().and_then(|name| all.iter().find(|(n, _)| *n == name).map(|(_, value)| *value));
+    found.ok_or_else(|| {
+        let valid: Vec<&str> = all.iter().map(|(name, _)| *name).collect();
+        ErrorClass::Message.new_err(py, format!("unknown {kind} {}; valid: {}", describe(&value), valid.join(", ")))
+    })
+}
+
+/// `thinking=`: a thinking mode's name.
+struct ThinkingArg(ThinkingMode);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for ThinkingArg {
+    type Error = PyErr;
+
+    fn extract(value: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        named(value, "thinking", "thinking mode", &ThinkingMode::ALL, "a str").map(Self)
+    }
+}
+
+/// `tool_format=`: a tool format's name.
+struct ToolFormatArg(ToolFormat);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for ToolFormatArg {
+    type Error = PyErr;
+
+    fn extract(value: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        named(value, "tool_format", "tool format", &ToolFormat::ALL, "a str").map(Self)
+    }
+}
+
+/// `code_fences=`: a bool.
+struct CodeFencesArg(bool);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for CodeFencesArg {
+    type Error = PyErr;
+
+    fn extract(value: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        value.extract::<bool>().map(Self).map_err(|_| {
+            ErrorClass::MessageType.new_err(value.py(), format!("code_fences must be a bool, not {}", type_name(&value)))
+        })
+    }
+}
+
+/// `start_in_thinking=`: a bool (None, the default, is read before).
+struct StartArg(StartThinking);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for StartArg {
+    type Error = PyErr;
+
+    fn extract(value: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let start = value.extract::<bool>().map_err(|_| {
+            let message = format!("start_in_thinking must be a bool or None, not {}", type_name(&value));
+            ErrorClass::MessageType.new_err(value.py(), message)
+        })?;
+        Ok(Self(if start { StartThinking::Yes } else { StartThinking::No }))
+    }
+}
+
+/// `max_calls=`: an int from 0 to `usize::MAX` (None, no limit, is read before).
+struct MaxCallsArg(usize);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for MaxCallsArg {
+    type Error = PyErr;
+
+    fn extract(value: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let py = value.py();
+        let count = value.cast::<PyInt>().ok().filter(|_| !value.is_instance_of::<PyBool>()).ok_or_else(|| {
+            ErrorClass::MessageType.new_err(py, format!("max_calls must be an int or None, not {}", type_name(&value)))
+        })?;
+        // The bad value is not shown: a huge int's digits are unbounded.
+        count.extract::<usize>().map(Self).map_err(|_| {
+            let sign = if count.lt(0).unwrap_or(false) { "negative" } else { "too large" };
+            ErrorClass::Message.new_err(py, format!("max_calls must be from 0 to {} (this one is {sign})", usize::MAX))
+        })
+    }
+}
+
+/// `tools=`: OpenAI tool definitions, as JSON text by `agentmsg.options.tools_json` (the one
+/// writer of that text and of the errors about what cannot be written), read once per call.
+struct ToolsArg(Arc<Tools>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for ToolsArg {
+    type Error = PyErr;
+
+    fn extract(value: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let py = value.py();
+        static TOOLS_JSON: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        let tools_json = TOOLS_JSON.get_or_try_init(py, || {
+            Ok::<_, PyErr>(py.import("agentmsg.options")?.getattr("tools_json")?.unbind())
+        })?;
+        let text = tools_json.bind(py).call1((value,))?;
+        let text = text.cast::<PyString>().map_err(PyErr::from)?;
+        let text = text.to_str().map_err(|_| ErrorClass::Message.new_err(py, "tools must be valid text, not hold a lone surrogate"))?;
+        let tools = Tools::from_json(text.as_bytes()).map_err(|error| core_error_in(py, "invalid tools", error))?;
+        Ok(Self(Arc::new(tools)))
+    }
+}
+
+/// `dialect=`: a dialect's name, or an `agentmsg.Dialect` (a dialect from parts).
+struct DialectArg(Options);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for DialectArg {
+    type Error = PyErr;
+
+    fn extract(value: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let py = value.py();
+        if value.is_instance_of::<PyString>() {
+            let dialect = named(value, "dialect", "dialect", &Dialect::ALL, "a str")?;
+            return Ok(Self(Options::new(dialect)));
+        }
+        if !value.is_instance(dialect_class(py)?)? {
+            let message = format!("dialect must be a str or an agentmsg.Dialect, not {}", type_name(&value));
+            return Err(ErrorClass::MessageType.new_err(py, message));
+        }
+        custom_options(&value).map(Self)
+    }
+}
+
+/// The class `agentmsg.Dialect` (it lives in `agentmsg.options`).
+fn dialect_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    static CLASS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    CLASS.import(py, "agentmsg.options", "Dialect")
+}
+
+/// The options of an `agentmsg.Dialect` (a dialect from parts): its attributes are read and
+/// checked by the core; an error names the dialect and the part.
+fn custom_options(dialect: &Bound<'_, PyAny>) -> PyResult<Options> {
+    let py = dialect.py();
+    let text = |field: &str| -> PyResult<Option<String>> {
+        let value = dialect.getattr(field).map_err(|_| {
+            let message = format!("dialect must be a str or an agentmsg.Dialect, not {}", type_name(dialect));
+            ErrorClass::MessageType.new_err(py, message)
+        })?;
+        if value.is_none() {
+            return Ok(None);
+        }
+        let Ok(text) = value.cast::<PyString>() else {
+            return Err(ErrorClass::MessageType.new_err(py, format!("Dialect.{field} must be a str, not {}", type_name(&value))));
+        };
+        let text = text.to_str().map_err(|_| {
+            ErrorClass::Message.new_err(py, format!("Dialect.{field} must be valid text, not hold a lone surrogate"))
+        })?;
+        Ok(Some(text.to_owned()))
+    };
+    let required = |field: &str| -> PyResult<String> {
+        text(field)?
+            .ok_or_else(|| ErrorClass::MessageType.new_err(py, format!("Dialect.{field} must be a str, not NoneType")))
+    };
+    let name = required("name")?;
+    let think = match (text("think_start")?, text("think_end")?) {
+        (Some(start), Some(end)) => Some((start, end)),
+        (None, None) => None,
+        _ => {
+            let message = format!("dialect {}: think_start and think_end go together", quoted(&name));
+            return Err(ErrorClass::Message.new_err(py, message));
+        }
+    };
+    let parts = CustomDialect {
+        call_start: required("call_start")?,
+        call_end: required("call_end")?,
+        payload: required("payload")?,
+        name_key: required("name_key")?,
+        arguments_key: required("arguments_key")?,
+        think,
+    };
+    Options::custom(&parts).map_err(|error| core_error_in(py, &format!("dialect {}", quoted(&name)), error))
+}
+
+/// Checks the parts of an `agentmsg.Dialect` (its constructor calls this).
+#[pyfunction]
+fn check_dialect(dialect: &Bound<'_, PyAny>) -> PyResult<()> {
+    custom_options(dialect).map(|_| ())
+}
+
+/// The names of the core's dialects (Forge's first), for `agentmsg.DIALECTS`.
+#[pyfunction]
+fn dialect_names(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    Dialect::ALL.iter().map(|(name, _)| *name).collect::<Vec<_>>().into_bound_py_any(py)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(dialect_names, m)?)?;
+    m.add_function(wrap_pyfunction!(check_dialect, m)?)?;
+    Ok(())
 }

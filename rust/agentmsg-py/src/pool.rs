@@ -18,8 +18,7 @@ use agentmsg_core::parse::dialect::quoted;
 use pyo3::types::{PyBool, PyInt};
 use rayon::{ThreadPool, ThreadPoolBuilder};
 
-use crate::errors::{describe, ErrorClass};
-use crate::pystr::type_name;
+use crate::errors::{describe, type_name, ErrorClass};
 
 /// The environment variable that sizes the pool; unset, it has one thread per core.
 const NUM_THREADS_VAR: &str = "AGENTMSG_NUM_THREADS";

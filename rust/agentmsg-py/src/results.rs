@@ -1,90 +1,15 @@
-//! The results of parsing as the package's own Python classes (`TextBlock`, `ThinkingBlock`,
-//! `ToolUseBlock`, `Parsed`, `ParseIssue`, and the stream events of `agentmsg.events`: frozen
-//! slotted dataclasses).
-//!
-//! Their values come from the core and are valid by construction, so they are built the way
-//! `dataclasses` itself builds frozen instances, minus the lookups: allocation as
-//! `object.__new__` does it, then each value stored in its slot (what `object.__setattr__` ends
-//! up doing), skipping the per-field checks of `__init__` that dominate the cost of small
-//! results. What keeps this from drifting from the Python classes: each class's fields are
-//! listed once, in [`RESULT_CLASSES`]' entries, and `tests/test_result_classes.py` checks them
-//! against the dataclasses' fields, and that a result equals the same values passed through the
-//! class's constructor (its `__post_init__` checks included).
+//! The results of parsing (`Parsed`, its blocks and issues) as the package's own Python
+//! classes, built without `__init__` from the table of [`crate::classes`].
 
 use agentmsg_core::parse::{Block, Document, Issue, ToolCall};
-use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyList, PyString, PyTuple, PyType};
 use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyList, PyString, PyTuple};
 
-use crate::errors::ErrorClass;
-use crate::events;
-use crate::ffi::{GcPause, SlottedClass};
+use crate::classes::{PARSED, PARSE_ISSUE, TEXT_BLOCK, THINKING_BLOCK, TOOL_USE_BLOCK};
+use crate::ffi::GcPause;
 use crate::json::object_to_py;
-use crate::pystr::py_str;
-
-/// A Python class the binding builds results of, with the fields it fills (all of them, in the
-/// dataclass's order), and, once loaded, the class and its slots.
-pub(crate) struct ResultClass<const N: usize> {
-    module: &'static str,
-    name: &'static str,
-    fields: [&'static str; N],
-    loaded: PyOnceLock<SlottedClass<N>>,
-}
-
-impl<const N: usize> ResultClass<N> {
-    pub(crate) const fn new(module: &'static str, name: &'static str, fields: [&'static str; N]) -> Self {
-        Self { module, name, fields, loaded: PyOnceLock::new() }
-    }
-
-    /// `module.name` and its slots; a `MessageTypeError` if a field is no writable slot (the
-    /// class changed without this table).
-    fn load(&self, py: Python<'_>) -> PyResult<SlottedClass<N>> {
-        let cls = py.import(self.module)?.getattr(self.name)?.cast_into::<PyType>().map_err(PyErr::from)?;
-        SlottedClass::new(&cls, self.fields)?.map_err(|field| {
-            ErrorClass::MessageType.new_err(py, format!("{}.{}.{field} is not a slot", self.module, self.name))
-        })
-    }
-
-    /// An instance with `values` in the fields, in the order of `fields`, without `__init__`.
-    pub(crate) fn build<'py>(&self, py: Python<'py>, values: [Bound<'py, PyAny>; N]) -> PyResult<Bound<'py, PyAny>> {
-        self.loaded.get_or_try_init(py, || self.load(py))?.instance(py, values)
-    }
-
-    fn describe(&self) -> (&'static str, &'static str, Vec<&'static str>) {
-        (self.module, self.name, self.fields.to_vec())
-    }
-}
-
-static TEXT_BLOCK: ResultClass<1> = ResultClass::new("agentmsg.blocks", "TextBlock", ["text"]);
-static THINKING_BLOCK: ResultClass<2> = ResultClass::new("agentmsg.blocks", "ThinkingBlock", ["thinking", "signature"]);
-static TOOL_USE_BLOCK: ResultClass<5> =
-    ResultClass::new("agentmsg.blocks", "ToolUseBlock", ["id", "name", "input", "server_name", "metadata"]);
-static PARSE_ISSUE: ResultClass<4> = ResultClass::new("agentmsg.parsing", "ParseIssue", ["kind", "message", "span", "raw"]);
-static PARSED: ResultClass<6> = ResultClass::new(
-    "agentmsg.parsing",
-    "Parsed",
-    ["text", "thinking", "tool_calls", "errors", "blocks", "incomplete_thinking"],
-);
-
-/// `(module, class, fields)` of every class the binding builds without `__init__`, for the test
-/// that holds them to the dataclasses.
-#[pyfunction]
-fn result_classes() -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
-    vec![
-        TEXT_BLOCK.describe(),
-        THINKING_BLOCK.describe(),
-        TOOL_USE_BLOCK.describe(),
-        PARSE_ISSUE.describe(),
-        PARSED.describe(),
-        events::TEXT_DELTA.describe(),
-        events::THINKING_DELTA.describe(),
-        events::THINKING_END.describe(),
-        events::TOOL_CALL_START.describe(),
-        events::TOOL_CALL_DELTA.describe(),
-        events::TOOL_CALL_END.describe(),
-    ]
-}
+use crate::strings::py_str;
 
 /// The str made last for one field of a run of results, reused while the value repeats: a
 /// reply of many calls repeats names, messages and often raw texts, and a str is immutable, so
@@ -204,9 +129,4 @@ pub(crate) fn parsed_list<'py>(py: Python<'py>, docs: &[Document]) -> PyResult<B
         out.append(parsed(py, doc)?)?;
     }
     Ok(out)
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(result_classes, m)?)?;
-    Ok(())
 }

@@ -14,6 +14,8 @@ use pyo3::types::string::PyStringData;
 use pyo3::types::{PyList, PyString, PyTuple};
 
 use crate::errors::ErrorClass;
+// Re-exported for the modules that still import it from here (see `lib.rs`).
+pub(crate) use crate::errors::type_name;
 use crate::ffi;
 
 /// `value` as a str, or a `MessageTypeError` saying that `what` must be one.
@@ -120,15 +122,6 @@ pub fn estimate_text(text: &Bound<'_, PyString>) -> PyResult<usize> {
         Storage::Ucs2(units) => estimate::estimate_text_code_points(units),
         Storage::Ucs4(points) => estimate::estimate_text_code_points(points),
     })
-}
-
-/// The name of a value's type, for error messages.
-pub fn type_name(value: &Bound<'_, PyAny>) -> String {
-    value
-        .get_type()
-        .name()
-        .map(|name| name.to_string())
-        .unwrap_or_else(|_| "?".to_owned())
 }
 
 /// The number of items of a list or tuple, to reserve room for them; 0 for anything else, whose
