@@ -19,19 +19,34 @@ the tool call's ``metadata["agentmsg_server_name"]`` and come back.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List
 
-from .._checks import check_calls
-from ..blocks import (
-    AudioBlock, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
-    URLSource, VideoBlock,
-)
+from .._checks import check_calls, optional_dict, require, require_dict, require_list, shown
 from ..errors import ConversionError, MessageTypeError
-from ..message import Message, _format_timestamp
-from ._common import (
-    block_kind, build, check_dicts, check_messages, json_copy, optional_dict, require, require_dict,
-    require_str, require_list, settle_tool_pairs, shown, tagged_dict, text_block, thinking_dict,
+from ..model.arguments import json_copy
+from ..model.blocks import (
+    AudioBlock,
+    Base64Source,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    URLSource,
+    VideoBlock,
 )
+from ..model.message import Message, format_timestamp
+from ..readers import check_messages
+from ..readers._fields import (
+    block_kind,
+    build,
+    check_dicts,
+    require_str,
+    tagged_dict,
+    text_block,
+    thinking_dict,
+)
+from ._order import settle_tool_pairs
 
 if TYPE_CHECKING:
     from ..options import OrphanPolicy
@@ -65,7 +80,7 @@ def to_agentscope(messages: Iterable[Message]) -> List[Dict[str, Any]]:
             "content": [_block_to_agentscope(b, message, index) for b in message.content],
             "metadata": metadata,
             "id": message.id,
-            "timestamp": _format_timestamp(message.timestamp),
+            "timestamp": format_timestamp(message.timestamp),
         })
     return out
 

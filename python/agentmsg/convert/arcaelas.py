@@ -13,13 +13,15 @@ the format.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List
 
-from .._checks import check_calls
-from ..blocks import TextBlock, ToolResultBlock
-from ..errors import ConversionError
-from ..message import Message, Role
-from ._common import Losses, build, check_dicts, check_messages, require_dict, require_str, settle_tool_pairs
+from .._checks import check_calls, require_dict
+from ..errors import ConversionError, Losses
+from ..model.blocks import TextBlock, ToolResultBlock
+from ..model.message import Message, Role
+from ..readers import check_messages
+from ..readers._fields import build, check_dicts, require_str
+from ._order import settle_tool_pairs
 
 if TYPE_CHECKING:
     from ..options import OrphanPolicy

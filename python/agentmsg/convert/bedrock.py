@@ -22,20 +22,27 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, cast, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, cast
 
-from .._checks import check_calls
-from ..blocks import (
-    AudioBlock, Block, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
+from .._checks import check_calls, objects_in, require, require_choice, require_dict, shown_keys
+from ..errors import ConversionError, Losses, MessageTypeError
+from ..model.arguments import call_extras_lost, call_place, json_copy, json_text
+from ..model.blocks import (
+    AudioBlock,
+    Base64Source,
+    Block,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
     VideoBlock,
 )
-from ..errors import ConversionError, MessageTypeError
-from ..message import Message, metadata_view, _TOOL
-from ._common import (
-    objects_in, CachePlace, Losses, build, call_extras_lost, call_place, check_cache_places, check_dicts,
-    check_messages, json_copy, json_text, own_namespace, require, require_choice, require_dict,
-    require_str, settle_tool_pairs, shown_keys, split_system_and_merge_turns,
-)
+from ..model.message import TOOL_ROLE, Message, metadata_view
+from ..readers import check_messages
+from ..readers._fields import build, check_dicts, own_namespace, require_str
+from ._order import settle_tool_pairs, split_system_and_merge_turns
+from .cache import CachePlace, check_cache_places
 
 if TYPE_CHECKING:
     from ..options import OrphanPolicy
@@ -125,7 +132,7 @@ def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[st
     block: Any  # dispatched on type(block), which mypy cannot follow through `kind`
     if message.reasoning_content is not None:
         losses.add("reasoning_content", index)
-    if role is _TOOL:
+    if role is TOOL_ROLE:
         result = cast(ToolResultBlock, message.content[0])  # a tool message holds one result
         if not message.tool_id:
             raise ConversionError(

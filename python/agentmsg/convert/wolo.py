@@ -26,14 +26,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Union, cast
 
-from .._checks import check_calls
-from ..blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from ..errors import ConversionError, MessageTypeError
-from ..message import Message, Role
-from ._common import (
-    Losses, build, check_dicts, check_messages, dump_arguments, json_copy, optional_dict, own_namespace,
-    require_choice, require_list, results_first,
-)
+from .._checks import check_calls, optional_dict, require_choice, require_list
+from ..errors import ConversionError, Losses, MessageTypeError
+from ..model.arguments import dump_arguments, json_copy
+from ..model.blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from ..model.message import Message, Role
+from ..readers import check_messages
+from ..readers._fields import build, check_dicts, own_namespace
+from ._order import results_first
 
 __all__ = [
     "WoloTextPart",
