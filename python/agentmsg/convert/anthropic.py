@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence,
 from .. import _core
 from .._checks import check_calls, json_copy_dict
 from ..errors import AgentMsgError, ConversionError, Losses, MessageTypeError
-from ..model.arguments import call_extras_lost, call_place, json_copy, json_object
+from ..model.arguments import call_extras_lost, call_place, json_object, json_output_copy
 from ..model.blocks import (
     ImageBlock,
     TextBlock,
@@ -170,7 +170,7 @@ def _blocks_to_anthropic(
             if call_extras_lost(block):
                 losses.add("a tool call's server_name or metadata", index)
             call_names[block.id] = block.name
-            arguments = json_copy(block.input, call_place(index, block, "input"))
+            arguments = json_output_copy(block.input, call_place(index, block, "input"))
             blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": arguments})
         elif kind is ThinkingBlock:
             if block.signature is None and not block.thinking and redacted:

@@ -20,7 +20,7 @@ from ..errors import ConversionError, Losses
 from ..model.blocks import TextBlock, ToolResultBlock
 from ..model.message import Message, Role
 from ..readers import check_messages
-from ..readers._fields import build, check_dicts, require_str
+from ..readers._fields import build, check_dicts, require_str_key
 from ._order import settle_tool_pairs
 
 if TYPE_CHECKING:
@@ -88,8 +88,8 @@ def from_arcaelas(messages: Iterable[Mapping[str, Any]], *, on_orphan: OrphanPol
     for index, data in enumerate(check_dicts(messages, "messages")):
         where = f"messages[{index}]"
         data = require_dict(data, where)
-        role = require_str(data, "role", where)
-        content = require_str(data, "content", where)
+        role = require_str_key(data, "role", where)
+        content = require_str_key(data, "content", where)
         if not content and role != "tool":
             raise ConversionError(f"{where}.content: the content is required (empty)")
         if role == "tool" and not data.get("tool_id"):

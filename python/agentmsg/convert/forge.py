@@ -37,7 +37,7 @@ from ..model.message import ROLE_CODES, Message, Role
 from ..parsing import parse
 from ..parsing.forge_text import format_tool_call, format_tool_result, parse_tool_result
 from ..readers import check_messages
-from ..readers._fields import build, check_dicts, require_str
+from ..readers._fields import build, check_dicts, require_str_key
 from ._order import ORPHAN_POLICIES, settle_tool_pairs, warn_dropped_results
 
 if TYPE_CHECKING:
@@ -219,8 +219,8 @@ def from_forge(messages: Iterable[Mapping[str, Any]], *, on_orphan: OrphanPolicy
     for index, data in enumerate(check_dicts(messages, "messages")):
         where = f"messages[{index}]"
         data = require_dict(data, where)
-        role = require_str(data, "role", where)
-        content = require_str(data, "content", where)
+        role = require_str_key(data, "role", where)
+        content = require_str_key(data, "content", where)
         if role == "tool":
             try:
                 read.append(tuple(parse_tool_result(content)))

@@ -37,7 +37,7 @@ from typing import Any, Dict, Iterable, List, cast
 
 from .._checks import bounded, check_calls, shown
 from ..errors import AgentMsgError, ConversionError, Losses, MessageTypeError
-from ..model.arguments import json_copy
+from ..model.arguments import json_output_copy
 from ..model.blocks import ToolResultBlock, ToolUseBlock
 from ..model.message import Message, format_timestamp
 from ..readers import check_messages
@@ -101,7 +101,7 @@ def to_langchain(messages: Iterable[Message]) -> List[Any]:
 
 def _to_one(lc: Any, message: Message, index: int) -> Any:
     where = f"messages[{index}]"
-    metadata = json_copy(message.metadata, f"{where}.metadata")
+    metadata = json_output_copy(message.metadata, f"{where}.metadata")
     kept = own_namespace(metadata, NAMESPACE)
     if kept:
         del metadata[NAMESPACE]
@@ -145,7 +145,7 @@ def _to_one(lc: Any, message: Message, index: int) -> Any:
             fields[key] = kept[key]
     return lc.AIMessage(
         content=content,
-        tool_calls=[{"id": c.id, "name": c.name, "args": json_copy(c.input, f"{where} tool call {shown(c.id)}"),
+        tool_calls=[{"id": c.id, "name": c.name, "args": json_output_copy(c.input, f"{where} tool call {shown(c.id)}"),
                      "type": "tool_call"} for c in calls],
         **fields,
     )

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
 
 from .._checks import check_calls, optional_dict, require, require_dict, shown
 from ..errors import ConversionError, Losses, MessageTypeError
-from ..model.arguments import json_copy, json_text
+from ..model.arguments import json_output_copy, json_text
 from ..model.message import Message, Role, format_timestamp
 from ..readers import check_messages
 from ..readers._fields import check_dicts, own_namespace
@@ -163,7 +163,7 @@ def to_db_rows(messages: Iterable[Message], *, thread_id: Optional[str] = None) 
         if data is None:
             continue
         # a row is stored as JSON, and must not share a dict with the message
-        metadata = json_copy(message.metadata, f"messages[{index}].metadata")
+        metadata = json_output_copy(message.metadata, f"messages[{index}].metadata")
         extras = dict(own_namespace(metadata, "suna_row"))
         extra_keys = own_namespace(metadata, "openai")
         for key in ("suna_row", "openai"):

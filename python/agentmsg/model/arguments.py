@@ -65,7 +65,7 @@ def _not_json(value: Any) -> Any:
 _WRITER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=_not_json)
 
 
-def json_copy(value: Any, where: Where) -> Any:
+def json_output_copy(value: Any, where: Where) -> Any:
     """A fresh copy of a JSON value, checked as :func:`json_text` checks it: converter output
     never shares a dict with a message, so changing the output cannot change the message."""
     if type(value) is dict:

@@ -82,7 +82,7 @@ def text_block(data: Mapping[str, Any], where: str) -> TextBlock:
 T = TypeVar("T")
 
 
-def require_str(data: Mapping[str, Any], key: str, where: str) -> str:
+def require_str_key(data: Mapping[str, Any], key: str, where: str) -> str:
     value = require(data, key, where)
     if not isinstance(value, str):
         raise MessageTypeError(f"{where}.{key} must be a str, not {type(value).__name__}")

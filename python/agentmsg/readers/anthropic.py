@@ -9,7 +9,7 @@ from typing import Any, Dict, List
 
 from .._checks import require, require_choice, require_dict, shown
 from ..errors import ConversionError, MessageTypeError
-from ..model.arguments import json_copy
+from ..model.arguments import json_output_copy
 from ..model.blocks import (
     Base64Source,
     Block,
@@ -21,7 +21,7 @@ from ..model.blocks import (
     URLSource,
 )
 from ..model.message import Message
-from ._fields import block_kind, build, check_dicts, plain_data, require_str, text_block
+from ._fields import block_kind, build, check_dicts, plain_data, require_str_key, text_block
 
 __all__ = []
 
@@ -33,13 +33,13 @@ def system_from_anthropic(system: Any) -> Message:
     for j, block in enumerate(check_dicts(system, "system")):
         block = require_dict(block, f"system[{j}]")
         require_choice(block_kind(block, f"system[{j}]"), ("text",), f"system[{j}].type", "system block type")
-        text = require_str(block, "text", f"system[{j}]")
+        text = require_str_key(block, "text", f"system[{j}]")
         blocks.append(TextBlock(text))
     return build("system", lambda: Message.system(blocks))
 
 
 def tool_result_from_anthropic(block: Mapping[str, Any], where: str, call_names: Dict[str, str]) -> Message:
-    tool_id = require_str(block, "tool_use_id", where)
+    tool_id = require_str_key(block, "tool_use_id", where)
     content = block.get("content", [])
     if isinstance(content, str):
         output: List[Block] = [TextBlock(content)] if content else []
@@ -75,7 +75,7 @@ def block_from_anthropic(block: Mapping[str, Any], where: str) -> Any:
         return build(where, lambda: ThinkingBlock(thinking, signature))
     if kind == "tool_use":
         call_id, name, arguments = (require(block, k, where) for k in ("id", "name", "input"))
-        arguments = json_copy(require_dict(arguments, f"{where}.input"), f"{where}.input")
+        arguments = json_output_copy(require_dict(arguments, f"{where}.input"), f"{where}.input")
         return build(where, lambda: ToolUseBlock(call_id, name, arguments))
     if kind == "image":
         source = require_dict(require(block, "source", where), f"{where}.source")
@@ -116,7 +116,7 @@ def messages_from_anthropic(turn: Any, where: str, call_names: Dict[str, str]) -
         kind = block_kind(block, bwhere)
         if kind == "redacted_thinking":
             # no block of ours holds encrypted thinking: keep it aside, to_anthropic restores it
-            data = require_str(block, "data", bwhere)
+            data = require_str_key(block, "data", bwhere)
             metadata = {**metadata, "anthropic": {**metadata.get("anthropic", {}), "redacted_thinking":
                         metadata.get("anthropic", {}).get("redacted_thinking", []) + [data]}}
             if not pending:

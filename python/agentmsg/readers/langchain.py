@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import AbstractSet, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .._checks import json_copy as checked_json_copy
-from .._checks import optional_dict, require_dict, require_list, shown
+from .._checks import json_copy, optional_dict, require_dict, require_list, shown
 from ..errors import AgentMsgError, ConversionError, Losses, MessageTypeError, MissingDependencyError
 from ..model.blocks import (
     AudioBlock,
@@ -72,7 +71,7 @@ def message_from_langchain(lc: Any, message: Any, index: int, losses: Losses) ->
             value = {k: v for k, v in additional.items() if k not in (OURS, "reasoning_content")}
         if value or (value is not None and field in ("artifact", "usage_metadata")):
             try:
-                kept[field] = checked_json_copy(value, f"{where}.{field}")
+                kept[field] = json_copy(value, f"{where}.{field}")
             except AgentMsgError:
                 losses.add(f"{field} that is not JSON", index)
     if message.id is None:
