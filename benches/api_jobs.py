@@ -6,12 +6,11 @@
 """
 
 import json
-import statistics
 import sys
-import time
 
 import agentmsg
 from agentmsg import Message, ToolUseBlock
+from timing import medians
 
 REPEATS = 5
 
@@ -65,21 +64,5 @@ JOBS = {
 }
 
 
-def main() -> None:
-    only = sys.argv[1:]
-    figures = {}
-    for name, job in JOBS.items():
-        if only and name not in only:
-            continue
-        job()  # warm up: first-use imports and caches
-        runs = []
-        for _ in range(REPEATS):
-            start = time.perf_counter()
-            job()
-            runs.append(time.perf_counter() - start)
-        figures[name] = statistics.median(runs)
-    print(json.dumps(figures))
-
-
 if __name__ == "__main__":
-    main()
+    print(json.dumps(medians(JOBS, REPEATS, sys.argv[1:])))

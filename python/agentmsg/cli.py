@@ -24,14 +24,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 from . import __version__
 from ._checks import check_calls, describe, utf8_json, utf8_text
 from .convert import (
-    to_agentscope,
-    to_anthropic,
-    to_arcaelas,
-    to_bedrock,
-    to_dashscope,
-    to_db_rows,
-    to_forge,
-    to_openai,
+    to_agentscope, to_anthropic, to_arcaelas, to_bedrock, to_dashscope, to_db_rows, to_forge, to_openai,
     to_wolo,
 )
 from .counting.encoding import TOKEN_ENCODINGS, resolve_encoding

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
-from . import _core, parsing
+from . import _core
+from . import parsing
 from ._checks import as_list, check_calls
 from .model.blocks import ToolUseBlock
-from .model.results import (
-    Parsed,
-    ToolCallHeader,  # deprecated alias of ToolCallStart, kept for old imports
-)
+from .model.results import Parsed, ToolCallHeader
 from .options import Dialect as Dialect  # re-exported: agentmsg.dialects.Dialect
 from .parsing import TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart, tools_json_text
 

@@ -25,26 +25,13 @@ from .._checks import check_calls, optional_dict, require, require_dict, require
 from ..errors import ConversionError, MessageTypeError
 from ..model.arguments import json_output_copy
 from ..model.blocks import (
-    AudioBlock,
-    Base64Source,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    URLSource,
+    AudioBlock, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource,
     VideoBlock,
 )
 from ..model.message import Message, format_timestamp
 from ..readers import check_messages
 from ..readers._fields import (
-    block_kind,
-    build,
-    check_dicts,
-    require_str_key,
-    tagged_dict,
-    text_block,
-    thinking_dict,
+    block_kind, build, check_dicts, require_str_key, tagged_dict, text_block, thinking_dict,
 )
 from ._order import settle_tool_pairs
 

@@ -27,14 +27,7 @@ from .. import _core
 from .._checks import check_calls, json_copy_dict
 from ..errors import AgentMsgError, ConversionError, Losses, MessageTypeError
 from ..model.arguments import call_extras_lost, call_place, json_object, json_output_copy
-from ..model.blocks import (
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    URLSource,
-)
+from ..model.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource
 from ..model.message import ROLE_NAMES, TOOL_ROLE, Message, metadata_view
 from ..readers import check_messages
 from ..readers._fields import check_dicts, own_namespace

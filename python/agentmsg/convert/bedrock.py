@@ -28,14 +28,7 @@ from .._checks import check_calls, objects_in, require, require_choice, require_
 from ..errors import ConversionError, Losses, MessageTypeError
 from ..model.arguments import call_extras_lost, call_place, json_output_copy, json_text
 from ..model.blocks import (
-    AudioBlock,
-    Base64Source,
-    Block,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
+    AudioBlock, Base64Source, Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
     VideoBlock,
 )
 from ..model.message import TOOL_ROLE, Message, metadata_view

@@ -24,16 +24,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional,
 from .._checks import check_calls, objects_in, require, require_choice, require_dict, require_list, shown_keys
 from ..errors import ConversionError, Losses, MessageTypeError
 from ..model.blocks import (
-    AudioBlock,
-    Block,
-    ImageBlock,
-    Source,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    URLSource,
-    VideoBlock,
+    AudioBlock, Block, ImageBlock, Source, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
+    URLSource, VideoBlock,
 )
 from ..model.message import TOOL_ROLE, Message
 from ..readers import check_messages

@@ -43,12 +43,7 @@ from ..model.message import Message, format_timestamp
 from ..readers import check_messages
 from ..readers._fields import check_dicts, own_namespace
 from ..readers.langchain import (
-    NAMESPACE,
-    OURS,
-    langchain_content,
-    langchain_messages,
-    message_blocks,
-    message_from_langchain,
+    NAMESPACE, OURS, langchain_content, langchain_messages, message_blocks, message_from_langchain,
 )
 
 __all__ = ["to_langchain", "from_langchain"]

@@ -23,11 +23,7 @@ from typing import AbstractSet, Collection, Dict, FrozenSet, List, Literal, Sequ
 from .. import _core
 from .._checks import as_list, check_calls, describe, require_int, require_str, type_name
 from ..errors import (
-    DisallowedSpecialTokenError,
-    EncodingError,
-    MessageError,
-    MessageTypeError,
-    TokenIdError,
+    DisallowedSpecialTokenError, EncodingError, MessageError, MessageTypeError, TokenIdError,
     UnknownModelError,
 )
 

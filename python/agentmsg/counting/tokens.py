@@ -21,14 +21,7 @@ from .._checks import as_list, check_calls, describe, json_copy, require_int, re
 from ..errors import AgentMsgError, EncodingError, MessageError, MessageTypeError
 from ..model.arguments import dump_arguments
 from ..model.blocks import (
-    AudioBlock,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    URLSource,
-    VideoBlock,
+    AudioBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource, VideoBlock,
 )
 from ..model.message import ROLE_CODES, Message, Role, to_role
 from ..readers import MessageLike, messages_or_openai_dicts, read_messages

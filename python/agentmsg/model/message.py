@@ -19,29 +19,13 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 from .._checks import (
-    MAX_JSON_DEPTH,
-    as_list,
-    check_calls,
-    describe,
-    json_copy,
-    json_copy_dict,
-    optional_str,
-    require_bool,
-    require_int,
-    type_name,
-    unexpected_keyword,
-    utf8_json,
+    MAX_JSON_DEPTH, as_list, check_calls, describe, json_copy, json_copy_dict, optional_str, require_bool,
+    require_int, type_name, unexpected_keyword, utf8_json,
 )
 from ..errors import MessageError, MessageTypeError
 from ..options import PARSE_OPTION_NAMES, ParseOptions
 from .blocks import (
-    Block,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    block_from_dict,
-    block_to_dict,
+    Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, block_from_dict, block_to_dict,
     coerce_blocks,
 )
 

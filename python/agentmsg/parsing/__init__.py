@@ -15,23 +15,12 @@ import json
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from .. import _core
-from .._checks import (
-    MAX_JSON_DEPTH,
-    check_calls,
-    json_copy,
-    type_name,
-    unexpected_keyword,
-)
+from .._checks import MAX_JSON_DEPTH, check_calls, json_copy, type_name, unexpected_keyword
 from ..errors import MessageTypeError
 from ..model.blocks import ToolUseBlock
-from ..model.results import (  # the results and events, also reached as agentmsg.parsing.<name>
-    Parsed as Parsed,
-    ParseIssue as ParseIssue,
-    TextDelta as TextDelta,
-    ThinkingDelta as ThinkingDelta,
-    ThinkingEnd as ThinkingEnd,
-    ToolCallDelta as ToolCallDelta,
-    ToolCallEnd as ToolCallEnd,
+from ..model.results import (
+    Parsed as Parsed, ParseIssue as ParseIssue, TextDelta as TextDelta, ThinkingDelta as ThinkingDelta,
+    ThinkingEnd as ThinkingEnd, ToolCallDelta as ToolCallDelta, ToolCallEnd as ToolCallEnd,
     ToolCallStart as ToolCallStart,
 )
 from ..options import PARSE_OPTION_NAMES, ParseOptions

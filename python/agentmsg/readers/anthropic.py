@@ -11,14 +11,7 @@ from .._checks import require, require_choice, require_dict, shown
 from ..errors import ConversionError, MessageTypeError
 from ..model.arguments import json_output_copy
 from ..model.blocks import (
-    Base64Source,
-    Block,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    URLSource,
+    Base64Source, Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource,
 )
 from ..model.message import Message
 from ._fields import block_kind, build, check_dicts, plain_data, require_str_key, text_block

@@ -10,14 +10,7 @@ from typing import AbstractSet, Any, Dict, Iterable, List, Optional, Sequence, T
 from .._checks import json_copy, optional_dict, require_dict, require_list, shown
 from ..errors import AgentMsgError, ConversionError, Losses, MessageTypeError, MissingDependencyError
 from ..model.blocks import (
-    AudioBlock,
-    Base64Source,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    URLSource,
+    AudioBlock, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource,
     VideoBlock,
 )
 from ..model.message import Message

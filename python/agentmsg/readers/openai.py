@@ -11,14 +11,7 @@ from .._checks import bounded, require, require_choice, require_dict, require_li
 from ..errors import ConversionError, MessageError, MessageTypeError
 from ..model.arguments import load_arguments
 from ..model.blocks import (
-    AudioBlock,
-    Base64Source,
-    Block,
-    ImageBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
+    AudioBlock, Base64Source, Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
     URLSource,
 )
 from ..model.message import ASSISTANT_ROLE, SYSTEM_ROLE, TOOL_ROLE, USER_ROLE, Message

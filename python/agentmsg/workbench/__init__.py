@@ -48,14 +48,7 @@ from typing import (
     Union,
 )
 
-from .._checks import (
-    as_list,
-    check_calls,
-    describe,
-    require_bool,
-    require_str,
-    type_name,
-)
+from .._checks import as_list, check_calls, describe, require_bool, require_str, type_name
 from ..counting.counter import MessageCounter
 from ..counting.tokens import measured_text
 from ..errors import AgentMsgError, MessageError, MessageTypeError
@@ -63,14 +56,8 @@ from ..model.message import Message, Role
 from ..readers import MessageLike, read_messages
 from .report import PROVIDERS, ReplayMetrics, WorkbenchReport, replay_metrics, pooled_metrics, progress_bar
 from .strategies import (
-    DEFAULT_BUDGETS,
-    DEFAULT_STRATEGIES,
-    Strategy,
-    budget_value,
-    strategy_of,
-    StrategyFunction,
-    builtin_strategies,
-    first_sentence_summary,
+    DEFAULT_BUDGETS, DEFAULT_STRATEGIES, Strategy, budget_value, strategy_of, StrategyFunction,
+    builtin_strategies, first_sentence_summary,
 )
 from .transcripts import TRANSCRIPT_FORMATS, Transcript, iter_transcripts, load_transcript
 
