@@ -8,9 +8,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, 
 
 from typing_extensions import Self
 
-from agentmsg.blocks import ToolUseBlock
-from agentmsg.events import Event
-from agentmsg.parsing import Parsed, ParseIssue
+from agentmsg.model.results import Event, Parsed
 
 __version__: str
 
@@ -37,7 +35,7 @@ def parse(
     tools: Optional[Sequence[Any]] = None,
     **unexpected: Any,
 ) -> Parsed:
-    """Parses ``text`` into an ``agentmsg.parsing.Parsed``."""
+    """Parses ``text`` into an ``agentmsg.Parsed``."""
 
 def parse_many(
     texts: Iterable[str],
@@ -51,7 +49,7 @@ def parse_many(
     tools: Optional[Sequence[Any]] = None,
     **unexpected: Any,
 ) -> List[Parsed]:
-    """Parses each text into an ``agentmsg.parsing.Parsed``, in parallel with the GIL released."""
+    """Parses each text into an ``agentmsg.Parsed``, in parallel with the GIL released."""
 
 class StreamParser:
     def __new__(
@@ -81,7 +79,7 @@ def dialect_names() -> List[str]:
 def check_dialect(dialect: Any) -> None:
     """Checks the parts of an ``agentmsg.Dialect``; raises MessageError / MessageTypeError."""
 
-# -- tokens (exact counting; agentmsg.tokens) ----------------------------------------------------------
+# -- tokens (exact counting; agentmsg.counting.tokens) ----------------------------------------------------------
 
 ENCODING_NAMES: List[str]
 # encoding=None means "o200k_base".
@@ -98,12 +96,12 @@ def count_tokens_grouped(
 ) -> List[int]:
     """Group ``i`` is the next ``sizes[i]`` texts; its result is ``base[i]`` plus their counts."""
 
-# -- encoding (token ids; rust/agentmsg-py/src/encoding.rs; public API: agentmsg.encoding) -------
+# -- encoding (token ids; rust/agentmsg-py/src/encoding.rs; public API: agentmsg.counting.encoding) -------
 
 @final
 class TokenEncoder:
     """One of tiktoken's encodings with ids; ``agentmsg.Encoding`` wraps it. Failures tiktoken
-    reports with its own messages come back as values, and ``agentmsg.encoding`` raises them."""
+    reports with its own messages come back as values, and ``agentmsg.counting.encoding`` raises them."""
 
     def __new__(cls, name: str) -> Self:
         """``EncodingError`` for a name other than ``o200k_base`` / ``cl100k_base``."""
@@ -131,7 +129,7 @@ class TokenEncoder:
     def truncate(self, text: str, max_tokens: int) -> str:
         """The text of the first ``max_tokens`` tokens, without a character the cut splits."""
 
-# -- prune (budget pruning; agentmsg.memory) ------------------------------------------------------
+# -- prune (budget pruning; agentmsg.history.trim, .memory) ------------------------------------------------------
 
 
 def positions_of_role(messages: Sequence[Any], role: Any, message_type: type) -> List[int]:
@@ -206,7 +204,7 @@ class RollingHistory:
     @property
     def system_over_budget(self) -> bool: ...
 
-# -- pairs (tool pairing; agentmsg.toolpairs) ------------------------------------------------------
+# -- pairs (tool pairing; agentmsg.history.toolpairs) ------------------------------------------------------
 
 def pair_tool_results(
     roles: Sequence[int],

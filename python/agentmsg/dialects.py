@@ -18,13 +18,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List
 
-from ._checks import check_calls
-from .events import ToolCallHeader  # deprecated alias of ToolCallStart, kept for old imports
-from .message import _as_list
-from .options import Dialect
-from .parsing import (
-    DIALECTS, StreamParser, TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart, parse, parse_many, parse_tool_calls,
-)
+from ._checks import as_list, check_calls
+from .model.results import TextDelta, ThinkingDelta, ToolCallDelta, ToolCallHeader, ToolCallStart
+from .options import Dialect as Dialect  # re-exported: agentmsg.dialects.Dialect
+from .parsing import DIALECTS, StreamParser, parse, parse_many, parse_tool_calls
 
 __all__ = [
     "DIALECTS",
@@ -52,7 +49,7 @@ def openai_deltas(events: Iterable[object]) -> List[Dict[str, Any]]:
     {'tool_calls': [{'index': 0, 'function': {'arguments': '{"a":1}'}}]}
     """
     deltas: List[Dict[str, Any]] = []
-    for event in _as_list(events, "events", "a sequence of parser events"):
+    for event in as_list(events, "events", "a sequence of parser events"):
         if isinstance(event, TextDelta):
             deltas.append({"content": event.text})
         elif isinstance(event, ThinkingDelta):

@@ -45,6 +45,37 @@ TrimStrategy = Literal["last", "first"]
 """Which end of the history ``trim`` keeps: the newest messages or the oldest."""
 
 
+class ParseOptions(TypedDict, total=False):
+    """The keyword options of ``parse``, ``parse_many``, ``parse_tool_calls``, ``StreamParser``
+    and ``agentmsg.arrow.parse_arrow``, each optional, for code that passes them along::
+
+        >>> from agentmsg import parse
+        >>> from agentmsg.options import ParseOptions
+        >>> options: ParseOptions = {"dialect": "hermes"}
+        >>> parse('<tool_call>{"name": "f", "arguments": {}}</tool_call>', **options).tool_calls[0].name
+        'f'
+
+    ``dialect`` (default ``"forge"``): a name in ``agentmsg.DIALECTS`` or an
+    ``agentmsg.Dialect``. ``start_in_thinking`` (default ``None``: detected; False for a stream):
+    the text starts inside the reasoning. ``tools`` (default ``None``): OpenAI tool definitions
+    that type the values a model writes as text. Forge's dialect only: ``thinking`` (default
+    ``"auto"``), ``tool_format`` (``"auto"``), ``code_fences`` (True), ``max_calls`` (``None``:
+    no limit). :func:`agentmsg.parse` gives the rules of each.
+    """
+
+    dialect: Union[DialectName, Dialect]
+    start_in_thinking: Optional[bool]
+    tools: Optional[Sequence[Mapping[str, Any]]]
+    thinking: ThinkingMode
+    tool_format: ToolFormat
+    code_fences: bool
+    max_calls: Optional[int]
+
+
+#: The names of :class:`ParseOptions`, sorted: what every parser's ``**options`` may hold.
+PARSE_OPTION_NAMES = tuple(sorted(ParseOptions.__optional_keys__))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Dialect:
     """A dialect from parts, for models that are not listed; accepted wherever ``dialect=`` is.
@@ -83,37 +114,6 @@ class Dialect:
         _core.check_dialect(self)
 
 
-class ParseOptions(TypedDict, total=False):
-    """The keyword options of ``parse``, ``parse_many``, ``parse_tool_calls``, ``StreamParser``
-    and ``agentmsg.arrow.parse_arrow``, each optional, for code that passes them along::
-
-        >>> from agentmsg import parse
-        >>> from agentmsg.options import ParseOptions
-        >>> options: ParseOptions = {"dialect": "hermes"}
-        >>> parse('<tool_call>{"name": "f", "arguments": {}}</tool_call>', **options).tool_calls[0].name
-        'f'
-
-    ``dialect`` (default ``"forge"``): a name in ``agentmsg.DIALECTS`` or an
-    ``agentmsg.Dialect``. ``start_in_thinking`` (default ``None``: detected; False for a stream):
-    the text starts inside the reasoning. ``tools`` (default ``None``): OpenAI tool definitions
-    that type the values a model writes as text. Forge's dialect only: ``thinking`` (default
-    ``"auto"``), ``tool_format`` (``"auto"``), ``code_fences`` (True), ``max_calls`` (``None``:
-    no limit). :func:`agentmsg.parse` gives the rules of each.
-    """
-
-    dialect: Union[DialectName, Dialect]
-    start_in_thinking: Optional[bool]
-    tools: Optional[Sequence[Mapping[str, Any]]]
-    thinking: ThinkingMode
-    tool_format: ToolFormat
-    code_fences: bool
-    max_calls: Optional[int]
-
-
-#: The names of :class:`ParseOptions`, sorted: what every parser's ``**options`` may hold.
-PARSE_OPTION_NAMES = tuple(sorted(ParseOptions.__optional_keys__))
-
-
 def tools_json(tools: Sequence[Mapping[str, Any]]) -> str:
     """The JSON text of OpenAI tool definitions (the ``tools=`` option), which the core reads.
 
@@ -137,4 +137,5 @@ def tools_json(tools: Sequence[Mapping[str, Any]]) -> str:
     return text
 
 
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
 check_calls(globals())

@@ -1,6 +1,7 @@
 //! Every Python class the binding builds without `__init__`, with the fields it fills: the
 //! parse results (`TextBlock`, `ThinkingBlock`, `ToolUseBlock`, `ParseIssue`, `Parsed`) and the
-//! stream events (`TextDelta`, …, `ToolCallEnd`), all frozen slotted dataclasses.
+//! stream events (`TextDelta`, …, `ToolCallEnd`), all frozen slotted dataclasses of
+//! `agentmsg.model`.
 //!
 //! Their values come from the core and are valid by construction, so they are built the way
 //! `dataclasses` itself builds frozen instances, minus the lookups: allocation as
@@ -51,25 +52,25 @@ impl<const N: usize> ResultClass<N> {
     }
 }
 
-pub(crate) static TEXT_BLOCK: ResultClass<1> = ResultClass::new("agentmsg.blocks", "TextBlock", ["text"]);
-pub(crate) static THINKING_BLOCK: ResultClass<2> = ResultClass::new("agentmsg.blocks", "ThinkingBlock", ["thinking", "signature"]);
+pub(crate) static TEXT_BLOCK: ResultClass<1> = ResultClass::new("agentmsg.model.blocks", "TextBlock", ["text"]);
+pub(crate) static THINKING_BLOCK: ResultClass<2> = ResultClass::new("agentmsg.model.blocks", "ThinkingBlock", ["thinking", "signature"]);
 pub(crate) static TOOL_USE_BLOCK: ResultClass<5> =
-    ResultClass::new("agentmsg.blocks", "ToolUseBlock", ["id", "name", "input", "server_name", "metadata"]);
-pub(crate) static PARSE_ISSUE: ResultClass<4> = ResultClass::new("agentmsg.parsing", "ParseIssue", ["kind", "message", "span", "raw"]);
+    ResultClass::new("agentmsg.model.blocks", "ToolUseBlock", ["id", "name", "input", "server_name", "metadata"]);
+pub(crate) static PARSE_ISSUE: ResultClass<4> = ResultClass::new("agentmsg.model.results", "ParseIssue", ["kind", "message", "span", "raw"]);
 pub(crate) static PARSED: ResultClass<6> = ResultClass::new(
-    "agentmsg.parsing",
+    "agentmsg.model.results",
     "Parsed",
     ["text", "thinking", "tool_calls", "errors", "blocks", "incomplete_thinking"],
 );
 
-pub(crate) static TEXT_DELTA: ResultClass<1> = ResultClass::new("agentmsg.events", "TextDelta", ["text"]);
-pub(crate) static THINKING_DELTA: ResultClass<2> = ResultClass::new("agentmsg.events", "ThinkingDelta", ["index", "text"]);
-pub(crate) static THINKING_END: ResultClass<2> = ResultClass::new("agentmsg.events", "ThinkingEnd", ["index", "complete"]);
+pub(crate) static TEXT_DELTA: ResultClass<1> = ResultClass::new("agentmsg.model.results", "TextDelta", ["text"]);
+pub(crate) static THINKING_DELTA: ResultClass<2> = ResultClass::new("agentmsg.model.results", "ThinkingDelta", ["index", "text"]);
+pub(crate) static THINKING_END: ResultClass<2> = ResultClass::new("agentmsg.model.results", "ThinkingEnd", ["index", "complete"]);
 pub(crate) static TOOL_CALL_START: ResultClass<3> =
-    ResultClass::new("agentmsg.events", "ToolCallStart", ["index", "id", "name"]);
+    ResultClass::new("agentmsg.model.results", "ToolCallStart", ["index", "id", "name"]);
 pub(crate) static TOOL_CALL_DELTA: ResultClass<2> =
-    ResultClass::new("agentmsg.events", "ToolCallDelta", ["index", "fragment"]);
-pub(crate) static TOOL_CALL_END: ResultClass<3> = ResultClass::new("agentmsg.events", "ToolCallEnd", ["index", "call", "error"]);
+    ResultClass::new("agentmsg.model.results", "ToolCallDelta", ["index", "fragment"]);
+pub(crate) static TOOL_CALL_END: ResultClass<3> = ResultClass::new("agentmsg.model.results", "ToolCallEnd", ["index", "call", "error"]);
 
 /// `(module, class, fields)` of every class the binding builds without `__init__`, for the test
 /// that holds them to the dataclasses.

@@ -1,4 +1,4 @@
-//! The Python event of a core stream event: the classes of `agentmsg.events` (`TextDelta`,
+//! The Python event of a core stream event: the classes of `agentmsg.model.results` (`TextDelta`,
 //! `ThinkingDelta`, `ThinkingEnd`, `ToolCallStart`, `ToolCallDelta`, `ToolCallEnd`), built without
 //! `__init__` from the table of [`crate::classes`].
 
