@@ -44,7 +44,8 @@ pub mod schema;
 pub use call::{call_id, parse_json, CallHeader, Issue, IssueKind, Json, JsonPairs, ToolCall};
 pub use event::Event;
 pub use jiter::{JsonObject, JsonValue};
-pub use options::{CustomDialect, Dialect, DialectError, ForgeOptions, Options, StartThinking, ThinkingMode, ToolFormat};
+pub use dialect::named::{CustomDialect, Dialect, DialectError};
+pub use options::{ForgeOptions, Options, StartThinking, ThinkingMode, ToolFormat};
 pub use schema::{Tools, ToolsError};
 
 use dialect::forge::ForgeMachine;

@@ -5,7 +5,7 @@
 //! hand (whole-text parsing), its byte range in the input. A stripped run is one contiguous
 //! stretch of the input (nothing between its pieces is left out), so a range per run suffices.
 
-use super::Event;
+use super::event::Event;
 
 /// A run of text or tag thinking that is stripped at both ends as it streams.
 #[derive(Clone, Debug, Default)]

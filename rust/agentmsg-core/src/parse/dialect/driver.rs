@@ -14,7 +14,7 @@ use crate::parse::chars::{count_chars, CharClock};
 use crate::parse::output::Output;
 use crate::parse::scan;
 use crate::parse::schema::Tools;
-use crate::parse::Event;
+use crate::parse::event::Event;
 
 /// The payload reader of an open call.
 #[derive(Clone, Debug)]

@@ -12,7 +12,7 @@ use memchr::memchr2;
 use crate::parse::call::{call_arguments, call_name, into_pairs, parse_json, IssueKind, Json};
 use crate::parse::json_text;
 use crate::parse::scan::is_space;
-use crate::parse::JsonObject;
+use jiter::JsonObject;
 
 /// Where the call's name and arguments are in the payload.
 #[derive(Clone, Debug, PartialEq, Eq)]

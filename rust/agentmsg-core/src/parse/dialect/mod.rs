@@ -30,6 +30,7 @@ mod held;
 mod json_call;
 mod llama_json;
 mod mistral;
+pub(crate) mod named;
 mod py_literal;
 mod pythonic;
 mod reading;
@@ -43,10 +44,12 @@ mod tests_soups;
 use std::sync::Arc;
 
 use super::chars::CharClock;
-use super::{Dialect, Event, Options, StartThinking};
+use super::event::Event;
+use super::options::{Options, StartThinking};
+use named::Dialect;
 use driver::{Core, StateMachine};
 use syntax::Syntax;
-pub use syntax::quoted;
+pub use named::quoted;
 
 /// The machine of one dialect.
 #[derive(Clone, Debug)]

@@ -1,9 +1,9 @@
-//! The markers and payload form of a marker dialect (read by [`super::tagged`]), built in for
+//! The markers and payload form of a marker dialect (read by the tagged machine), built in for
 //! the listed ones or from a custom dialect's parts.
 
 use super::element_call::ElementForm;
 use super::json_call::JsonShape;
-use crate::parse::options::{CustomDialect, Dialect, DialectError};
+use super::named::{CustomDialect, Dialect, DialectError};
 
 const TOOL_CALL_OPEN: &[u8] = b"<tool_call>";
 const TOOL_CALL_CLOSE: &[u8] = b"</tool_call>";
@@ -141,16 +141,6 @@ impl Syntax {
         let think_closes: Vec<Vec<u8>> = think.iter().map(|(_, close)| close.to_vec()).collect();
         text_markers.extend(think_closes.iter().cloned());
         Self { section, call_open, call_close, form, text_markers, think_opens: think.len(), think_closes }
-    }
-}
-
-/// A part quoted for an error message, cut to its first 40 characters: a message stays short
-/// whatever the part holds.
-pub fn quoted(part: &str) -> String {
-    const EXCERPT: usize = 40;
-    match part.char_indices().nth(EXCERPT) {
-        Some((cut, _)) => format!("'{}'... ({} characters)", &part[..cut], part.chars().count()),
-        None => format!("'{part}'"),
     }
 }
 

@@ -16,7 +16,8 @@ use super::payload;
 use crate::parse::call::{call_id, into_pairs, Issue, IssueKind};
 use crate::parse::chars::CharClock;
 use crate::parse::output::{is_space, Output};
-use crate::parse::{Event, Options, StartThinking, ToolFormat};
+use crate::parse::event::Event;
+use crate::parse::options::{Options, StartThinking, ToolFormat};
 
 const TOOL_OPEN: &[u8] = b"<tool>";
 const TOOL_CLOSE: &[u8] = b"</tool>";

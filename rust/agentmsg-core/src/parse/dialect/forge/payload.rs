@@ -22,7 +22,7 @@ use crate::parse::call::{
     ToolCall,
 };
 use crate::parse::schema::{typed_value, Tools};
-use crate::parse::ToolFormat;
+use crate::parse::options::ToolFormat;
 
 /// Decodes a payload into a call, or says what is wrong with it.
 /// `tools`, if given, types an XML payload's text values and flags an unknown tool.
