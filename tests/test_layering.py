@@ -26,10 +26,6 @@ LAYERS = {
     "dialects": 11, "encoding": 11, "toolpairs": 11,
 }
 
-#: Imports that run up until the parser is one (issue 20, step B): ``parsing.StreamParser``
-#: builds the dialect parser of ``agentmsg.dialects``.
-UNTIL_ONE_PARSER = {("parsing", "dialects")}
-
 #: The one function-level import of the package's own modules the layout allows: the
 #: ``Message.from_text`` shortcut parses, and the parser sits above the model.
 LATE_IMPORTS_ALLOWED = {("model.message", "parsing")}
@@ -105,14 +101,14 @@ def test_no_import_runs_up_or_sideways():
         up = layer(module) > layer(importer)
         sideways = layer(module) == layer(importer) and module.split(".")[0] != importer.split(".")[0] \
             and layer(module) != 0
-        if (up or sideways) and (importer, module) not in UNTIL_ONE_PARSER | LATE_IMPORTS_ALLOWED:
+        if (up or sideways) and (importer, module) not in LATE_IMPORTS_ALLOWED:
             bad.append(f"{importer}:{line} imports {module} ({kind})")
     assert bad == []
 
 
 def test_no_function_level_import_of_the_package():
     bad = [f"{importer}:{line} imports {module}" for importer, module, _, kind, line in edges()
-           if kind == "function" and (importer, module.split(".")[0]) not in LATE_IMPORTS_ALLOWED | UNTIL_ONE_PARSER]
+           if kind == "function" and (importer, module.split(".")[0]) not in LATE_IMPORTS_ALLOWED]
     assert bad == []
 
 
@@ -125,8 +121,7 @@ def test_no_private_name_crosses_a_module():
 def test_no_import_circle():
     graph: Dict[str, Set[str]] = {}
     for importer, module, *_ in edges():
-        if (importer, module) not in UNTIL_ONE_PARSER:
-            graph.setdefault(importer, set()).add(module)
+        graph.setdefault(importer, set()).add(module)
     # Tarjan's strongly connected components, iteratively.
     index: Dict[str, int] = {}
     low: Dict[str, int] = {}

@@ -13,9 +13,9 @@ use crate::strings::py_str;
 
 /// The start event of a call: with its id and name where the dialect knows them at the start
 /// (every dialect but Forge's), else with None for both.
-fn tool_call_start<'py>(py: Python<'py>, index: usize, header: Option<CallHeader>) -> PyResult<Bound<'py, PyAny>> {
+fn tool_call_start<'py>(py: Python<'py>, index: usize, header: Option<&CallHeader>) -> PyResult<Bound<'py, PyAny>> {
     let (id, name) = match header {
-        Some(CallHeader { id, name }) => (PyString::new(py, &id).into_any(), PyString::new(py, &name).into_any()),
+        Some(CallHeader { id, name }) => (PyString::new(py, id).into_any(), PyString::new(py, name).into_any()),
         None => (py.None().into_bound(py), py.None().into_bound(py)),
     };
     TOOL_CALL_START.build(py, [index.into_bound_py_any(py)?, id, name])
@@ -31,38 +31,38 @@ pub(crate) fn is_shown(event: &Event) -> bool {
 /// `text` makes the str of a piece (the fed chunk itself when the piece is all of it).
 pub(crate) fn event_object<'py>(
     py: Python<'py>,
-    event: Event,
+    event: &Event,
     text_block: &mut Option<usize>,
     text: &impl Fn(&[u8]) -> PyResult<Py<PyString>>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let obj = match event {
         Event::Text { block, text: bytes } => {
-            let s = if block > 0 && *text_block != Some(block) {
+            let s = if *block > 0 && *text_block != Some(*block) {
                 let mut joined = Vec::with_capacity(bytes.len() + 1);
                 joined.push(b'\n');
-                joined.extend_from_slice(&bytes);
+                joined.extend_from_slice(bytes);
                 py_str(py, &joined)?.unbind()
             } else {
-                text(&bytes)?
+                text(bytes)?
             };
-            *text_block = Some(block);
+            *text_block = Some(*block);
             TEXT_DELTA.build(py, [s.into_bound(py).into_any()])?
         }
         Event::Thinking { index, text: bytes } => {
-            THINKING_DELTA.build(py, [index.into_bound_py_any(py)?, text(&bytes)?.into_bound(py).into_any()])?
+            THINKING_DELTA.build(py, [index.into_bound_py_any(py)?, text(bytes)?.into_bound(py).into_any()])?
         }
         Event::ThinkingEnd { index, complete } => {
-            THINKING_END.build(py, [index.into_bound_py_any(py)?, PyBool::new(py, complete).to_owned().into_any()])?
+            THINKING_END.build(py, [index.into_bound_py_any(py)?, PyBool::new(py, *complete).to_owned().into_any()])?
         }
-        Event::ToolStart { index, header } => tool_call_start(py, index, header)?,
+        Event::ToolStart { index, header } => tool_call_start(py, *index, header.as_ref())?,
         Event::ToolDelta { index, fragment } => {
-            TOOL_CALL_DELTA.build(py, [index.into_bound_py_any(py)?, text(&fragment)?.into_bound(py).into_any()])?
+            TOOL_CALL_DELTA.build(py, [index.into_bound_py_any(py)?, text(fragment)?.into_bound(py).into_any()])?
         }
         Event::ToolEnd { index, result } => {
             let none = py.None().into_bound(py);
             let (call, error) = match result {
-                Ok(call) => (tool_use_block(py, &call, &mut CallStrs::new())?, none),
-                Err(issue) => (none, parse_issue(py, &issue, &mut CallStrs::new())?),
+                Ok(call) => (tool_use_block(py, call, &mut CallStrs::new())?, none),
+                Err(issue) => (none, parse_issue(py, issue, &mut CallStrs::new())?),
             };
             TOOL_CALL_END.build(py, [index.into_bound_py_any(py)?, call, error])?
         }

@@ -82,11 +82,13 @@ impl StreamParser {
         let shown = events.iter().filter(|event| is_shown(event)).count();
         let (folder, text_block) = (&mut self.folder, &mut self.text_block);
         let objects = events.drain(..).filter_map(|event| {
+            let object = event_object(py, &event, text_block, &text).transpose();
             // Argument fragments are not needed in the result: the call arrives whole with its end.
+            // The event moves into the fold once its Python event is made: no copy.
             if !matches!(event, Event::ToolDelta { .. } | Event::ToolStart { .. }) {
-                folder.push(event.clone());
+                folder.push(event);
             }
-            event_object(py, event, text_block, &text).transpose()
+            object
         });
         list_of_len(py, shown, objects)
     }
