@@ -27,7 +27,7 @@ _MODULES = (
     "readers",
     "parsing",
     "parsing.forge_text",
-    "dialects",
+    "options",
     "counting.tokens",
     "counting.encoding",
     "counting.counter",
@@ -37,6 +37,7 @@ _MODULES = (
     "history.memory",
     "history.compaction",
     "convert",
+    "convert.deltas",
     "convert.streams",
     "pool",
     "workbench",
@@ -46,9 +47,9 @@ _EXPORTED = {
     "errors": ("AgentMsgError", "MessageError", "MessageTypeError", "ToolCallError", "EncodingError",
                "ToolPairError", "ConversionError", "MissingDependencyError", "DisallowedSpecialTokenError",
                "TokenIdError", "UnknownModelError", "TranscriptError"),  # ConversionWarning: with convert
-    "dialects": ("DIALECTS", "Dialect", "ToolCallHeader", "openai_deltas"),
+    "options": ("Dialect",),
     "model.results": ("Parsed", "ParseIssue", "TextDelta", "ThinkingDelta", "ThinkingEnd", "ToolCallStart",
-                      "ToolCallDelta", "ToolCallEnd"),
+                      "ToolCallDelta", "ToolCallEnd", "ToolCallHeader"),
     "counting.counter": ("MessageCounter", "token_counter"),
 }
 # The public names, in the order of _MODULES: a literal list, so type checkers read it without
@@ -64,17 +65,17 @@ __all__ = [
     # agentmsg.model.message
     "Role", "Message", "system", "user", "assistant", "tool", "ROLE_CODES",
     # agentmsg.model.results
-    "TextDelta", "ThinkingDelta", "ThinkingEnd", "ToolCallStart", "ToolCallDelta", "ToolCallEnd",
-    "ParseIssue", "Parsed",
+    "Parsed", "ParseIssue", "TextDelta", "ThinkingDelta", "ThinkingEnd", "ToolCallStart",
+    "ToolCallDelta", "ToolCallEnd", "ToolCallHeader",
     # agentmsg.readers
     "as_messages",
     # agentmsg.parsing
-    "parse", "parse_many", "parse_tool_calls", "StreamParser",
+    "DIALECTS", "parse", "parse_many", "parse_tool_calls", "StreamParser",
     # agentmsg.parsing.forge_text
     "validate_tool_call", "format_tool_call", "ToolResultText", "format_tool_result",
     "parse_tool_result",
-    # agentmsg.dialects
-    "DIALECTS", "Dialect", "ToolCallHeader", "openai_deltas",
+    # agentmsg.options
+    "Dialect",
     # agentmsg.counting.tokens
     "ENCODINGS", "count_tokens", "count_tokens_batch", "count_tokens_up_to", "fits",
     "message_token_counts", "count_message_tokens", "acount_tokens", "acount_message_tokens",
@@ -95,14 +96,15 @@ __all__ = [
     # agentmsg.history.compaction
     "prune_tool_outputs", "compress", "expand", "summarize", "asummarize", "Compactor",
     # agentmsg.convert
-    "ConversionWarning",
-    "to_openai", "from_openai", "to_anthropic", "from_anthropic", "openai_to_anthropic",
-    "to_bedrock", "from_bedrock", "to_dashscope", "from_dashscope", "to_forge", "from_forge",
-    "from_db_rows", "to_db_rows", "NON_LLM_ROW_TYPES", "format_conversation_for_cache",
-    "is_cached_block", "filter_for_bedrock", "format_multi_agent", "to_agentscope",
-    "from_agentscope", "to_arcaelas", "from_arcaelas", "WoloTextPart", "WoloToolPart",
-    "WoloMessage", "from_wolo", "to_wolo", "to_llm_messages", "WOLO_SYSTEM_PROMPT",
+    "ConversionWarning", "to_openai", "from_openai", "to_anthropic", "from_anthropic",
+    "openai_to_anthropic", "to_bedrock", "from_bedrock", "to_dashscope", "from_dashscope",
+    "to_forge", "from_forge", "from_db_rows", "to_db_rows", "NON_LLM_ROW_TYPES",
+    "format_conversation_for_cache", "is_cached_block", "filter_for_bedrock", "format_multi_agent",
+    "to_agentscope", "from_agentscope", "to_arcaelas", "from_arcaelas", "WoloTextPart",
+    "WoloToolPart", "WoloMessage", "from_wolo", "to_wolo", "to_llm_messages", "WOLO_SYSTEM_PROMPT",
     "WOLO_SENT_STATUSES", "to_langchain", "from_langchain",
+    # agentmsg.convert.deltas
+    "openai_deltas",
     # agentmsg.convert.streams
     "from_openai_stream", "afrom_openai_stream", "from_anthropic_stream", "afrom_anthropic_stream",
     # agentmsg.pool
@@ -115,16 +117,17 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
-    from .errors import *  # noqa: F401,F403  (ConversionWarning too, also in convert)
+    from .errors import *  # noqa: F401,F403
     from .model.blocks import *  # noqa: F401,F403
     from .model.message import *  # noqa: F401,F403
     from .model.results import (  # noqa: F401
-        Parsed, ParseIssue, TextDelta, ThinkingDelta, ThinkingEnd, ToolCallDelta, ToolCallEnd, ToolCallStart,
+        Parsed, ParseIssue, TextDelta, ThinkingDelta, ThinkingEnd, ToolCallDelta, ToolCallEnd, ToolCallHeader,
+        ToolCallStart,
     )
     from .readers import *  # noqa: F401,F403
     from .parsing import *  # noqa: F401,F403
     from .parsing.forge_text import *  # noqa: F401,F403
-    from .dialects import DIALECTS, Dialect, ToolCallHeader, openai_deltas  # noqa: F401
+    from .options import Dialect  # noqa: F401
     from .counting.tokens import *  # noqa: F401,F403
     from .counting.encoding import *  # noqa: F401,F403
     from .counting.counter import MessageCounter, token_counter  # noqa: F401
@@ -134,6 +137,7 @@ if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     from .history.memory import *  # noqa: F401,F403
     from .history.compaction import *  # noqa: F401,F403
     from .convert import *  # noqa: F401,F403
+    from .convert.deltas import *  # noqa: F401,F403
     from .convert.streams import *  # noqa: F401,F403
     from .pool import *  # noqa: F401,F403
     from .workbench import *  # noqa: F401,F403
@@ -158,7 +162,7 @@ else:
         for module in _MODULES:
             if module not in _loaded and name in _load(module):
                 return globals()[name]
-        try:  # a submodule the imports bound (agentmsg.convert, agentmsg.dialects, ...)
+        try:  # a submodule the imports bound (agentmsg.convert, agentmsg.parsing, ...)
             return globals()[name]
         except KeyError:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

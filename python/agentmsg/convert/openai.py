@@ -33,11 +33,24 @@ from .._checks import check_calls
 from ..errors import ConversionError, Losses
 from ..model.arguments import call_extras_lost, call_place, dump_arguments
 from ..model.blocks import (
-    AudioBlock, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource,
+    AudioBlock,
+    Base64Source,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    URLSource,
     VideoBlock,
 )
 from ..model.message import (
-    ASSISTANT_ROLE, ROLE_NAMES, SYSTEM_ROLE, TOOL_ROLE, USER_ROLE, Message, metadata_view,
+    ASSISTANT_ROLE,
+    ROLE_NAMES,
+    SYSTEM_ROLE,
+    TOOL_ROLE,
+    USER_ROLE,
+    Message,
+    metadata_view,
 )
 from ..readers import check_messages
 from ..readers._fields import check_dicts, own_namespace, plain_data

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 __all__ = [
+    "DIALECTS",
     "parse",
     "parse_many",
     "parse_tool_calls",
