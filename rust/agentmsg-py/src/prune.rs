@@ -66,7 +66,7 @@ impl PruneRules {
     fn select_kept(&self, py: Python<'_>, columns: Columns, max_tokens: u64) -> PyResult<(Vec<usize>, u64, bool, bool)> {
         let (counts, roles, groups) = columns.read(py)?;
         let selection = py
-            .detach(|| prune::select_with(&counts, &roles, &groups, max_tokens, &self.rules))
+            .detach(|| prune::select(&counts, &roles, &groups, max_tokens, &self.rules))
             .map_err(|error| core_error(py, error))?;
         Ok((selection.kept, selection.total, selection.over_budget, selection.system_over_budget))
     }
