@@ -34,16 +34,16 @@ pub enum NameScope {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Link<'a> {
     /// By call id (OpenAI style).
-    Id(&'a str),
+    Id(&'a [u8]),
     /// By tool name only (Forge style).
-    Name(&'a str),
+    Name(&'a [u8]),
     /// Neither: always an orphan.
     Nothing,
 }
 
 impl<'a> Link<'a> {
     /// The link of a result with these fields: a non-empty id wins, else a non-empty name.
-    pub fn of(id: Option<&'a str>, name: Option<&'a str>) -> Self {
+    pub fn of(id: Option<&'a [u8]>, name: Option<&'a [u8]>) -> Self {
         match (id.filter(|s| !s.is_empty()), name.filter(|s| !s.is_empty())) {
             (Some(id), _) => Link::Id(id),
             (None, Some(name)) => Link::Name(name),
@@ -63,17 +63,17 @@ pub struct Answered {
 #[derive(Debug, Clone)]
 struct OpenCall {
     message: u64,
-    id: String,
-    name: String,
+    id: Vec<u8>,
+    name: Vec<u8>,
 }
 
 /// One change to undo (see [`Pairer::begin`]).
 #[derive(Debug)]
 enum Undo {
     Opened { call: u64 },
-    TurnStarted { previous: HashMap<String, VecDeque<u64>> },
+    TurnStarted { previous: HashMap<Vec<u8>, VecDeque<u64>> },
     Answered { call: u64, open: OpenCall },
-    Popped { index: Index, key: String, call: u64 },
+    Popped { index: Index, key: Vec<u8>, call: u64 },
 }
 
 /// Which lookup a popped call came from.
@@ -93,9 +93,9 @@ pub struct Pairer {
     /// that are skipped (and dropped) when reached.
     open: HashMap<u64, OpenCall>,
     /// Calls by id, latest last.
-    by_id: HashMap<String, VecDeque<u64>>,
+    by_id: HashMap<Vec<u8>, VecDeque<u64>>,
     /// LatestTurn: the open turn's calls by name; AnyTurn: every call by name. Oldest first.
-    by_name: HashMap<String, VecDeque<u64>>,
+    by_name: HashMap<Vec<u8>, VecDeque<u64>>,
     journal: Option<Vec<Undo>>,
 }
 
@@ -153,7 +153,7 @@ impl Pairer {
 
     /// Registers the tool calls of the message `message`, as `(id, name)` pairs in order. A
     /// message without calls changes nothing (it does not close the open turn).
-    pub fn open_turn<'a>(&mut self, message: u64, calls: impl IntoIterator<Item = (&'a str, &'a str)>) {
+    pub fn open_turn<'a>(&mut self, message: u64, calls: impl IntoIterator<Item = (&'a [u8], &'a [u8])>) {
         let mut calls = calls.into_iter().peekable();
         if calls.peek().is_none() {
             return;
@@ -188,18 +188,18 @@ impl Pairer {
     }
 
     /// Pops the latest unanswered call with this id, dropping stale numbers on the way.
-    fn pop_live_id(&mut self, id: &str) -> Option<u64> {
+    fn pop_live_id(&mut self, id: &[u8]) -> Option<u64> {
         let found = pop_live(&mut self.by_id, &self.open, id, VecDeque::pop_back);
         self.record_pops(Index::Id, id, found)
     }
 
     /// Pops the first unanswered call of this name in scope, dropping stale numbers on the way.
-    fn pop_live_name(&mut self, name: &str) -> Option<u64> {
+    fn pop_live_name(&mut self, name: &[u8]) -> Option<u64> {
         let found = pop_live(&mut self.by_name, &self.open, name, VecDeque::pop_front);
         self.record_pops(Index::Name, name, found)
     }
 
-    fn record_pops(&mut self, index: Index, key: &str, (popped, found): (Vec<u64>, Option<u64>)) -> Option<u64> {
+    fn record_pops(&mut self, index: Index, key: &[u8], (popped, found): (Vec<u64>, Option<u64>)) -> Option<u64> {
         for call in popped {
             self.record(|| Undo::Popped { index, key: key.to_owned(), call });
         }
@@ -217,9 +217,9 @@ impl Pairer {
 /// Pops calls from `map[key]` (with `pop`) until an unanswered one; returns every popped call
 /// (for the journal) and the unanswered one. Empty queues leave the map.
 fn pop_live(
-    map: &mut HashMap<String, VecDeque<u64>>,
+    map: &mut HashMap<Vec<u8>, VecDeque<u64>>,
     open: &HashMap<u64, OpenCall>,
-    key: &str,
+    key: &[u8],
     pop: fn(&mut VecDeque<u64>) -> Option<u64>,
 ) -> (Vec<u64>, Option<u64>) {
     let Some(queue) = map.get_mut(key) else { return (Vec::new(), None) };
@@ -238,7 +238,7 @@ fn pop_live(
     (popped, found)
 }
 
-fn pop_back_key(map: &mut HashMap<String, VecDeque<u64>>, key: &str) {
+fn pop_back_key(map: &mut HashMap<Vec<u8>, VecDeque<u64>>, key: &[u8]) {
     if let Some(queue) = map.get_mut(key) {
         queue.pop_back();
         if queue.is_empty() {
@@ -281,7 +281,7 @@ impl std::error::Error for PairError {}
 
 /// A history's tool calls, flattened in order: call `k` was made by message `messages[k]`.
 #[derive(Debug, Clone, Copy)]
-pub struct Calls<'a, S: AsRef<str>> {
+pub struct Calls<'a, S: AsRef<[u8]>> {
     pub messages: &'a [usize],
     pub ids: &'a [S],
     pub names: &'a [S],
@@ -319,7 +319,7 @@ impl Pairing {
 /// assert_eq!(p.call_of, vec![None, Some(0), Some(0)]);
 /// assert!(p.orphans.is_empty() && p.unanswered.is_empty());
 /// ```
-pub fn pair<S: AsRef<str>>(
+pub fn pair<S: AsRef<[u8]>>(
     roles: &[Role],
     result_ids: &[Option<S>],
     result_names: &[Option<S>],
@@ -488,8 +488,8 @@ mod tests {
         let step = (0u8..3, 0u8..3, 0u8..3);
         proptest!(|(before in prop::collection::vec(step.clone(), 0..30), during in prop::collection::vec(step.clone(), 0..30), after in prop::collection::vec(step, 0..30), any_turn: bool)| {
             let scope = if any_turn { NameScope::AnyTurn } else { NameScope::LatestTurn };
-            let ids = ["", "a", "b"];
-            let names = ["f", "g", "h"];
+            let ids: [&[u8]; 3] = [b"", b"a", b"b"];
+            let names: [&[u8]; 3] = [b"f", b"g", b"h"];
             let apply = |p: &mut Pairer, steps: &[(u8, u8, u8)], key: &mut u64| -> Vec<Option<Answered>> {
                 steps.iter().map(|&(kind, x, y)| {
                     *key += 1;

@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod arrow;
+mod columns;
 mod dialect;
 mod encoding;
 mod errors;

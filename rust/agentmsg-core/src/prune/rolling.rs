@@ -324,7 +324,7 @@ impl RollingHistory {
         &mut self,
         count: u64,
         role: Role,
-        calls: impl IntoIterator<Item = (&'a str, &'a str)>,
+        calls: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
         link: Link<'_>,
         prune: bool,
     ) -> Result<Pushed, PruneError> {
@@ -479,9 +479,9 @@ mod tests {
                     let pushed = match kind {
                         0 => h.push(count, Role::System, [], Link::Nothing, true),
                         1 => h.push(count, Role::User, [], Link::Nothing, true),
-                        2 => h.push(count, Role::Assistant, [(id, "f")], Link::Nothing, count % 2 == 0),
-                        3 => h.push(count, Role::Tool, [], Link::Id(id), true),
-                        4 => h.push(count, Role::Tool, [], Link::Name("f"), true),
+                        2 => h.push(count, Role::Assistant, [(id.as_bytes(), &b"f"[..])], Link::Nothing, count % 2 == 0),
+                        3 => h.push(count, Role::Tool, [], Link::Id(id.as_bytes()), true),
+                        4 => h.push(count, Role::Tool, [], Link::Name(b"f"), true),
                         5 => { h.clear(); return None; }
                         _ => { h.prune(); return None; }
                     };
