@@ -5,15 +5,14 @@ median seconds of each job as one JSON object."""
 
 import json
 import random
-import statistics
 import sys
 import threading
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import agentmsg  # noqa: E402
+from timing import medians  # noqa: E402
 from transcripts import build_transcript  # noqa: E402
 
 REPEATS = 9
@@ -65,13 +64,4 @@ JOBS = {
 }
 
 if __name__ == "__main__":
-    medians = {}
-    for name, job in JOBS.items():
-        job()  # warm: tables loaded, pool started
-        times = []
-        for _ in range(REPEATS):
-            start = time.perf_counter()
-            job()
-            times.append(time.perf_counter() - start)
-        medians[name] = statistics.median(times)
-    print(json.dumps(medians))
+    print(json.dumps(medians(JOBS, REPEATS)))

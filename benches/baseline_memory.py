@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import List
 
 from agentmsg import Message
-from agentmsg.estimate import measured_text
+from agentmsg.counting.tokens import measured_text
 
 
 def estimate(message: Message) -> int:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import agentmsg
 from agentmsg import ConversionWarning, Message, ToolUseBlock, from_forge, from_openai, openai_to_anthropic, to_anthropic
-from agentmsg.message import metadata_view
+from agentmsg.model.message import metadata_view
 from transcripts import build_transcript
 
 

@@ -298,7 +298,7 @@ NOT_CALLED = {
     "DEFAULT_BUDGETS", "PROVIDERS", "ReplayMetrics", "WorkbenchReport", "DIALECTS",
     "TOKEN_ENCODINGS", "DisallowedSpecialTokenError", "TokenIdError", "UnknownModelError",
 }
-_PENDING_MODULES = ("agentmsg.memory", "agentmsg.compaction", "agentmsg.toolpairs")
+_PENDING_MODULES = ("agentmsg.history.memory", "agentmsg.history.compaction", "agentmsg.history.toolpairs")
 
 
 def _owner(target: str) -> str:

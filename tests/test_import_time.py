@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+import importlib
+
 import agentmsg
 
 # The agentmsg these tests imported, not whatever a subprocess would find first.
@@ -36,16 +38,15 @@ def test_the_common_api_does_not_load_asyncio_or_the_workbench():
         "StreamParser, to_openai, to_anthropic, from_openai, as_messages, from_openai_stream, check_tool_pairs"
     )
     assert "asyncio" not in loaded
-    assert not {"agentmsg.workbench", "agentmsg.transcripts", "statistics", "csv"} & loaded
+    assert not {"agentmsg.workbench", "agentmsg.workbench.transcripts", "statistics", "csv"} & loaded
 
 
 def test_names_load_on_first_use_and_are_those_of_the_modules():
     loaded = modules_after("import agentmsg; agentmsg.user('hi')")
-    assert {"agentmsg.message", "agentmsg.blocks"} <= loaded
+    assert {"agentmsg.model.message", "agentmsg.model.blocks"} <= loaded
     assert "agentmsg.convert" not in loaded
-    modules = [getattr(agentmsg, name) for name in agentmsg._MODULES]
-    by_module = [(module, agentmsg._DIALECT_NAMES if module is agentmsg.dialects else module.__all__)
-                 for module in modules]
+    modules = [importlib.import_module(f"agentmsg.{name}") for name in agentmsg._MODULES]
+    by_module = [(module, agentmsg._EXPORTED.get(name, module.__all__)) for name, module in zip(agentmsg._MODULES, modules)]
     exported = [name for _, names in by_module for name in names]
     assert sorted(agentmsg.__all__) == sorted(exported) and len(set(exported)) == len(exported)
     assert all(getattr(agentmsg, name) is getattr(module, name) for module, names in by_module for name in names)

@@ -33,7 +33,7 @@ from agentmsg import (
     to_langchain,
     to_openai,
 )
-from agentmsg.workbench import MissingDependencyError
+from agentmsg.errors import MissingDependencyError
 from convert_strategies import messages as our_messages
 from convert_strategies import json_objects, nonempty_text, text
 

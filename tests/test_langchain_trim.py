@@ -226,7 +226,7 @@ def test_long_history_counts_only_the_tail():
 def test_missing_langchain_is_a_typed_error(monkeypatch):
     import sys
 
-    from agentmsg.workbench import MissingDependencyError
+    from agentmsg.errors import MissingDependencyError
 
     monkeypatch.setitem(sys.modules, "langchain_core", None)
     with pytest.raises(MissingDependencyError, match="pip install 'langchain-core"):

@@ -193,7 +193,7 @@ def test_a_float_past_the_largest_makes_a_forge_call_invalid_json():
 def test_every_event_field_is_checked_by_its_constructor():
     """An event's constructor checks its fields by their annotations: each field has a check
     (or holds any object on purpose), and an ``__index__`` integer is kept as a plain int."""
-    from agentmsg import events
+    from agentmsg.model import results as events
 
     for cls in (events.TextDelta, events.ThinkingDelta, events.ThinkingEnd, events.ToolCallStart,
                 events.ToolCallDelta, events.ToolCallEnd):

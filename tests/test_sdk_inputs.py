@@ -25,7 +25,7 @@ from agentmsg import (
     as_messages,
     check_tool_pairs,
 )
-from agentmsg.convert._common import results_first
+from agentmsg.convert._order import results_first
 from conversations import conversations
 
 

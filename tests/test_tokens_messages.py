@@ -221,7 +221,7 @@ def test_async_counters_give_the_sync_results():
 def test_async_counters_count_long_texts_in_a_worker_thread(monkeypatch):
     import threading
 
-    import agentmsg.tokens as tokens_module
+    import agentmsg.counting.tokens as tokens_module
 
     threads = []
 

@@ -11,7 +11,7 @@ from agentmsg import (
     pair_tool_results,
     repair_tool_pairs,
 )
-from agentmsg.toolpairs import INTERRUPTED
+from agentmsg.history.toolpairs import INTERRUPTED
 from conversations import conversations
 
 

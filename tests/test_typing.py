@@ -13,7 +13,7 @@ from typing import get_args
 import pytest
 
 import agentmsg
-from agentmsg.convert._common import ORPHAN_POLICIES
+from agentmsg.convert._order import ORPHAN_POLICIES
 from agentmsg.options import DialectName, OrphanPolicy, ThinkingMode, ToolFormat, TrimStrategy
 
 ROOT = Path(__file__).resolve().parent.parent

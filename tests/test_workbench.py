@@ -255,7 +255,7 @@ def test_plot_without_matplotlib_says_what_to_install(report, monkeypatch, tmp_p
 
 
 def test_progress_bar_is_on_for_a_terminal_only(monkeypatch):
-    from agentmsg.workbench import _progress_bar as progress_bar
+    from agentmsg.workbench.report import progress_bar
 
     assert progress_bar(10, None, "replay").disable  # pytest's stderr is not a terminal
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)

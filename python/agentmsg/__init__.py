@@ -20,90 +20,122 @@ __version__ = "0.1.0"
 # The modules whose public names (their ``__all__``) make the API, the cheap and common ones
 # first: a name is looked up in them in this order, importing each only as far as needed.
 _MODULES = (
-    "errors", "blocks", "message", "normalize", "estimate", "conversation", "parsing", "tokens",
-    "encoding", "toolpairs", "memory", "compaction", "convert", "streams", "dialects", "pool",
-    "transcripts", "workbench",
+    "errors",
+    "model.blocks",
+    "model.message",
+    "model.results",
+    "readers",
+    "parsing",
+    "parsing.forge_text",
+    "dialects",
+    "counting.tokens",
+    "counting.encoding",
+    "counting.counter",
+    "history.conversation",
+    "history.toolpairs",
+    "history.trim",
+    "history.memory",
+    "history.compaction",
+    "convert",
+    "convert.streams",
+    "pool",
+    "workbench",
 )
-# Of agentmsg.dialects only these are exported here (the rest is reached as agentmsg.dialects).
-_DIALECT_NAMES = ("DIALECTS", "Dialect", "ToolCallHeader", "openai_deltas")
+# Of these modules only some names are exported here (the rest is reached as agentmsg.<module>).
+_EXPORTED = {
+    "errors": ("AgentMsgError", "MessageError", "MessageTypeError", "ToolCallError", "EncodingError",
+               "ToolPairError", "ConversionError", "MissingDependencyError", "DisallowedSpecialTokenError",
+               "TokenIdError", "UnknownModelError", "TranscriptError"),  # ConversionWarning: with convert
+    "dialects": ("DIALECTS", "Dialect", "ToolCallHeader", "openai_deltas"),
+    "model.results": ("Parsed", "ParseIssue", "TextDelta", "ThinkingDelta", "ThinkingEnd", "ToolCallStart",
+                      "ToolCallDelta", "ToolCallEnd"),
+    "counting.counter": ("MessageCounter", "token_counter"),
+}
 # The public names, in the order of _MODULES: a literal list, so type checkers read it without
 # running the module (tests/test_typing.py and tests/test_import_time.py hold it to the modules).
 __all__ = [
     # agentmsg.errors
     "AgentMsgError", "MessageError", "MessageTypeError", "ToolCallError", "EncodingError",
-    "ToolPairError", "ConversionError",
-    # agentmsg.blocks
-    "URLSource", "Base64Source", "Source", "TextBlock", "ImageBlock", "AudioBlock",
-    "VideoBlock", "ThinkingBlock", "ToolUseBlock", "ToolResultBlock", "Block", "block_to_dict",
-    "block_from_dict",
-    # agentmsg.message
-    "Role", "Message", "system", "user", "assistant", "tool",
-    # agentmsg.normalize
+    "ToolPairError", "ConversionError", "MissingDependencyError", "DisallowedSpecialTokenError",
+    "TokenIdError", "UnknownModelError", "TranscriptError",
+    # agentmsg.model.blocks
+    "URLSource", "Base64Source", "Source", "TextBlock", "ImageBlock", "AudioBlock", "VideoBlock",
+    "ThinkingBlock", "ToolUseBlock", "ToolResultBlock", "Block", "block_to_dict", "block_from_dict",
+    # agentmsg.model.message
+    "Role", "Message", "system", "user", "assistant", "tool", "ROLE_CODES",
+    # agentmsg.model.results
+    "TextDelta", "ThinkingDelta", "ThinkingEnd", "ToolCallStart", "ToolCallDelta", "ToolCallEnd",
+    "ParseIssue", "Parsed",
+    # agentmsg.readers
     "as_messages",
-    # agentmsg.estimate
-    "estimate_tokens", "estimate_tokens_many", "measured_text", "ROLE_CODES",
-    # agentmsg.conversation
-    "filter_by_role", "count_by_role", "ConversationStats", "conversation_stats",
     # agentmsg.parsing
-    "parse", "Parsed", "ParseIssue", "parse_many", "parse_tool_calls", "validate_tool_call",
-    "format_tool_call", "format_tool_result", "parse_tool_result", "ToolResultText",
-    "StreamParser", "TextDelta", "ThinkingDelta", "ThinkingEnd", "ToolCallStart",
-    "ToolCallDelta", "ToolCallEnd",
-    # agentmsg.tokens
-    "ENCODINGS", "count_tokens", "count_tokens_batch", "count_tokens_up_to", "fits",
-    "message_token_counts", "count_message_tokens", "acount_tokens", "acount_message_tokens",
-    # agentmsg.encoding
-    "Encoding", "get_encoding", "encoding_for_model", "encoding_name_for_model",
-    "resolve_encoding", "truncate_tokens", "TOKEN_ENCODINGS", "DisallowedSpecialTokenError",
-    "TokenIdError", "UnknownModelError",
-    # agentmsg.toolpairs
-    "ToolPairing", "pair_tool_results", "check_tool_pairs", "repair_tool_pairs",
-    # agentmsg.memory
-    "token_counter", "TrimResult", "trim", "ConversationMemory",
-    # agentmsg.compaction
-    "prune_tool_outputs", "compress", "expand", "summarize", "asummarize", "Compactor",
-    # agentmsg.convert
-    "ConversionWarning", "to_openai", "from_openai", "to_anthropic", "from_anthropic",
-    "openai_to_anthropic", "to_bedrock", "from_bedrock", "to_dashscope", "from_dashscope",
-    "to_forge", "from_forge", "from_db_rows", "to_db_rows", "NON_LLM_ROW_TYPES",
-    "format_conversation_for_cache", "is_cached_block", "filter_for_bedrock",
-    "format_multi_agent", "to_agentscope", "from_agentscope", "to_arcaelas", "from_arcaelas",
-    "WoloTextPart", "WoloToolPart", "WoloMessage", "from_wolo", "to_wolo", "to_llm_messages",
-    "WOLO_SYSTEM_PROMPT", "WOLO_SENT_STATUSES", "to_langchain", "from_langchain",
-    # agentmsg.streams
-    "from_openai_stream", "afrom_openai_stream", "from_anthropic_stream",
-    "afrom_anthropic_stream",
+    "parse", "parse_many", "parse_tool_calls", "StreamParser",
+    # agentmsg.parsing.forge_text
+    "validate_tool_call", "format_tool_call", "ToolResultText", "format_tool_result",
+    "parse_tool_result",
     # agentmsg.dialects
     "DIALECTS", "Dialect", "ToolCallHeader", "openai_deltas",
+    # agentmsg.counting.tokens
+    "ENCODINGS", "count_tokens", "count_tokens_batch", "count_tokens_up_to", "fits",
+    "message_token_counts", "count_message_tokens", "acount_tokens", "acount_message_tokens",
+    "measured_text", "estimate_tokens", "estimate_tokens_many",
+    # agentmsg.counting.encoding
+    "Encoding", "get_encoding", "encoding_for_model", "encoding_name_for_model", "resolve_encoding",
+    "truncate_tokens", "TOKEN_ENCODINGS",
+    # agentmsg.counting.counter
+    "MessageCounter", "token_counter",
+    # agentmsg.history.conversation
+    "filter_by_role", "count_by_role", "ConversationStats", "conversation_stats",
+    # agentmsg.history.toolpairs
+    "ToolPairing", "pair_tool_results", "check_tool_pairs", "repair_tool_pairs",
+    # agentmsg.history.trim
+    "TrimResult", "trim",
+    # agentmsg.history.memory
+    "ConversationMemory",
+    # agentmsg.history.compaction
+    "prune_tool_outputs", "compress", "expand", "summarize", "asummarize", "Compactor",
+    # agentmsg.convert
+    "ConversionWarning",
+    "to_openai", "from_openai", "to_anthropic", "from_anthropic", "openai_to_anthropic",
+    "to_bedrock", "from_bedrock", "to_dashscope", "from_dashscope", "to_forge", "from_forge",
+    "from_db_rows", "to_db_rows", "NON_LLM_ROW_TYPES", "format_conversation_for_cache",
+    "is_cached_block", "filter_for_bedrock", "format_multi_agent", "to_agentscope",
+    "from_agentscope", "to_arcaelas", "from_arcaelas", "WoloTextPart", "WoloToolPart",
+    "WoloMessage", "from_wolo", "to_wolo", "to_llm_messages", "WOLO_SYSTEM_PROMPT",
+    "WOLO_SENT_STATUSES", "to_langchain", "from_langchain",
+    # agentmsg.convert.streams
+    "from_openai_stream", "afrom_openai_stream", "from_anthropic_stream", "afrom_anthropic_stream",
     # agentmsg.pool
     "num_threads", "set_num_threads",
-    # agentmsg.transcripts
-    "TranscriptError", "Transcript", "load_transcript", "iter_transcripts",
-    "TRANSCRIPT_FORMATS",
     # agentmsg.workbench
-    "MessageCounter", "Strategy", "first_sentence_summary", "builtin_strategies",
-    "DEFAULT_STRATEGIES", "DEFAULT_BUDGETS", "PROVIDERS", "ordering_problem", "ReplayMetrics",
-    "WorkbenchReport", "replay", "run_workbench", "MissingDependencyError",
+    "DEFAULT_STRATEGIES", "DEFAULT_BUDGETS", "Strategy", "first_sentence_summary",
+    "builtin_strategies", "ReplayMetrics", "WorkbenchReport", "PROVIDERS", "ordering_problem",
+    "replay", "run_workbench", "Transcript", "load_transcript", "iter_transcripts",
+    "TRANSCRIPT_FORMATS",
 ]
 
 if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
-    from .errors import *  # noqa: F401,F403
-    from .blocks import *  # noqa: F401,F403
-    from .message import *  # noqa: F401,F403
-    from .normalize import *  # noqa: F401,F403
-    from .estimate import *  # noqa: F401,F403
-    from .conversation import *  # noqa: F401,F403
+    from .errors import *  # noqa: F401,F403  (ConversionWarning too, also in convert)
+    from .model.blocks import *  # noqa: F401,F403
+    from .model.message import *  # noqa: F401,F403
+    from .model.results import (  # noqa: F401
+        Parsed, ParseIssue, TextDelta, ThinkingDelta, ThinkingEnd, ToolCallDelta, ToolCallEnd, ToolCallStart,
+    )
+    from .readers import *  # noqa: F401,F403
     from .parsing import *  # noqa: F401,F403
-    from .tokens import *  # noqa: F401,F403
-    from .encoding import *  # noqa: F401,F403
-    from .toolpairs import *  # noqa: F401,F403
-    from .memory import *  # noqa: F401,F403
-    from .compaction import *  # noqa: F401,F403
-    from .convert import *  # noqa: F401,F403
-    from .streams import *  # noqa: F401,F403
+    from .parsing.forge_text import *  # noqa: F401,F403
     from .dialects import DIALECTS, Dialect, ToolCallHeader, openai_deltas  # noqa: F401
+    from .counting.tokens import *  # noqa: F401,F403
+    from .counting.encoding import *  # noqa: F401,F403
+    from .counting.counter import MessageCounter, token_counter  # noqa: F401
+    from .history.conversation import *  # noqa: F401,F403
+    from .history.toolpairs import *  # noqa: F401,F403
+    from .history.trim import *  # noqa: F401,F403
+    from .history.memory import *  # noqa: F401,F403
+    from .history.compaction import *  # noqa: F401,F403
+    from .convert import *  # noqa: F401,F403
+    from .convert.streams import *  # noqa: F401,F403
     from .pool import *  # noqa: F401,F403
-    from .transcripts import *  # noqa: F401,F403
     from .workbench import *  # noqa: F401,F403
 else:
     import sys as _sys
@@ -115,7 +147,7 @@ else:
         full_name = f"{__name__}.{name}"
         __import__(full_name)  # not importlib.import_module: importlib loads warnings and more
         module = _sys.modules[full_name]
-        names = list(_DIALECT_NAMES if name == "dialects" else module.__all__)
+        names = list(_EXPORTED.get(name, module.__all__))
         globals().update({public: getattr(module, public) for public in names})
         _loaded.append(name)
         return names

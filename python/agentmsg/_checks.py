@@ -12,9 +12,22 @@ import enum
 import functools
 import json
 from types import FunctionType
-from typing import Any, Callable, Dict, List, Mapping, MutableMapping, NoReturn, Optional, Sequence
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    MutableMapping,
+    NoReturn,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
-from .errors import AgentMsgError, MessageError, MessageTypeError
+from .errors import AgentMsgError, ConversionError, MessageError, MessageTypeError
 
 _CO_VARKEYWORDS = 0x08  # inspect.CO_VARKEYWORDS and CO_COROUTINE, without importing inspect
 _CO_COROUTINE = 0x80
@@ -396,3 +409,110 @@ def _check_class(cls: type) -> None:
         checked = _checked_attribute(value, label)
         if checked is not None:
             setattr(cls, attribute, checked)
+
+
+def _is_message(value: object) -> bool:
+    """Whether ``value`` is an ``agentmsg.Message`` (told by its fields: the model sits above)."""
+    kind = type(value)
+    return hasattr(kind, "role") and hasattr(kind, "tool_calls") and hasattr(kind, "content")
+
+
+def as_list(value: object, what: str, expected: str) -> List[Any]:
+    """``value`` as a new list; a non-iterable, or a str/dict/Message given for a sequence, is a
+    MessageTypeError naming ``what``."""
+    if isinstance(value, (str, bytes, Mapping)) or _is_message(value):
+        raise MessageTypeError(f"{what} must be {expected}, not a single {type_name(value)}")
+    if value.__class__ is list or value.__class__ is tuple:
+        return list(value)
+    try:
+        iterator = iter(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise MessageTypeError(f"{what} must be {expected}, not {type_name(value)}") from None
+    try:
+        return list(iterator)
+    except AgentMsgError:
+        raise
+    except Exception as error:  # noqa: BLE001 - any failure of the caller's iterator is theirs
+        raise MessageTypeError(
+            f"{what}: iterating it raised {type_name(error)}"
+        ) from error
+
+
+SHOWN_CHARACTERS = 60
+
+
+def shown(value: Any) -> str:
+    """``value`` as error messages show it: short strings, numbers and None as ``repr`` does,
+    anything else by its type, so that an error never copies a 10 MB string, never walks a
+    100,000-deep value and never calls a hostile ``__repr__``."""
+    kind = type(value)
+    if value is None or kind is bool or kind is float:
+        return repr(value)
+    if kind is int:
+        return repr(value) if value.bit_length() <= 64 else f"an int of {value.bit_length()} bits"
+    if isinstance(value, str):
+        text = str.__str__(value)
+        cut = text[:SHOWN_CHARACTERS]
+        return repr(cut) + ("..." if len(text) > SHOWN_CHARACTERS else "")
+    if isinstance(value, (list, tuple, dict, set, frozenset)):
+        return f"{kind.__name__} of {len(value)} items"
+    return f"a {kind.__name__}"
+
+
+def shown_keys(data: Mapping[Any, Any]) -> str:
+    """The first keys of an object, as :func:`shown` shows values: ``['a', 'b']``."""
+    keys = [shown(key) for _, key in zip(range(5), data)]
+    return "[" + ", ".join(keys) + (", ...]" if len(data) > 5 else "]")
+
+
+def require_dict(value: Any, where: str) -> Mapping[str, Any]:
+    if value.__class__ is not dict and not isinstance(value, Mapping):  # an ABC check is slow
+        raise MessageTypeError(f"{where} must be an object (dict), not {type(value).__name__}")
+    return value
+
+
+def optional_dict(value: Any, where: str) -> Dict[str, Any]:
+    """A field that holds an object or nothing (``metadata``), as a new dict; None is ``{}``."""
+    if value is None:
+        return {}
+    return dict(require_dict(value, where))
+
+
+def objects_in(items: Iterable[Any], where: str) -> Iterator[Tuple[str, Mapping[str, Any]]]:
+    """Each item of a list field as ``(its place, the object)``; an item that is not an object
+    is a MessageTypeError naming its place (``where[j]``)."""
+    for index, item in enumerate(items):
+        place = f"{where}[{index}]"
+        yield place, require_dict(item, place)
+
+
+def require_list(value: Any, where: str) -> Sequence[Any]:
+    if value.__class__ is not list and not isinstance(value, (list, tuple)):
+        raise MessageTypeError(f"{where} must be a list, not {type(value).__name__}")
+    return value
+
+
+def require(data: Mapping[str, Any], key: str, where: str) -> Any:
+    """``data[key]``; a missing key is a ConversionError naming ``where`` and the field."""
+    try:
+        return data[key]
+    except KeyError:
+        raise ConversionError(f"{where}: missing field {key!r}") from None
+
+
+def require_choice(value: Any, valid: Iterable[str], where: str, what: str) -> str:
+    """``value`` when it is one of the ``valid`` strings; else a typed error listing them."""
+    if not isinstance(value, str):
+        raise MessageTypeError(f"{where} must be a str, not {type(value).__name__}")
+    if value not in valid:
+        raise ConversionError(f"{where}: unknown {what} {shown(value)}; valid: {', '.join(valid)}")
+    return value
+
+
+ERROR_CHARACTERS = 400
+
+
+def bounded(error: Exception) -> str:
+    """An error's message, cut to a bounded length (it may quote a huge value)."""
+    text = str(error)
+    return text if len(text) <= ERROR_CHARACTERS else text[:ERROR_CHARACTERS] + "..."

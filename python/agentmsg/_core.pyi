@@ -8,9 +8,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, 
 
 from typing_extensions import Self, TypedDict, Unpack
 
-from agentmsg.blocks import ToolUseBlock
-from agentmsg.events import Event
-from agentmsg.parsing import Parsed, ParseIssue
+from agentmsg.model.results import Event, Parsed
 
 __version__: str
 
@@ -41,7 +39,7 @@ class _ParserOptions(TypedDict, total=False):
 
 @overload
 def parse(text: str, **options: Unpack[_ParserOptions]) -> Parsed:  # type: ignore[overload-overlap]  # a str is one text
-    """Parses ``text`` into an ``agentmsg.parsing.Parsed``; any other sequence of texts into a
+    """Parses ``text`` into an ``agentmsg.Parsed``; any other sequence of texts into a
     list of them, in parallel with the GIL released."""
 @overload
 def parse(text: Iterable[str], **options: Unpack[_ParserOptions]) -> List[Parsed]: ...
@@ -71,7 +69,7 @@ class DialectStreamParser:
     def finish(self) -> List[Event]: ...
     def result(self) -> Parsed: ...
 
-# -- tokens (exact counting; agentmsg.tokens) ----------------------------------------------------------
+# -- tokens (exact counting; agentmsg.counting.tokens) ----------------------------------------------------------
 
 ENCODING_NAMES: List[str]
 # encoding=None means "o200k_base".
@@ -88,12 +86,12 @@ def count_tokens_grouped(
 ) -> List[int]:
     """Group ``i`` is the next ``sizes[i]`` texts; its result is ``base[i]`` plus their counts."""
 
-# -- encoding (token ids; rust/agentmsg-py/src/encoding.rs; public API: agentmsg.encoding) -------
+# -- encoding (token ids; rust/agentmsg-py/src/encoding.rs; public API: agentmsg.counting.encoding) -------
 
 @final
 class TokenEncoder:
     """One of tiktoken's encodings with ids; ``agentmsg.Encoding`` wraps it. Failures tiktoken
-    reports with its own messages come back as values, and ``agentmsg.encoding`` raises them."""
+    reports with its own messages come back as values, and ``agentmsg.counting.encoding`` raises them."""
 
     def __new__(cls, name: str) -> Self:
         """``EncodingError`` for a name other than ``o200k_base`` / ``cl100k_base``."""
@@ -121,7 +119,7 @@ class TokenEncoder:
     def truncate(self, text: str, max_tokens: int) -> str:
         """The text of the first ``max_tokens`` tokens, without a character the cut splits."""
 
-# -- prune (budget pruning; agentmsg.memory) ------------------------------------------------------
+# -- prune (budget pruning; agentmsg.history.trim, .memory) ------------------------------------------------------
 
 
 def positions_of_role(messages: Sequence[Any], role: Any, message_type: type) -> List[int]:
@@ -196,7 +194,7 @@ class RollingHistory:
     @property
     def system_over_budget(self) -> bool: ...
 
-# -- pairs (tool pairing; agentmsg.toolpairs) ------------------------------------------------------
+# -- pairs (tool pairing; agentmsg.history.toolpairs) ------------------------------------------------------
 
 def pair_tool_results(
     roles: Sequence[int],

@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from anthropic.types import MessageParam, TextBlockParam
     from openai.types.chat import ChatCompletionMessageParam
-    from typing import TypeAlias
 
     OpenAIMessageParam: TypeAlias = ChatCompletionMessageParam
     AnthropicMessageParam: TypeAlias = MessageParam

@@ -18,11 +18,13 @@ copy.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Union, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 from . import _core
+from .counting.tokens import check_encoding
 from .errors import MessageError
-from .message import Role, _to_role
+from .model.message import Role, to_role
+from .parsing import core_arguments
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -82,9 +84,8 @@ def count_tokens_arrow(texts: Any, encoding: str = "o200k_base") -> Any:
     >>> count_tokens_arrow(pa.array(["tiktoken is great!"]), "cl100k_base").to_pylist()
     [6]
     """
-    from .tokens import _check_encoding
 
-    name = _check_encoding(encoding)  # a model name gives its encoding, as for count_tokens_batch
+    name = check_encoding(encoding)  # a model name gives its encoding, as for count_tokens_batch
     return _per_chunk(texts, lambda chunk: _core.count_tokens_arrow(chunk, name))
 
 
@@ -96,7 +97,7 @@ def estimate_tokens_arrow(texts: Any, role: Union[Role, str] = Role.USER) -> Any
     >>> estimate_tokens_arrow(pa.array(["Hello", None, "Result: 8"]), "tool").to_pylist()
     [11, None, 12]
     """
-    role_name = _to_role(role).value
+    role_name = to_role(role).value
     return _per_chunk(texts, lambda chunk: _core.estimate_tokens_arrow(chunk, role_name))
 
 
@@ -117,7 +118,6 @@ def parse_arrow(texts: Any, **options: Unpack[ParseOptions]) -> Any:
     >>> parse_arrow(pa.array(['<tool_call>{"name": "f", "arguments": {}}</tool_call>']), dialect="hermes").field("tool_calls").to_pylist()
     [[{'name': 'f', 'arguments': '{}'}]]
     """
-    from .parsing import _core_arguments
 
-    arguments = _core_arguments(options, "parse_arrow")
+    arguments = core_arguments(options, "parse_arrow")
     return _per_chunk(texts, lambda chunk: _core.parse_arrow(chunk, **arguments))

@@ -21,27 +21,23 @@ import warnings
 from importlib import resources
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, TextIO
 
-from .conversation import conversation_stats
+from . import __version__
+from ._checks import check_calls, describe, utf8_json, utf8_text
 from .convert import (
-    to_agentscope,
-    to_anthropic,
-    to_arcaelas,
-    to_bedrock,
-    to_dashscope,
-    to_db_rows,
-    to_forge,
-    to_openai,
+    to_agentscope, to_anthropic, to_arcaelas, to_bedrock, to_dashscope, to_db_rows, to_forge, to_openai,
     to_wolo,
 )
-from .errors import AgentMsgError, EncodingError
-from .memory import trim
-from .message import Message, Role
-from ._checks import check_calls, describe, utf8_json, utf8_text
-from .encoding import TOKEN_ENCODINGS, resolve_encoding
+from .counting.encoding import TOKEN_ENCODINGS, resolve_encoding
+from .counting.tokens import ENCODINGS, count_message_tokens
+from .errors import AgentMsgError, EncodingError, TranscriptError
+from .history.conversation import conversation_stats
+from .history.trim import trim
+from .model.message import Message, Role
 from .parsing import StreamParser, parse
-from .tokens import ENCODINGS, count_message_tokens
-from .transcripts import TRANSCRIPT_FORMATS, Transcript, TranscriptError, iter_transcripts
-from .workbench import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, _progress_bar, builtin_strategies, run_workbench
+from .workbench import run_workbench
+from .workbench.report import progress_bar
+from .workbench.strategies import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, builtin_strategies
+from .workbench.transcripts import TRANSCRIPT_FORMATS, Transcript, iter_transcripts
 
 __all__ = ["main", "load_sample"]
 
@@ -79,7 +75,7 @@ def _sample() -> Transcript:
 def _transcripts(files: Sequence[str], fmt: str = "auto", progress: bool = True) -> Iterator[Transcript]:
     """The transcripts of ``files`` (``-`` is stdin), streamed, with a progress bar on stderr
     for long runs when it is a terminal."""
-    bar = _progress_bar(None, None if progress else False, "conversation")
+    bar = progress_bar(None, None if progress else False, "conversation")
     try:
         for name in files:
             for transcript in iter_transcripts(sys.stdin if name == "-" else name, fmt):
@@ -382,7 +378,6 @@ def _inputs(sub: argparse.ArgumentParser, required: bool = True, option: str = "
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import __version__
 
     parser = argparse.ArgumentParser(prog="agentmsg", description=__doc__.splitlines()[0],
                                      epilog="example:\n  agentmsg stats chat.jsonl\n"

@@ -16,29 +16,26 @@ of every dialect.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
-from . import _core, parsing
-from ._checks import check_calls
-from .events import ToolCallHeader  # deprecated alias of ToolCallStart, kept for old imports
-from .blocks import ToolUseBlock
-from .message import _as_list
-from .parsing import Parsed, TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart, _tools_json
+from . import _core
+from . import parsing
+from ._checks import as_list, check_calls
+from .model.blocks import ToolUseBlock
+from .model.results import Parsed, ToolCallHeader
+from .options import Dialect as Dialect  # re-exported: agentmsg.dialects.Dialect
+from .parsing import TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart, tools_json_text
 
 if TYPE_CHECKING:
     from .options import DialectName
 
-__all__ = [
-    "DIALECTS",
-    "Dialect",
+__all__ = ["DIALECTS",
     "parse",
     "parse_many",
     "parse_tool_calls",
     "StreamParser",
     "ToolCallHeader",
-    "openai_deltas",
-]
+    "openai_deltas"]
 
 #: Every dialect name with the models that write it (``forge`` is :mod:`agentmsg.parsing`'s own).
 DIALECTS: Dict[str, str] = {
@@ -56,44 +53,6 @@ DIALECTS: Dict[str, str] = {
 }
 
 assert list(DIALECTS)[1:] == list(_core.dialect_names()), "DIALECTS must list the core's dialects"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Dialect:
-    """A dialect from parts, for models that are not listed; accepted wherever ``dialect=`` is.
-
-    A call is ``call_start`` + payload + ``call_end``. ``payload``: ``"json"`` (an object with
-    the name under ``name_key`` and the arguments under ``arguments_key``, as hermes),
-    ``"qwen3_coder"`` or ``"glm45"`` (those dialects' element forms, typed by ``tools=``).
-    ``think_start``/``think_end``: the reasoning markers (both or neither). The rules are
-    hermes' (docs/dialects.md): a call opens only where its payload starts, a call ends at the
-    first ``call_end`` outside a JSON string or value, a cut-off call is reported. Bad parts
-    raise :class:`~agentmsg.MessageError` (empty or equal markers, an unknown payload, keys
-    given for an element payload) or :class:`~agentmsg.MessageTypeError` (not a str).
-
-    >>> from agentmsg import dialects
-    >>> mine = dialects.Dialect(name="mine", call_start="[CALL]", call_end="[/CALL]", name_key="tool",
-    ...                         arguments_key="args", think_start="[THINK]", think_end="[/THINK]")
-    >>> p = dialects.parse('[THINK]plan[/THINK]Ok.[CALL]{"tool": "f", "args": {"a": 1}}[/CALL]', dialect=mine)
-    >>> (p.thinking, p.text, p.tool_calls[0].name, p.tool_calls[0].input)
-    (['plan'], 'Ok.', 'f', {'a': 1})
-    >>> dialects.Dialect(name="bad", call_start="<c>", call_end="<c>")
-    Traceback (most recent call last):
-    ...
-    agentmsg.errors.MessageError: dialect 'bad': call_start and call_end must differ (both are '<c>')
-    """
-
-    name: str
-    call_start: str
-    call_end: str
-    payload: str = "json"
-    name_key: str = "name"
-    arguments_key: str = "arguments"
-    think_start: Optional[str] = None
-    think_end: Optional[str] = None
-
-    def __post_init__(self) -> None:
-        _core.check_dialect(self)
 
 
 def parse(
@@ -184,7 +143,7 @@ class StreamParser(_core.DialectStreamParser):
         tools: Optional[Sequence[Mapping[str, Any]]] = None,
     ) -> "StreamParser":
         return super().__new__(
-            cls, dialect=dialect, start_in_thinking=start_in_thinking, tools_json=_tools_json(tools)
+            cls, dialect=dialect, start_in_thinking=start_in_thinking, tools_json=tools_json_text(tools)
         )
 
 
@@ -202,7 +161,7 @@ def openai_deltas(events: Iterable[object]) -> List[Dict[str, Any]]:
     {'tool_calls': [{'index': 0, 'function': {'arguments': '{"a":1}'}}]}
     """
     deltas: List[Dict[str, Any]] = []
-    for event in _as_list(events, "events", "a sequence of parser events"):
+    for event in as_list(events, "events", "a sequence of parser events"):
         if isinstance(event, TextDelta):
             deltas.append({"content": event.text})
         elif isinstance(event, ThinkingDelta):

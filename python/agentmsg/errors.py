@@ -13,6 +13,11 @@ catches ``ValueError`` or ``TypeError`` keeps working::
 
 from __future__ import annotations
 
+import sys
+import warnings
+from types import FrameType
+from typing import Dict, List, Optional
+
 __all__ = [
     "AgentMsgError",
     "MessageError",
@@ -21,7 +26,17 @@ __all__ = [
     "EncodingError",
     "ToolPairError",
     "ConversionError",
+    "MissingDependencyError",
+    "DisallowedSpecialTokenError",
+    "TokenIdError",
+    "UnknownModelError",
+    "TranscriptError",
+    "ConversionWarning",
 ]
+
+
+#: How much of a caller's path an error message shows.
+_MAX_PATH = 120
 
 
 class AgentMsgError(Exception):
@@ -88,3 +103,108 @@ class ConversionError(AgentMsgError, ValueError):
     ...
     agentmsg.errors.ConversionError: messages[0].role: ...
     """
+
+
+class MissingDependencyError(AgentMsgError, ImportError):
+    """An optional dependency a feature needs is not installed; the message says what to install.
+
+    >>> issubclass(MissingDependencyError, ImportError)
+    True
+    """
+
+
+class DisallowedSpecialTokenError(AgentMsgError, ValueError):
+    """``encode`` met the text of a special token it was not allowed to encode (tiktoken's
+    ValueError, with tiktoken's message).
+
+    >>> get_encoding("cl100k_base").encode("<|endoftext|>")
+    Traceback (most recent call last):
+    ...
+    agentmsg.errors.DisallowedSpecialTokenError: Encountered text corresponding to disallowed special token '<|endoftext|>'...
+    """
+
+
+class TokenIdError(AgentMsgError, KeyError):
+    """A token id that is no token of the encoding (tiktoken's KeyError).
+
+    >>> get_encoding("cl100k_base").decode([100261])
+    Traceback (most recent call last):
+    ...
+    agentmsg.errors.TokenIdError: 'Invalid token for decoding: 100261'
+    """
+
+
+class UnknownModelError(AgentMsgError, KeyError):
+    """A model name that maps to no encoding (tiktoken's KeyError, with tiktoken's message).
+
+    >>> encoding_for_model("my-model")
+    Traceback (most recent call last):
+    ...
+    agentmsg.errors.UnknownModelError: 'Could not automatically map my-model to a tokeniser. ...'
+    """
+
+
+class TranscriptError(AgentMsgError, ValueError):
+    """A transcript file that cannot be read: ``path``, ``line`` (1-based, or None for the whole
+    file) and ``reason``; ``str()`` is one line naming all three.
+
+    >>> str(TranscriptError("chat.jsonl", 3, "invalid JSON: Expecting value (column 1)"))
+    'chat.jsonl: line 3: invalid JSON: Expecting value (column 1)'
+    """
+
+    def __init__(self, path: str, line: Optional[int], reason: str) -> None:
+        self.path, self.line, self.reason = path, line, reason
+        label = str(path)  # a path of any length gives a short message
+        label = label if len(label) <= _MAX_PATH else label[:_MAX_PATH] + "..."
+        where = f"{label}: line {line}" if line is not None else label
+        super().__init__(f"{where}: {reason}")
+
+
+class ConversionWarning(UserWarning):
+    """A converter dropped something its target format cannot carry, or kept malformed input aside.
+
+    Filter it like any warning, e.g. ``warnings.simplefilter("error", ConversionWarning)`` to
+    make every loss an exception.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = agentmsg.to_openai([agentmsg.assistant("42", thinking="add")])
+    >>> print(caught[0].message)
+    to_openai cannot carry thinking blocks (message 0); they were left out
+    """
+
+
+def warn_caller(message: str) -> None:
+    """Warns a :class:`ConversionWarning` at the caller's line: the first frame outside agentmsg,
+    however many of the library's frames (helpers, the call checks of every public function)
+    lie between it and this one."""
+    frame: Optional[FrameType] = sys._getframe()
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "agentmsg":
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, ConversionWarning, stacklevel=level)
+
+
+class Losses:
+    """Collects what a conversion could not carry, then warns once per kind of loss."""
+
+    __slots__ = ("converter", "found", "consequences")
+
+    def __init__(self, converter: str) -> None:
+        self.converter = converter
+        self.found: Dict[str, List[int]] = {}
+        self.consequences: Dict[str, str] = {}
+
+    def add(self, what: str, index: int, consequence: str = "they were left out") -> None:
+        where = self.found.setdefault(what, [])
+        self.consequences[what] = consequence
+        if not where or where[-1] != index:
+            where.append(index)
+
+    def warn(self) -> None:
+        for what, where in self.found.items():
+            shown = ", ".join(map(str, where[:10])) + (", ..." if len(where) > 10 else "")
+            noun = "message" if len(where) == 1 else "messages"
+            warn_caller(f"{self.converter} cannot carry {what} ({noun} {shown}); {self.consequences[what]}")

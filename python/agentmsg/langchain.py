@@ -21,17 +21,18 @@ from __future__ import annotations
 
 import inspect
 import math
-from typing import Any, Callable, Dict, List, Optional, Sequence, TYPE_CHECKING, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from . import _core, _selection
+from . import _core
 from ._checks import check_calls, describe
-from .convert.langchain import _langchain
-from .counting import TokenCounter
-from .encoding import resolve_encoding
+from .convert.langchain import from_langchain
+from .counting.counter import TokenCounter
+from .counting.encoding import resolve_encoding
 from .errors import EncodingError, MessageError, MessageTypeError
-from .estimate import ROLE_CODES
-from .memory import _check_budget
-from .message import Role
+from .history import _selection
+from .history.trim import check_budget
+from .model.message import ROLE_CODES, Role
+from .readers.langchain import langchain_messages
 
 if TYPE_CHECKING:
     from .options import TrimStrategy
@@ -84,14 +85,14 @@ def trim_messages(
     ...                                   start_on="human")]
     ['second question', 'second answer']
     """
-    lc = _langchain()
+    lc = langchain_messages()
     if strategy not in ("last", "first"):
         raise MessageError(f"Unrecognized strategy={describe(strategy)}. Supported strategies are 'last' and 'first'.")
     if start_on and strategy == "first":
         raise MessageError("start_on parameter is only valid with strategy='last'")
     if include_system and strategy == "first":
         raise MessageError("include_system parameter is only valid with strategy='last'")
-    budget = _check_budget(max_tokens)
+    budget = check_budget(max_tokens)
     if hasattr(messages, "to_messages"):  # a PromptValue
         messages = messages.to_messages()
     items = messages if isinstance(messages, list) else list(messages)
@@ -357,7 +358,6 @@ def _checked(value: Any) -> int:
 
 def _our_counter(name: str) -> Callable[[Any], int]:
     """Our counters on LangChain messages: each message read by :func:`agentmsg.from_langchain`."""
-    from .convert.langchain import from_langchain
 
     if name != "estimate":
         try:

@@ -16,12 +16,16 @@ and every other dated or fine-tuned name), which no finite list holds.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
-if TYPE_CHECKING:
-    from .dialects import Dialect
+from . import _core
+from ._checks import check_calls
 
-__all__ = ["ThinkingMode", "ToolFormat", "DialectName", "OrphanPolicy", "TrimStrategy", "ParseOptions"]
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["ThinkingMode", "ToolFormat", "DialectName", "OrphanPolicy", "TrimStrategy", "ParseOptions", "Dialect"]
 
 ThinkingMode = Literal["auto", "tags", "brackets", "none"]
 """How Forge's parser finds reasoning (``parse(thinking=...)``)."""
@@ -71,3 +75,45 @@ class ParseOptions(TypedDict, total=False):
 
 #: The names of :class:`ParseOptions`, sorted: what every parser's ``**options`` may hold.
 PARSE_OPTION_NAMES = tuple(sorted(ParseOptions.__optional_keys__))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dialect:
+    """A dialect from parts, for models that are not listed; accepted wherever ``dialect=`` is.
+
+    A call is ``call_start`` + payload + ``call_end``. ``payload``: ``"json"`` (an object with
+    the name under ``name_key`` and the arguments under ``arguments_key``, as hermes),
+    ``"qwen3_coder"`` or ``"glm45"`` (those dialects' element forms, typed by ``tools=``).
+    ``think_start``/``think_end``: the reasoning markers (both or neither). The rules are
+    hermes' (docs/dialects.md): a call opens only where its payload starts, a call ends at the
+    first ``call_end`` outside a JSON string or value, a cut-off call is reported. Bad parts
+    raise :class:`~agentmsg.MessageError` (empty or equal markers, an unknown payload, keys
+    given for an element payload) or :class:`~agentmsg.MessageTypeError` (not a str).
+
+    >>> from agentmsg import dialects
+    >>> mine = dialects.Dialect(name="mine", call_start="[CALL]", call_end="[/CALL]", name_key="tool",
+    ...                         arguments_key="args", think_start="[THINK]", think_end="[/THINK]")
+    >>> p = dialects.parse('[THINK]plan[/THINK]Ok.[CALL]{"tool": "f", "args": {"a": 1}}[/CALL]', dialect=mine)
+    >>> (p.thinking, p.text, p.tool_calls[0].name, p.tool_calls[0].input)
+    (['plan'], 'Ok.', 'f', {'a': 1})
+    >>> dialects.Dialect(name="bad", call_start="<c>", call_end="<c>")
+    Traceback (most recent call last):
+    ...
+    agentmsg.errors.MessageError: dialect 'bad': call_start and call_end must differ (both are '<c>')
+    """
+
+    name: str
+    call_start: str
+    call_end: str
+    payload: str = "json"
+    name_key: str = "name"
+    arguments_key: str = "arguments"
+    think_start: Optional[str] = None
+    think_end: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        _core.check_dialect(self)
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

@@ -37,9 +37,9 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, cast
 from . import convert as _convert
 from ._checks import check_calls
 from .arrow import count_tokens_arrow, parse_arrow
+from .counting.tokens import message_token_counts
 from .errors import MessageTypeError
-from .memory import trim
-from .tokens import message_token_counts
+from .history.trim import trim
 
 __all__ = [
     "CountPromptTokens",

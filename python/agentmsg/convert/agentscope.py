@@ -19,19 +19,21 @@ the tool call's ``metadata["agentmsg_server_name"]`` and come back.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List
 
-from .._checks import check_calls
-from ..blocks import (
-    AudioBlock, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
-    URLSource, VideoBlock,
-)
+from .._checks import check_calls, optional_dict, require, require_dict, require_list, shown
 from ..errors import ConversionError, MessageTypeError
-from ..message import Message, _format_timestamp
-from ._common import (
-    block_kind, build, check_dicts, check_messages, json_copy, optional_dict, require, require_dict,
-    require_str, require_list, settle_tool_pairs, shown, tagged_dict, text_block, thinking_dict,
+from ..model.arguments import json_output_copy
+from ..model.blocks import (
+    AudioBlock, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource,
+    VideoBlock,
 )
+from ..model.message import Message, format_timestamp
+from ..readers import check_messages
+from ..readers._fields import (
+    block_kind, build, check_dicts, require_str_key, tagged_dict, text_block, thinking_dict,
+)
+from ._order import settle_tool_pairs
 
 if TYPE_CHECKING:
     from ..options import OrphanPolicy
@@ -53,7 +55,7 @@ def to_agentscope(messages: Iterable[Message]) -> List[Dict[str, Any]]:
     out = []
     for index, message in enumerate(check_messages(messages)):
         # Msg JSON is stored as JSON, and must not share a dict with the message
-        metadata = json_copy(message.metadata, f"messages[{index}].metadata")
+        metadata = json_output_copy(message.metadata, f"messages[{index}].metadata")
         extra = {k: getattr(message, k) for k in _EXTRA_FIELDS if getattr(message, k) is not None}
         if "agentmsg" in metadata:  # the caller's own key of that name travels inside ours
             extra["metadata"] = metadata["agentmsg"]
@@ -65,7 +67,7 @@ def to_agentscope(messages: Iterable[Message]) -> List[Dict[str, Any]]:
             "content": [_block_to_agentscope(b, message, index) for b in message.content],
             "metadata": metadata,
             "id": message.id,
-            "timestamp": _format_timestamp(message.timestamp),
+            "timestamp": format_timestamp(message.timestamp),
         })
     return out
 
@@ -85,8 +87,8 @@ def _block_to_agentscope(block: Any, message: Message, index: int) -> Dict[str, 
     if kind is ToolUseBlock:
         where = f"messages[{index}] tool call {shown(block.id)}"
         data: Dict[str, Any] = {"type": "tool_use", "id": block.id, "name": block.name,
-                "input": json_copy(block.input, f"{where}.input")}
-        metadata = json_copy(block.metadata, f"{where}.metadata")
+                "input": json_output_copy(block.input, f"{where}.input")}
+        metadata = json_output_copy(block.metadata, f"{where}.metadata")
         if block.server_name != "local":
             metadata[_SERVER_KEY] = block.server_name
         if metadata:
@@ -116,7 +118,7 @@ def from_agentscope(messages: Iterable[Mapping[str, Any]], *, on_orphan: OrphanP
     for index, data in enumerate(check_dicts(messages, "messages")):
         where = f"messages[{index}]"
         data = require_dict(data, where)
-        role = require_str(data, "role", where)
+        role = require_str_key(data, "role", where)
         if role.lower() not in ("system", "user", "assistant", "tool"):
             raise ConversionError(f"{where}.role: unknown role {shown(role)}; valid: SYSTEM, USER, ASSISTANT, TOOL")
         role = role.lower()
@@ -160,10 +162,10 @@ def _block_from_agentscope(data: Any, where: str) -> Any:
         signature = optional_dict(data.get("metadata"), f"{where}.metadata").get(_SIGNATURE_KEY)
         return build(where, lambda: ThinkingBlock(thinking, signature))
     if kind == "tool_use":
-        metadata = json_copy(optional_dict(data.get("metadata"), f"{where}.metadata"), f"{where}.metadata")
+        metadata = json_output_copy(optional_dict(data.get("metadata"), f"{where}.metadata"), f"{where}.metadata")
         server = metadata.pop(_SERVER_KEY, "local")
         call_id, name = require(data, "id", where), require(data, "name", where)
-        arguments = json_copy(optional_dict(data.get("input"), f"{where}.input"), f"{where}.input")
+        arguments = json_output_copy(optional_dict(data.get("input"), f"{where}.input"), f"{where}.input")
         return build(where, lambda: ToolUseBlock(call_id, name, arguments, server, metadata))
     if kind == "tool_result":
         tool_id = data.get("id", data.get("toolUseId", data.get("tool_use_id")))

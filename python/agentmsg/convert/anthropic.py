@@ -21,23 +21,20 @@ system prompt (with a warning). Ids, timestamps, metadata and finish state are n
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, cast, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, cast
 
-from ..blocks import (
-    Block, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource,
-)
 from .. import _core
 from .._checks import check_calls, json_copy_dict
-from ..errors import AgentMsgError, ConversionError, MessageTypeError
-from ..message import Message, metadata_view, _ROLE_NAMES, _TOOL
+from ..errors import AgentMsgError, ConversionError, Losses, MessageTypeError
+from ..model.arguments import call_extras_lost, call_place, json_object, json_output_copy
+from ..model.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource
+from ..model.message import ROLE_NAMES, TOOL_ROLE, Message, metadata_view
+from ..readers import check_messages
+from ..readers._fields import check_dicts, own_namespace
+from ..readers.anthropic import messages_from_anthropic, system_from_anthropic
+from ._order import ORPHAN_POLICIES, settle_tool_pairs, split_system_and_merge_turns
+from .cache import CachePlace, check_cache_places
 from .openai import from_openai
-from ._common import (
-    ORPHAN_POLICIES, json_object, CachePlace, Losses, block_kind, build, call_extras_lost, call_place,
-    check_dicts, check_cache_places, check_messages, json_copy, own_namespace, plain_data, require,
-    require_choice, require_dict, require_str, settle_tool_pairs, shown,
-    split_system_and_merge_turns, text_block,
-)
 
 if TYPE_CHECKING:
     from .._sdk_types import AnthropicSystemAndMessages
@@ -47,7 +44,6 @@ __all__ = ["to_anthropic", "from_anthropic", "openai_to_anthropic"]
 
 IMAGE_MEDIA_TYPES = frozenset(("image/jpeg", "image/png", "image/gif", "image/webp"))
 EPHEMERAL = {"type": "ephemeral"}
-
 
 
 def to_anthropic(
@@ -116,7 +112,7 @@ def _blocks_to_anthropic(
 ) -> Tuple[str, List[Dict[str, Any]]]:
     role = message.role
     block: Any  # dispatched on type(block), which mypy cannot follow through `kind`
-    if role is _TOOL:
+    if role is TOOL_ROLE:
         result = cast(ToolResultBlock, message.content[0])  # a tool message holds one result
         if not message.tool_id:
             raise ConversionError(
@@ -149,7 +145,7 @@ def _blocks_to_anthropic(
         redacted = None
     if not redacted and len(content) == 1 and type(content[0]) is TextBlock:  # the common case
         text = content[0].text
-        return _ROLE_NAMES[role], [{"type": "text", "text": text}] if text else []
+        return ROLE_NAMES[role], [{"type": "text", "text": text}] if text else []
     blocks: List[Dict[str, Any]] = []
     for data in redacted or ():
         if not isinstance(data, str):
@@ -167,7 +163,7 @@ def _blocks_to_anthropic(
             if call_extras_lost(block):
                 losses.add("a tool call's server_name or metadata", index)
             call_names[block.id] = block.name
-            arguments = json_copy(block.input, call_place(index, block, "input"))
+            arguments = json_output_copy(block.input, call_place(index, block, "input"))
             blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": arguments})
         elif kind is ThinkingBlock:
             if block.signature is None and not block.thinking and redacted:
@@ -180,7 +176,7 @@ def _blocks_to_anthropic(
             blocks.append(image)
         else:
             losses.add(f"{block.type} blocks" if kind is not ImageBlock else "images of that media type", index)
-    return _ROLE_NAMES[role], blocks
+    return ROLE_NAMES[role], blocks
 
 
 def from_anthropic(
@@ -199,117 +195,11 @@ def from_anthropic(
     """
     out: List[Message] = []
     if system is not None and system != [] and system != "":
-        out.append(_system_from_anthropic(system))
+        out.append(system_from_anthropic(system))
     call_names: Dict[str, str] = {}
     for index, turn in enumerate(check_dicts(messages, "messages")):
-        where = f"messages[{index}]"
-        turn = require_dict(plain_data(turn), where)
-        role = require_choice(require(turn, "role", where), ("user", "assistant"), f"{where}.role", "role")
-        extra = {k: v for k, v in turn.items() if k not in ("role", "content")}
-        metadata = {"anthropic": extra} if extra else {}
-        content = require(turn, "content", where)
-        if isinstance(content, str):
-            out.append(build(where, lambda: Message(role, content, metadata=metadata)))
-            continue
-        if not isinstance(content, (list, tuple)):
-            raise MessageTypeError(f"{where}.content must be a str or a list of blocks, not {type(content).__name__}")
-        pending: List[Block] = []
-        for j, block in enumerate(content):
-            if type(block) is dict and block.get("type") == "text" and type(block.get("text")) is str:
-                pending.append(TextBlock(block["text"]))  # the common case, without the checks below
-                continue
-            bwhere = f"{where}.content[{j}]"
-            block = require_dict(plain_data(block), bwhere)
-            kind = block_kind(block, bwhere)
-            if kind == "redacted_thinking":
-                # no block of ours holds encrypted thinking: keep it aside, to_anthropic restores it
-                data = require_str(block, "data", bwhere)
-                metadata = {**metadata, "anthropic": {**metadata.get("anthropic", {}), "redacted_thinking":
-                            metadata.get("anthropic", {}).get("redacted_thinking", []) + [data]}}
-                if not pending:
-                    pending.append(ThinkingBlock(""))  # a turn of only redacted thinking still happened
-                continue
-            if kind == "tool_result":
-                if role != "user":
-                    raise ConversionError(f"{bwhere}: tool_result blocks belong in user turns")
-                if pending:
-                    out.append(build(where, lambda: Message(role, pending, metadata=metadata)))
-                    pending = []
-                out.append(_tool_result(block, bwhere, call_names))
-            else:
-                parsed = _block_from_anthropic(block, bwhere)
-                if type(parsed) is ToolUseBlock:
-                    call_names[parsed.id] = parsed.name
-                pending.append(parsed)
-        if pending:
-            out.append(build(where, lambda: Message(role, pending, metadata=metadata)))
+        out += messages_from_anthropic(turn, f"messages[{index}]", call_names)
     return settle_tool_pairs(out, on_orphan, "from_anthropic")
-
-
-def _system_from_anthropic(system: Any) -> Message:
-    if isinstance(system, str):
-        return Message.system(system)
-    blocks = []
-    for j, block in enumerate(check_dicts(system, "system")):
-        block = require_dict(block, f"system[{j}]")
-        require_choice(block_kind(block, f"system[{j}]"), ("text",), f"system[{j}].type", "system block type")
-        text = require_str(block, "text", f"system[{j}]")
-        blocks.append(TextBlock(text))
-    return build("system", lambda: Message.system(blocks))
-
-
-def _tool_result(block: Mapping[str, Any], where: str, call_names: Dict[str, str]) -> Message:
-    tool_id = require_str(block, "tool_use_id", where)
-    content = block.get("content", [])
-    if isinstance(content, str):
-        output: List[Block] = [TextBlock(content)] if content else []
-    elif isinstance(content, (list, tuple)):
-        output = []
-        for j, item in enumerate(content):
-            if type(item) is dict and item.get("type") == "text" and type(item.get("text")) is str:
-                output.append(TextBlock(item["text"]))
-                continue
-            item = require_dict(plain_data(item), f"{where}.content[{j}]")
-            require_choice(block_kind(item, f"{where}.content[{j}]"), ("text", "image"),
-                           f"{where}.content[{j}].type", "tool result block")
-            output.append(_block_from_anthropic(item, f"{where}.content[{j}]"))
-    else:
-        raise MessageTypeError(f"{where}.content must be a str or a list, not {type(content).__name__}")
-    is_error = block.get("is_error", False)
-    if is_error is None:
-        is_error = False
-    if not isinstance(is_error, bool):
-        raise MessageTypeError(f"{where}.is_error must be a bool, not {type(is_error).__name__}")
-    return build(where, lambda: Message(
-        "tool", [ToolResultBlock(tool_id, output, is_error)], tool_id=tool_id, name=call_names.get(tool_id)
-    ))
-
-
-def _block_from_anthropic(block: Mapping[str, Any], where: str) -> Any:
-    kind = block_kind(block, where)
-    if kind == "text":
-        return text_block(block, where)
-    if kind == "thinking":
-        thinking = require(block, "thinking", where)
-        signature = block.get("signature")
-        return build(where, lambda: ThinkingBlock(thinking, signature))
-    if kind == "tool_use":
-        call_id, name, arguments = (require(block, k, where) for k in ("id", "name", "input"))
-        arguments = json_copy(require_dict(arguments, f"{where}.input"), f"{where}.input")
-        return build(where, lambda: ToolUseBlock(call_id, name, arguments))
-    if kind == "image":
-        source = require_dict(require(block, "source", where), f"{where}.source")
-        stype = require_choice(block_kind(source, f"{where}.source"), ("base64", "url"),
-                               f"{where}.source.type", "image source")
-        if stype == "base64":
-            media_type, data = require(source, "media_type", f"{where}.source"), require(source, "data", f"{where}.source")
-            return build(where, lambda: ImageBlock(Base64Source(media_type, data)))
-        url = require(source, "url", f"{where}.source")
-        return build(where, lambda: ImageBlock(URLSource(url)))
-    raise ConversionError(
-        f"{where}.type: unknown block type {shown(kind)}; valid: text, image, thinking, tool_use, "
-        "tool_result, redacted_thinking"
-    )
 
 
 def openai_to_anthropic(

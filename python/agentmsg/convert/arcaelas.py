@@ -13,13 +13,15 @@ the format.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List
 
-from .._checks import check_calls
-from ..blocks import TextBlock, ToolResultBlock
-from ..errors import ConversionError
-from ..message import Message, Role
-from ._common import Losses, build, check_dicts, check_messages, require_dict, require_str, settle_tool_pairs
+from .._checks import check_calls, require_dict
+from ..errors import ConversionError, Losses
+from ..model.blocks import TextBlock, ToolResultBlock
+from ..model.message import Message, Role
+from ..readers import check_messages
+from ..readers._fields import build, check_dicts, require_str_key
+from ._order import settle_tool_pairs
 
 if TYPE_CHECKING:
     from ..options import OrphanPolicy
@@ -86,8 +88,8 @@ def from_arcaelas(messages: Iterable[Mapping[str, Any]], *, on_orphan: OrphanPol
     for index, data in enumerate(check_dicts(messages, "messages")):
         where = f"messages[{index}]"
         data = require_dict(data, where)
-        role = require_str(data, "role", where)
-        content = require_str(data, "content", where)
+        role = require_str_key(data, "role", where)
+        content = require_str_key(data, "content", where)
         if not content and role != "tool":
             raise ConversionError(f"{where}.content: the content is required (empty)")
         if role == "tool" and not data.get("tool_id"):

@@ -22,20 +22,20 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, cast, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, cast
 
-from .._checks import check_calls
-from ..blocks import (
-    AudioBlock, Block, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
+from .._checks import check_calls, objects_in, require, require_choice, require_dict, shown_keys
+from ..errors import ConversionError, Losses, MessageTypeError
+from ..model.arguments import call_extras_lost, call_place, json_output_copy, json_text
+from ..model.blocks import (
+    AudioBlock, Base64Source, Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
     VideoBlock,
 )
-from ..errors import ConversionError, MessageTypeError
-from ..message import Message, metadata_view, _TOOL
-from ._common import (
-    objects_in, CachePlace, Losses, build, call_extras_lost, call_place, check_cache_places, check_dicts,
-    check_messages, json_copy, json_text, own_namespace, require, require_choice, require_dict,
-    require_str, settle_tool_pairs, shown_keys, split_system_and_merge_turns,
-)
+from ..model.message import TOOL_ROLE, Message, metadata_view
+from ..readers import check_messages
+from ..readers._fields import build, check_dicts, own_namespace, require_str_key
+from ._order import settle_tool_pairs, split_system_and_merge_turns
+from .cache import CachePlace, check_cache_places
 
 if TYPE_CHECKING:
     from ..options import OrphanPolicy
@@ -125,7 +125,7 @@ def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[st
     block: Any  # dispatched on type(block), which mypy cannot follow through `kind`
     if message.reasoning_content is not None:
         losses.add("reasoning_content", index)
-    if role is _TOOL:
+    if role is TOOL_ROLE:
         result = cast(ToolResultBlock, message.content[0])  # a tool message holds one result
         if not message.tool_id:
             raise ConversionError(
@@ -164,7 +164,7 @@ def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[st
         elif kind is ToolUseBlock:
             if call_extras_lost(block):
                 losses.add("a tool call's server_name or metadata", index)
-            arguments = json_copy(block.input, call_place(index, block, "input"))
+            arguments = json_output_copy(block.input, call_place(index, block, "input"))
             blocks.append({"toolUse": {"toolUseId": block.id, "name": block.name, "input": arguments}})
         elif kind is ThinkingBlock:
             reasoning: Dict[str, Any] = {"text": block.thinking}
@@ -202,7 +202,7 @@ def from_bedrock(system: Any, messages: Iterable[Any], *, on_orphan: OrphanPolic
     for j, block in enumerate(check_dicts(system or [], "system")):
         block = require_dict(block, f"system[{j}]")
         if "text" in block:
-            texts.append(TextBlock(require_str(block, "text", f"system[{j}]")))
+            texts.append(TextBlock(require_str_key(block, "text", f"system[{j}]")))
         elif "cachePoint" not in block:
             raise ConversionError(f"system[{j}]: unknown system block {shown_keys(block)}; valid: text, cachePoint")
     if texts:
@@ -256,7 +256,7 @@ def _turn_message(role: str, blocks: List[Block], redacted: List[str], where: st
 
 def _tool_result(data: Any, where: str, call_names: Dict[str, str]) -> Message:
     data = require_dict(data, where)
-    tool_id = require_str(data, "toolUseId", where)
+    tool_id = require_str_key(data, "toolUseId", where)
     content = data.get("content", [])
     if not isinstance(content, (list, tuple)):
         raise MessageTypeError(f"{where}.content must be a list, not {type(content).__name__}")
@@ -286,7 +286,7 @@ def _block_from_bedrock(block: Mapping[str, Any], where: str, allowed: Tuple[str
     if kind == "toolUse":
         use = require_dict(block["toolUse"], f"{where}.toolUse")
         call_id, name, arguments = (require(use, k, f"{where}.toolUse") for k in ("toolUseId", "name", "input"))
-        arguments = json_copy(require_dict(arguments, f"{where}.toolUse.input"), f"{where}.toolUse.input")
+        arguments = json_output_copy(require_dict(arguments, f"{where}.toolUse.input"), f"{where}.toolUse.input")
         return build(where, lambda: ToolUseBlock(call_id, name, arguments))
     if kind == "reasoningContent":
         reasoning = require_dict(block["reasoningContent"], f"{where}.reasoningContent")

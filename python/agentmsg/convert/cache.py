@@ -14,12 +14,15 @@ without a matching call must recognize cached blocks first (:func:`is_cached_blo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List
+from typing import Any, Dict, Iterable, List, Literal, Sequence, Union
 
-from .._checks import check_calls
-from ..blocks import TextBlock, ToolResultBlock, ToolUseBlock
-from ..message import Message, Role
-from ._common import check_dicts, check_messages, json_text, require_dict, warn_caller
+from .._checks import check_calls, require_dict, shown
+from ..errors import ConversionError, MessageTypeError, warn_caller
+from ..model.arguments import json_text
+from ..model.blocks import TextBlock, ToolResultBlock, ToolUseBlock
+from ..model.message import Message, Role
+from ..readers import check_messages
+from ..readers._fields import check_dicts
 
 __all__ = ["format_conversation_for_cache", "is_cached_block", "filter_for_bedrock"]
 
@@ -126,6 +129,31 @@ def filter_for_bedrock(messages: Iterable[Mapping[str, Any]]) -> List[Mapping[st
         warn_caller(f"filter_for_bedrock dropped tool results with no matching call (messages "
                     f"{', '.join(map(str, dropped))})")
     return kept
+
+
+CachePlace = Union[Literal["system", "last"], int]
+
+
+MAX_CACHE_POINTS = 4  # Anthropic and Bedrock allow at most four cache breakpoints per request
+
+
+def check_cache_places(cache: Sequence[CachePlace], count: int) -> List[CachePlace]:
+    """Validates a ``cache=`` argument: 'system', 'last' or message indices, at most four."""
+    if isinstance(cache, (str, int)):
+        cache = [cache]  # type: ignore[list-item]  # each place is checked below
+    if not isinstance(cache, (list, tuple)):
+        raise MessageTypeError(f"cache must be a list of places, not {type(cache).__name__}")
+    places = list(cache)
+    if len(places) > MAX_CACHE_POINTS:
+        raise ConversionError(f"cache: at most {MAX_CACHE_POINTS} cache points, got {len(places)}")
+    for place in places:
+        if isinstance(place, bool) or not isinstance(place, (str, int)):
+            raise MessageTypeError(f"cache entries must be 'system', 'last' or an int, not {type(place).__name__}")
+        if isinstance(place, str) and place not in ("system", "last"):
+            raise ConversionError(f"cache: unknown place {shown(place)}; valid: 'system', 'last', an index")
+        if isinstance(place, int) and not -count <= place < count:
+            raise ConversionError(f"cache: message index {shown(place)} is out of range for {count} messages")
+    return places
 
 
 # Bad calls of this module's public functions and classes raise typed errors (see _checks).

@@ -19,19 +19,20 @@ newlines). Ids, timestamps and metadata are not sent.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterable, List, Optional, cast, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, cast
 
-from .._checks import check_calls
-from ..blocks import (
-    AudioBlock, Block, ImageBlock, Source, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource, VideoBlock,
+from .._checks import check_calls, objects_in, require, require_choice, require_dict, require_list, shown_keys
+from ..errors import ConversionError, Losses, MessageTypeError
+from ..model.blocks import (
+    AudioBlock, Block, ImageBlock, Source, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
+    URLSource, VideoBlock,
 )
-from ..errors import ConversionError, MessageTypeError
-from ..message import Message, _TOOL
-from ._common import (
-    objects_in, Losses, build, check_dicts, check_messages, require, require_choice, require_dict,
-    require_list, write_in_order, settle_tool_pairs, shown_keys,
-)
-from .openai import _call_from_openai, _call_to_openai, data_url, source_from_url
+from ..model.message import TOOL_ROLE, Message
+from ..readers import check_messages
+from ..readers._fields import build, check_dicts
+from ..readers.openai import call_from_openai, source_from_url
+from ._order import settle_tool_pairs, write_in_order
+from .openai import call_to_openai, data_url
 
 if TYPE_CHECKING:
     from ..options import OrphanPolicy
@@ -58,7 +59,7 @@ def _url(source: Any) -> str:
 
 def _to_dashscope(message: Message, index: int, losses: Losses) -> Optional[Dict[str, Any]]:
     role = message.role
-    if role is _TOOL:
+    if role is TOOL_ROLE:
         if not message.tool_id:
             raise ConversionError(
                 f"messages[{index}].tool_id: DashScope needs the id of the call a tool message answers"
@@ -82,7 +83,7 @@ def _to_dashscope(message: Message, index: int, losses: Losses) -> Optional[Dict
         if kind is TextBlock:
             items.append({"text": block.text})
         elif kind is ToolUseBlock:
-            calls.append(_call_to_openai(block, index, losses))
+            calls.append(call_to_openai(block, index, losses))
         elif kind is ThinkingBlock:
             thinking.append(block.thinking)
             if block.signature is not None:
@@ -137,7 +138,7 @@ def from_dashscope(messages: Iterable[Any], *, on_orphan: OrphanPolicy = "raise"
             continue
         calls = data.get("tool_calls")
         calls = [] if calls is None else require_list(calls, f"{where}.tool_calls")
-        blocks.extend(_call_from_openai(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(calls))
+        blocks.extend(call_from_openai(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(calls))
         if not blocks and reasoning is not None:
             blocks = [ThinkingBlock(reasoning)]
             reasoning = None

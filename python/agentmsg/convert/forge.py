@@ -26,19 +26,19 @@ The call itself is written by :func:`agentmsg.format_tool_call` (its example sho
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Tuple, Set, cast, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Set, Tuple, cast
 
 from .. import _core
-from .._checks import check_calls
-from ..blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from ..errors import ConversionError, MessageTypeError, ToolCallError, ToolPairError
-from ..estimate import ROLE_CODES
-from ..message import Message, Role
-from ..parsing import format_tool_call, format_tool_result, parse, parse_tool_result
-from ._common import (
-    ORPHAN_POLICIES, RAW_ARGUMENTS, Losses, build, check_dicts, check_messages,
-    json_text, require_dict, require_str, settle_tool_pairs, warn_caller, warn_dropped_results,
-)
+from .._checks import check_calls, require_dict
+from ..errors import ConversionError, Losses, MessageTypeError, ToolCallError, ToolPairError, warn_caller
+from ..model.arguments import RAW_ARGUMENTS, json_text
+from ..model.blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from ..model.message import ROLE_CODES, Message, Role
+from ..parsing import parse
+from ..parsing.forge_text import format_tool_call, format_tool_result, parse_tool_result
+from ..readers import check_messages
+from ..readers._fields import build, check_dicts, require_str_key
+from ._order import ORPHAN_POLICIES, settle_tool_pairs, warn_dropped_results
 
 if TYPE_CHECKING:
     from ..options import OrphanPolicy
@@ -219,8 +219,8 @@ def from_forge(messages: Iterable[Mapping[str, Any]], *, on_orphan: OrphanPolicy
     for index, data in enumerate(check_dicts(messages, "messages")):
         where = f"messages[{index}]"
         data = require_dict(data, where)
-        role = require_str(data, "role", where)
-        content = require_str(data, "content", where)
+        role = require_str_key(data, "role", where)
+        content = require_str_key(data, "content", where)
         if role == "tool":
             try:
                 read.append(tuple(parse_tool_result(content)))

@@ -16,9 +16,9 @@ import json
 from typing import Any, Dict, Iterable, List, Optional, Tuple, cast
 
 from .._checks import check_calls
-from ..blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from ..message import Message, Role
-from ._common import check_messages
+from ..model.blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from ..model.message import Message, Role
+from ..readers import check_messages
 
 __all__ = ["format_multi_agent"]
 

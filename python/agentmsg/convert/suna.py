@@ -23,16 +23,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
 
-from .._checks import check_calls
-from ..errors import ConversionError, MessageTypeError
-from ..message import Message, Role, _format_timestamp
-from ._common import (
-    Losses, check_dicts, check_messages, json_copy, json_text, optional_dict, own_namespace, require,
-    require_dict, settle_tool_pairs, shown,
-)
-from .openai import message_from_openai, message_to_openai
+from .._checks import check_calls, optional_dict, require, require_dict, shown
+from ..errors import ConversionError, Losses, MessageTypeError
+from ..model.arguments import json_output_copy, json_text
+from ..model.message import Message, Role, format_timestamp
+from ..readers import check_messages
+from ..readers._fields import check_dicts, own_namespace
+from ..readers.openai import message_from_openai
+from ._order import settle_tool_pairs
+from .openai import message_to_openai
 
 if TYPE_CHECKING:
     from ..options import OrphanPolicy
@@ -162,7 +163,7 @@ def to_db_rows(messages: Iterable[Message], *, thread_id: Optional[str] = None) 
         if data is None:
             continue
         # a row is stored as JSON, and must not share a dict with the message
-        metadata = json_copy(message.metadata, f"messages[{index}].metadata")
+        metadata = json_output_copy(message.metadata, f"messages[{index}].metadata")
         extras = dict(own_namespace(metadata, "suna_row"))
         extra_keys = own_namespace(metadata, "openai")
         for key in ("suna_row", "openai"):
@@ -183,7 +184,7 @@ def to_db_rows(messages: Iterable[Message], *, thread_id: Optional[str] = None) 
             "content": content,
             "is_llm_message": True,
             "metadata": metadata,
-            "created_at": _format_timestamp(message.timestamp),
+            "created_at": format_timestamp(message.timestamp),
         }
         extras.pop("thread_id", None)
         row.update(extras)

@@ -26,14 +26,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Union, cast
 
-from .._checks import check_calls
-from ..blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from ..errors import ConversionError, MessageTypeError
-from ..message import Message, Role
-from ._common import (
-    Losses, build, check_dicts, check_messages, dump_arguments, json_copy, optional_dict, own_namespace,
-    require_choice, require_list, results_first,
-)
+from .._checks import check_calls, optional_dict, require_choice, require_list
+from ..errors import ConversionError, Losses, MessageTypeError
+from ..model.arguments import dump_arguments, json_output_copy
+from ..model.blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from ..model.message import Message, Role
+from ..readers import check_messages
+from ..readers._fields import build, check_dicts, own_namespace
+from ._order import results_first
 
 __all__ = [
     "WoloTextPart",
@@ -206,7 +206,7 @@ def from_wolo(messages: Iterable[Any]) -> List[Message]:
             if role != "assistant":
                 raise ConversionError(f"{pwhere}: tool parts belong in assistant messages, not {role[:20]!r}")
             name = _required(part, "tool", pwhere)
-            arguments = json_copy(optional_dict(_get(part, "input"), f"{pwhere}.input"), f"{pwhere}.input")
+            arguments = json_output_copy(optional_dict(_get(part, "input"), f"{pwhere}.input"), f"{pwhere}.input")
             extras = call_extras.get(part_id) if isinstance(part_id, str) else None
             server_name, call_metadata = "local", {}
             if isinstance(extras, dict):
@@ -278,7 +278,7 @@ def to_wolo(messages: Iterable[Message]) -> List[WoloMessage]:
             if len(output) != sum(1 for b in output if type(b) is TextBlock):
                 losses.add("media in tool results", index)
             continue
-        metadata = json_copy(message.metadata, f"messages[{index}].metadata")
+        metadata = json_output_copy(message.metadata, f"messages[{index}].metadata")
         wolo_meta = own_namespace(metadata, "wolo")
         if wolo_meta:
             del metadata["wolo"]
@@ -301,7 +301,7 @@ def to_wolo(messages: Iterable[Message]) -> List[WoloMessage]:
                 stored = tools.get(block.id)
                 stored = stored if isinstance(stored, dict) else {}
                 part = WoloToolPart(
-                    block.id, block.name, json_copy(block.input, f"messages[{index}] tool call input"),
+                    block.id, block.name, json_output_copy(block.input, f"messages[{index}] tool call input"),
                     status=stored.get("status", "pending"),
                     start_time=stored.get("start_time", 0.0), end_time=stored.get("end_time", 0.0),
                 )
@@ -310,7 +310,7 @@ def to_wolo(messages: Iterable[Message]) -> List[WoloMessage]:
                     if block.server_name != "local":
                         extras["server_name"] = block.server_name
                     if block.metadata:
-                        extras["metadata"] = json_copy(block.metadata, f"messages[{index}] tool call metadata")
+                        extras["metadata"] = json_output_copy(block.metadata, f"messages[{index}] tool call metadata")
                     call_extras[block.id] = extras
                 part_of_call[block.id] = part
                 parts.append(part)

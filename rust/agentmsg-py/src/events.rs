@@ -1,4 +1,4 @@
-//! The Python event of a core stream event: the classes of `agentmsg.events` (`TextDelta`,
+//! The Python event of a core stream event: the classes of `agentmsg.model.results` (`TextDelta`,
 //! `ThinkingDelta`, `ThinkingEnd`, `ToolCallStart`, `ToolCallDelta`, `ToolCallEnd`), built like
 //! the parse results (see `results.rs`).
 
@@ -10,14 +10,14 @@ use pyo3::IntoPyObjectExt;
 use crate::pystr::py_str;
 use crate::results::{parse_issue, tool_use_block, CallStrs, ResultClass};
 
-pub(crate) static TEXT_DELTA: ResultClass<1> = ResultClass::new("agentmsg.events", "TextDelta", ["text"]);
-pub(crate) static THINKING_DELTA: ResultClass<2> = ResultClass::new("agentmsg.events", "ThinkingDelta", ["index", "text"]);
-pub(crate) static THINKING_END: ResultClass<2> = ResultClass::new("agentmsg.events", "ThinkingEnd", ["index", "complete"]);
+pub(crate) static TEXT_DELTA: ResultClass<1> = ResultClass::new("agentmsg.model.results", "TextDelta", ["text"]);
+pub(crate) static THINKING_DELTA: ResultClass<2> = ResultClass::new("agentmsg.model.results", "ThinkingDelta", ["index", "text"]);
+pub(crate) static THINKING_END: ResultClass<2> = ResultClass::new("agentmsg.model.results", "ThinkingEnd", ["index", "complete"]);
 pub(crate) static TOOL_CALL_START: ResultClass<3> =
-    ResultClass::new("agentmsg.events", "ToolCallStart", ["index", "id", "name"]);
+    ResultClass::new("agentmsg.model.results", "ToolCallStart", ["index", "id", "name"]);
 pub(crate) static TOOL_CALL_DELTA: ResultClass<2> =
-    ResultClass::new("agentmsg.events", "ToolCallDelta", ["index", "fragment"]);
-pub(crate) static TOOL_CALL_END: ResultClass<3> = ResultClass::new("agentmsg.events", "ToolCallEnd", ["index", "call", "error"]);
+    ResultClass::new("agentmsg.model.results", "ToolCallDelta", ["index", "fragment"]);
+pub(crate) static TOOL_CALL_END: ResultClass<3> = ResultClass::new("agentmsg.model.results", "ToolCallEnd", ["index", "call", "error"]);
 
 /// The start event of a call: a dialect's names the call (`Some` id and name), Forge's does not.
 pub(crate) fn tool_call_start<'py>(py: Python<'py>, index: usize, named: Option<(&str, &str)>) -> PyResult<Bound<'py, PyAny>> {

@@ -1,5 +1,5 @@
 //! The results of parsing as the package's own Python classes (`TextBlock`, `ThinkingBlock`,
-//! `ToolUseBlock`, `Parsed`, `ParseIssue`, and the stream events of `agentmsg.events`: frozen
+//! `ToolUseBlock`, `Parsed`, `ParseIssue`, and the stream events of `agentmsg.model.results`: frozen
 //! slotted dataclasses).
 //!
 //! Their values come from the core and are valid by construction, so they are built the way
@@ -56,13 +56,13 @@ impl<const N: usize> ResultClass<N> {
     }
 }
 
-static TEXT_BLOCK: ResultClass<1> = ResultClass::new("agentmsg.blocks", "TextBlock", ["text"]);
-static THINKING_BLOCK: ResultClass<2> = ResultClass::new("agentmsg.blocks", "ThinkingBlock", ["thinking", "signature"]);
+static TEXT_BLOCK: ResultClass<1> = ResultClass::new("agentmsg.model.blocks", "TextBlock", ["text"]);
+static THINKING_BLOCK: ResultClass<2> = ResultClass::new("agentmsg.model.blocks", "ThinkingBlock", ["thinking", "signature"]);
 static TOOL_USE_BLOCK: ResultClass<5> =
-    ResultClass::new("agentmsg.blocks", "ToolUseBlock", ["id", "name", "input", "server_name", "metadata"]);
-static PARSE_ISSUE: ResultClass<4> = ResultClass::new("agentmsg.parsing", "ParseIssue", ["kind", "message", "span", "raw"]);
+    ResultClass::new("agentmsg.model.blocks", "ToolUseBlock", ["id", "name", "input", "server_name", "metadata"]);
+static PARSE_ISSUE: ResultClass<4> = ResultClass::new("agentmsg.model.results", "ParseIssue", ["kind", "message", "span", "raw"]);
 static PARSED: ResultClass<6> = ResultClass::new(
-    "agentmsg.parsing",
+    "agentmsg.model.results",
     "Parsed",
     ["text", "thinking", "tool_calls", "errors", "blocks", "incomplete_thinking"],
 );

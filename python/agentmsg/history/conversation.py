@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Union
 
-from ._checks import check_calls
-from .estimate import estimate_tokens_many
-from .message import Message, Role, _to_role
-from .normalize import MessageLike, read_messages
+from .._checks import check_calls
+from ..counting.tokens import estimate_tokens_many
+from ..model.message import Message, Role, to_role
+from ..readers import MessageLike, read_messages
 
 __all__ = ["filter_by_role", "count_by_role", "ConversationStats", "conversation_stats"]
 
@@ -25,7 +25,7 @@ def filter_by_role(messages: Iterable[MessageLike], role: Union[Role, str]) -> L
     >>> [m.text for m in filter_by_role([Message.user("a"), Message.assistant("b")], "user")]
     ['a']
     """
-    wanted = _to_role(role)
+    wanted = to_role(role)
     return [m for m in read_messages(messages) if m.role is wanted]
 
 

@@ -19,15 +19,14 @@ from __future__ import annotations
 import inspect
 from typing import Any, Awaitable, Callable, Generator, Iterable, List, Sequence, TypeVar, Union, cast
 
-from . import _core
-from ._checks import check_calls, describe, require_int
-from .blocks import TextBlock, ToolResultBlock
-from .counting import CountCache, Counter, TokenCounter
-from .errors import MessageError, MessageTypeError
-from .estimate import ROLE_CODES
-from .normalize import MessageLike, read_messages
-from .message import Message, Role, _as_list
-from .toolpairs import _pair
+from .. import _core
+from .._checks import as_list, check_calls, describe, require_int
+from ..counting.counter import CountCache, Counter, TokenCounter
+from ..errors import MessageError, MessageTypeError
+from ..model.blocks import TextBlock, ToolResultBlock
+from ..model.message import ROLE_CODES, Message, Role
+from ..readers import MessageLike, read_messages
+from .toolpairs import pair_messages
 
 T = TypeVar("T")
 
@@ -165,7 +164,7 @@ def _summary_span(items: List[Message], keep_recent: int) -> List[int]:
     others = [i for i, m in enumerate(items) if m.role is not Role.SYSTEM]
     cut = max(0, len(others) - keep_recent)
     if 0 < cut < len(others):
-        call_of = _pair(items)[0]
+        call_of = pair_messages(items)[0]
         groups = [c if c >= 0 else j for j, c in enumerate(call_of)]
         valid = _core.valid_cuts([ROLE_CODES[m.role] for m in items], groups, True)
         while 0 < cut and not valid[others[cut]]:
@@ -281,7 +280,7 @@ class Compactor:
     """
 
     def __init__(self, policies: Sequence[Policy], trigger: float = 0.8) -> None:
-        self.policies = _as_list(policies, "policies", "a list of callables")
+        self.policies = as_list(policies, "policies", "a list of callables")
         for index, policy in enumerate(self.policies):
             if not callable(policy):
                 raise MessageTypeError(f"policies[{index}] must be callable, not {type(policy).__name__}")

@@ -16,18 +16,18 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import _core
-from .blocks import ToolUseBlock
-from ._checks import check_calls, describe, json_copy, require_int, require_str, type_name
-from .convert._common import dump_arguments
+from .. import _core
+from .._checks import as_list, check_calls, describe, json_copy, require_int, require_str, type_name
+from ..errors import AgentMsgError, EncodingError, MessageError, MessageTypeError
+from ..model.arguments import dump_arguments
+from ..model.blocks import (
+    AudioBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource, VideoBlock,
+)
+from ..model.message import ROLE_CODES, Message, Role, to_role
+from ..readers import MessageLike, messages_or_openai_dicts, read_messages
 from .encoding import resolve_encoding
-from .errors import AgentMsgError, EncodingError, MessageError, MessageTypeError
-from .estimate import ROLE_CODES, measured_text
-from .message import Message, Role, _as_list
-from .normalize import MessageLike, messages_or_openai_dicts
 
-__all__ = [
-    "ENCODINGS",
+__all__ = ["ENCODINGS",
     "count_tokens",
     "count_tokens_batch",
     "count_tokens_up_to",
@@ -35,8 +35,7 @@ __all__ = [
     "message_token_counts",
     "count_message_tokens",
     "acount_tokens",
-    "acount_message_tokens",
-]
+    "acount_message_tokens", "measured_text", "estimate_tokens", "estimate_tokens_many"]
 
 #: The encodings every counter accepts: OpenAI's two current BPE encodings, and Forge's estimate.
 ENCODINGS: Tuple[str, ...] = tuple(_core.ENCODING_NAMES)
@@ -140,13 +139,13 @@ def _encoding_after(error: Exception, encoding: object) -> str:
     ``encoding`` is a model name; else ``error`` again (or a clearer one for a bad name).
 
     The counters try the name as given first, so checking costs nothing on success."""
-    resolved = _check_encoding(encoding)
+    resolved = check_encoding(encoding)
     if resolved == encoding:
         raise error
     return resolved
 
 
-def _check_encoding(encoding: object) -> str:
+def check_encoding(encoding: object) -> str:
     """The encoding ``encoding`` names: itself for a known encoding, the model's encoding for a
     model name (``"gpt-4o"`` -> ``"o200k_base"``, as tiktoken maps them), else an error that
     names it briefly.
@@ -296,7 +295,7 @@ def message_token_counts(
     [5]
     """
     messages = messages_or_openai_dicts(messages)
-    encoding = _check_encoding(encoding)
+    encoding = check_encoding(encoding)
     if encoding == "estimate":
         texts = []
         roles = []
@@ -335,7 +334,7 @@ def _tool_function(tool: object, index: int) -> Mapping[str, Any]:
 def _tool_definition_tokens(tools: Sequence[Mapping[str, Any]], encoding: str) -> int:
     """The cookbook's count of tool definitions (section 7 of "How to count tokens with tiktoken")."""
     # Checked JSON first: every text below is then a bounded str of plain JSON values.
-    tools = json_copy(_as_list(tools, "tools", "a list of tool dicts"), "tools")
+    tools = json_copy(as_list(tools, "tools", "a list of tool dicts"), "tools")
     if not tools:
         return 0
     if encoding == "estimate":
@@ -389,7 +388,7 @@ def count_message_tokens(
     >>> count_message_tokens([Message.user("Hello")], encoding="estimate")
     5
     """
-    encoding = _check_encoding(encoding)
+    encoding = check_encoding(encoding)
     counts = message_token_counts(messages, encoding)
     total = sum(counts) + _tool_definition_tokens(tools or (), encoding)
     if encoding != "estimate":
@@ -431,6 +430,75 @@ async def acount_message_tokens(
     import asyncio  # see acount_tokens
 
     return await asyncio.to_thread(count_message_tokens, messages, encoding, tools)
+
+
+def _tool_call_json(block: ToolUseBlock) -> str:
+    payload = {"server_name": block.server_name, "tool_name": block.name, "arguments": block.input}
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def measured_text(message: Message) -> str:
+    """The text the estimate measures for a message: its blocks joined with newlines.
+
+    Text and thinking count as written; a tool call counts as Forge's payload JSON wrapped in
+    ``<tool>...</tool>`` (so the XML overhead applies, as it does to the same call written in
+    text); a tool result counts its output's text; media count only their URL (base64 data is
+    not text a model reads as tokens).
+
+    >>> from agentmsg import ToolUseBlock
+    >>> measured_text(Message.assistant(tool_calls=[ToolUseBlock("c1", "calc", {"a": 1})]))
+    '<tool>{"server_name": "local", "tool_name": "calc", "arguments": {"a": 1}}</tool>'
+    """
+    if not isinstance(message, Message):
+        raise MessageTypeError(f"message must be a Message, not {type_name(message)}")
+    parts: List[str] = []
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            parts.append(block.text)
+        elif isinstance(block, ThinkingBlock):
+            parts.append(block.thinking)
+        elif isinstance(block, ToolUseBlock):
+            parts.append("<tool>" + _tool_call_json(block) + "</tool>")
+        elif isinstance(block, ToolResultBlock):
+            parts.append(block.text)
+        elif isinstance(block, (ImageBlock, AudioBlock, VideoBlock)):
+            if isinstance(block.source, URLSource):
+                parts.append(block.source.url)
+    return "\n".join(parts)
+
+
+def estimate_tokens(message_or_text: Union[Message, str], role: Union[Role, str] = Role.USER) -> int:
+    """Estimates the tokens of a message, or of a text written by ``role``.
+
+    >>> estimate_tokens("Hello", role="user")
+    5
+    >>> estimate_tokens(Message.tool("Result: 8", name="calculator"))
+    12
+    """
+    if isinstance(message_or_text, Message):
+        return _core.estimate_tokens(_measured_text(message_or_text), message_or_text.role.value)
+    if isinstance(message_or_text, str):
+        return _core.estimate_tokens(message_or_text, to_role(role).value)
+    raise MessageTypeError(f"estimate_tokens takes a Message or a str, not {type_name(message_or_text)}")
+
+
+def estimate_tokens_many(messages: Iterable[MessageLike]) -> List[int]:
+    """Estimates every message of a conversation in one call into the core.
+
+    >>> estimate_tokens_many([Message.user("Hello"), Message.system("Hi")])
+    [5, 4]
+    """
+    texts = []
+    roles = []
+    for message in read_messages(messages):
+        texts.append(_measured_text(message))
+        roles.append(ROLE_CODES[message.role])
+    return _core.estimate_tokens_many(texts, roles)
+
+
+# The per-message loops above call measured_text as written: check_calls wraps the public name,
+# whose argument-checking frame would cost them a third of their time.
+_measured_text = measured_text
 
 
 # Bad calls of this module's public functions and classes raise typed errors (see _checks).

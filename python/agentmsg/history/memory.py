@@ -1,14 +1,6 @@
-"""A history kept within a token budget: :func:`trim` for a whole transcript,
-:class:`ConversationMemory` for one that grows a message at a time.
-
-Both keep the same four rules, with the selection done in the Rust core:
-
-1. system messages are kept (unless ``keep_system=False``); if they alone exceed the budget, the
-   oldest of them go first (the newest always stays) and ``system_over_budget`` says so;
-2. a tool call and its results are kept or removed together (see :mod:`agentmsg.toolpairs`);
-3. the kept non-system messages are a contiguous run ending at the newest one;
-4. the newest message (with its tool group) is always kept; if it alone is over the budget,
-   ``over_budget`` says so instead of returning nothing.
+"""A history that grows a message at a time, kept within a token budget after every add:
+:class:`ConversationMemory`, by the same four rules as :func:`agentmsg.trim`
+(:mod:`agentmsg.history.trim`), with the counts and pairing in the Rust core.
 
     >>> import agentmsg
     >>> memory = agentmsg.ConversationMemory(20)
@@ -23,7 +15,6 @@ from __future__ import annotations
 import heapq
 import threading
 from collections import deque
-from dataclasses import dataclass, field
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -39,21 +30,20 @@ from typing import (
     Union,
 )
 
-from . import _core, _selection
-from ._checks import check_calls, describe
-from .blocks import TextBlock, ToolUseBlock
-from .encoding import Encoding, get_encoding, resolve_encoding
-from .counting import CountCache, Counter, TokenCounter
-from .errors import MessageError, MessageTypeError
-from .estimate import ROLE_CODES
-from .message import Message, Role, _as_list, _to_role
-from .normalize import MessageLike, read_message, read_messages
-from .toolpairs import _pair, _role_of, _unencodable
+from .. import _core
+from .._checks import check_calls
+from ..counting.counter import CountCache, Counter, TokenCounter
+from ..errors import MessageError, MessageTypeError
+from ..model.blocks import ToolUseBlock
+from ..model.message import ROLE_CODES, Message, Role, to_role
+from ..readers import MessageLike, read_message, read_messages
+from .toolpairs import unencodable_error
+from .trim import check_budget
 
 if TYPE_CHECKING:
-    from .options import TrimStrategy
+    pass
 
-__all__ = ["token_counter", "TrimResult", "trim", "ConversationMemory"]
+__all__ = ["ConversationMemory"]
 
 _SYSTEM = Role.SYSTEM
 _TOOL = Role.TOOL
@@ -62,231 +52,7 @@ _TOOL_CODE = ROLE_CODES[Role.TOOL]
 _ASSISTANT_CODE = ROLE_CODES[Role.ASSISTANT]
 
 
-def token_counter(counter: Counter) -> Callable[[Sequence[Message]], List[int]]:
-    """The batch form of ``counter``: a function from messages to their token counts (see
-    :class:`agentmsg.counting.TokenCounter`, which this returns the ``count_many`` of).
-
-    ``"estimate"`` is the fast heuristic (:func:`agentmsg.estimate_tokens_many`); an encoding
-    name (``"o200k_base"``, ``"cl100k_base"``) gives exact per-message chat counts
-    (:func:`agentmsg.message_token_counts`); a callable is called once per message and must
-    return an int >= 0.
-
-    >>> token_counter("estimate")([Message.user("Hello")])
-    [5]
-    >>> token_counter(lambda m: len(m.text))([Message.user("Hello")])
-    [5]
-    """
-    return TokenCounter(counter).count_many
-
-
-def _check_budget(max_tokens: object) -> int:
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int):
-        raise MessageTypeError(f"max_tokens must be an int, not {type(max_tokens).__name__}")
-    if not 0 <= max_tokens < 2**64:
-        raise MessageError(f"max_tokens must be >= 0 (and < 2**64), got {describe(max_tokens)}")
-    return max_tokens
-
-
 # -- trim ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TrimResult:
-    """What :func:`trim` kept, with the state the rules may force.
-
-    ``messages`` are the kept messages in order, ``kept`` their indices in the input,
-    ``total_tokens`` their count; ``removed`` the rest, so nothing is lost silently. With
-    ``allow_partial``, ``partial`` is the index of the one message of which only a part is kept
-    (``messages`` holds the cut copy), else None.
-
-    >>> r = trim([Message.user("Hello"), Message.user("World")], 5)
-    >>> ([m.text for m in r.messages], [m.text for m in r.removed], r.total_tokens, r.over_budget)
-    (['World'], ['Hello'], 5, False)
-    """
-
-    messages: List[Message]
-    kept: Tuple[int, ...]
-    total_tokens: int
-    over_budget: bool
-    system_over_budget: bool
-    source: Sequence[Message] = field(repr=False)
-    partial: Optional[int] = None
-
-    @property
-    def removed(self) -> List[Message]:
-        """The input messages that were not kept, in order (a message cut by ``allow_partial``
-        counts as kept).
-
-        >>> trim([Message.user("a" * 40), Message.user("b")], 5).removed[0].length
-        40
-        """
-        kept = set(self.kept)
-        return [m for i, m in enumerate(self.source) if i not in kept]
-
-
-#: The role rules' arguments: one role, or several (any of them).
-RoleRule = Union[Role, str, Sequence[Union[Role, str]], None]
-
-
-def _role_codes(value: RoleRule, what: str) -> Optional[List[int]]:
-    """A role rule as core role codes (None for no rule)."""
-    if value is None:
-        return None
-    if isinstance(value, (str, Role)):
-        return [ROLE_CODES[_to_role(value)]]
-    roles = _as_list(value, what, "a role or a sequence of roles")
-    if not roles:
-        raise MessageError(f"{what} must name at least one role")
-    return [ROLE_CODES[_to_role(role)] for role in roles]
-
-
-def trim(
-    messages: Iterable[MessageLike],
-    max_tokens: int,
-    *,
-    counter: Counter = "estimate",
-    keep_system: bool = True,
-    start_on: RoleRule = None,
-    end_on: RoleRule = None,
-    strategy: TrimStrategy = "last",
-    allow_partial: bool = False,
-) -> TrimResult:
-    """Keeps the newest messages that fit in ``max_tokens``, by the four rules of this module.
-
-    ``start_on="user"`` makes the kept run begin at a user message (the shortest such run is
-    kept, over budget, when none fits; the option is ignored when no user message can start
-    one). ``end_on`` makes it end at a message of that role after which no tool group goes on
-    (the messages after it are removed; when no message can end the run, only the system
-    messages are kept). Both take one role or a list of roles.
-
-    ``strategy="first"`` keeps the oldest messages instead: the run begins at the oldest
-    non-system message and ends at the newest clean end that fits (the oldest group is kept,
-    over budget, when it alone does not fit); ``start_on`` is then an error, as in LangChain.
-
-    ``allow_partial=True`` keeps part of one more message instead of dropping it whole: the
-    message just past the longest run the budget allows (before it; after it for ``"first"``)
-    when its role may begin (end) the run, or the newest message when it alone is over budget,
-    cut at a token boundary (of the counter's encoding; ``o200k_base`` for other counters) to
-    its newest part (oldest, for ``"first"``) that fits. Only a message of one text block with
-    no tool call is cut, never one of a tool group; ``partial`` says which.
-
-    Only the messages that can be kept are counted: the run is found from its end and counting
-    stops once the budget is spent, so the cost follows the kept size, not the history's (the
-    system messages are always counted).
-
-    >>> calc = ToolUseBlock("c1", "calc", {"a": 1})
-    >>> chat = [Message.system("Be brief"), Message.user("Compute"),
-    ...         Message.assistant(tool_calls=[calc]), Message.tool("Result: 1", tool_id="c1"),
-    ...         Message.assistant("It is 1")]
-    >>> [m.role.value for m in trim(chat, 40).messages]
-    ['system', 'assistant']
-    >>> [m.role.value for m in trim(chat, 40, strategy="first").messages]
-    ['system', 'user']
-    >>> r = trim([Message.user("one two three four five six")], 8, allow_partial=True)
-    >>> r.messages[0].text, r.partial
-    (' four five six', 0)
-    """
-    budget = _check_budget(max_tokens)
-    count = TokenCounter(counter)
-    if not isinstance(keep_system, bool):
-        raise MessageTypeError(f"keep_system must be a bool, not {type(keep_system).__name__}")
-    if not isinstance(allow_partial, bool):
-        raise MessageTypeError(f"allow_partial must be a bool, not {type(allow_partial).__name__}")
-    if strategy not in ("last", "first"):
-        raise MessageError(f"strategy must be 'last' or 'first', not {describe(strategy)}")
-    if strategy == "first" and start_on is not None:
-        raise MessageError("start_on is only valid with strategy='last'")
-    start_codes = _role_codes(start_on, "start_on")
-    end_codes = _role_codes(end_on, "end_on")
-    items = messages if isinstance(messages, (list, tuple)) else read_messages(messages)
-    # The one read of the whole history: where the system messages are (and a type check).
-    try:
-        systems = _core.positions_of_role(items, _SYSTEM, Message)
-    except MessageTypeError:  # dicts or SDK objects: read them (a list of Messages costs nothing more)
-        items = read_messages(items)
-        systems = _core.positions_of_role(items, _SYSTEM, Message)
-    selection = _selection.select(
-        _MessageSource(items, count), budget, keep_system=keep_system,
-        systems=systems if keep_system else [], start_on=start_codes, end_on=end_codes,
-        first=strategy == "first", allow_partial=allow_partial,
-    )
-    kept_messages = [items[i] for i in selection.kept]
-    partial = None
-    if selection.partial is not None:
-        partial, cut = selection.partial
-        kept_messages[selection.kept.index(partial)] = cut
-    return TrimResult(kept_messages, selection.kept, selection.total, selection.over_budget,
-                      selection.system_over_budget, items, partial)
-
-
-class _MessageSource:
-    """A list of :class:`Message` as :func:`agentmsg._selection.select` reads it."""
-
-    __slots__ = ("items", "counter")
-
-    def __init__(self, items: Sequence[Message], counter: TokenCounter) -> None:
-        self.items = items
-        self.counter = counter
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def role_codes(self, start: int, stop: int) -> List[int]:
-        return list(map(ROLE_CODES.__getitem__, map(_role_of, self.items[start:stop])))
-
-    def counts(self, positions: Sequence[int]) -> List[int]:
-        return self.counter.count_many([self.items[i] for i in positions], positions)
-
-    def groups(self, start: int, stop: int, codes: List[int]) -> Tuple[List[int], bool]:
-        call_of, orphans, _, _ = _pair(self.items[start:stop])
-        return [c if c >= 0 else j for j, c in enumerate(call_of)], bool(orphans)
-
-    def cut(self, index: int, tokens: int, keep_end: bool) -> Optional[Tuple[Message, int]]:
-        message = self.items[index]
-        if message.role is _TOOL or len(message.content) != 1 or not isinstance(message.content[0], TextBlock):
-            return None
-        spec = self.counter.spec
-        encoding = get_encoding(resolve_encoding(spec) if isinstance(spec, str) and spec != "estimate" else "o200k_base")
-        pieces = _TokenPieces(message.content[0].text, encoding, keep_end)
-        best: Optional[Tuple[Message, int]] = None
-        low, high = 1, pieces.size  # the most tokens whose cut message fits
-        while low <= high:
-            middle = (low + high) // 2
-            text = pieces.text(middle)
-            if not text:  # the tokens end inside one character: take more
-                low = middle + 1
-                continue
-            candidate = message.replace(content=text)
-            counted = self.counter.count(candidate)
-            if counted <= tokens:
-                best, low = (candidate, counted), middle + 1
-            else:
-                high = middle - 1
-        return best
-
-
-class _TokenPieces:
-    """The first or last ``k`` tokens of a text, as text: a prefix or suffix cut at a token
-    boundary, moved to the nearest whole character when the boundary splits one."""
-
-    def __init__(self, text: str, encoding: Encoding, keep_end: bool) -> None:
-        self.tokens = encoding.encode_ordinary(text)
-        self.size = len(self.tokens)
-        self.data = text.encode("utf-8", "surrogatepass")  # the bytes the tokens cover
-        self.encoding = encoding
-        self.keep_end = keep_end
-
-    def text(self, k: int) -> str:
-        data = self.data
-        if self.keep_end:
-            at = len(data) - len(self.encoding.decode_bytes(self.tokens[self.size - k:]))
-            while at < len(data) and data[at] & 0xC0 == 0x80:  # inside a character: skip its tail
-                at += 1
-            return data[at:].decode("utf-8", "surrogatepass")
-        at = len(self.encoding.decode_bytes(self.tokens[:k]))
-        while 0 < at < len(data) and data[at] & 0xC0 == 0x80:  # inside a character: leave it out
-            at -= 1
-        return data[:at].decode("utf-8", "surrogatepass")
 
 
 # -- ConversationMemory --------------------------------------------------------------------------
@@ -328,7 +94,7 @@ class ConversationMemory:
         compactor: Optional[Any] = None,
         on_prune: Optional[Callable[[List[Message]], object]] = None,
     ) -> None:
-        self._max_tokens = _check_budget(max_tokens)
+        self._max_tokens = check_budget(max_tokens)
         self._counter_given = counter  # kept for pickling: the TokenCounter wraps it in closures
         self._counter = TokenCounter(counter)
         if not isinstance(keep_system, bool):
@@ -460,7 +226,7 @@ class ConversationMemory:
             else:
                 dropped = self._state.push(count, ROLE_CODES[role], None, None, None, prune)
         except UnicodeEncodeError:
-            raise _unencodable([message]) from None
+            raise unencodable_error([message]) from None
         if dropped is None:
             removed.append(message)  # its call was already pruned: keeping it would orphan it
             return
@@ -659,7 +425,7 @@ class ConversationMemory:
         >>> [m.text for m in memory.by_role("assistant")]
         ['b']
         """
-        wanted = _to_role(role)
+        wanted = to_role(role)
         with self._lock:
             return [m for m in self._history() if m.role is wanted]
 

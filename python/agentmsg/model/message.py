@@ -18,36 +18,21 @@ from enum import Enum, EnumMeta
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
+from .._checks import (
+    MAX_JSON_DEPTH, as_list, check_calls, describe, json_copy, json_copy_dict, optional_str, require_bool,
+    require_int, type_name, unexpected_keyword, utf8_json,
+)
+from ..errors import MessageError, MessageTypeError
+from ..options import PARSE_OPTION_NAMES, ParseOptions
 from .blocks import (
-    Block,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    _coerce_blocks,
-    block_from_dict,
-    block_to_dict,
+    Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, block_from_dict, block_to_dict,
+    coerce_blocks,
 )
-from ._checks import (
-    MAX_JSON_DEPTH,
-    check_calls,
-    describe,
-    json_copy,
-    json_copy_dict,
-    optional_str,
-    require_bool,
-    require_int,
-    type_name,
-    unexpected_keyword,
-    utf8_json,
-)
-from .errors import AgentMsgError, MessageError, MessageTypeError
-from .options import PARSE_OPTION_NAMES, ParseOptions
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["Role", "Message", "system", "user", "assistant", "tool"]
+__all__ = ["Role", "Message", "system", "user", "assistant", "tool", "ROLE_CODES"]
 
 
 class _RoleType(EnumMeta):
@@ -59,7 +44,7 @@ class _RoleType(EnumMeta):
             raise unexpected_keyword("Role", min(kwargs), ["value"])
         if args:
             raise MessageTypeError(f"Role() takes one value, a role name, not {1 + len(args)}")
-        return _to_role(value)
+        return to_role(value)
 
 
 class Role(str, Enum, metaclass=_RoleType):
@@ -84,8 +69,8 @@ class Role(str, Enum, metaclass=_RoleType):
 
 
 # Role.X goes through EnumType's __getattr__ hook (about 90 ns a lookup): hot code uses these.
-_SYSTEM, _USER, _ASSISTANT, _TOOL = Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL
-_ROLE_NAMES = {role: role._value_ for role in Role}  # role.value is an enum property: slower
+SYSTEM_ROLE, USER_ROLE, ASSISTANT_ROLE, TOOL_ROLE = Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL
+ROLE_NAMES = {role: role._value_ for role in Role}  # role.value is an enum property: slower
 _VALID_ROLES = ", ".join(r.value for r in Role)
 _ROLE_BY_NAME = {r.value: r for r in Role}
 
@@ -99,7 +84,7 @@ _STR_LIMIT = 50
 _STR_KEEP = 47
 
 
-def _to_role(value: object) -> Role:
+def to_role(value: object) -> Role:
     if isinstance(value, Role):
         return value
     if not isinstance(value, str):
@@ -109,27 +94,6 @@ def _to_role(value: object) -> Role:
     if role is None:
         raise MessageError(f"unknown role {describe(value)}; valid roles: {_VALID_ROLES}")
     return role
-
-
-def _as_list(value: object, what: str, expected: str) -> List[Any]:
-    """``value`` as a new list; a non-iterable, or a str/dict/Message given for a sequence, is a
-    MessageTypeError naming ``what``."""
-    if isinstance(value, (str, bytes, Mapping, Message)):
-        raise MessageTypeError(f"{what} must be {expected}, not a single {type_name(value)}")
-    if value.__class__ is list or value.__class__ is tuple:
-        return list(value)
-    try:
-        iterator = iter(value)  # type: ignore[call-overload]
-    except TypeError:
-        raise MessageTypeError(f"{what} must be {expected}, not {type_name(value)}") from None
-    try:
-        return list(iterator)
-    except AgentMsgError:
-        raise
-    except Exception as error:  # noqa: BLE001 - any failure of the caller's iterator is theirs
-        raise MessageTypeError(
-            f"{what}: iterating it raised {type_name(error)}"
-        ) from error
 
 
 _now = time.time  # the creation time, kept as a number until ``timestamp`` is read
@@ -160,7 +124,7 @@ def _to_timestamp(value: object) -> datetime:
     )
 
 
-def _format_timestamp(ts: datetime) -> str:
+def format_timestamp(ts: datetime) -> str:
     return ts.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
@@ -184,7 +148,7 @@ def _new_id() -> str:
     return f"{_ID_PREFIX}{next(_id_counter):016x}"
 
 
-def _give_ids(messages: Sequence["Message"], prefix: str) -> None:
+def give_ids(messages: Sequence["Message"], prefix: str) -> None:
     """Gives each message that has no id yet the id ``prefix`` + its position as 16 hex digits
     (the shape of a made id, with a prefix the caller derives from the input instead of a random
     one), so the same input always gives the same ids. Only for messages just built, whose id
@@ -205,18 +169,18 @@ def _check_content(role: Role, content: Tuple[Block, ...]) -> None:
                 empty = False
             continue
         empty = False  # a tool call alone, an image alone... is content
-        if kind is ToolUseBlock and role is _ASSISTANT or kind is ToolResultBlock and role is _TOOL:
+        if kind is ToolUseBlock and role is ASSISTANT_ROLE or kind is ToolResultBlock and role is TOOL_ROLE:
             continue
-        if isinstance(block, ToolUseBlock) and role is not _ASSISTANT:
+        if isinstance(block, ToolUseBlock) and role is not ASSISTANT_ROLE:
             raise MessageError(
                 f"content[{index}]: a tool_use block belongs in an assistant message, not {role.value}"
             )
-        if isinstance(block, ToolResultBlock) and role is not _TOOL:
+        if isinstance(block, ToolResultBlock) and role is not TOOL_ROLE:
             raise MessageError(
                 f"content[{index}]: a tool_result block belongs in a tool message, not {role.value}"
             )
     # An empty tool result is a real result (a command with no output).
-    if empty and role is not _TOOL:
+    if empty and role is not TOOL_ROLE:
         raise MessageError(f"content is empty: a {role.value} message needs text or other content")
 
 
@@ -307,13 +271,13 @@ class Message(_MessageSlots):
         finish_reason: Optional[str] = None,
         reasoning_content: Optional[str] = None,
     ) -> "Message":
-        role = role if role.__class__ is Role else _to_role(role)
+        role = role if role.__class__ is Role else to_role(role)
         if content.__class__ is str:
             blocks: Tuple[Block, ...] = (TextBlock(content),)
-            if not content and role is not _TOOL:
+            if not content and role is not TOOL_ROLE:
                 _check_content(role, blocks)  # raises: empty
         else:
-            blocks = _coerce_blocks(content, "content")
+            blocks = coerce_blocks(content, "content")
             _check_content(role, blocks)
         if not (name is id is tool_id is finish_reason is reasoning_content is None):
             name = optional_str(name, "name")
@@ -328,7 +292,7 @@ class Message(_MessageSlots):
             metadata = json_copy_dict(metadata, "metadata")
         else:
             metadata = None  # made on first read
-        if role is _TOOL:
+        if role is TOOL_ROLE:
             blocks, tool_id = _tool_result(blocks, tool_id, False)
             if not tool_id and not name:
                 raise MessageError(
@@ -441,7 +405,7 @@ class Message(_MessageSlots):
         >>> Message.system("You are a helpful assistant").role
         <Role.SYSTEM: 'system'>
         """
-        return cls(_SYSTEM, text, **kwargs)
+        return cls(SYSTEM_ROLE, text, **kwargs)
 
     @classmethod
     def user(cls, content: ContentInput, **kwargs: Any) -> "Message":
@@ -450,7 +414,7 @@ class Message(_MessageSlots):
         >>> Message.user("Hi").text
         'Hi'
         """
-        return cls(_USER, content, **kwargs)
+        return cls(USER_ROLE, content, **kwargs)
 
     @classmethod
     def assistant(
@@ -469,7 +433,7 @@ class Message(_MessageSlots):
         """
         if not isinstance(text, str):
             raise MessageTypeError(f"text must be a str, not {type_name(text)}")
-        calls = _as_list(tool_calls, "tool_calls", "a list of ToolUseBlock")
+        calls = as_list(tool_calls, "tool_calls", "a list of ToolUseBlock")
         for index, call in enumerate(calls):
             if not isinstance(call, ToolUseBlock):
                 raise MessageTypeError(
@@ -482,7 +446,7 @@ class Message(_MessageSlots):
         if text or not calls:
             blocks.append(TextBlock(text))
         blocks.extend(calls)
-        return cls(_ASSISTANT, blocks, **kwargs)
+        return cls(ASSISTANT_ROLE, blocks, **kwargs)
 
     @classmethod
     def tool(
@@ -504,8 +468,8 @@ class Message(_MessageSlots):
         if isinstance(result, ToolResultBlock):
             block = result
         else:
-            block = ToolResultBlock(tool_id or "", _coerce_blocks(result, "result"), is_error)
-        return cls(_TOOL, [block], tool_id=tool_id, name=name, **kwargs)
+            block = ToolResultBlock(tool_id or "", coerce_blocks(result, "result"), is_error)
+        return cls(TOOL_ROLE, [block], tool_id=tool_id, name=name, **kwargs)
 
     @classmethod
     def from_text(
@@ -542,7 +506,7 @@ class Message(_MessageSlots):
         >>> Message.from_text("assistant", reply, dialect="hermes").tool_calls[0].name
         'f'
         """
-        from .parsing import parse
+        from ..parsing import parse
 
         if not isinstance(text, str):
             raise MessageTypeError(f"text must be a str, not {type_name(text)}")
@@ -553,7 +517,7 @@ class Message(_MessageSlots):
             "name": name, "id": id, "timestamp": timestamp, "metadata": metadata, "tool_id": tool_id,
             "finished": finished, "finish_reason": finish_reason, "reasoning_content": reasoning_content,
         }
-        if _to_role(role) is not _ASSISTANT:
+        if to_role(role) is not ASSISTANT_ROLE:
             if options:  # checked by the parser they would build, though only assistant text is parsed
                 parse("", **options)
             return cls(role, text, **fields)
@@ -664,7 +628,7 @@ class Message(_MessageSlots):
             "content": [block_to_dict(b) for b in self.content],
             "metadata": json_copy(self.metadata, "metadata"),  # a copy: the message stays as it is
             "id": self.id,
-            "timestamp": _format_timestamp(self.timestamp),
+            "timestamp": format_timestamp(self.timestamp),
         }
         for key in ("tool_id", "finished", "finish_reason", "reasoning_content"):
             value = getattr(self, key)
@@ -826,6 +790,10 @@ def tool(result: ContentInput, **kwargs: Any) -> Message:
 
 #: The fields of a message, in order (its ``repr`` and ``to_dict`` read them through this).
 _FIELDS = Message.__match_args__
+
+
+#: The code of each role in the arrays handed to the Rust core.
+ROLE_CODES: Dict[Role, int] = {Role.SYSTEM: 0, Role.USER: 1, Role.ASSISTANT: 2, Role.TOOL: 3}
 
 
 # Bad calls of this module's public functions and classes raise typed errors (see _checks).

@@ -37,19 +37,32 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Generator, IO, Iterable, Iterator, List, Optional, Sequence, TYPE_CHECKING, Tuple, Union
+from typing import (
+    IO,
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    Generator,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
-from ._checks import MAX_INT_DIGITS, check_calls, describe, require_int, require_str, type_name, where_label
-from .blocks import ToolUseBlock
-from .convert import from_anthropic, from_bedrock, from_openai
-from .errors import AgentMsgError, MessageTypeError
-from .normalize import read_messages
-from .message import Message, _give_ids
+from .._checks import MAX_INT_DIGITS, check_calls, describe, require_int, require_str, type_name, where_label
+from ..convert import from_anthropic, from_bedrock, from_openai
+from ..errors import AgentMsgError, MessageTypeError, TranscriptError
+from ..model.blocks import ToolUseBlock
+from ..model.message import Message, give_ids
+from ..readers import read_messages
 
 if TYPE_CHECKING:
     from typing_extensions import TypeIs
 
-__all__ = ["TranscriptError", "Transcript", "load_transcript", "iter_transcripts", "TRANSCRIPT_FORMATS"]
+__all__ = ["Transcript", "load_transcript", "iter_transcripts", "TRANSCRIPT_FORMATS"]
 
 #: The message formats :func:`load_transcript` reads (besides ``"auto"``).
 TRANSCRIPT_FORMATS = ("agentmsg", "openai", "anthropic", "bedrock", "swe-agent")
@@ -61,21 +74,6 @@ RECORD_FIELDS = ("messages", "trajectory", "history")
 _ROLE_ALIASES: Dict[Any, Any] = {"human": "user", "ai": "assistant", "gpt": "assistant"}
 
 Source = Union[str, "os.PathLike[str]", IO[str], IO[bytes]]
-
-
-class TranscriptError(AgentMsgError, ValueError):
-    """A transcript file that cannot be read: ``path``, ``line`` (1-based, or None for the whole
-    file) and ``reason``; ``str()`` is one line naming all three.
-
-    >>> str(TranscriptError("chat.jsonl", 3, "invalid JSON: Expecting value (column 1)"))
-    'chat.jsonl: line 3: invalid JSON: Expecting value (column 1)'
-    """
-
-    def __init__(self, path: str, line: Optional[int], reason: str) -> None:
-        self.path, self.line, self.reason = path, line, reason
-        label = where_label(path)  # a path of any length gives a short message
-        where = f"{label}: line {line}" if line is not None else label
-        super().__init__(f"{where}: {reason}")
 
 
 @dataclass(frozen=True)
@@ -531,7 +529,7 @@ def _transcript(name: str, messages: List[Message], fmt: str, path: str, line: O
     # A message the file gives no id gets one from the conversation's text and its position:
     # made ids are random per process, and they reach what a model reads (compress's hint), so
     # reading the same file must give the same ids for a replay to give the same figures.
-    _give_ids(messages, f"msg_{ids.hexdigest()}")
+    give_ids(messages, f"msg_{ids.hexdigest()}")
     return Transcript(name, messages, fmt, path, line)
 
 

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Iterable, List, Sequence, Tuple, Union
 
-from . import _core
-from ._checks import check_calls, describe
-from .errors import EncodingError, MessageError, MessageTypeError
-from .estimate import estimate_tokens_many, measured_text
-from .message import Message, Role
+from .. import _core
+from .._checks import check_calls, describe, type_name
+from ..errors import EncodingError, MessageError, MessageTypeError
+from ..model.message import Message, Role
+from ..readers import MessageLike, read_messages
+from .tokens import estimate_tokens_many, measured_text, message_token_counts
 
-__all__ = ["Counter", "TokenCounter", "CountCache"]
+__all__ = ["Counter", "TokenCounter", "CountCache", "MessageCounter", "token_counter"]
 
 #: What counts a message's tokens: ``"estimate"``, an encoding name, or ``Message -> int``.
 Counter = Union[str, Callable[[Message], int]]
@@ -88,7 +89,6 @@ class TokenCounter:
             )
 
     def _exact(self, encoding: str) -> None:
-        from .tokens import message_token_counts
 
         try:
             message_token_counts([], encoding)  # an unknown encoding raises here, not on first use
@@ -143,6 +143,53 @@ class CountCache:
         9
         """
         return sum(self.counts(messages))
+
+
+class MessageCounter(CountCache):
+    """A :class:`CountCache` for an encoding name or ``"estimate"``, called on one message: a
+    replay counts each message once, not once per prompt it appears in.
+
+    >>> count = MessageCounter("o200k_base")
+    >>> m = Message.user("Hello, world!")
+    >>> (count(m), count.total([m, m]))
+    (8, 16)
+    """
+
+    __slots__ = ("encoding",)
+
+    def __init__(self, encoding: str = "o200k_base") -> None:
+        super().__init__(encoding)
+        self.encoding = encoding
+
+    def __call__(self, message: Message) -> int:
+        if not isinstance(message, Message):
+            raise MessageTypeError(f"message must be a Message, not {type_name(message)}")
+        return self.counts((message,))[0]
+
+    def total(self, messages: Iterable[MessageLike]) -> int:
+        """The sum of the messages' counts (any form :func:`agentmsg.as_messages` reads).
+
+        >>> MessageCounter("estimate").total([Message.user("Hello")])
+        5
+        """
+        return super().total(read_messages(messages))
+
+
+def token_counter(counter: Counter) -> Callable[[Sequence[Message]], List[int]]:
+    """The batch form of ``counter``: a function from messages to their token counts (see
+    :class:`agentmsg.counting.TokenCounter`, which this returns the ``count_many`` of).
+
+    ``"estimate"`` is the fast heuristic (:func:`agentmsg.estimate_tokens_many`); an encoding
+    name (``"o200k_base"``, ``"cl100k_base"``) gives exact per-message chat counts
+    (:func:`agentmsg.message_token_counts`); a callable is called once per message and must
+    return an int >= 0.
+
+    >>> token_counter("estimate")([Message.user("Hello")])
+    [5]
+    >>> token_counter(lambda m: len(m.text))([Message.user("Hello")])
+    [5]
+    """
+    return TokenCounter(counter).count_many
 
 
 # Bad calls of this module's public functions and classes raise typed errors (see _checks).

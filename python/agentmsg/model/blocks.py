@@ -10,10 +10,10 @@ Every block is a frozen dataclass with a ``type`` tag used in serialization::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Dict, Mapping, Optional, Tuple, Union, final, List
+from typing import Any, Callable, ClassVar, Dict, List, Mapping, Optional, Tuple, Union, final
 
-from ._checks import check_calls, describe, json_copy, json_copy_dict, require_bool, type_name, where_label
-from .errors import MessageError, MessageTypeError
+from .._checks import check_calls, describe, json_copy, json_copy_dict, require_bool, type_name, where_label
+from ..errors import MessageError, MessageTypeError
 
 __all__ = [
     "URLSource",
@@ -245,7 +245,7 @@ class ToolResultBlock:
         if tool_use_id.__class__ is not str:
             _require_str(tool_use_id, "ToolResultBlock.tool_use_id")
         require_bool(is_error, "ToolResultBlock.is_error")
-        output = (TextBlock(output),) if output.__class__ is str else _coerce_blocks(output, "ToolResultBlock.output")
+        output = (TextBlock(output),) if output.__class__ is str else coerce_blocks(output, "ToolResultBlock.output")
         for index, block in enumerate(output):
             # A result inside a result would nest without bound (and recurse in every writer).
             if isinstance(block, (ToolResultBlock, ToolUseBlock)):
@@ -279,7 +279,7 @@ _BLOCK_TYPES = (TextBlock, ImageBlock, AudioBlock, VideoBlock, ThinkingBlock, To
 _BLOCK_CLASSES = frozenset(_BLOCK_TYPES)  # the exact classes, found by one hash lookup
 
 
-def _coerce_blocks(value: object, what: str) -> Tuple[Block, ...]:
+def coerce_blocks(value: object, what: str) -> Tuple[Block, ...]:
     """A str becomes one TextBlock; a sequence of blocks becomes a tuple; anything else is a TypeError."""
     if isinstance(value, str):
         return (TextBlock(value),)

@@ -1,6 +1,7 @@
-"""The events of the stream parsers (:class:`agentmsg.StreamParser` and the dialects').
+"""What the parsers return: :class:`Parsed` and :class:`ParseIssue` for a whole text, and the
+events of the stream parsers (:class:`agentmsg.StreamParser` and the dialects').
 
-Frozen slotted dataclasses, like the parse results: the binding fills their slots directly
+Frozen slotted dataclasses: the binding fills their slots directly
 (``rust/agentmsg-py/src/results.rs``), and their constructors check what a caller passes.
 
     >>> from agentmsg import StreamParser
@@ -12,18 +13,13 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Callable, Dict, Optional, Union
+from typing import Callable, Dict, List, Optional, Tuple, Union
 
-from ._checks import check_calls, type_name
-from .blocks import ToolUseBlock
-from .errors import MessageError, MessageTypeError
+from .._checks import check_calls, type_name
+from ..errors import MessageError, MessageTypeError
+from .blocks import Block, ToolUseBlock
 
-if TYPE_CHECKING:
-    from .parsing import ParseIssue
-
-__all__ = [
-    "TextDelta", "ThinkingDelta", "ThinkingEnd", "ToolCallStart", "ToolCallDelta", "ToolCallEnd", "Event",
-]
+__all__ = ["TextDelta", "ThinkingDelta", "ThinkingEnd", "ToolCallStart", "ToolCallDelta", "ToolCallEnd", "Event", "ParseIssue", "Parsed"]
 
 _INDEX_END = 2**64
 
@@ -179,6 +175,48 @@ Event = Union[TextDelta, ThinkingDelta, ThinkingEnd, ToolCallStart, ToolCallDelt
 
 #: Deprecated name of :class:`ToolCallStart` (a dialect's start event before it carried the name).
 ToolCallHeader = ToolCallStart
+
+
+@dataclass(frozen=True, slots=True)
+class ParseIssue:
+    """A tool call that could not be used, with its raw text (nothing is dropped).
+
+    ``kind`` is one of ``unclosed_tool``, ``invalid_json``, ``invalid_xml``, ``not_an_object``,
+    ``missing_field``, ``invalid_field``, ``wrong_format``, ``too_many_calls`` (the rest of the
+    text past ``max_calls``). ``span`` holds the character offsets of the whole call, tags
+    included, so ``text[span[0]:span[1]] == raw``.
+
+    >>> issue = agentmsg.parse('Hi <tool>{"tool_name": "t"}</tool>').errors[0]
+    >>> (issue.kind, issue.message, issue.span, issue.raw)
+    ('missing_field', 'missing arguments', (3, 34), '<tool>{"tool_name": "t"}</tool>')
+    """
+
+    kind: str
+    message: str
+    span: Tuple[int, int]
+    raw: str
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """The result of :func:`parse`.
+
+    ``text``: the visible text (text runs joined with ``"\\n"``); ``thinking``: the thinking
+    blocks' text; ``tool_calls``: the good calls; ``errors``: a :class:`ParseIssue` per bad call;
+    ``blocks``: thinking, text and tool-use blocks in document order (what
+    ``Message.from_text`` uses); ``incomplete_thinking``: the text ended inside an unclosed
+    thinking tag.
+
+    >>> agentmsg.parse("<think>plan</think>Answer").blocks
+    [ThinkingBlock(thinking='plan', signature=None), TextBlock(text='Answer')]
+    """
+
+    text: str
+    thinking: List[str]
+    tool_calls: List[ToolUseBlock]
+    errors: List[ParseIssue]
+    blocks: List[Block]
+    incomplete_thinking: bool = False
 
 
 # Bad calls of this module's public functions and classes raise typed errors (see _checks).

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple
 
-from . import _core
+from .. import _core
 
 #: The count the core sees for a message not counted yet: no run holding it fits any budget.
 _UNCOUNTED = 2**64 - 1

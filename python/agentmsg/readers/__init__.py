@@ -32,10 +32,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Union
 
-from ._checks import check_calls, type_name
-from .blocks import ToolUseBlock
-from .errors import AgentMsgError, MessageTypeError
-from .message import Message, Role, _as_list
+from .._checks import as_list, check_calls, type_name
+from ..errors import MessageTypeError
+from ..model.blocks import ToolUseBlock
+from ..model.message import Message, Role
+from ..errors import Losses
+from ._fields import plain_data
+from .anthropic import messages_from_anthropic
+from .langchain import langchain_messages, message_from_langchain
+from .openai import message_from_openai, reply_of_completion
 
 __all__ = ["as_messages"]
 
@@ -113,7 +118,6 @@ def _items(messages: Any, what: str) -> List[Any]:
     """``messages`` as a new list; a single whole response is a list of one."""
     expected = f"a sequence of messages (each {EXPECTED})"
     if messages.__class__ is not list and messages.__class__ is not tuple and not isinstance(messages, Message):
-        from .convert._common import plain_data  # (convert imports this module)
 
         data = plain_data(messages)
         if isinstance(data, Mapping):
@@ -121,7 +125,7 @@ def _items(messages: Any, what: str) -> List[Any]:
                 return [messages]
             if data is not messages:  # one SDK message object (pydantic models iterate as fields)
                 raise MessageTypeError(f"{what} must be {expected}, not a single {type_name(messages)}")
-    return _as_list(messages, what, expected)
+    return as_list(messages, what, expected)
 
 
 def _shape(data: Mapping[str, Any]) -> str:
@@ -149,8 +153,6 @@ def _shape(data: Mapping[str, Any]) -> str:
 
 def _read(items: List[Any], start: int, what: str, keep_openai_dicts: bool, single: bool = False) -> List[Any]:
     """Reads ``items[start:]`` (the items before are known to be Messages) into messages."""
-    from .convert._common import plain_data
-    from .convert.openai import _reply_of_completion, message_from_openai
 
     out: List[Any] = items[:start]
     # Tool messages are named after their call, as the converters name them: learn the calls.
@@ -168,11 +170,9 @@ def _read(items: List[Any], start: int, what: str, keep_openai_dicts: bool, sing
             _learn_calls(item, call_names)
             continue
         elif type(item).__module__.startswith("langchain_core."):  # (without importing LangChain)
-            from .convert._common import Losses
-            from .convert.langchain import _from_one, _langchain
 
             langchain_losses = langchain_losses or Losses("as_messages")
-            out.append(_from_one(_langchain(), item, index, langchain_losses))
+            out.append(message_from_langchain(langchain_messages(), item, index, langchain_losses))
             _learn_calls(out[-1], call_names)
             continue
         else:
@@ -181,7 +181,7 @@ def _read(items: List[Any], start: int, what: str, keep_openai_dicts: bool, sing
             raise MessageTypeError(f"{where} must be {EXPECTED}, not {type_name(item)}")
         shape = _shape(data)
         if shape == "anthropic" or shape == "response":
-            for message in _from_anthropic_turn(data, where):
+            for message in messages_from_anthropic(data, where, {}):
                 if message.role is Role.TOOL and message.name is None and message.tool_id in call_names:
                     message = message.replace(name=call_names[message.tool_id])
                 out.append(message)
@@ -189,7 +189,7 @@ def _read(items: List[Any], start: int, what: str, keep_openai_dicts: bool, sing
             continue
         fields: Dict[str, Any] = {}
         if shape == "completion":
-            data, fields = _reply_of_completion(data, where)
+            data, fields = reply_of_completion(data, where)
             data = plain_data(data)
         calls = data.get("tool_calls")
         if calls and isinstance(calls, (list, tuple)) and any(type(call) is not dict for call in calls):
@@ -211,17 +211,10 @@ def _learn_calls(message: Any, call_names: Dict[str, str]) -> None:
                 call_names[block.id] = block.name
 
 
-def _from_anthropic_turn(turn: Mapping[str, Any], where: str) -> List[Message]:
-    """One Anthropic turn read by :func:`agentmsg.from_anthropic`, its errors naming ``where``."""
-    from .convert.anthropic import from_anthropic
-
-    try:
-        return from_anthropic(None, [turn], on_orphan="keep")
-    except AgentMsgError as error:
-        text = str(error)
-        if not text.startswith("messages[0]"):
-            raise
-        raise type(error)(where + text[len("messages[0]"):]) from None
+def check_messages(messages: Iterable[Message], what: str = "messages") -> List[Message]:
+    """The messages as a list of Message, read by :func:`agentmsg.as_messages` (dicts and SDK
+    objects too); an item it cannot read is an error naming its index."""
+    return read_messages(messages, what)
 
 
 # Bad calls of this module's public functions and classes raise typed errors (see _checks).

@@ -28,18 +28,31 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, AsyncIterable, Dict, Iterable, List, Optional, Sequence, Tuple, Union, cast, TYPE_CHECKING
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    AsyncIterable,
+    Dict,
+    Iterable,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+    cast,
+)
 
-from ._checks import check_calls, describe, require_int, type_name
-from .blocks import TextBlock
-from .errors import ConversionError, MessageTypeError
-from .message import Message
-from .convert._common import build, plain_data
-from .normalize import _from_anthropic_turn
+from .._checks import check_calls, describe, require_int, type_name
+from ..errors import ConversionError, MessageTypeError
+from ..model.blocks import TextBlock
+from ..model.message import Message
+from ..parsing import StreamParser
+from ..readers._fields import build, plain_data
+from ..readers.anthropic import messages_from_anthropic
+from ..readers.openai import message_from_openai
 
 if TYPE_CHECKING:
-    from .dialects import Dialect
-    from .options import DialectName
+    from ..options import Dialect, DialectName
 
     DialectOption = Union[DialectName, Dialect]
 
@@ -202,7 +215,6 @@ def _object(item: Any, where: str) -> Any:
 def _text_parser(dialect: DialectOption, tools: Tools) -> Any:
     """A :class:`agentmsg.StreamParser` of ``dialect``; a bad dialect or tools fail here, before
     the stream is read."""
-    from .parsing import StreamParser
 
     return StreamParser(dialect=dialect, tools=tools)
 
@@ -329,7 +341,6 @@ class _OpenAIReply:
                 entry.setdefault(key, []).append(fragment)
 
     def message(self) -> Message:
-        from .convert.openai import message_from_openai
 
         if not self.seen:
             raise ConversionError(f"chunks: the stream held no chunk of choice {describe(self.choice)}")
@@ -487,7 +498,7 @@ class _AnthropicReply:
         self.fragments = {}
         content = [block for _, block in sorted(self.blocks.items())]
         turn = {**self.response, "role": self.response.get("role", "assistant"), "content": content}
-        messages = _from_anthropic_turn(turn, "events")
+        messages = messages_from_anthropic(turn, "events", {})
         if not messages:
             raise ConversionError("events: the streamed message has no content blocks")
         message = messages[0]

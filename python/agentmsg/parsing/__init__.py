@@ -12,80 +12,29 @@ options). The full rules are in the docstring of :func:`parse`; ``docs/parsing.m
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
-from . import _core
-from .events import TextDelta, ThinkingDelta, ThinkingEnd, ToolCallDelta, ToolCallEnd, ToolCallStart
-from .blocks import Block, ToolUseBlock
-from ._checks import MAX_JSON_DEPTH, check_calls, describe, unexpected_keyword, json_copy, require_bool, require_str, type_name
-from .errors import MessageTypeError, ToolCallError
-from .options import PARSE_OPTION_NAMES, ParseOptions
+from .. import _core
+from .._checks import MAX_JSON_DEPTH, check_calls, json_copy, type_name, unexpected_keyword
+from ..errors import MessageTypeError
+from ..model.blocks import ToolUseBlock
+from ..model.results import (
+    Parsed as Parsed, ParseIssue as ParseIssue, TextDelta as TextDelta, ThinkingDelta as ThinkingDelta,
+    ThinkingEnd as ThinkingEnd, ToolCallDelta as ToolCallDelta, ToolCallEnd as ToolCallEnd,
+    ToolCallStart as ToolCallStart,
+)
+from ..options import PARSE_OPTION_NAMES, ParseOptions
+from ..options import Dialect
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 __all__ = [
     "parse",
-    "Parsed",
-    "ParseIssue",
     "parse_many",
     "parse_tool_calls",
-    "validate_tool_call",
-    "format_tool_call",
-    "format_tool_result",
-    "parse_tool_result",
-    "ToolResultText",
     "StreamParser",
-    "TextDelta",
-    "ThinkingDelta",
-    "ThinkingEnd",
-    "ToolCallStart",
-    "ToolCallDelta",
-    "ToolCallEnd",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class ParseIssue:
-    """A tool call that could not be used, with its raw text (nothing is dropped).
-
-    ``kind`` is one of ``unclosed_tool``, ``invalid_json``, ``invalid_xml``, ``not_an_object``,
-    ``missing_field``, ``invalid_field``, ``wrong_format``, ``too_many_calls`` (the rest of the
-    text past ``max_calls``). ``span`` holds the character offsets of the whole call, tags
-    included, so ``text[span[0]:span[1]] == raw``.
-
-    >>> issue = agentmsg.parse('Hi <tool>{"tool_name": "t"}</tool>').errors[0]
-    >>> (issue.kind, issue.message, issue.span, issue.raw)
-    ('missing_field', 'missing arguments', (3, 34), '<tool>{"tool_name": "t"}</tool>')
-    """
-
-    kind: str
-    message: str
-    span: Tuple[int, int]
-    raw: str
-
-
-@dataclass(frozen=True, slots=True)
-class Parsed:
-    """The result of :func:`parse`.
-
-    ``text``: the visible text (text runs joined with ``"\\n"``); ``thinking``: the thinking
-    blocks' text; ``tool_calls``: the good calls; ``errors``: a :class:`ParseIssue` per bad call;
-    ``blocks``: thinking, text and tool-use blocks in document order (what
-    ``Message.from_text`` uses); ``incomplete_thinking``: the text ended inside an unclosed
-    thinking tag.
-
-    >>> agentmsg.parse("<think>plan</think>Answer").blocks
-    [ThinkingBlock(thinking='plan', signature=None), TextBlock(text='Answer')]
-    """
-
-    text: str
-    thinking: List[str]
-    tool_calls: List[ToolUseBlock]
-    errors: List[ParseIssue]
-    blocks: List[Block]
-    incomplete_thinking: bool = False
 
 
 def parse(text: str, **options: Unpack[ParseOptions]) -> Parsed:
@@ -168,7 +117,7 @@ def parse(text: str, **options: Unpack[ParseOptions]) -> Parsed:
         raise MessageTypeError(f"text must be a str, not {type_name(text)}")
     if not options:
         return _core.parse(text)
-    parsed: Parsed = _core.parse(text, **_core_arguments(options, "parse"))
+    parsed: Parsed = _core.parse(text, **core_arguments(options, "parse"))
     return parsed
 
 
@@ -185,10 +134,10 @@ def parse_many(texts: Iterable[str], **options: Unpack[ParseOptions]) -> List[Pa
         raise MessageTypeError("texts must be a sequence of str, not a single str")
     if not options:
         return _core.parse(texts)
-    return _core.parse(texts, **_core_arguments(options, "parse_many"))
+    return _core.parse(texts, **core_arguments(options, "parse_many"))
 
 
-def _tools_json(tools: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:
+def tools_json_text(tools: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:
     """The JSON text of OpenAI tool definitions for the core, or None."""
     if tools is None:
         return None
@@ -212,7 +161,7 @@ def _tools_json(tools: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:
 _FORGE_DEFAULTS = {"thinking": "auto", "tool_format": "auto", "code_fences": True, "max_calls": None}
 
 
-def _core_arguments(options: Mapping[str, Any], caller: str) -> Dict[str, Any]:
+def core_arguments(options: Mapping[str, Any], caller: str) -> Dict[str, Any]:
     """The keyword arguments of the core parser that ``options`` (a
     :class:`~agentmsg.options.ParseOptions`) name, ``dialect`` among them unless it is Forge's.
     The core reads them all in one place (each option's type and value, the dialect's name,
@@ -224,11 +173,10 @@ def _core_arguments(options: Mapping[str, Any], caller: str) -> Dict[str, Any]:
     dialect = arguments.pop("dialect", None)
     tools = arguments.pop("tools", None)
     if tools is not None:
-        arguments["tools_json"] = _tools_json(tools)
+        arguments["tools_json"] = tools_json_text(tools)
     # None is the default, as for every option.
     if dialect is None or (isinstance(dialect, str) and str.__eq__(dialect, "forge")):
         return arguments
-    from .dialects import Dialect
 
     if not isinstance(dialect, (str, Dialect)):
         raise MessageTypeError(f"dialect must be a str or an agentmsg.Dialect, not {type_name(dialect)}")
@@ -268,10 +216,10 @@ class StreamParser(_core.StreamParser):
     def __new__(cls, **options: Unpack[ParseOptions]) -> Any:
         if not options:
             return super().__new__(cls)
-        arguments = _core_arguments(options, "StreamParser")
+        arguments = core_arguments(options, "StreamParser")
         if "dialect" not in arguments:
             return super().__new__(cls, **arguments)
-        from .dialects import StreamParser as DialectStreamParser
+        from ..dialects import StreamParser as DialectStreamParser
 
         return _core.DialectStreamParser.__new__(DialectStreamParser, **arguments)
 
@@ -283,115 +231,6 @@ def parse_tool_calls(text: str, **options: Unpack[ParseOptions]) -> List[ToolUse
     {'q': 'x'}
     """
     return parse(text, **options).tool_calls
-
-
-def validate_tool_call(text: str) -> ToolUseBlock:
-    """Checks the tool calls in ``text`` like Forge's ``ValidateToolCall``; returns the first.
-
-    Raises :class:`~agentmsg.ToolCallError` (a ``ValueError``) for: no ``<tool>`` tag, no
-    ``</tool>`` tag, invalid JSON (with line and column in the payload), missing ``tool_name``,
-    missing ``arguments`` — and for any other reason a call would be a :class:`ParseIssue`.
-
-    >>> validate_tool_call('<tool>{"tool_name": "calc", "arguments": {}}</tool>').name
-    'calc'
-    >>> validate_tool_call('<tool>{"tool_name": "calc"}</tool>')
-    Traceback (most recent call last):
-    ...
-    agentmsg.errors.ToolCallError: missing arguments (tool call at characters 0-34)
-    """
-    if not isinstance(text, str):
-        raise MessageTypeError(f"text must be a str, not {type_name(text)}")
-    if "<tool>" not in text:
-        raise ToolCallError("missing <tool> tag")
-    parsed = parse(text)
-    if parsed.errors:
-        issue = parsed.errors[0]
-        start, end = issue.span
-        if issue.kind == "unclosed_tool":
-            raise ToolCallError(f"missing </tool> tag (the <tool> at character {start} is not closed)")
-        raise ToolCallError(f"{issue.message} (tool call at characters {start}-{end})")
-    if not parsed.tool_calls:
-        raise ToolCallError("missing <tool> tag outside code fences and thinking")
-    return parsed.tool_calls[0]
-
-
-_RESERVED = ("server_name", "tool_name", "arguments")
-
-
-def format_tool_call(block: ToolUseBlock) -> str:
-    """Renders a tool call in Forge's text form; :func:`parse` reads it back.
-
-    Metadata keys other than ``server_name``, ``tool_name`` and ``arguments`` are written after
-    ``arguments``.
-
-    >>> print(format_tool_call(ToolUseBlock("c1", "calculator", {"a": 5})))
-    <tool>
-    {
-      "server_name": "local",
-      "tool_name": "calculator",
-      "arguments": {
-        "a": 5
-      }
-    }
-    </tool>
-    """
-    if not isinstance(block, ToolUseBlock):
-        raise MessageTypeError(f"block must be a ToolUseBlock, not {type_name(block)}")
-    payload = {"server_name": block.server_name, "tool_name": block.name, "arguments": block.input}
-    for key, value in block.metadata.items():
-        if key not in _RESERVED:
-            payload[key] = value
-    return "<tool>\n" + json.dumps(payload, indent=2, ensure_ascii=False) + "\n</tool>"
-
-
-class ToolResultText(NamedTuple):
-    """A tool result read from Forge's text form by :func:`parse_tool_result`.
-
-    >>> ToolResultText("calc", "8", False).name
-    'calc'
-    """
-
-    name: str
-    result: str
-    is_error: bool
-
-
-_ERROR_PREFIX = "Error: "
-
-
-def format_tool_result(name: str, result: str, is_error: bool = False) -> str:
-    """Renders a tool result as Forge does: ``Tool: name\\nresult`` or ``Tool: name\\nError: result``.
-
-    >>> format_tool_result("calculator", "Result: 8")
-    'Tool: calculator\\nResult: 8'
-    >>> format_tool_result("calculator", "division by zero", is_error=True)
-    'Tool: calculator\\nError: division by zero'
-    """
-    name = require_str(name, "name")
-    result = require_str(result, "result")
-    require_bool(is_error, "is_error")
-    if not name or "\n" in name:
-        raise ToolCallError(f"tool name must be non-empty and on one line: {describe(name)}")
-    return f"Tool: {name}\n{_ERROR_PREFIX if is_error else ''}{result}"
-
-
-def parse_tool_result(text: str) -> ToolResultText:
-    """Reads ``Tool: name\\nresult`` back; a result starting with ``Error: `` is an error.
-
-    >>> parse_tool_result("Tool: calculator\\nError: division by zero")
-    ToolResultText(name='calculator', result='division by zero', is_error=True)
-    """
-    if not isinstance(text, str):
-        raise MessageTypeError(f"text must be a str, not {type_name(text)}")
-    if not text.startswith("Tool: "):
-        raise ToolCallError(f"a tool result starts with 'Tool: <name>'; got {text[:30]!r}")
-    head, newline, result = text[6:].partition("\n")
-    name = head.rstrip("\r")
-    if not name:
-        raise ToolCallError("tool result has an empty tool name")
-    if result.startswith(_ERROR_PREFIX):
-        return ToolResultText(name, result[len(_ERROR_PREFIX):], True)
-    return ToolResultText(name, result, False)
 
 
 check_calls(globals())

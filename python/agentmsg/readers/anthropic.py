@@ -1,0 +1,132 @@
+"""One Anthropic turn (a dict or an SDK object) read into messages: its text, thinking and tool
+calls as one message, its ``tool_result`` blocks as tool messages; :func:`agentmsg.from_anthropic`
+reads a whole history with it, :func:`agentmsg.as_messages` any mix of forms."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Dict, List
+
+from .._checks import require, require_choice, require_dict, shown
+from ..errors import ConversionError, MessageTypeError
+from ..model.arguments import json_output_copy
+from ..model.blocks import (
+    Base64Source, Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource,
+)
+from ..model.message import Message
+from ._fields import block_kind, build, check_dicts, plain_data, require_str_key, text_block
+
+__all__ = []
+
+
+def system_from_anthropic(system: Any) -> Message:
+    if isinstance(system, str):
+        return Message.system(system)
+    blocks = []
+    for j, block in enumerate(check_dicts(system, "system")):
+        block = require_dict(block, f"system[{j}]")
+        require_choice(block_kind(block, f"system[{j}]"), ("text",), f"system[{j}].type", "system block type")
+        text = require_str_key(block, "text", f"system[{j}]")
+        blocks.append(TextBlock(text))
+    return build("system", lambda: Message.system(blocks))
+
+
+def tool_result_from_anthropic(block: Mapping[str, Any], where: str, call_names: Dict[str, str]) -> Message:
+    tool_id = require_str_key(block, "tool_use_id", where)
+    content = block.get("content", [])
+    if isinstance(content, str):
+        output: List[Block] = [TextBlock(content)] if content else []
+    elif isinstance(content, (list, tuple)):
+        output = []
+        for j, item in enumerate(content):
+            if type(item) is dict and item.get("type") == "text" and type(item.get("text")) is str:
+                output.append(TextBlock(item["text"]))
+                continue
+            item = require_dict(plain_data(item), f"{where}.content[{j}]")
+            require_choice(block_kind(item, f"{where}.content[{j}]"), ("text", "image"),
+                           f"{where}.content[{j}].type", "tool result block")
+            output.append(block_from_anthropic(item, f"{where}.content[{j}]"))
+    else:
+        raise MessageTypeError(f"{where}.content must be a str or a list, not {type(content).__name__}")
+    is_error = block.get("is_error", False)
+    if is_error is None:
+        is_error = False
+    if not isinstance(is_error, bool):
+        raise MessageTypeError(f"{where}.is_error must be a bool, not {type(is_error).__name__}")
+    return build(where, lambda: Message(
+        "tool", [ToolResultBlock(tool_id, output, is_error)], tool_id=tool_id, name=call_names.get(tool_id)
+    ))
+
+
+def block_from_anthropic(block: Mapping[str, Any], where: str) -> Any:
+    kind = block_kind(block, where)
+    if kind == "text":
+        return text_block(block, where)
+    if kind == "thinking":
+        thinking = require(block, "thinking", where)
+        signature = block.get("signature")
+        return build(where, lambda: ThinkingBlock(thinking, signature))
+    if kind == "tool_use":
+        call_id, name, arguments = (require(block, k, where) for k in ("id", "name", "input"))
+        arguments = json_output_copy(require_dict(arguments, f"{where}.input"), f"{where}.input")
+        return build(where, lambda: ToolUseBlock(call_id, name, arguments))
+    if kind == "image":
+        source = require_dict(require(block, "source", where), f"{where}.source")
+        stype = require_choice(block_kind(source, f"{where}.source"), ("base64", "url"),
+                               f"{where}.source.type", "image source")
+        if stype == "base64":
+            media_type, data = require(source, "media_type", f"{where}.source"), require(source, "data", f"{where}.source")
+            return build(where, lambda: ImageBlock(Base64Source(media_type, data)))
+        url = require(source, "url", f"{where}.source")
+        return build(where, lambda: ImageBlock(URLSource(url)))
+    raise ConversionError(
+        f"{where}.type: unknown block type {shown(kind)}; valid: text, image, thinking, tool_use, "
+        "tool_result, redacted_thinking"
+    )
+
+
+def messages_from_anthropic(turn: Any, where: str, call_names: Dict[str, str]) -> List[Message]:
+    """The messages of one Anthropic turn (a dict or an SDK object) at ``where``: a user turn's
+    ``tool_result`` blocks become tool messages, named after their call in ``call_names`` (the
+    calls read so far, which this extends), its other blocks a user message."""
+    out: List[Message] = []
+    turn = require_dict(plain_data(turn), where)
+    role = require_choice(require(turn, "role", where), ("user", "assistant"), f"{where}.role", "role")
+    extra = {k: v for k, v in turn.items() if k not in ("role", "content")}
+    metadata = {"anthropic": extra} if extra else {}
+    content = require(turn, "content", where)
+    if isinstance(content, str):
+        return [build(where, lambda: Message(role, content, metadata=metadata))]
+    if not isinstance(content, (list, tuple)):
+        raise MessageTypeError(f"{where}.content must be a str or a list of blocks, not {type(content).__name__}")
+    pending: List[Block] = []
+    for j, block in enumerate(content):
+        if type(block) is dict and block.get("type") == "text" and type(block.get("text")) is str:
+            pending.append(TextBlock(block["text"]))  # the common case, without the checks below
+            continue
+        bwhere = f"{where}.content[{j}]"
+        block = require_dict(plain_data(block), bwhere)
+        kind = block_kind(block, bwhere)
+        if kind == "redacted_thinking":
+            # no block of ours holds encrypted thinking: keep it aside, to_anthropic restores it
+            data = require_str_key(block, "data", bwhere)
+            metadata = {**metadata, "anthropic": {**metadata.get("anthropic", {}), "redacted_thinking":
+                        metadata.get("anthropic", {}).get("redacted_thinking", []) + [data]}}
+            if not pending:
+                pending.append(ThinkingBlock(""))  # a turn of only redacted thinking still happened
+            continue
+        if kind == "tool_result":
+            if role != "user":
+                raise ConversionError(f"{bwhere}: tool_result blocks belong in user turns")
+            if pending:
+                out.append(build(where, lambda: Message(role, pending, metadata=metadata)))
+                pending = []
+            out.append(tool_result_from_anthropic(block, bwhere, call_names))
+        else:
+            parsed = block_from_anthropic(block, bwhere)
+            if type(parsed) is ToolUseBlock:
+                call_names[parsed.id] = parsed.name
+            pending.append(parsed)
+    if pending:
+        out.append(build(where, lambda: Message(role, pending, metadata=metadata)))
+    return out

@@ -1,0 +1,319 @@
+"""The pruning workbench: replay transcripts as an agent loop and measure what each pruning
+strategy keeps, loses and breaks.
+
+At each model call (each assistant message of a transcript) the prompt is the history so far,
+reduced by a strategy to a token budget. For each strategy x budget, per transcript and overall,
+:func:`run_workbench` measures the prompt tokens (mean, p95, max, how many prompts were over the
+budget), the messages kept, the share of prompts valid under the OpenAI, Anthropic and Bedrock
+ordering rules (:func:`ordering_problem`), the prefix stability (the share of each prompt's
+tokens equal to the previous prompt's prefix: what a provider's prompt cache can reuse), what
+was lost (tool outputs and user turns no longer intact in the last prompt; the recall of file
+paths and identifiers the agent uses that appeared earlier in the history) and the time per turn.
+
+The built-in strategies act on the live context, as an agent loop does: the next prompt is the
+previous prompt plus the new messages, reduced again, so replaying a transcript is linear in its
+length. For ``trim`` and ``trim-user`` this equals trimming the whole history at every turn (the
+kept run only moves forward; tested on real and generated transcripts) as long as the system
+messages alone fit the budget; for the
+compacting strategies (``mask-tool-outputs``, ``compress``, ``summarize``) what was dropped stays
+dropped, as in an agent that compacts its context. A plain function ``f(history, budget) -> messages`` gets the whole
+history at every turn.
+
+    >>> import agentmsg
+    >>> chat = [agentmsg.system("Be brief"), agentmsg.user("Hi " * 50), agentmsg.assistant("Hello"),
+    ...         agentmsg.user("And now?"), agentmsg.assistant("Done")]
+    >>> report = agentmsg.run_workbench([chat], strategies=["trim"], budgets=[40])
+    >>> row = report.overall[0]
+    >>> (row.strategy, row.budget, row.turns, row.tokens_max, row.over_budget, row.valid["openai"])
+    ('trim', 40, 2, 61, 1, 1.0)
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from functools import lru_cache
+from typing import (
+    Any,
+    Dict,
+    FrozenSet,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Set,
+    Sized,
+    Tuple,
+    Union,
+)
+
+from .._checks import as_list, check_calls, describe, require_bool, require_str, type_name
+from ..counting.counter import MessageCounter
+from ..counting.tokens import measured_text
+from ..errors import AgentMsgError, MessageError, MessageTypeError
+from ..model.message import Message, Role
+from ..readers import MessageLike, read_messages
+from .report import PROVIDERS, ReplayMetrics, WorkbenchReport, replay_metrics, pooled_metrics, progress_bar
+from .strategies import (
+    DEFAULT_BUDGETS, DEFAULT_STRATEGIES, Strategy, budget_value, strategy_of, StrategyFunction,
+    builtin_strategies, first_sentence_summary,
+)
+from .transcripts import TRANSCRIPT_FORMATS, Transcript, iter_transcripts, load_transcript
+
+__all__ = [
+    "DEFAULT_STRATEGIES",
+    "DEFAULT_BUDGETS",
+    "Strategy",
+    "first_sentence_summary",
+    "builtin_strategies",
+    "ReplayMetrics",
+    "WorkbenchReport",
+    "PROVIDERS",
+    "ordering_problem",
+    "replay",
+    "run_workbench",
+    "Transcript",
+    "load_transcript",
+    "iter_transcripts",
+    "TRANSCRIPT_FORMATS",
+]
+
+
+_SYSTEM, _USER, _ASSISTANT, _TOOL = Role.SYSTEM, Role.USER, Role.ASSISTANT, Role.TOOL
+
+
+# -- ordering rules ---------------------------------------------------------------------------------
+
+
+def ordering_problem(messages: Iterable[MessageLike], provider: str) -> Optional[str]:
+    """The first way ``messages`` break ``provider``'s ordering rules, or None when valid.
+
+    All three: each tool call is answered by tool results right after its assistant message,
+    and each result answers a call of that message. ``anthropic`` adds: system messages only
+    at the start and the first other message from the user (consecutive turns of one speaker
+    are merged by the API). ``bedrock`` adds strict alternation: Converse rejects two turns of
+    one speaker in a row (tool results and the user text right after them make one user turn).
+
+    >>> chat = [Message.system("s"), Message.assistant("Hi"), Message.user("a")]
+    >>> (ordering_problem(chat, "openai"), ordering_problem(chat, "anthropic"))
+    (None, 'messages[1]: the first turn is assistant, not user')
+    """
+    provider = require_str(provider, "provider")
+    if provider not in PROVIDERS:
+        raise MessageError(f"unknown provider {describe(provider)}; known: {', '.join(PROVIDERS)}")
+    messages = read_messages(messages)
+    pending: List[Tuple[Optional[str], Optional[str]]] = []  # (id, name) of calls awaiting results
+    caller = -1
+    for index, message in enumerate(messages):
+        role = message.role
+        if role is _TOOL:
+            key = next((k for k, (cid, name) in enumerate(pending)
+                        if (message.tool_id is not None and cid == message.tool_id)
+                        or (message.tool_id is None and name == message.name)), None)
+            if key is None:
+                return f"messages[{index}]: tool result {message.tool_id or message.name!r} answers no call of the message before it"
+            del pending[key]
+            continue
+        if pending:
+            call = pending[0][0] or pending[0][1]
+            return f"messages[{index}]: call {call!r} of messages[{caller}] is not answered before this {role.value} message"
+        if role is _ASSISTANT and message.tool_calls:
+            pending = [(c.id, c.name) for c in message.tool_calls]
+            caller = index
+    if pending:
+        return f"messages[{caller}]: call {pending[0][0] or pending[0][1]!r} is never answered"
+    if provider == "openai":
+        return None
+    speaker: Optional[Role] = None
+    for index, message in enumerate(messages):
+        role = message.role
+        if role is _SYSTEM:
+            if speaker is not None:
+                return f"messages[{index}]: a system message after the conversation started"
+            continue
+        turn = _USER if role is _TOOL else role
+        if speaker is None and turn is not _USER:
+            return f"messages[{index}]: the first turn is {role.value}, not user"
+        if provider == "bedrock" and turn is speaker and not (role is _USER and messages[index - 1].role is _TOOL) \
+                and not (role is _TOOL and messages[index - 1].role is _TOOL):
+            return f"messages[{index}]: two {turn.value} turns in a row"
+        speaker = turn
+    if speaker is None:
+        return "no user turn"
+    return None
+
+
+# -- identifiers the agent uses -------------------------------------------------------------------
+
+_TERM = re.compile(
+    r"(?<![\w./-])[\w.-]*/[\w./-]*\w"  # paths with a slash (matched from the start of a run only)
+    r"|\b\w+\.(?:py|pyi|js|ts|tsx|java|c|h|cc|cpp|hpp|rs|go|rb|md|rst|txt|json|ya?ml|toml|cfg|ini|sh|html|css|sql)\b"
+    r"|\b[A-Za-z_][A-Za-z0-9]*_\w+"  # snake_case
+    r"|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z0-9]+[A-Z]\w*"  # camelCase, CamelCase
+)
+
+
+@lru_cache(maxsize=4096)  # replays of one transcript (and repeated texts) scan each text once
+def _terms(text: str) -> FrozenSet[str]:
+    """The file paths and identifiers (4 characters or more) in ``text``."""
+    return frozenset(t for t in _TERM.findall(text) if len(t) >= 4 and not t.startswith(("http:", "https:")))
+
+
+# -- metrics ---------------------------------------------------------------------------------------
+
+
+def _common_prefix_tokens(prompt: List[Message], previous: List[Message], counter: MessageCounter) -> int:
+    total = 0
+    for mine, theirs in zip(prompt, previous):
+        if mine is not theirs and mine != theirs:
+            break
+        total += counter(mine)
+    return total
+
+
+def replay(
+    messages: Iterable[MessageLike], strategy: Union[str, Strategy, StrategyFunction], budget: int, *,
+    counter: Union[str, MessageCounter] = "o200k_base", name: str = "transcript",
+) -> ReplayMetrics:
+    """Replays one transcript with one strategy at one budget (see the module) and measures it.
+
+    ``counter`` is an encoding name, ``"estimate"``, or a :class:`MessageCounter` to share
+    between replays of the same messages.
+
+    >>> m = replay([Message.user("x " * 200), Message.assistant("a"), Message.user("go"), Message.assistant("b")],
+    ...            "trim", 50, counter="estimate")
+    >>> (m.turns, m.tokens_max, m.over_budget, m.user_turns_lost)
+    (2, 104, 1, 1)
+    """
+    budget = budget_value(budget, "budget")
+    name = require_str(name, "name")
+    history = read_messages(messages)
+    count = counter if isinstance(counter, MessageCounter) else MessageCounter(counter)
+    chosen = strategy_of(strategy, builtin_strategies())
+    count.total(history)  # count every message now, so no strategy's time includes counting
+    step = chosen.start(budget, count)
+    turns: Dict[str, List[Any]] = {key: [] for key in ("tokens", "kept", "stability", "used", "found", "seconds", *PROVIDERS)}
+    originals: Dict[int, Message] = {}
+    terms: Dict[int, FrozenSet[str]] = {}
+    seen_terms: Set[str] = set()
+    tool_count = user_count = 0
+    prompt: List[Message] = []
+    previous: Optional[List[Message]] = None
+    last = 0
+
+    def terms_of(message: Message) -> FrozenSet[str]:
+        known = terms.get(id(message))
+        if known is None:
+            known = terms[id(message)] = _terms(measured_text(message))
+        return known
+
+    for index, message in enumerate(history):
+        if message.role is not _ASSISTANT:
+            continue
+        new = history[last:index]
+        for item in new:
+            originals[id(item)] = item
+            tool_count += item.role is _TOOL
+            user_count += item.role is _USER
+        began = time.perf_counter()
+        prompt = step(new)
+        turns["seconds"].append(time.perf_counter() - began)
+        for item in new:
+            seen_terms |= terms_of(item)
+        last = index
+        tokens = count.total(prompt)
+        turns["tokens"].append(tokens)
+        turns["kept"].append(len(prompt))
+        for provider in PROVIDERS:
+            turns[provider].append(ordering_problem(prompt, provider) is None)
+        if previous is not None:
+            turns["stability"].append(_common_prefix_tokens(prompt, previous, count) / tokens if tokens else 1.0)
+        previous = prompt
+        needed = terms_of(message) & seen_terms
+        turns["used"].append(len(needed))
+        turns["found"].append(sum(1 for term in needed if any(term in terms_of(m) for m in reversed(prompt))))
+    intact = [m for m in prompt if originals.get(id(m)) is m]
+    lost = (
+        tool_count - sum(1 for m in intact if m.role is _TOOL), tool_count,
+        user_count - sum(1 for m in intact if m.role is _USER), user_count,
+    )
+    return replay_metrics(name, chosen.name, budget, turns, lost)
+
+
+# -- the report ------------------------------------------------------------------------------------
+
+
+def run_workbench(
+    transcripts: Iterable[Union[Transcript, Sequence[Message]]],
+    strategies: Optional[Sequence[Union[str, Strategy, StrategyFunction]]] = None,
+    budgets: Sequence[int] = DEFAULT_BUDGETS,
+    *, encoding: str = "o200k_base", progress: Optional[bool] = None,
+) -> WorkbenchReport:
+    """Replays every transcript with every strategy at every budget (see the module).
+
+    ``transcripts``: :class:`Transcript` objects (from :func:`agentmsg.iter_transcripts`) or
+    lists of messages; ``strategies``: built-in names (:func:`builtin_strategies`),
+    :class:`Strategy` objects or functions ``f(history, budget) -> messages`` (default:
+    :data:`DEFAULT_STRATEGIES`); ``encoding``: how tokens are counted (an encoding name or
+    ``"estimate"``); ``progress``: a progress bar on stderr (default: when stderr is a terminal,
+    after half a second).
+
+    >>> chat = [Message.user("Hi"), Message.assistant("Hello")]
+    >>> [(r.strategy, r.budget) for r in run_workbench([chat], ["trim", "memory"], [10, 20]).overall]
+    [('trim', 10), ('trim', 20), ('memory', 10), ('memory', 20)]
+    """
+    known = builtin_strategies()
+    specs = DEFAULT_STRATEGIES if strategies is None else as_list(strategies, "strategies", "a sequence of strategies")
+    chosen = [strategy_of(s, known) for s in specs]
+    if not chosen:
+        raise MessageError("no strategies to replay")
+    budget_list = [budget_value(b, f"budgets[{i}]") for i, b in enumerate(as_list(budgets, "budgets", "a sequence of int"))]
+    if not budget_list:
+        raise MessageError("no budgets to replay")
+    MessageCounter(encoding)  # an unknown encoding is an error before any replay
+    if progress is not None:
+        progress = require_bool(progress, "progress")
+    try:
+        items = iter(transcripts)
+    except TypeError:
+        raise MessageTypeError(f"transcripts must be an iterable of transcripts, not {type_name(transcripts)}") from None
+    size = len(transcripts) if isinstance(transcripts, Sized) else None
+    bar = progress_bar(None if size is None else size * len(chosen) * len(budget_list), progress, "replay")
+    rows: List[ReplayMetrics] = []
+    try:
+        for number, item in enumerate(_streamed(items), start=1):  # one transcript in memory at a time
+            name = item.name if isinstance(item, Transcript) else f"transcript {number}"
+            messages = read_messages(item.messages if isinstance(item, Transcript) else item,
+                                       f"transcripts[{number - 1}]")
+            counter = MessageCounter(encoding)  # shared by this transcript's replays
+            for strategy in chosen:
+                for budget in budget_list:
+                    bar.set_description(f"{name} {strategy.name} {budget}", refresh=False)
+                    rows.append(replay(messages, strategy, budget, counter=counter, name=name))
+                    bar.update()
+    finally:
+        bar.close()
+    if not rows:
+        raise MessageError("no transcripts to replay")
+    overall = [pooled_metrics([r for r in rows if r.strategy == s.name and r.budget == b]) for s in chosen for b in budget_list]
+    return WorkbenchReport(rows, overall, encoding)
+
+
+def _streamed(items: Iterator[Any]) -> Iterator[Any]:
+    """The caller's items; a failure of their iterator is a MessageTypeError (as in
+    ``as_list``), except our own errors and OSError (a file that cannot be read), kept."""
+    while True:
+        try:
+            item = next(items)
+        except StopIteration:
+            return
+        except (AgentMsgError, OSError):
+            raise
+        except Exception as error:  # noqa: BLE001 - any other failure of the caller's iterator is theirs
+            raise MessageTypeError(f"transcripts: iterating it raised {type_name(error)}") from error
+        yield item
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())

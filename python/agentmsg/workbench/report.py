@@ -1,0 +1,310 @@
+"""What the workbench measured: one replay's :class:`ReplayMetrics`, pooled per strategy and
+budget into a :class:`WorkbenchReport` (a table, CSV and a plot), and the progress bar of long
+runs."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import json
+import math
+import os
+import statistics
+import sys
+from dataclasses import asdict, dataclass, field
+from typing import IO, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+from .._checks import check_calls, require_bool, require_int, require_str, type_name, utf8_text
+from ..errors import MessageTypeError, MissingDependencyError
+
+__all__ = ["ReplayMetrics", "WorkbenchReport", "PROVIDERS"]
+
+
+@dataclass
+class ReplayMetrics:
+    """The measures of one strategy at one budget, on one transcript (or ``"(all)"`` pooled).
+
+    Shares are fractions in [0, 1]; ``valid`` maps each provider to the share of prompts valid
+    under its ordering rules; ``prefix_stability`` is the mean, over prompts after the first, of
+    the share of the prompt's tokens in its longest common prefix with the previous prompt;
+    ``tool_outputs_lost`` / ``user_turns_lost`` count the tool results and user messages of the
+    history that are not intact in the last prompt (dropped, masked, compressed or summarized),
+    of ``tool_outputs`` / ``user_turns``; ``recall`` is the share of the file paths and
+    identifiers the agent's messages use, having appeared earlier in the history, that are in
+    the prompt it saw (None when none were used); ``seconds_per_turn`` is the median time the
+    strategy took per model call and ``seconds`` its total (tokens are counted before, so both
+    are the strategy's own work).
+
+    >>> m = replay([Message.user("Read src/app.py"), Message.assistant("Reading src/app.py")], "trim", 100)
+    >>> (m.turns, m.kept_mean, m.recall, m.tool_outputs_lost)
+    (1, 1.0, 1.0, 0)
+    """
+
+    transcript: str
+    strategy: str
+    budget: int
+    turns: int
+    tokens_mean: float
+    tokens_p95: int
+    tokens_max: int
+    over_budget: int
+    kept_mean: float
+    valid: Dict[str, float]
+    prefix_stability: Optional[float]
+    tool_outputs_lost: int
+    tool_outputs: int
+    user_turns_lost: int
+    user_turns: int
+    recall: Optional[float]
+    seconds_per_turn: float
+    seconds: float
+    _turns: Dict[str, List[Any]] = field(default_factory=dict, repr=False, compare=False)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The measures as plain JSON data.
+
+        >>> replay([Message.user("Hi"), Message.assistant("Hello")], "trim", 100).to_dict()["turns"]
+        1
+        """
+        data = asdict(self)
+        del data["_turns"]
+        return data
+
+
+def _p95(values: Sequence[int]) -> int:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)] if ordered else 0
+
+
+def pooled_metrics(rows: List[ReplayMetrics]) -> ReplayMetrics:
+    turns: Dict[str, List[Any]] = {key: [] for key in rows[0]._turns}
+    for row in rows:
+        for key, values in row._turns.items():
+            turns[key].extend(values)
+    lost = tuple(sum(getattr(r, f) for r in rows) for f in ("tool_outputs_lost", "tool_outputs", "user_turns_lost", "user_turns"))
+    return replay_metrics("(all)", rows[0].strategy, rows[0].budget, turns, lost)
+
+
+_CSV_FIELDS = (
+    "transcript", "strategy", "budget", "turns", "tokens_mean", "tokens_p95", "tokens_max", "over_budget",
+    "kept_mean", "valid_openai", "valid_anthropic", "valid_bedrock", "prefix_stability", "tool_outputs_lost",
+    "tool_outputs", "user_turns_lost", "user_turns", "recall", "seconds_per_turn", "seconds",
+)
+
+
+# The measures of time: the only ones that differ between two runs on the same input.
+_TIMING_FIELDS = ("seconds_per_turn", "seconds")
+
+
+def _percent(value: Optional[float]) -> str:
+    return "-" if value is None else f"{100 * value:.0f}%"
+
+
+@dataclass
+class WorkbenchReport:
+    """What :func:`run_workbench` measured: ``rows`` per transcript x strategy x budget,
+    ``overall`` per strategy x budget with every transcript's turns pooled.
+
+    >>> report = run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [100])
+    >>> print(report.table().splitlines()[0].split()[:3])
+    ['strategy', 'budget', 'tokens']
+    """
+
+    rows: List[ReplayMetrics]
+    overall: List[ReplayMetrics]
+    encoding: str
+
+    def table(self, rows: Optional[List[ReplayMetrics]] = None, *, timings: bool = True) -> str:
+        """A text table of ``rows`` (the overall rows by default), one line per strategy x budget;
+        ``timings=False`` leaves out the time column (see :meth:`to_dict`).
+
+        >>> run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [100]).table().count("\\n")
+        1
+        """
+        timings = require_bool(timings, "timings")
+        header = (f"{'strategy':<18} {'budget':>6} {'tokens':>7} {'p95':>6} {'max':>6} {'over':>4} {'kept':>5} "
+                  f"{'openai':>6} {'anthr.':>6} {'bedrock':>7} {'prefix':>6} {'tools lost':>10} {'users lost':>10} "
+                  f"{'recall':>6}")
+        lines = [header + (f" {'us/turn':>8}" if timings else "")]
+        for r in self.overall if rows is None else rows:
+            lines.append(
+                f"{utf8_text(r.strategy):<18} {r.budget:>6} {r.tokens_mean:>7.0f} {r.tokens_p95:>6} {r.tokens_max:>6} "
+                f"{r.over_budget:>4} {r.kept_mean:>5.1f} {_percent(r.valid['openai']):>6} "
+                f"{_percent(r.valid['anthropic']):>6} {_percent(r.valid['bedrock']):>7} "
+                f"{_percent(r.prefix_stability):>6} {f'{r.tool_outputs_lost}/{r.tool_outputs}':>10} "
+                f"{f'{r.user_turns_lost}/{r.user_turns}':>10} {_percent(r.recall):>6}"
+                + (f" {1e6 * r.seconds_per_turn:>8.0f}" if timings else "")
+            )
+        return "\n".join(lines)
+
+    def to_dict(self, *, timings: bool = True) -> Dict[str, Any]:
+        """Every row as plain JSON data: ``{"encoding", "overall", "transcripts"}``.
+
+        ``timings=False`` leaves out ``seconds_per_turn`` and ``seconds``, the only measures
+        that differ between two runs on the same input: what is left is the same, byte for
+        byte, in every run.
+
+        >>> sorted(run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [9]).to_dict())
+        ['encoding', 'overall', 'transcripts']
+        """
+        timings = require_bool(timings, "timings")
+        return {"encoding": self.encoding, "overall": [_row_dict(r, timings) for r in self.overall],
+                "transcripts": [_row_dict(r, timings) for r in self.rows]}
+
+    def write_json(self, path: Union[str, "os.PathLike[str]", IO[str]], *, timings: bool = True) -> None:
+        """Writes :meth:`to_dict` as JSON to ``path``: a file path, ``"-"`` (stdout) or a text
+        file open for writing (left open).
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "wb.json")
+        >>> run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [9]).write_json(path)
+        """
+        data = self.to_dict(timings=timings)
+        with _opened(path, "path") as handle:
+            json.dump(data, handle, indent=2)
+            handle.write("\n")
+
+    def write_csv(self, path: Union[str, "os.PathLike[str]", IO[str]], *, timings: bool = True) -> None:
+        """Writes one CSV row per transcript x strategy x budget, then the ``(all)`` rows, to
+        ``path`` (as for :meth:`write_json`); ``timings=False`` leaves out the time columns.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "wb.csv")
+        >>> run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [9]).write_csv(path)
+        >>> open(path).readline().split(",")[:3]
+        ['transcript', 'strategy', 'budget']
+        """
+        fields = [f for f in _CSV_FIELDS if require_bool(timings, "timings") or f not in _TIMING_FIELDS]
+        with _opened(path, "path", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(fields)
+            for r in [*self.rows, *self.overall]:
+                data = r.to_dict()
+                for provider in PROVIDERS:
+                    data[f"valid_{provider}"] = data["valid"][provider]
+                # A name holding a lone surrogate (read from a JSON escape) is written escaped:
+                # UTF-8 cannot carry it.
+                writer.writerow(["" if data[f] is None else utf8_text(data[f]) if isinstance(data[f], str)
+                                 else data[f] for f in fields])
+
+    def plot(self, path: Union[str, "os.PathLike[str]", IO[bytes]]) -> None:
+        """A PNG of the overall rows: mean prompt tokens against prefix stability (one line per
+        strategy, a point per budget), and the share of valid prompts per strategy and provider,
+        written to ``path``: a file path or a binary file open for writing (left open).
+        Needs matplotlib (``pip install 'agentmsg[plot]'``); without it raises
+        :class:`MissingDependencyError`.
+
+        >>> report = run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [9])
+        >>> report.plot("/nonexistent/dir/x.png")  # doctest: +SKIP
+        """
+        if isinstance(path, (int, bytes)) or not (
+                isinstance(path, (str, os.PathLike)) or callable(getattr(path, "write", None))):
+            raise MessageTypeError(f"path must be a file path or a binary file open for writing, not {type_name(path)}")
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            raise MissingDependencyError(
+                "the workbench plot needs matplotlib: pip install 'agentmsg[plot]'") from None
+        strategies = list(dict.fromkeys(r.strategy for r in self.overall))
+        figure, (tokens_axis, valid_axis) = plt.subplots(1, 2, figsize=(13, 5))
+        for name in strategies:
+            rows = sorted((r for r in self.overall if r.strategy == name), key=lambda r: r.budget)
+            xs = [r.tokens_mean for r in rows]
+            ys = [100 * (r.prefix_stability or 0.0) for r in rows]
+            tokens_axis.plot(xs, ys, marker="o", label=name)
+            for r, x, y in zip(rows, xs, ys):
+                tokens_axis.annotate(str(r.budget), (x, y), fontsize=7, textcoords="offset points", xytext=(3, 3))
+        tokens_axis.set_xlabel(f"mean prompt tokens kept ({self.encoding})")
+        tokens_axis.set_ylabel("prefix stability (% of prompt tokens reusable)")
+        tokens_axis.set_title("tokens kept vs prefix stability (labels: budget)")
+        tokens_axis.legend(fontsize=8)
+        width = 0.8 / len(PROVIDERS)
+        for k, provider in enumerate(PROVIDERS):
+            shares = [100 * _mean([r.valid[provider] for r in self.overall if r.strategy == name]) for name in strategies]
+            valid_axis.bar([i + k * width for i in range(len(strategies))], shares, width, label=provider)
+        valid_axis.set_xticks([i + width for i in range(len(strategies))], strategies, rotation=30, ha="right", fontsize=8)
+        valid_axis.set_ylabel("valid requests (% of prompts, all budgets)")
+        valid_axis.set_title("requests valid under each provider's ordering rules")
+        valid_axis.legend(fontsize=8, loc="lower right")
+        figure.tight_layout()
+        figure.savefig(path, dpi=110)
+        plt.close(figure)
+
+
+def _row_dict(row: ReplayMetrics, timings: bool) -> Dict[str, Any]:
+    data = row.to_dict()
+    if not timings:
+        for key in _TIMING_FIELDS:
+            del data[key]
+    return data
+
+
+@contextlib.contextmanager
+def _opened(path: object, what: str, newline: Optional[str] = None) -> Iterator[IO[str]]:
+    """``path`` opened for writing text; stdout for ``"-"``, and a caller's open file, both
+    left open. An int is refused: ``open`` would take it for a file descriptor and close it
+    (stdout, for 1) when done."""
+    if isinstance(path, str) and path == "-":
+        yield sys.stdout
+        return
+    if isinstance(path, (str, os.PathLike)):
+        with open(path, "w", encoding="utf-8", newline=newline) as handle:
+            yield handle
+        return
+    if not isinstance(path, (int, bytes)) and callable(getattr(path, "write", None)):
+        yield path  # type: ignore[misc]  # a file object of the caller's
+        return
+    raise MessageTypeError(f"{what} must be a file path, '-' for stdout, or a text file open for writing, "
+                           f"not {type_name(path)}")
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def progress_bar(total: Optional[int], enabled: Optional[bool], unit: str) -> Any:
+    """A tqdm bar on stderr; by default on only when stderr is a terminal, and drawn only once a
+    run has lasted half a second, so short runs print nothing.
+
+    >>> bar = progress_bar(3, False, "replay"); bar.update(); bar.close()
+    """
+    from tqdm import tqdm
+
+    if total is not None:
+        total = require_int(total, "total")
+    if enabled is not None:
+        enabled = require_bool(enabled, "enabled")
+    unit = require_str(unit, "unit")
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    return tqdm(total=total, disable=not enabled, file=sys.stderr, unit=unit, leave=False, delay=0.5)
+
+
+def replay_metrics(transcript: str, strategy: str, budget: int, turns: Dict[str, List[Any]],
+             lost: Tuple[int, int, int, int]) -> ReplayMetrics:
+    tokens, stability, used, found = turns["tokens"], turns["stability"], turns["used"], turns["found"]
+    n = len(tokens)
+    return ReplayMetrics(
+        transcript=transcript, strategy=strategy, budget=budget, turns=n,
+        tokens_mean=sum(tokens) / n if n else 0.0, tokens_p95=_p95(tokens), tokens_max=max(tokens, default=0),
+        over_budget=sum(1 for t in tokens if t > budget),
+        kept_mean=sum(turns["kept"]) / n if n else 0.0,
+        valid={p: (sum(turns[p]) / n if n else 1.0) for p in PROVIDERS},
+        prefix_stability=sum(stability) / len(stability) if stability else None,
+        tool_outputs_lost=lost[0], tool_outputs=lost[1], user_turns_lost=lost[2], user_turns=lost[3],
+        recall=sum(found) / sum(used) if sum(used) else None,
+        seconds_per_turn=statistics.median(turns["seconds"]) if n else 0.0,
+        seconds=sum(turns["seconds"]),
+        _turns=turns,
+    )
+
+
+#: The providers whose ordering rules :func:`ordering_problem` knows.
+PROVIDERS = ("openai", "anthropic", "bedrock")
+
+
+# Bad calls of this module's public functions and classes raise typed errors (see _checks).
+check_calls(globals())
