@@ -5,12 +5,11 @@ results whose call is missing (``on_orphan``)."""
 from __future__ import annotations
 
 from operator import attrgetter
-from types import SimpleNamespace
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from ..errors import ConversionError, Losses, MessageError, ToolPairError, warn_caller
+from ..errors import ConversionError, Losses, ToolPairError, warn_caller
 from ..history.toolpairs import indices_of, pair_messages, pair_tool_results, repair_tool_pairs
-from ..model.blocks import TextBlock, ToolUseBlock
+from ..model.blocks import TextBlock
 from ..model.message import ASSISTANT_ROLE, SYSTEM_ROLE, TOOL_ROLE, Message
 
 __all__ = []
@@ -32,10 +31,7 @@ def results_first(items: List[Message], converter: str) -> List[int]:
     if not any(roles[index - 1] is not TOOL_ROLE and roles[index - 1] is not ASSISTANT_ROLE
                for index in indices_of(roles, TOOL_ROLE) if index):
         return order
-    try:
-        call_of = pair_messages(items, roles)[0]
-    except MessageError:  # a lone surrogate in an id or name: the core reads only UTF-8
-        call_of = pair_messages([_pairing_stand_in(message) for message in items], roles)[0]  # type: ignore[misc]
+    call_of = pair_messages(items)[0]  # ids and names with lone surrogates pair too
     order = []
     moved: List[int] = []
     count = len(items)
@@ -64,18 +60,6 @@ def results_first(items: List[Message], converter: str) -> List[int]:
 
 
 _role_of = attrgetter("role")
-
-
-def _pairing_stand_in(message: Message) -> SimpleNamespace:
-    """What pairing reads of a message, with every id and name as text the core can read: its
-    UTF-8 bytes (lone surrogates passed through) read as Latin-1, one text for one id."""
-    def readable(text: Optional[str]) -> Optional[str]:
-        return None if text is None else text.encode("utf-8", "surrogatepass").decode("latin-1")
-
-    calls = tuple(ToolUseBlock(readable(b.id), readable(b.name), {})  # type: ignore[arg-type]
-                  for b in message.content if type(b) is ToolUseBlock)
-    return SimpleNamespace(role=message.role, tool_id=readable(message.tool_id),
-                           name=readable(message.name), content=calls)
 
 
 def write_in_order(

@@ -299,11 +299,8 @@ def _common_openai_to_anthropic(
             current, current_role = blocks, role
             turns.append({"role": role, "content": blocks})
     if on_orphan != "keep" and (call_ids or 3 in roles):
-        try:
-            _, orphans, unanswered = _core.pair_tool_results(
-                roles, result_ids, [None] * len(roles), call_messages, call_ids, call_names)
-        except UnicodeEncodeError:
-            return None
+        _, orphans, unanswered = _core.pair_tool_results(
+            roles, result_ids, [None] * len(roles), call_messages, call_ids, call_names)
         last = len(roles) - 1
         while last >= 0 and roles[last] == 3:
             last -= 1

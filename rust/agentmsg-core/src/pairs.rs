@@ -10,6 +10,12 @@
 //!   unanswered call of that name anywhere ([`NameScope::AnyTurn`]); both scopes live here;
 //! * a result that answers no call is an *orphan*; a call no result answers is *unanswered*.
 //!
+//! Ids and names are compared as bytes: the binding hands over the `surrogatepass` encoding of a
+//! Python str, so an id holding a lone surrogate pairs like any other.
+//!
+//! [`first_interjection`] finds the first message between a call and one of its results (what
+//! providers refuse and converters move).
+//!
 //! [`Pairer`] applies the rule one message at a time (for a history that grows, such as a
 //! memory), with an optional journal so a caller can undo everything since a checkpoint;
 //! [`pair`] applies it to a whole history given as arrays. Every step is O(1) amortized (hash
@@ -292,6 +298,8 @@ pub struct Calls<'a, S: AsRef<[u8]>> {
 pub struct Pairing {
     /// For each message: the index of the message whose call it answers (results only).
     pub call_of: Vec<Option<usize>>,
+    /// For each message: the call it answers, as an index into the flattened calls.
+    pub answered: Vec<Option<usize>>,
     /// The results that answer no call, ascending.
     pub orphans: Vec<usize>,
     /// The calls no result answers, as indices into the flattened calls, ascending.
@@ -344,6 +352,7 @@ pub fn pair<S: AsRef<[u8]>>(
 
     let mut pairer = Pairer::new(scope);
     let mut call_of = vec![None; n];
+    let mut answered = vec![None; n];
     let mut orphans = Vec::new();
     let mut next = 0; // the first call not yet opened
     for (index, role) in roles.iter().enumerate() {
@@ -362,7 +371,10 @@ pub fn pair<S: AsRef<[u8]>>(
                     result_names[index].as_ref().map(AsRef::as_ref),
                 );
                 match pairer.answer(link) {
-                    Some(answered) => call_of[index] = Some(answered.message as usize),
+                    Some(found) => {
+                        call_of[index] = Some(found.message as usize);
+                        answered[index] = Some(found.call as usize); // calls are numbered in order
+                    }
                     None => orphans.push(index),
                 }
             }
@@ -370,7 +382,109 @@ pub fn pair<S: AsRef<[u8]>>(
         }
     }
     let unanswered = pairer.unanswered().into_iter().map(|c| c as usize).collect();
-    Ok(Pairing { call_of, orphans, unanswered })
+    Ok(Pairing { call_of, answered, orphans, unanswered })
+}
+
+/// A message between a tool call and one of its results: providers want the results right after
+/// their call, so a converter moves such a message after them (and strict checking refuses it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interjection {
+    /// The message in between (the first non-tool message after the call).
+    pub message: usize,
+    /// The assistant message that made the call.
+    pub call: usize,
+    /// The result that comes after `message`.
+    pub result: usize,
+}
+
+/// The first interjection of a paired history (`call_of` as [`Pairing::call_of`]): the earliest
+/// non-tool message that follows a call and precedes one of its results; among results behind
+/// that same message, the earliest. `None` when every result follows its call with only results
+/// between.
+///
+/// ```
+/// use agentmsg_core::{pairs::{first_interjection, Interjection}, Role};
+/// let roles = [Role::Assistant, Role::User, Role::Tool];
+/// let found = first_interjection(&roles, &[None, None, Some(0)]);
+/// assert_eq!(found, Some(Interjection { message: 1, call: 0, result: 2 }));
+/// ```
+pub fn first_interjection(roles: &[Role], call_of: &[Option<usize>]) -> Option<Interjection> {
+    // next_other[i]: the first non-tool message after i (len() when none).
+    let mut next_other = vec![0; roles.len()];
+    let mut following = roles.len();
+    for index in (0..roles.len()).rev() {
+        next_other[index] = following;
+        if roles[index] != Role::Tool {
+            following = index;
+        }
+    }
+    let mut found: Option<Interjection> = None;
+    for (result, &call) in call_of.iter().enumerate() {
+        let Some(call) = call.filter(|_| roles.get(result) == Some(&Role::Tool)) else { continue };
+        let between = next_other[call];
+        if between < result && found.is_none_or(|f| between < f.message) {
+            found = Some(Interjection { message: between, call, result });
+        }
+    }
+    found
+}
+
+/// The first way a paired history breaks the order every provider requires: each call answered
+/// by tool results right after its assistant message, each such result answering a call of that
+/// message (see [`order_problem`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrderProblem {
+    /// A tool result that answers no open call of the assistant message before it.
+    StrayResult { result: usize },
+    /// A message that comes while `call` (a flattened call index) of `caller` is unanswered.
+    Interrupted { message: usize, caller: usize, call: usize },
+    /// A call of the last caller that no result answers.
+    NeverAnswered { caller: usize, call: usize },
+}
+
+/// The first [`OrderProblem`] of a history: `roles`, the flattened calls' messages (as for
+/// [`pair`]) and the history's [`Pairing`]; `None` when results always follow their call.
+///
+/// ```
+/// use agentmsg_core::{pairs::{order_problem, pair, Calls, NameScope, OrderProblem}, Role};
+/// let roles = [Role::Assistant, Role::User, Role::Tool];
+/// let calls = Calls { messages: &[0], ids: &["a"], names: &["f"] };
+/// let pairing = pair(&roles, &[None, None, Some("a")], &[None, None, None], calls, NameScope::LatestTurn).unwrap();
+/// assert_eq!(order_problem(&roles, &[0], &pairing), Some(OrderProblem::Interrupted { message: 1, caller: 0, call: 0 }));
+/// ```
+pub fn order_problem(roles: &[Role], call_messages: &[usize], pairing: &Pairing) -> Option<OrderProblem> {
+    let mut caller: Option<usize> = None;
+    let mut open: Vec<usize> = Vec::new(); // the caller's unanswered calls, in order
+    let mut next_call = 0;
+    for (index, &role) in roles.iter().enumerate() {
+        if role == Role::Tool {
+            let call = pairing.answered.get(index).copied().flatten();
+            match call.and_then(|call| open.iter().position(|&c| c == call)) {
+                Some(at) if pairing.call_of.get(index).copied().flatten() == caller => {
+                    open.remove(at);
+                }
+                _ => return Some(OrderProblem::StrayResult { result: index }),
+            }
+            continue;
+        }
+        if let (Some(caller), Some(&call)) = (caller, open.first()) {
+            return Some(OrderProblem::Interrupted { message: index, caller, call });
+        }
+        let first = next_call;
+        while next_call < call_messages.len() && call_messages[next_call] == index {
+            next_call += 1;
+        }
+        if next_call > first {
+            caller = Some(index);
+            open = (first..next_call).collect();
+        } else {
+            caller = None;
+        }
+    }
+    match (caller, open.first()) {
+        (Some(caller), Some(&call)) => Some(OrderProblem::NeverAnswered { caller, call }),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -468,6 +582,45 @@ mod tests {
         assert!(matches!(pair(&[U, U], &none, &none, calls, NameScope::LatestTurn), Err(PairError::CallsMismatch { .. })));
         let calls: Calls<'_, &str> = Calls { messages: &[], ids: &[], names: &[] };
         assert!(matches!(pair(&[U], &none, &none, calls, NameScope::LatestTurn), Err(PairError::LengthMismatch { .. })));
+    }
+
+    #[test]
+    fn the_first_interjection_is_the_earliest_message_in_between() {
+        // 0 calls a and b; 1 answers a; 2 interjects; 3 answers b; 4 calls c; 5, 6 interject; 7 answers c.
+        let h = History::new().calls(&[("a", "f"), ("b", "f")]).result(Some("a"), None).msg(U).result(Some("b"), None)
+            .calls(&[("c", "f")]).msg(U).msg(U).result(Some("c"), None);
+        let p = h.pair(NameScope::LatestTurn);
+        assert_eq!(first_interjection(&h.roles, &p.call_of), Some(Interjection { message: 2, call: 0, result: 3 }));
+        let clean = History::new().calls(&[("a", "f")]).result(Some("a"), None).msg(U);
+        assert_eq!(first_interjection(&clean.roles, &clean.pair(NameScope::LatestTurn).call_of), None);
+    }
+
+    #[test]
+    fn order_problems_name_the_first_break() {
+        let check = |h: &History| {
+            let messages: Vec<usize> = h.calls.iter().map(|call| call.0).collect();
+            order_problem(&h.roles, &messages, &h.pair(NameScope::LatestTurn))
+        };
+        let ok = History::new().msg(U).calls(&[("a", "f"), ("", "g")]).result(None, Some("g")).result(Some("a"), None).msg(U);
+        assert_eq!(check(&ok), None);
+        let late = History::new().calls(&[("a", "f"), ("b", "f")]).result(Some("b"), None).msg(U).result(Some("a"), None);
+        assert_eq!(check(&late), Some(OrderProblem::Interrupted { message: 2, caller: 0, call: 0 }));
+        let stray = History::new().calls(&[("a", "f")]).result(Some("a"), None).result(Some("a"), None);
+        assert_eq!(check(&stray), Some(OrderProblem::StrayResult { result: 2 }));
+        // A result for an older turn's call is not this turn's.
+        let older = History::new().calls(&[("a", "f")]).calls(&[("b", "f")]).result(Some("a"), None);
+        assert_eq!(check(&older), Some(OrderProblem::Interrupted { message: 1, caller: 0, call: 0 }));
+        let open = History::new().calls(&[("a", "f")]);
+        assert_eq!(check(&open), Some(OrderProblem::NeverAnswered { caller: 0, call: 0 }));
+    }
+
+    #[test]
+    fn ids_with_lone_surrogates_pair_by_their_bytes() {
+        // The surrogatepass encoding of "\ud800" is not UTF-8: it pairs like any id.
+        let odd: &[u8] = b"\xed\xa0\x80";
+        let calls = Calls { messages: &[0], ids: &[odd], names: &[&b"f"[..]] };
+        let p = pair(&[A, T], &[None, Some(odd)], &[None, None], calls, NameScope::LatestTurn).unwrap();
+        assert_eq!(p.call_of, vec![None, Some(0)]);
     }
 
     #[test]

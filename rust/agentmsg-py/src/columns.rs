@@ -183,7 +183,10 @@ impl<'py> Messages<'py> {
 
     /// The pairing of messages `start..stop` (indices relative to `start`), and the tool-call
     /// blocks in order with their (relative) message indices.
-    pub(crate) fn pair(&self, start: usize, stop: usize, scope: NameScope) -> PyResult<(Pairing, CallBlocks<'py>)> {
+    ///
+    /// With `refuse_lone_surrogates`, an id or name holding one is a `MessageError` naming it
+    /// (what the public pairing functions promise); else it pairs by its `surrogatepass` bytes.
+    pub(crate) fn pair(&self, start: usize, stop: usize, scope: NameScope, refuse_lone_surrogates: bool) -> PyResult<(Pairing, CallBlocks<'py>)> {
         let (py, model) = (self.py, self.model);
         let roles = &self.roles[start..stop];
         let mut result_ids: Vec<Option<Bound<'py, PyString>>> = Vec::with_capacity(roles.len());
@@ -197,16 +200,27 @@ impl<'py> Messages<'py> {
             let (mut id, mut name) = (None, None);
             match role {
                 Role::Tool => {
-                    id = optional_str(&model.message.get(item, MESSAGE_TOOL_ID)?, || format!("messages[{index}].tool_id"))?;
-                    name = optional_str(&model.message.get(item, MESSAGE_NAME)?, || format!("messages[{index}].name"))?;
+                    let field = |name: &str| format!("messages[{index}].{name}");
+                    id = optional_str(&model.message.get(item, MESSAGE_TOOL_ID)?, || field("tool_id"))?;
+                    name = optional_str(&model.message.get(item, MESSAGE_NAME)?, || field("name"))?;
+                    if refuse_lone_surrogates {
+                        refuse_surrogates(id.as_ref(), || field("tool_id"))?;
+                        refuse_surrogates(name.as_ref(), || field("name"))?;
+                    }
                 }
                 Role::Assistant => {
                     for block in self.content(start + j)?.try_iter()? {
                         let block = block?;
                         if model.tool_use.holds(&block)? {
                             let where_ = |field: &str| format!("messages[{index}]: a tool call's {field}");
-                            call_ids.push(required_str(model.tool_use.get(&block, CALL_ID)?, || where_("id"))?);
-                            call_names.push(required_str(model.tool_use.get(&block, CALL_NAME)?, || where_("name"))?);
+                            let id = required_str(model.tool_use.get(&block, CALL_ID)?, || where_("id"))?;
+                            let name = required_str(model.tool_use.get(&block, CALL_NAME)?, || where_("name"))?;
+                            if refuse_lone_surrogates {
+                                refuse_surrogates(Some(&id), || where_("id"))?;
+                                refuse_surrogates(Some(&name), || where_("name"))?;
+                            }
+                            call_ids.push(id);
+                            call_names.push(name);
                             calls.push((j, block));
                         }
                     }
@@ -226,6 +240,16 @@ impl<'py> Messages<'py> {
         let calls_arrays = Calls { messages: &call_messages, ids: &call_ids, names: &call_names };
         let pairing = pairs::pair(roles, &result_ids, &result_names, calls_arrays, scope).map_err(|error| core_error(py, error))?;
         Ok((pairing, calls))
+    }
+}
+
+/// A `MessageError` for a text holding a lone surrogate (`what` names it).
+fn refuse_surrogates(text: Option<&Bound<'_, PyString>>, what: impl Fn() -> String) -> PyResult<()> {
+    match text {
+        Some(text) if text.to_str().is_err() => {
+            Err(ErrorClass::Message.new_err(text.py(), format!("{} is not valid Unicode (a lone surrogate)", what())))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use agentmsg_core::pairs::{self, Calls, NameScope};
+use agentmsg_core::pairs::{self, Calls, NameScope, OrderProblem};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
@@ -51,23 +51,49 @@ fn pair_tool_results(
     Ok((call_of, pairing.orphans, pairing.unanswered))
 }
 
-/// The pairing of a list of `agentmsg.Message`: `(call_of, orphans, unanswered)` as
-/// `pair_tool_results` gives them, but each unanswered call as `(message index, ToolUseBlock)`.
+/// The pairing of a list of `agentmsg.Message`: `(call_of, orphans, unanswered, interjection)`,
+/// the first three as `pair_tool_results` gives them but each unanswered call as `(message
+/// index, ToolUseBlock)`; the last the first message between a call and one of its results, as
+/// `(message, call message, result)`, or None.
+/// With `refuse_lone_surrogates`, an id or name holding one is a `MessageError` naming it.
 #[pyfunction]
-#[pyo3(signature = (messages, any_turn = false))]
+#[pyo3(signature = (messages, any_turn = false, refuse_lone_surrogates = false))]
 #[allow(clippy::type_complexity)]
 fn pair_messages<'py>(
     messages: &Bound<'py, PyAny>,
     any_turn: bool,
-) -> PyResult<(Vec<i64>, Vec<usize>, Vec<(usize, Bound<'py, PyAny>)>)> {
+    refuse_lone_surrogates: bool,
+) -> PyResult<(Vec<i64>, Vec<usize>, Vec<(usize, Bound<'py, PyAny>)>, Option<(usize, usize, usize)>)> {
     let messages = Messages::read(messages)?;
-    let (pairing, calls) = messages.pair(0, messages.len(), scope(any_turn))?;
+    let (pairing, calls) = messages.pair(0, messages.len(), scope(any_turn), refuse_lone_surrogates)?;
+    let between = pairs::first_interjection(messages.roles(), &pairing.call_of).map(|i| (i.message, i.call, i.result));
     let call_of = pairing.call_of.iter().map(|c| c.map_or(-1, |i| i as i64)).collect();
     let unanswered = pairing.unanswered.iter().map(|&k| (calls[k].0, calls[k].1.clone())).collect();
-    Ok((call_of, pairing.orphans, unanswered))
+    Ok((call_of, pairing.orphans, unanswered, between))
+}
+
+/// The first way a list of `agentmsg.Message` breaks the order every provider requires (see
+/// `agentmsg_core::pairs::order_problem`), as `(kind, message, caller, call)`: `("stray",
+/// result, None, None)`, `("interrupted", message, caller, ToolUseBlock)` or `("never", caller,
+/// caller, ToolUseBlock)`; None when results always follow their call.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn order_problem<'py>(
+    messages: &Bound<'py, PyAny>,
+) -> PyResult<Option<(&'static str, usize, Option<usize>, Option<Bound<'py, PyAny>>)>> {
+    let messages = Messages::read(messages)?;
+    let (pairing, calls) = messages.pair(0, messages.len(), NameScope::LatestTurn, false)?;
+    let call_messages: Vec<usize> = calls.iter().map(|(message, _)| *message).collect();
+    let block = |call: usize| Some(calls[call].1.clone());
+    Ok(pairs::order_problem(messages.roles(), &call_messages, &pairing).map(|problem| match problem {
+        OrderProblem::StrayResult { result } => ("stray", result, None, None),
+        OrderProblem::Interrupted { message, caller, call } => ("interrupted", message, Some(caller), block(call)),
+        OrderProblem::NeverAnswered { caller, call } => ("never", caller, Some(caller), block(call)),
+    }))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(order_problem, m)?)?;
     m.add_function(wrap_pyfunction!(pair_tool_results, m)?)?;
     m.add_function(wrap_pyfunction!(pair_messages, m)?)?;
     Ok(())

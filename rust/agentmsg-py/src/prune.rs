@@ -1,5 +1,6 @@
-//! Binding of budget pruning: `PruneRules.select_kept` for a whole history (with the rule-1 and cut checks
-//! `trim` and compaction use), `RollingHistory` for a memory.
+//! Binding of budget pruning: `select_messages` (what `trim` keeps, one call) and `select_source`
+//! (the same over a Python source, for LangChain), `valid_cuts` for compaction, `RollingHistory`
+//! for a memory, and `PruneRules.select_kept` over plain columns.
 
 use agentmsg_core::pairs::Link;
 use agentmsg_core::pairs::NameScope;
@@ -8,11 +9,9 @@ use agentmsg_core::prune::{self, PruneError, Pushed, RoleSet, Rules, Strategy};
 use agentmsg_core::Role;
 use pyo3::intern;
 use pyo3::prelude::*;
-use std::borrow::Cow;
-
 use pyo3::types::{PyBool, PyInt, PyString, PyType};
 
-use crate::pystr::{text_bytes, type_name};
+use crate::pystr::type_name;
 
 use crate::columns::Messages;
 use crate::errors::{core_error, describe, ErrorClass};
@@ -72,28 +71,16 @@ impl PruneRules {
             .map_err(|error| core_error(py, error))?;
         Ok((selection.kept, selection.total, selection.over_budget, selection.system_over_budget))
     }
-
-    /// Whether this window of the newest messages decides the selection with `remaining` tokens
-    /// (see `agentmsg_core::prune::window_decides`).
-    fn window_decides(&self, py: Python<'_>, columns: Columns, remaining: u128) -> PyResult<bool> {
-        let (counts, roles, groups) = columns.read(py)?;
-        Ok(prune::window_decides(&counts, &roles, &groups, remaining, &self.rules))
-    }
 }
 
-/// Rule 1 for system counts (oldest first): (index of the oldest kept one, tokens they take).
+/// For each message of a list of `agentmsg.Message` (read from their slots), whether a kept run
+/// may start there without splitting a tool group: where compaction may end a summarized span.
 #[pyfunction]
-fn system_share(counts: Vec<u64>, max_tokens: u64) -> (usize, u128) {
-    let share = prune::system_share(counts, max_tokens);
-    (share.first_kept, share.used)
-}
-
-/// For each message, whether a kept run may start there without splitting a tool group.
-#[pyfunction]
-#[pyo3(signature = (roles, groups, keep_system = true))]
-fn valid_cuts(py: Python<'_>, roles: Vec<u8>, groups: Vec<usize>, keep_system: bool) -> PyResult<Vec<bool>> {
-    let roles = role_codes(py, &roles)?;
-    Ok(prune::valid_cuts(&roles, &groups, keep_system))
+#[pyo3(signature = (messages, keep_system = true))]
+fn valid_cuts(messages: &Bound<'_, PyAny>, keep_system: bool) -> PyResult<Vec<bool>> {
+    let messages = Messages::read(messages)?;
+    let (pairing, _) = messages.pair(0, messages.len(), NameScope::LatestTurn, false)?;
+    Ok(prune::valid_cuts(messages.roles(), &pairing.groups(), keep_system))
 }
 
 /// Indices of the messages whose `role` attribute is `role` (compared by identity), in one pass
@@ -207,7 +194,7 @@ impl Source for MessageSource<'_> {
     }
 
     fn groups(&mut self, start: usize, stop: usize, _: &[Role]) -> PyResult<(Vec<usize>, bool)> {
-        let (pairing, _) = self.messages.pair(start, stop, NameScope::LatestTurn)?;
+        let (pairing, _) = self.messages.pair(start, stop, NameScope::LatestTurn, false)?;
         Ok((pairing.groups(), !pairing.orphans.is_empty()))
     }
 }
@@ -325,13 +312,20 @@ impl RollingHistory {
         prune: bool,
     ) -> PyResult<Option<(usize, usize)>> {
         let role = role_code(py, role)?;
-        // Ids and names as their surrogatepass bytes: a lone surrogate pairs like any character.
+        // A memory refuses an id or name with a lone surrogate (the message is not added).
+        let text = |text: &Bound<'_, PyString>, what: &str| -> PyResult<Vec<u8>> {
+            match text.to_str() {
+                Ok(valid) => Ok(valid.as_bytes().to_vec()),
+                Err(_) => Err(ErrorClass::Message.new_err(py, format!("{what} is not valid Unicode (a lone surrogate)"))),
+            }
+        };
         let calls = calls.unwrap_or_default();
-        type Bytes<'a> = Cow<'a, [u8]>;
-        let calls: Vec<(Bytes<'_>, Bytes<'_>)> =
-            calls.iter().map(|(id, name)| Ok((text_bytes(id)?, text_bytes(name)?))).collect::<PyResult<_>>()?;
-        let result_id = result_id.as_ref().map(text_bytes).transpose()?;
-        let result_name = result_name.as_ref().map(text_bytes).transpose()?;
+        let calls: Vec<(Vec<u8>, Vec<u8>)> = calls
+            .iter()
+            .map(|(id, name)| Ok((text(id, "a tool call's id")?, text(name, "a tool call's name")?)))
+            .collect::<PyResult<_>>()?;
+        let result_id = result_id.as_ref().map(|id| text(id, "tool_id")).transpose()?;
+        let result_name = result_name.as_ref().map(|name| text(name, "name")).transpose()?;
         let pushed = self
             .inner
             .push(count, role, calls.iter().map(|(id, name)| (&id[..], &name[..])), Link::of(result_id.as_deref(), result_name.as_deref()), prune)
@@ -397,7 +391,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(positions_of_role, m)?)?;
     m.add_function(wrap_pyfunction!(select_messages, m)?)?;
     m.add_function(wrap_pyfunction!(select_source, m)?)?;
-    m.add_function(wrap_pyfunction!(system_share, m)?)?;
     m.add_function(wrap_pyfunction!(valid_cuts, m)?)?;
     m.add_class::<RollingHistory>()?;
     Ok(())

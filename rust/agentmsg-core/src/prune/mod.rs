@@ -396,7 +396,7 @@ pub fn valid_cuts(roles: &[Role], groups: &[usize], keep_system: bool) -> Vec<bo
 /// [`Strategy::Last`]): the run's end is in it, its candidates up to that end exceed
 /// `remaining`, and some run in it splits no group (and begins at `start_on`). `trim` grows its
 /// window until this holds (and no result in it lacks its call).
-pub fn window_decides(
+pub(crate) fn window_decides(
     counts: &[u64],
     roles: &[Role],
     groups: &[usize],
