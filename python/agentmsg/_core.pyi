@@ -272,6 +272,18 @@ def order_problem(
     ``caller`` is unanswered, ``("never", caller, caller, call)`` for a call of the last caller
     never answered; None when results always follow their call."""
 
+def results_first(messages: Sequence[Message]) -> Tuple[List[int], List[int]]:
+    """``(order, moved)``: the order to write ``messages`` in so that each assistant turn's tool
+    results directly follow it (a message between a call and its result moves after the turn's
+    last result), and the messages that moved."""
+
+def pending_calls(
+    roles: Sequence[int], call_messages: Sequence[int], unanswered: Sequence[int],
+) -> Tuple[List[int], List[int]]:
+    """The unanswered calls (indices into the flattened calls, as :func:`pair_tool_results`
+    gives them) split into (pending, missing): the calls of the last turn, the last message that
+    is not a tool result, are pending."""
+
 # -- the thread pool ---------------------------------------------------------------------------
 
 def num_threads() -> int:

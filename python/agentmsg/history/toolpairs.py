@@ -31,18 +31,6 @@ __all__ = ["ToolPairing", "pair_tool_results", "check_tool_pairs", "repair_tool_
 INTERRUPTED = "[tool call interrupted: no result was recorded]"
 
 
-def indices_of(roles: List[Role], role: Role) -> List[int]:
-    """Where ``role`` occurs, found by ``list.index`` (a C loop: the scan of a long history)."""
-    found: List[int] = []
-    index = -1
-    try:
-        while True:
-            index = roles.index(role, index + 1)
-            found.append(index)
-    except ValueError:
-        return found
-
-
 def pair_messages(messages: Sequence[Message], refuse_lone_surrogates: bool = False,
                   ) -> Tuple[List[int], List[int], List[Tuple[int, ToolUseBlock]], Optional[Tuple[int, int, int]]]:
     """The core's pairing of checked ``messages``, read from their slots: (call_of with -1 for

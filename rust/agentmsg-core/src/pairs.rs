@@ -429,6 +429,65 @@ pub fn first_interjection(roles: &[Role], call_of: &[Option<usize>]) -> Option<I
     found
 }
 
+/// Whether some tool result directly follows a user or system message: only then can a message
+/// sit between a call and its result (the common history has none and needs no pairing for
+/// [`results_first`]).
+pub fn may_interject(roles: &[Role]) -> bool {
+    roles.windows(2).any(|pair| pair[1] == Role::Tool && matches!(pair[0], Role::User | Role::System))
+}
+
+/// The order to write a paired history in (`call_of` as [`Pairing::call_of`]) so that the
+/// results of each assistant turn's calls directly follow it, as OpenAI, Anthropic and Bedrock
+/// require, and the messages that moved: a message between a call and a result of it moves
+/// after the last result of that turn (a result after the next assistant message is not that
+/// turn's); nothing else moves.
+///
+/// ```
+/// use agentmsg_core::{pairs::results_first, Role};
+/// let roles = [Role::Assistant, Role::User, Role::Tool, Role::User];
+/// assert_eq!(results_first(&roles, &[None, None, Some(0), None]), (vec![0, 2, 1, 3], vec![1]));
+/// ```
+pub fn results_first(roles: &[Role], call_of: &[Option<usize>]) -> (Vec<usize>, Vec<usize>) {
+    let count = roles.len();
+    let mut order = Vec::with_capacity(count);
+    let mut moved = Vec::new();
+    let mut index = 0;
+    while index < count {
+        order.push(index);
+        let mut start = index + 1;
+        if roles[index] == Role::Assistant {
+            // The turn's last result, before the next assistant message.
+            let turn_end = (start..count).find(|&i| roles[i] == Role::Assistant).unwrap_or(count);
+            if let Some(last) = (start..turn_end).rev().find(|&i| call_of.get(i).copied().flatten() == Some(index)) {
+                let others: Vec<usize> = (start..=last).filter(|&i| roles[i] != Role::Tool).collect();
+                if !others.is_empty() {
+                    order.extend((start..=last).filter(|&i| roles[i] == Role::Tool));
+                    order.extend_from_slice(&others);
+                    moved.extend(others);
+                    start = last + 1;
+                }
+            }
+        }
+        index = start;
+    }
+    (order, moved)
+}
+
+/// The calls of the last turn that no result answers: pending (the model just asked for them),
+/// not missing. `call_messages` and `unanswered` as for [`pair`] and [`Pairing::unanswered`];
+/// the last turn is the last message that is not a tool result. Returns the unanswered calls
+/// split into (pending, missing), each ascending.
+///
+/// ```
+/// use agentmsg_core::{pairs::pending_calls, Role};
+/// let roles = [Role::Assistant, Role::User, Role::Assistant, Role::Tool];
+/// assert_eq!(pending_calls(&roles, &[0, 2, 2], &[0, 2]), (vec![2], vec![0]));
+/// ```
+pub fn pending_calls(roles: &[Role], call_messages: &[usize], unanswered: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    let last = roles.iter().rposition(|&role| role != Role::Tool);
+    unanswered.iter().partition(|&&call| last.is_some() && call_messages.get(call).copied() == last)
+}
+
 /// The first way a paired history breaks the order every provider requires: each call answered
 /// by tool results right after its assistant message, each such result answering a call of that
 /// message (see [`order_problem`]).
@@ -612,6 +671,30 @@ mod tests {
         assert_eq!(check(&older), Some(OrderProblem::Interrupted { message: 1, caller: 0, call: 0 }));
         let open = History::new().calls(&[("a", "f")]);
         assert_eq!(check(&open), Some(OrderProblem::NeverAnswered { caller: 0, call: 0 }));
+    }
+
+    #[test]
+    fn results_move_before_the_messages_that_interrupt_them() {
+        // 0 calls a, b; 1 user; 2 answers a; 3 user; 4 answers b; 5 calls c; 6 answers c; 7 user.
+        let h = History::new().calls(&[("a", "f"), ("b", "f")]).msg(U).result(Some("a"), None).msg(U)
+            .result(Some("b"), None).calls(&[("c", "f")]).result(Some("c"), None).msg(U);
+        let p = h.pair(NameScope::LatestTurn);
+        assert!(may_interject(&h.roles));
+        assert_eq!(results_first(&h.roles, &p.call_of), (vec![0, 2, 4, 1, 3, 5, 6, 7], vec![1, 3]));
+        // A result after the next assistant message is not the turn's: nothing moves.
+        let late = History::new().calls(&[("a", "f")]).msg(U).msg(A).result(Some("a"), None);
+        let p = late.pair(NameScope::LatestTurn);
+        assert_eq!(results_first(&late.roles, &p.call_of), ((0..4).collect(), vec![]));
+        assert!(!may_interject(&[A, T, T, U]));
+    }
+
+    #[test]
+    fn calls_of_the_last_turn_are_pending() {
+        let h = History::new().calls(&[("a", "f")]).msg(U).calls(&[("b", "f"), ("c", "f")]).result(Some("b"), None);
+        let p = h.pair(NameScope::LatestTurn);
+        let messages: Vec<usize> = h.calls.iter().map(|call| call.0).collect();
+        assert_eq!(pending_calls(&h.roles, &messages, &p.unanswered), (vec![2], vec![0]));
+        assert_eq!(pending_calls(&[], &[], &[]), (vec![], vec![]));
     }
 
     #[test]

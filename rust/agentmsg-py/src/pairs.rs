@@ -92,7 +92,31 @@ fn order_problem<'py>(
     }))
 }
 
+/// The order to write a list of `agentmsg.Message` in so that each turn's results directly follow
+/// its call, and the messages that moved (see `agentmsg_core::pairs::results_first`): `(order,
+/// moved)`. Pairs only when some result directly follows a user or system message.
+#[pyfunction]
+fn results_first(messages: &Bound<'_, PyAny>) -> PyResult<(Vec<usize>, Vec<usize>)> {
+    let messages = Messages::read(messages)?;
+    if !pairs::may_interject(messages.roles()) {
+        return Ok(((0..messages.len()).collect(), Vec::new()));
+    }
+    let (pairing, _) = messages.pair(0, messages.len(), NameScope::LatestTurn, false)?;
+    Ok(pairs::results_first(messages.roles(), &pairing.call_of))
+}
+
+/// The unanswered calls split into (pending, missing): a call of the last turn (the last message
+/// that is not a tool result) is pending, not missing. Arrays as `pair_tool_results` takes and
+/// returns them.
+#[pyfunction]
+fn pending_calls(py: Python<'_>, roles: Vec<u8>, call_messages: Vec<usize>, unanswered: Vec<usize>) -> PyResult<(Vec<usize>, Vec<usize>)> {
+    let roles = role_codes(py, &roles)?;
+    Ok(pairs::pending_calls(&roles, &call_messages, &unanswered))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(results_first, m)?)?;
+    m.add_function(wrap_pyfunction!(pending_calls, m)?)?;
     m.add_function(wrap_pyfunction!(order_problem, m)?)?;
     m.add_function(wrap_pyfunction!(pair_tool_results, m)?)?;
     m.add_function(wrap_pyfunction!(pair_messages, m)?)?;
