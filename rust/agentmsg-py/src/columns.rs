@@ -70,6 +70,30 @@ struct Model {
 }
 
 const MESSAGE_ROLE: usize = 0;
+
+impl Model {
+    /// The role of `item`, the message at `index`: its role slot compared with the four members
+    /// (a subclass, or a role that is no member, asks Python).
+    fn role_of(&self, item: &Bound<'_, PyAny>, index: usize) -> PyResult<Role> {
+        let py = item.py();
+        let slotted = self.message.slotted.as_ref().and_then(|class| class.slot_among(item, MESSAGE_ROLE, &self.roles));
+        let code = match slotted {
+            Some(code) => code,
+            None => {
+                if !self.message.holds(item)? {
+                    let message = format!("messages[{index}] must be a Message, not {}", type_name(item));
+                    return Err(ErrorClass::MessageType.new_err(py, message));
+                }
+                let role = self.message.get(item, MESSAGE_ROLE)?;
+                self.roles.iter().position(|member| member.bind(py).is(&role)).ok_or_else(|| {
+                    let message = format!("messages[{index}].role must be an agentmsg.Role, not {}", type_name(&role));
+                    ErrorClass::MessageType.new_err(py, message)
+                })?
+            }
+        };
+        Ok(Role::from_code(code as u8).unwrap_or(Role::User))
+    }
+}
 const MESSAGE_CONTENT: usize = 1;
 const MESSAGE_NAME: usize = 2;
 const MESSAGE_TOOL_ID: usize = 3;
@@ -106,10 +130,29 @@ fn model(py: Python<'_>) -> PyResult<&Model> {
 /// The tool-call blocks of a range of messages, each with its message's index in the range.
 pub(crate) type CallBlocks<'py> = Vec<(usize, Bound<'py, PyAny>)>;
 
+/// The messages as given: a list or tuple is read in place (no copy of a long history), any
+/// other iterable collected.
+enum Items<'py> {
+    List(Bound<'py, PyList>),
+    Tuple(Bound<'py, PyTuple>),
+    Collected(Vec<Bound<'py, PyAny>>),
+}
+
+impl<'py> Items<'py> {
+    fn get(&self, index: usize) -> PyResult<Bound<'py, PyAny>> {
+        match self {
+            // A counter called back may have changed the list: get_item checks the index.
+            Items::List(list) => list.get_item(index),
+            Items::Tuple(tuple) => tuple.get_item(index),
+            Items::Collected(items) => Ok(items[index].clone()),
+        }
+    }
+}
+
 /// A list of messages read once: each checked to be a `Message`, with its role.
 pub(crate) struct Messages<'py> {
     py: Python<'py>,
-    items: Vec<Bound<'py, PyAny>>,
+    items: Items<'py>,
     roles: Vec<Role>,
     model: &'py Model,
 }
@@ -119,27 +162,31 @@ impl<'py> Messages<'py> {
     pub(crate) fn read(messages: &Bound<'py, PyAny>) -> PyResult<Self> {
         let py = messages.py();
         let model = model(py)?;
-        let mut items = Vec::with_capacity(exact_len(messages));
-        let mut roles = Vec::with_capacity(items.capacity());
-        for (index, item) in messages.try_iter()?.enumerate() {
-            let item = item?;
-            if !model.message.holds(&item)? {
-                let message = format!("messages[{index}] must be a Message, not {}", type_name(&item));
-                return Err(ErrorClass::MessageType.new_err(py, message));
+        let mut roles = Vec::with_capacity(exact_len(messages));
+        let items = if let Ok(list) = messages.cast_exact::<PyList>() {
+            for (index, item) in list.iter().enumerate() {
+                roles.push(model.role_of(&item, index)?);
             }
-            let role = model.message.get(&item, MESSAGE_ROLE)?;
-            let Some(code) = model.roles.iter().position(|member| member.bind(py).is(&role)) else {
-                let message = format!("messages[{index}].role must be an agentmsg.Role, not {}", type_name(&role));
-                return Err(ErrorClass::MessageType.new_err(py, message));
-            };
-            roles.push(Role::from_code(code as u8).unwrap_or(Role::User));
-            items.push(item);
-        }
+            Items::List(list.clone())
+        } else if let Ok(tuple) = messages.cast_exact::<PyTuple>() {
+            for (index, item) in tuple.iter().enumerate() {
+                roles.push(model.role_of(&item, index)?);
+            }
+            Items::Tuple(tuple.clone())
+        } else {
+            let mut collected = Vec::new();
+            for (index, item) in messages.try_iter()?.enumerate() {
+                let item = item?;
+                roles.push(model.role_of(&item, index)?);
+                collected.push(item);
+            }
+            Items::Collected(collected)
+        };
         Ok(Messages { py, items, roles, model })
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.items.len()
+        self.roles.len()
     }
 
     pub(crate) fn roles(&self) -> &[Role] {
@@ -147,7 +194,7 @@ impl<'py> Messages<'py> {
     }
 
     fn content(&self, index: usize) -> PyResult<Bound<'py, PyAny>> {
-        self.model.message.get(&self.items[index], MESSAGE_CONTENT)
+        self.model.message.get(&self.items.get(index)?, MESSAGE_CONTENT)
     }
 
     /// Forge's estimate of message `index`: the measure of its measured text (its blocks joined
@@ -195,7 +242,7 @@ impl<'py> Messages<'py> {
         let mut call_ids = Vec::new();
         let mut call_names = Vec::new();
         for (j, &role) in roles.iter().enumerate() {
-            let item = &self.items[start + j];
+            let item = &self.items.get(start + j)?;
             let index = start + j;
             let (mut id, mut name) = (None, None);
             match role {

@@ -64,6 +64,18 @@ impl<const N: usize> SlottedClass<N> {
         (!held.is_null()).then(|| held == value.as_ptr())
     }
 
+    /// Which of `values` slot `field` of `obj` holds (by identity), read without taking a
+    /// reference; None when `obj`'s type is not exactly this class, the slot is empty or it holds
+    /// none of them (the caller then asks Python).
+    pub(crate) fn slot_among(&self, obj: &Bound<'_, PyAny>, field: usize, values: &[Py<PyAny>]) -> Option<usize> {
+        if !self.is_exact(obj) {
+            return None;
+        }
+        // SAFETY: as in `slot_is`: the pointer is only compared, never dereferenced or released.
+        let held = unsafe { *obj.as_ptr().cast::<u8>().offset(self.offsets[field]).cast::<*mut ffi::PyObject>() };
+        values.iter().position(|value| value.as_ptr() == held)
+    }
+
     /// Whether `obj`'s type is exactly this class (so its slots may be read).
     pub(crate) fn is_exact(&self, obj: &Bound<'_, PyAny>) -> bool {
         obj.get_type().is(self.cls.bind(obj.py()))
