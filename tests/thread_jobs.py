@@ -118,6 +118,9 @@ JOBS: Dict[str, Callable[[], Any]] = {
     "message_token_counts": lambda: agentmsg.message_token_counts(_history()),
     "count_message_tokens": lambda: agentmsg.count_message_tokens(_history()),
     "trim": lambda: _texts(agentmsg.trim(_history(), 3_000, counter="o200k_base").messages),
+    "trim_estimate_partial": lambda: [(r.kept, r.total_tokens, r.partial) for r in (
+        agentmsg.trim(_history(), 3_000, allow_partial=True, start_on="user"),
+        agentmsg.trim(_history(), 3_000, strategy="first", counter=lambda m: len(m.text) // 3))],
     "conversation_memory": _memory,
     "pair_tool_results": lambda: repr(agentmsg.pair_tool_results(_history()[:-1] + [agentmsg.tool("x", tool_id="zz")])),
     "num_threads": lambda: agentmsg.num_threads() >= 1,

@@ -4,10 +4,12 @@ These functions are the Rust hot paths; the public, documented API is the ``agen
 which wraps them.
 """
 
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, final, overload
+from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence, Tuple, Union, final, overload
 
 from typing_extensions import Self
 
+from agentmsg.model.blocks import ToolUseBlock
+from agentmsg.model.message import Message
 from agentmsg.model.results import Event, Parsed
 
 __version__: str
@@ -19,6 +21,12 @@ def estimate_tokens(text: str, role: Optional[str] = None) -> int:
 
 def estimate_tokens_many(texts: Sequence[str], roles: Sequence[int]) -> List[int]:
     """:func:`estimate_tokens` of each text; ``roles`` holds codes 0 system, 1 user, 2 assistant, 3 tool."""
+
+def estimate_messages(messages: Iterable[Message]) -> List[int]:
+    """Forge's estimate of each ``agentmsg.Message``, read from its slots: the measured text of
+    ``agentmsg.counting.tokens.measured_text`` is measured without being built (a tool call's
+    JSON by Python's ``json.dumps`` only for values Rust cannot write exactly). An item that is
+    not a Message is a ``MessageTypeError`` naming its index."""
 
 # -- parsing (rust/agentmsg-py/src/parse.rs, stream.rs, options.rs, classes.rs; public API and docs: agentmsg.parsing) --
 # Every parser takes the same keyword-only options, read by options.rs (None is "not given").
@@ -98,6 +106,14 @@ def count_tokens_grouped(
 
 # -- encoding (token ids; rust/agentmsg-py/src/encoding.rs; public API: agentmsg.counting.encoding) -------
 
+def encoding_name_for_model(model: str) -> Optional[str]:
+    """The encoding ``model`` uses by tiktoken's tables (an exact name, then the first matching
+    prefix), or None for a model they do not know."""
+
+def model_encodings() -> Tuple[List[Tuple[str, str]], List[Tuple[str, str]]]:
+    """The tables of :func:`encoding_name_for_model`: (model, encoding) and (prefix, encoding)
+    pairs, in lookup order."""
+
 @final
 class TokenEncoder:
     """One of tiktoken's encodings with ids; ``agentmsg.Encoding`` wraps it. Failures tiktoken
@@ -126,8 +142,9 @@ class TokenEncoder:
         """The bytes, or the first id that is no token instead."""
     def token_bytes(self, token: int) -> Optional[bytes]:
         """The bytes of one token, or ``None`` if the id is no token."""
-    def truncate(self, text: str, max_tokens: int) -> str:
-        """The text of the first ``max_tokens`` tokens, without a character the cut splits."""
+    def truncate(self, text: str, max_tokens: int, keep_end: bool = False) -> str:
+        """The text of the first ``max_tokens`` tokens, without a character the cut splits; with
+        ``keep_end``, of the last ``max_tokens`` tokens (a suffix starting on a character)."""
 
 # -- prune (budget pruning; agentmsg.history.trim, .memory) ------------------------------------------------------
 
@@ -136,13 +153,43 @@ def positions_of_role(messages: Sequence[Any], role: Any, message_type: type) ->
     """Indices of the messages whose ``role`` attribute is ``role`` (by identity), in one pass
     that raises ``MessageTypeError`` naming the first item that is not a ``message_type``."""
 
-def system_share(counts: Sequence[int], max_tokens: int) -> Tuple[int, int]:
-    """Rule 1 for system message counts (oldest first): (index of the oldest kept one, tokens the
-    kept ones take). All are kept when they fit; else the newest that fit, at least the newest."""
+def valid_cuts(messages: Sequence[Message], keep_system: bool = True) -> List[bool]:
+    """For each message (read from its slots), whether a kept run of non-system messages may
+    start there without splitting a tool group: where compaction may end a summarized span."""
 
-def valid_cuts(roles: Sequence[int], groups: Sequence[int], keep_system: bool = True) -> List[bool]:
-    """For each message, whether a kept run of non-system messages may start there without
-    splitting a tool group (``groups`` as for :class:`PruneRules`)."""
+#: ``(index, allowance, kept, others)``: the message ``allow_partial`` may cut, the tokens its cut
+#: copy may take, the kept indices with it among them, and the tokens of the others.
+_Partial = Tuple[int, int, List[int], int]
+#: ``(kept, total, over_budget, system_over_budget, partial)``.
+_Chosen = Tuple[List[int], int, bool, bool, Optional[_Partial]]
+
+def select_messages(
+    messages: Sequence[Message], max_tokens: int, counts: Union[str, Callable[[List[int]], List[int]]], *,
+    keep_system: bool = True, start_on: Optional[Sequence[int]] = None, end_on: Optional[Sequence[int]] = None,
+    first: bool = False, allow_partial: bool = False,
+) -> _Chosen:
+    """What ``agentmsg.trim`` keeps of ``messages`` within ``max_tokens``, in one call: the
+    growing window of the newest messages (the oldest with ``first``), counting only what can be
+    kept, and the message ``allow_partial`` may cut (the caller cuts it; with the cut copy of
+    ``c`` tokens the kept indices are ``partial[2]`` and the total ``partial[3] + c``). Roles,
+    groups and Forge's estimate are read from the messages' slots; ``counts`` is ``"estimate"``
+    or ``counts(positions) -> counts``, called back with the positions to count (its exception
+    propagates unchanged). ``start_on``/``end_on`` are role codes."""
+
+class _Source(Protocol):
+    def __len__(self) -> int: ...
+    def role_codes(self, start: int, stop: int) -> List[int]: ...
+    def counts(self, positions: List[int]) -> List[int]: ...
+    def groups(self, start: int, stop: int, codes: List[int]) -> Tuple[List[int], bool]: ...
+
+def select_source(
+    source: _Source, max_tokens: int, *, keep_system: bool = False, start_on: Optional[Sequence[int]] = None,
+    end_on: Optional[Sequence[int]] = None, first: bool = False, allow_partial: bool = False,
+) -> _Chosen:
+    """:func:`select_messages` over a history read through ``source``, whose methods are called
+    back: role codes of a range, counts of positions, and the tool groups of a range (relative
+    indices) with whether some result there answers no call in it. ``agentmsg.langchain``'s
+    ``trim_messages`` reads LangChain messages this way."""
 
 _Columns = Tuple[Sequence[int], Sequence[int], Sequence[int]]  # (counts, role codes, groups)
 
@@ -161,11 +208,6 @@ class PruneRules:
     def select_kept(self, columns: _Columns, max_tokens: int) -> Tuple[List[int], int, bool, bool]:
         """Indices kept within ``max_tokens`` by the four pruning rules, and (total, over_budget,
         system_over_budget)."""
-    def window_decides(self, columns: _Columns, remaining: int) -> bool:
-        """Whether a window of the newest messages decides ``select_kept``: the run's end (by
-        ``end_on``) is in it, its non-system counts up to that end exceed ``remaining``, and some
-        run there splits no group (and begins at ``start_on``): ``trim`` stops growing its window
-        then."""
 
 @final
 class RollingHistory:
@@ -221,6 +263,37 @@ def pair_tool_results(
     orphans; unanswered calls as indices into the flattened calls). ``any_turn`` lets a name-only
     result reach the earliest unanswered call of that name anywhere (Forge's reader) instead of
     only the latest turn's."""
+def pair_messages(
+    messages: Sequence[Message], any_turn: bool = False, refuse_lone_surrogates: bool = False,
+) -> Tuple[List[int], List[int], List[Tuple[int, ToolUseBlock]], Optional[Tuple[int, int, int]]]:
+    """:func:`pair_tool_results` of ``agentmsg.Message`` objects, read from their slots; each
+    unanswered call comes as ``(message index, block)``, and last the first message between a
+    call and one of its results as ``(message, call message, result)`` (None when there is none). Ids and names pair by their
+    ``surrogatepass`` bytes; with ``refuse_lone_surrogates`` one holding a lone surrogate is a
+    ``MessageError`` naming it."""
+
+def order_problem(
+    messages: Sequence[Message],
+) -> Optional[Tuple[str, int, Optional[int], Optional[ToolUseBlock]]]:
+    """The first way ``messages`` (read from their slots, paired by the library's rule) break the
+    order every provider requires, as ``(kind, index, caller, call)``: ``("stray", result, None,
+    None)`` for a result that answers no open call of the assistant message before it,
+    ``("interrupted", message, caller, call)`` for a message that comes while ``call`` of
+    ``caller`` is unanswered, ``("never", caller, caller, call)`` for a call of the last caller
+    never answered; None when results always follow their call."""
+
+def results_first(messages: Sequence[Message]) -> Tuple[List[int], List[int]]:
+    """``(order, moved)``: the order to write ``messages`` in so that each assistant turn's tool
+    results directly follow it (a message between a call and its result moves after the turn's
+    last result), and the messages that moved."""
+
+def pending_calls(
+    roles: Sequence[int], call_messages: Sequence[int], unanswered: Sequence[int],
+) -> Tuple[List[int], List[int]]:
+    """The unanswered calls (indices into the flattened calls, as :func:`pair_tool_results`
+    gives them) split into (pending, missing): the calls of the last turn, the last message that
+    is not a tool result, are pending."""
+
 # -- the thread pool ---------------------------------------------------------------------------
 
 def num_threads() -> int:

@@ -29,7 +29,6 @@ from .convert.langchain import from_langchain
 from .counting.counter import TokenCounter
 from .counting.encoding import resolve_encoding
 from .errors import EncodingError, MessageError, MessageTypeError
-from .history import _selection
 from .history.trim import check_budget
 from .model.message import ROLE_CODES, Role
 from .readers.langchain import langchain_messages
@@ -129,16 +128,21 @@ def _trim(items: List[Any], max_tokens: int, count_one: Callable[[Any], int], ov
     if budget < 0:
         return head
     source = _LangChainSource(items, count_one, splitter, overhead)
-    selection = _selection.select(source, budget, keep_system=False, systems=[], start_on=start_codes,
-                                  end_on=end_codes, first=first, allow_partial=allow_partial)
-    if selection.over_budget:
+    kept_at, _, over_budget, _, to_cut = _core.select_source(source, budget, start_on=start_codes, end_on=end_codes,
+                                                            first=first, allow_partial=allow_partial)
+    cut = None
+    if to_cut is not None:
+        index, allowance, joined, others = to_cut
+        cut = source.cut(index, allowance, not first)
+        if cut is not None:  # else the selection stands as it is
+            kept_at, over_budget = joined, others + cut[1] > budget
+    if over_budget:
         return head  # LangChain never returns more than max_tokens: a run that cannot fit goes
-    if start_codes is not None and selection.kept and source.code(items[selection.kept[0]]) not in start_codes:
+    if start_codes is not None and kept_at and source.code(items[kept_at[0]]) not in start_codes:
         return head  # no message can start the run: our trim ignores start_on, LangChain keeps nothing
-    kept = [items[i] for i in selection.kept]
-    if selection.partial is not None:
-        index, cut = selection.partial
-        kept[selection.kept.index(index)] = cut
+    kept = [items[i] for i in kept_at]
+    if cut is not None:
+        kept[kept_at.index(to_cut[0])] = cut[0]  # type: ignore[index]
     return head + kept
 
 
@@ -147,7 +151,8 @@ class _NotAMessage(Exception):
 
 
 class _LangChainSource:
-    """A list of LangChain messages as :func:`agentmsg._selection.select` reads it."""
+    """A list of LangChain messages as the core's selection reads it (``_core.select_source``
+    calls these methods back)."""
 
     def __init__(self, items: List[Any], count_one: Callable[[Any], int],
                  splitter: Callable[[str], List[str]], overhead: int) -> None:

@@ -4,14 +4,13 @@ results whose call is missing (``on_orphan``)."""
 
 from __future__ import annotations
 
-from operator import attrgetter
-from types import SimpleNamespace
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from ..errors import ConversionError, Losses, MessageError, ToolPairError, warn_caller
-from ..history.toolpairs import indices_of, pair_messages, pair_tool_results, repair_tool_pairs
-from ..model.blocks import TextBlock, ToolUseBlock
-from ..model.message import ASSISTANT_ROLE, SYSTEM_ROLE, TOOL_ROLE, Message
+from .. import _core
+from ..errors import ConversionError, Losses, ToolPairError, warn_caller
+from ..history.toolpairs import pair_tool_results, repair_tool_pairs
+from ..model.blocks import TextBlock
+from ..model.message import SYSTEM_ROLE, TOOL_ROLE, Message
 
 __all__ = []
 
@@ -25,57 +24,11 @@ def results_first(items: List[Message], converter: str) -> List[int]:
     Which call a result answers is the core pairing rule (:mod:`agentmsg.toolpairs`); a result
     after the next assistant message is not that turn's.
     """
-    roles = list(map(_role_of, items))
-    order = list(range(len(items)))
-    # A message can only sit between a call and its result when some tool result directly
-    # follows a user or system message: the common history has none, and needs no pairing.
-    if not any(roles[index - 1] is not TOOL_ROLE and roles[index - 1] is not ASSISTANT_ROLE
-               for index in indices_of(roles, TOOL_ROLE) if index):
-        return order
-    try:
-        call_of = pair_messages(items, roles)[0]
-    except MessageError:  # a lone surrogate in an id or name: the core reads only UTF-8
-        call_of = pair_messages([_pairing_stand_in(message) for message in items], roles)[0]  # type: ignore[misc]
-    order = []
-    moved: List[int] = []
-    count = len(items)
-    index = 0
-    while index < count:
-        order.append(index)
-        start = index + 1
-        last = -1
-        if roles[index] is ASSISTANT_ROLE:
-            scan = start
-            while scan < count and roles[scan] is not ASSISTANT_ROLE:
-                if call_of[scan] == index:
-                    last = scan
-                scan += 1
-        others = [i for i in range(start, last + 1) if roles[i] is not TOOL_ROLE]
-        if others:
-            order.extend(i for i in range(start, last + 1) if roles[i] is TOOL_ROLE)
-            order.extend(others)
-            moved.extend(others)
-            start = last + 1
-        index = start
+    order, moved = _core.results_first(items)  # the core pairing rule, read from the slots
     if moved:
         warn_caller(f"{converter} moved messages {', '.join(map(str, moved))} after the tool results they "
                     "interrupted (tool results must directly follow their call)")
     return order
-
-
-_role_of = attrgetter("role")
-
-
-def _pairing_stand_in(message: Message) -> SimpleNamespace:
-    """What pairing reads of a message, with every id and name as text the core can read: its
-    UTF-8 bytes (lone surrogates passed through) read as Latin-1, one text for one id."""
-    def readable(text: Optional[str]) -> Optional[str]:
-        return None if text is None else text.encode("utf-8", "surrogatepass").decode("latin-1")
-
-    calls = tuple(ToolUseBlock(readable(b.id), readable(b.name), {})  # type: ignore[arg-type]
-                  for b in message.content if type(b) is ToolUseBlock)
-    return SimpleNamespace(role=message.role, tool_id=readable(message.tool_id),
-                           name=readable(message.name), content=calls)
 
 
 def write_in_order(

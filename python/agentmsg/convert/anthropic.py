@@ -299,16 +299,10 @@ def _common_openai_to_anthropic(
             current, current_role = blocks, role
             turns.append({"role": role, "content": blocks})
     if on_orphan != "keep" and (call_ids or 3 in roles):
-        try:
-            _, orphans, unanswered = _core.pair_tool_results(
-                roles, result_ids, [None] * len(roles), call_messages, call_ids, call_names)
-        except UnicodeEncodeError:
-            return None
-        last = len(roles) - 1
-        while last >= 0 and roles[last] == 3:
-            last -= 1
+        _, orphans, unanswered = _core.pair_tool_results(
+            roles, result_ids, [None] * len(roles), call_messages, call_ids, call_names)
         # calls of the last turn are pending, not orphans (settle_tool_pairs' rule)
-        if orphans or any(call_messages[k] != last for k in unanswered):
+        if orphans or _core.pending_calls(roles, call_messages, unanswered)[1]:
             return None
     return system, turns
 

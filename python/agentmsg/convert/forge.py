@@ -256,15 +256,11 @@ def _linked_results(read: List[Any], on_orphan: str) -> List[Message]:
              for block in item.content if type(block) is ToolUseBlock]
     roles = [ROLE_CODES[Role.TOOL] if type(item) is tuple else ROLE_CODES[item.role] for item in read]
     names = [item[0] if type(item) is tuple else None for item in read]
-    try:
-        call_of, orphans, _ = _core.pair_tool_results(
-            roles, [None] * len(read), names, [index for index, _ in calls],
-            [block.id for _, block in calls], [block.name for _, block in calls], any_turn=True,
-        )
-    except UnicodeEncodeError:  # the core reads UTF-8: a lone surrogate in a name is not
-        index = next(i for i, name in enumerate(names + [b.name for _, b in calls]) if name and not _encodable(name))
-        where = f"messages[{index}]" if index < len(read) else f"messages[{calls[index - len(read)][0]}] tool call"
-        raise ConversionError(f"{where}: the tool name is not valid Unicode (a lone surrogate)") from None
+    # Names with lone surrogates pair by their surrogatepass bytes, like any other.
+    call_of, orphans, _ = _core.pair_tool_results(
+        roles, [None] * len(read), names, [index for index, _ in calls],
+        [block.id for _, block in calls], [block.name for _, block in calls], any_turn=True,
+    )
     if orphans and on_orphan == "raise":
         raise ToolPairError(
             f"from_forge: messages[{orphans[0]}]: tool result for {read[orphans[0]][0]!r} has no "
@@ -288,14 +284,6 @@ def _linked_results(read: List[Any], on_orphan: str) -> List[Message]:
     if dropped:
         warn_dropped_results("from_forge", sorted(dropped))
     return out
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 # Bad calls of this module's public functions and classes raise typed errors (see _checks).

@@ -21,9 +21,9 @@ from typing import Callable, Dict, Iterable, List, Sequence, Tuple, Union
 from .. import _core
 from .._checks import check_calls, describe, type_name
 from ..errors import EncodingError, MessageError, MessageTypeError
-from ..model.message import Message, Role
+from ..model.message import Message
 from ..readers import MessageLike, read_messages
-from .tokens import estimate_tokens_many, measured_text, message_token_counts
+from .tokens import estimate_tokens_many, message_token_counts
 
 __all__ = ["Counter", "TokenCounter", "CountCache", "MessageCounter", "token_counter"]
 
@@ -72,9 +72,8 @@ class TokenCounter:
         self.spec = counter
         if isinstance(counter, str):
             if counter == "estimate":
-                estimate = _core.estimate_tokens
-                names = {role: role.value for role in Role}  # Enum's .value is a slow property
-                self.count = lambda message: estimate(measured_text(message), names[message.role])
+                estimate = _core.estimate_messages  # read from the message's slots
+                self.count = lambda message: estimate((message,))[0]
                 self.count_many = lambda messages, positions=None: estimate_tokens_many(messages)
                 return
             self._exact(counter)

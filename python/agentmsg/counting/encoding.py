@@ -40,68 +40,11 @@ TOKEN_ENCODINGS = ("o200k_base", "cl100k_base")
 
 
 # tiktoken's model.py, with the same meaning: an exact name first, then the first matching
-# prefix in this order. Models whose encodings are not embedded here (gpt2, r50k_base, p50k_base,
-# p50k_edit, o200k_harmony) are listed too, so they get a clear EncodingError, not a KeyError.
-MODEL_PREFIX_TO_ENCODING: Dict[str, str] = {
-    "o1-": "o200k_base",
-    "o3-": "o200k_base",
-    "o4-mini-": "o200k_base",
-    # chat
-    "gpt-5": "o200k_base",
-    "gpt-4.5-": "o200k_base",
-    "gpt-4.1-": "o200k_base",
-    "chatgpt-4o-": "o200k_base",
-    "gpt-4o-": "o200k_base",
-    "gpt-4-": "cl100k_base",
-    "gpt-3.5-turbo-": "cl100k_base",
-    "gpt-35-turbo-": "cl100k_base",
-    "gpt-oss-": "o200k_harmony",
-    # fine-tuned
-    "ft:gpt-4o": "o200k_base",
-    "ft:gpt-4": "cl100k_base",
-    "ft:gpt-3.5-turbo": "cl100k_base",
-    "ft:davinci-002": "cl100k_base",
-    "ft:babbage-002": "cl100k_base",
-}
-
-MODEL_TO_ENCODING: Dict[str, str] = {
-    # reasoning
-    "o1": "o200k_base",
-    "o3": "o200k_base",
-    "o4-mini": "o200k_base",
-    # chat
-    "gpt-5": "o200k_base",
-    "gpt-4.1": "o200k_base",
-    "gpt-4o": "o200k_base",
-    "gpt-4": "cl100k_base",
-    "gpt-3.5-turbo": "cl100k_base",
-    "gpt-3.5": "cl100k_base",
-    "gpt-35-turbo": "cl100k_base",
-    # base
-    "davinci-002": "cl100k_base",
-    "babbage-002": "cl100k_base",
-    # embeddings
-    "text-embedding-ada-002": "cl100k_base",
-    "text-embedding-3-small": "cl100k_base",
-    "text-embedding-3-large": "cl100k_base",
-    # deprecated text, code, edit and embedding models, and GPT-2
-    **dict.fromkeys(
-        ["text-davinci-003", "text-davinci-002", "code-davinci-002", "code-davinci-001",
-         "code-cushman-002", "code-cushman-001", "davinci-codex", "cushman-codex"],
-        "p50k_base",
-    ),
-    **dict.fromkeys(["text-davinci-edit-001", "code-davinci-edit-001"], "p50k_edit"),
-    **dict.fromkeys(
-        ["text-davinci-001", "text-curie-001", "text-babbage-001", "text-ada-001", "davinci",
-         "curie", "babbage", "ada", "text-similarity-davinci-001", "text-similarity-curie-001",
-         "text-similarity-babbage-001", "text-similarity-ada-001", "text-search-davinci-doc-001",
-         "text-search-curie-doc-001", "text-search-babbage-doc-001", "text-search-ada-doc-001",
-         "code-search-babbage-code-001", "code-search-ada-code-001"],
-        "r50k_base",
-    ),
-    "gpt2": "gpt2",
-    "gpt-2": "gpt2",
-}
+# prefix in this order. The tables live in the core (agentmsg_core::tokens::models); these are
+# read-only copies for callers that list them.
+_EXACT, _PREFIXES = _core.model_encodings()
+MODEL_PREFIX_TO_ENCODING: Dict[str, str] = dict(_PREFIXES)
+MODEL_TO_ENCODING: Dict[str, str] = dict(_EXACT)
 
 
 def encoding_name_for_model(model: str) -> str:
@@ -113,12 +56,9 @@ def encoding_name_for_model(model: str) -> str:
     ('o200k_base', 'cl100k_base')
     """
     model = require_str(model, "model")
-    name = MODEL_TO_ENCODING.get(model)
+    name = _core.encoding_name_for_model(model)
     if name is not None:
         return name
-    for prefix, name in MODEL_PREFIX_TO_ENCODING.items():
-        if model.startswith(prefix):
-            return name
     # tiktoken's message, with a long name described instead of quoted whole.
     shown = model if len(model) <= 100 else describe(model)
     raise UnknownModelError(

@@ -14,7 +14,7 @@ heuristic instead. Counting is linear on every input and releases the GIL.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 from .. import _core
 from .._checks import as_list, check_calls, describe, json_copy, require_int, require_str, type_name
@@ -297,6 +297,8 @@ def message_token_counts(
     messages = messages_or_openai_dicts(messages)
     encoding = check_encoding(encoding)
     if encoding == "estimate":
+        if all(message.__class__ is Message for message in messages):
+            return _core.estimate_messages(cast(List[Message], messages))
         texts = []
         roles = []
         for index, message in enumerate(messages):
@@ -476,7 +478,7 @@ def estimate_tokens(message_or_text: Union[Message, str], role: Union[Role, str]
     12
     """
     if isinstance(message_or_text, Message):
-        return _core.estimate_tokens(_measured_text(message_or_text), message_or_text.role.value)
+        return _core.estimate_messages((message_or_text,))[0]
     if isinstance(message_or_text, str):
         return _core.estimate_tokens(message_or_text, to_role(role).value)
     raise MessageTypeError(f"estimate_tokens takes a Message or a str, not {type_name(message_or_text)}")
@@ -488,17 +490,14 @@ def estimate_tokens_many(messages: Iterable[MessageLike]) -> List[int]:
     >>> estimate_tokens_many([Message.user("Hello"), Message.system("Hi")])
     [5, 4]
     """
-    texts = []
-    roles = []
-    for message in read_messages(messages):
-        texts.append(_measured_text(message))
-        roles.append(ROLE_CODES[message.role])
-    return _core.estimate_tokens_many(texts, roles)
-
-
-# The per-message loops above call measured_text as written: check_calls wraps the public name,
-# whose argument-checking frame would cost them a third of their time.
-_measured_text = measured_text
+    items = messages if isinstance(messages, (list, tuple)) else read_messages(messages)
+    try:
+        # The measured text of each message is measured in the core from its slots, not built.
+        return _core.estimate_messages(items)
+    except MessageTypeError:
+        if all(isinstance(item, Message) for item in items):
+            raise
+        return _core.estimate_messages(read_messages(items))  # dicts or SDK objects, read first
 
 
 # Bad calls of this module's public functions and classes raise typed errors (see _checks).

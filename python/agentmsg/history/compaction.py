@@ -24,9 +24,8 @@ from .._checks import as_list, check_calls, describe, require_int
 from ..counting.counter import CountCache, Counter, TokenCounter
 from ..errors import MessageError, MessageTypeError
 from ..model.blocks import TextBlock, ToolResultBlock
-from ..model.message import ROLE_CODES, Message, Role
+from ..model.message import Message, Role
 from ..readers import MessageLike, read_messages
-from .toolpairs import pair_messages
 
 T = TypeVar("T")
 
@@ -164,9 +163,7 @@ def _summary_span(items: List[Message], keep_recent: int) -> List[int]:
     others = [i for i, m in enumerate(items) if m.role is not Role.SYSTEM]
     cut = max(0, len(others) - keep_recent)
     if 0 < cut < len(others):
-        call_of = pair_messages(items)[0]
-        groups = [c if c >= 0 else j for j, c in enumerate(call_of)]
-        valid = _core.valid_cuts([ROLE_CODES[m.role] for m in items], groups, True)
+        valid = _core.valid_cuts(items)
         while 0 < cut and not valid[others[cut]]:
             cut -= 1
     return others[:cut]

@@ -37,7 +37,6 @@ from ..errors import MessageError, MessageTypeError
 from ..model.blocks import ToolUseBlock
 from ..model.message import ROLE_CODES, Message, Role, to_role
 from ..readers import MessageLike, read_message, read_messages
-from .toolpairs import unencodable_error
 from .trim import check_budget
 
 if TYPE_CHECKING:
@@ -217,16 +216,14 @@ class ConversationMemory:
     def _push(self, message: Message, count: int, undo: Optional[List[Any]], removed: List[Message],
               prune: bool = True) -> None:
         role = message.role
-        try:
-            if role is _TOOL:
-                dropped = self._state.push(count, _TOOL_CODE, None, message.tool_id, message.name, prune)
-            elif role is _ASSISTANT:
-                calls = [(b.id, b.name) for b in message.content if isinstance(b, ToolUseBlock)]
-                dropped = self._state.push(count, _ASSISTANT_CODE, calls or None, None, None, prune)
-            else:
-                dropped = self._state.push(count, ROLE_CODES[role], None, None, None, prune)
-        except UnicodeEncodeError:
-            raise unencodable_error([message]) from None
+        # The core refuses an id or name with a lone surrogate (MessageError), adding nothing.
+        if role is _TOOL:
+            dropped = self._state.push(count, _TOOL_CODE, None, message.tool_id, message.name, prune)
+        elif role is _ASSISTANT:
+            calls = [(b.id, b.name) for b in message.content if isinstance(b, ToolUseBlock)]
+            dropped = self._state.push(count, _ASSISTANT_CODE, calls or None, None, None, prune)
+        else:
+            dropped = self._state.push(count, ROLE_CODES[role], None, None, None, prune)
         if dropped is None:
             removed.append(message)  # its call was already pruned: keeping it would orphan it
             return

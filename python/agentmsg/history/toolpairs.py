@@ -16,14 +16,13 @@ The pairing rule lives in the Rust core (``agentmsg_core::pairs``), one for the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .. import _core
 from .._checks import check_calls, require_bool
-from ..errors import MessageError, ToolPairError
+from ..errors import ToolPairError
 from ..model.blocks import ToolUseBlock
-from ..model.message import ROLE_CODES, Message, Role
+from ..model.message import Message, Role
 from ..readers import MessageLike, read_messages
 
 __all__ = ["ToolPairing", "pair_tool_results", "check_tool_pairs", "repair_tool_pairs"]
@@ -31,64 +30,15 @@ __all__ = ["ToolPairing", "pair_tool_results", "check_tool_pairs", "repair_tool_
 #: The text of the placeholder result that :func:`repair_tool_pairs` gives an unanswered call.
 INTERRUPTED = "[tool call interrupted: no result was recorded]"
 
-role_of = attrgetter("role")
-_tool_id_of = attrgetter("tool_id")
-_name_of = attrgetter("name")
 
-
-def indices_of(roles: List[Role], role: Role) -> List[int]:
-    """Where ``role`` occurs, found by ``list.index`` (a C loop: the scan of a long history)."""
-    found: List[int] = []
-    index = -1
-    try:
-        while True:
-            index = roles.index(role, index + 1)
-            found.append(index)
-    except ValueError:
-        return found
-
-
-def pair_messages(messages: Sequence[Message], roles: Optional[List[Role]] = None,
-          ) -> Tuple[List[int], List[int], List[int], List[Tuple[int, ToolUseBlock]]]:
-    """The core's pairing of checked ``messages``: (call_of with -1 for none, orphans,
-    unanswered as indices into calls, calls as (message index, block))."""
-    if roles is None:
-        roles = list(map(role_of, messages))
-    calls = [(i, b) for i in indices_of(roles, Role.ASSISTANT) for b in messages[i].content
-             if isinstance(b, ToolUseBlock)]
-    arrays = (
-        list(map(ROLE_CODES.__getitem__, roles)),
-        list(map(_tool_id_of, messages)),
-        list(map(_name_of, messages)),
-        [i for i, _ in calls],
-        [b.id for _, b in calls],
-        [b.name for _, b in calls],
-    )
-    try:
-        call_of, orphans, unanswered = _core.pair_tool_results(*arrays)
-    except UnicodeEncodeError:
-        raise unencodable_error(messages) from None
-    return call_of, orphans, unanswered, calls
-
-
-def unencodable_error(messages: Sequence[Message], offset: int = 0) -> MessageError:
-    """The error for an id or name the core cannot read (a lone surrogate), naming the first."""
-    def bad(text: Optional[str]) -> bool:
-        try:
-            (text or "").encode("utf-8")
-            return False
-        except UnicodeEncodeError:
-            return True
-
-    for index, message in enumerate(messages, offset):
-        for field in ("tool_id", "name"):
-            if bad(getattr(message, field)):
-                return MessageError(f"messages[{index}].{field} is not valid Unicode (a lone surrogate)")
-        for block in message.tool_calls:
-            for field in ("id", "name"):
-                if bad(getattr(block, field)):
-                    return MessageError(f"messages[{index}]: a tool call's {field} is not valid Unicode (a lone surrogate)")
-    return MessageError("a tool id or name is not valid Unicode")
+def pair_messages(messages: Sequence[Message], refuse_lone_surrogates: bool = False,
+                  ) -> Tuple[List[int], List[int], List[Tuple[int, ToolUseBlock]], Optional[Tuple[int, int, int]]]:
+    """The core's pairing of checked ``messages``, read from their slots: (call_of with -1 for
+    none, orphans, unanswered calls as (message index, block), the first message between a call
+    and one of its results as (message, call message, result) or None). Ids and names pair by their
+    ``surrogatepass`` bytes; with ``refuse_lone_surrogates`` one holding a lone surrogate is a
+    MessageError naming it (what the public functions here promise)."""
+    return _core.pair_messages(messages, refuse_lone_surrogates=refuse_lone_surrogates)
 
 
 @dataclass(frozen=True)
@@ -131,8 +81,8 @@ def pair_tool_results(messages: Iterable[MessageLike]) -> ToolPairing:
 
 
 def _pairing(messages: List[Message]) -> ToolPairing:
-    call_of, orphans, unanswered, calls = pair_messages(messages)
-    return ToolPairing(tuple(call_of), tuple(orphans), tuple(calls[k] for k in unanswered))
+    call_of, orphans, unanswered, _ = pair_messages(messages, refuse_lone_surrogates=True)
+    return ToolPairing(tuple(call_of), tuple(orphans), tuple(unanswered))
 
 
 def _describe_result(message: Message) -> str:
@@ -162,7 +112,8 @@ def check_tool_pairs(messages: Iterable[MessageLike], strict: bool = False) -> N
     """
     strict = require_bool(strict, "strict")
     messages = read_messages(messages)
-    pairing = _pairing(messages)
+    call_of, orphans, unanswered, between = pair_messages(messages, refuse_lone_surrogates=True)
+    pairing = ToolPairing(tuple(call_of), tuple(orphans), tuple(unanswered))
     problems = []
     if pairing.orphans:
         index = pairing.orphans[0]
@@ -171,35 +122,18 @@ def check_tool_pairs(messages: Iterable[MessageLike], strict: bool = False) -> N
     if pairing.unanswered:
         index, call = pairing.unanswered[0]
         problems.append((index, f"messages[{index}]: tool call {call.id!r} ({call.name}) has no result"))
-    if strict:
-        interjection = _first_interjection(messages, pairing.call_of)
-        if interjection is not None:
-            problems.append(interjection)
+    if strict and between is not None:
+        problems.append((between[0], _interjection_text(messages, *between)))
     if problems:
         raise ToolPairError(min(problems)[1])
 
 
-def _first_interjection(messages: List[Message], call_of: Sequence[int]) -> Optional[Tuple[int, str]]:
-    """The first non-tool message that sits between a tool call and one of its results, with the
-    error text naming both; None when every result follows its call with only results between."""
-    next_other = [0] * len(messages)  # the first non-tool message after each position
-    following = len(messages)
-    for index in range(len(messages) - 1, -1, -1):
-        next_other[index] = following
-        if messages[index].role is not Role.TOOL:
-            following = index
-    found: Optional[Tuple[int, int, int]] = None  # (interjection, call message, result)
-    for index in indices_of(list(map(role_of, messages)), Role.TOOL):
-        call = call_of[index]
-        if call >= 0 and next_other[call] < index and (found is None or next_other[call] < found[0]):
-            found = (next_other[call], call, index)
-    if found is None:
-        return None
-    between, call, result = found
+def _interjection_text(messages: List[Message], between: int, call: int, result: int) -> str:
+    """The error for a message between a tool call and its result (the core finds the first)."""
     call_id = messages[result].tool_id or messages[result].name
-    return between, (f"messages[{between}]: a {messages[between].role.value} message between tool call "
-                     f"{call_id!r} (messages[{call}]) and its result (messages[{result}]); results must "
-                     "directly follow their call")
+    return (f"messages[{between}]: a {messages[between].role.value} message between tool call "
+            f"{call_id!r} (messages[{call}]) and its result (messages[{result}]); results must "
+            "directly follow their call")
 
 
 def _placeholder(call: ToolUseBlock) -> Message:

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple, Union
 
 from .. import _core
 from .._checks import as_list, check_calls, describe
@@ -28,8 +28,6 @@ from ..model.blocks import TextBlock
 from ..model.message import ROLE_CODES, Message, Role, to_role
 from ..options import TrimStrategy
 from ..readers import MessageLike, read_messages
-from . import _selection
-from .toolpairs import pair_messages, role_of
 
 __all__ = ["TrimResult", "trim"]
 
@@ -154,70 +152,61 @@ def trim(
     start_codes = _role_codes(start_on, "start_on")
     end_codes = _role_codes(end_on, "end_on")
     items = messages if isinstance(messages, (list, tuple)) else read_messages(messages)
-    # The one read of the whole history: where the system messages are (and a type check).
+    first = strategy == "first"
+    # Forge's estimate is counted in the core from the messages' slots; other counters are asked
+    # for the positions the selection needs, in batches.
+    counts: Union[str, Callable[[List[int]], List[int]]] = "estimate" if count.spec == "estimate" else (
+        lambda positions: count.count_many([items[i] for i in positions], positions))
+
+    def select(items: Sequence[Message]) -> _core._Chosen:
+        return _core.select_messages(items, budget, counts, keep_system=keep_system, start_on=start_codes,
+                                     end_on=end_codes, first=first, allow_partial=allow_partial)
+
     try:
-        systems = _core.positions_of_role(items, _SYSTEM, Message)
-    except MessageTypeError:  # dicts or SDK objects: read them (a list of Messages costs nothing more)
-        items = read_messages(items)
-        systems = _core.positions_of_role(items, _SYSTEM, Message)
-    selection = _selection.select(
-        _MessageSource(items, count), budget, keep_system=keep_system,
-        systems=systems if keep_system else [], start_on=start_codes, end_on=end_codes,
-        first=strategy == "first", allow_partial=allow_partial,
-    )
-    kept_messages = [items[i] for i in selection.kept]
+        chosen = select(items)
+    except MessageTypeError:
+        if all(isinstance(item, Message) for item in items):
+            raise  # the counter's own error
+        items = read_messages(items)  # dicts or SDK objects: read them, then the same selection
+        chosen = select(items)
+    kept, total, over_budget, system_over_budget, to_cut = chosen
+    kept_messages = [items[i] for i in kept]
     partial = None
-    if selection.partial is not None:
-        partial, cut = selection.partial
-        kept_messages[selection.kept.index(partial)] = cut
-    return TrimResult(kept_messages, selection.kept, selection.total, selection.over_budget,
-                      selection.system_over_budget, items, partial)
+    if to_cut is not None:
+        index, allowance, joined, others = to_cut
+        cut = _cut(items[index], allowance, not first, count)
+        if cut is not None:  # else the selection stands as it is
+            partial, kept = index, joined
+            kept_messages = [cut[0] if i == index else items[i] for i in kept]
+            total = others + cut[1]
+            over_budget = total > budget
+    return TrimResult(kept_messages, tuple(kept), total, over_budget, system_over_budget, items, partial)
 
 
-class _MessageSource:
-    """A list of :class:`Message` as :func:`agentmsg._selection.select` reads it."""
-
-    __slots__ = ("items", "counter")
-
-    def __init__(self, items: Sequence[Message], counter: TokenCounter) -> None:
-        self.items = items
-        self.counter = counter
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def role_codes(self, start: int, stop: int) -> List[int]:
-        return list(map(ROLE_CODES.__getitem__, map(role_of, self.items[start:stop])))
-
-    def counts(self, positions: Sequence[int]) -> List[int]:
-        return self.counter.count_many([self.items[i] for i in positions], positions)
-
-    def groups(self, start: int, stop: int, codes: List[int]) -> Tuple[List[int], bool]:
-        call_of, orphans, _, _ = pair_messages(self.items[start:stop])
-        return [c if c >= 0 else j for j, c in enumerate(call_of)], bool(orphans)
-
-    def cut(self, index: int, tokens: int, keep_end: bool) -> Optional[Tuple[Message, int]]:
-        message = self.items[index]
-        if message.role is _TOOL or len(message.content) != 1 or not isinstance(message.content[0], TextBlock):
-            return None
-        spec = self.counter.spec
-        encoding = get_encoding(resolve_encoding(spec) if isinstance(spec, str) and spec != "estimate" else "o200k_base")
-        pieces = _TokenPieces(message.content[0].text, encoding, keep_end)
-        best: Optional[Tuple[Message, int]] = None
-        low, high = 1, pieces.size  # the most tokens whose cut message fits
-        while low <= high:
-            middle = (low + high) // 2
-            text = pieces.text(middle)
-            if not text:  # the tokens end inside one character: take more
-                low = middle + 1
-                continue
-            candidate = message.replace(content=text)
-            counted = self.counter.count(candidate)
-            if counted <= tokens:
-                best, low = (candidate, counted), middle + 1
-            else:
-                high = middle - 1
-        return best
+def _cut(message: Message, tokens: int, keep_end: bool, counter: TokenCounter) -> Optional[Tuple[Message, int]]:
+    """A copy of ``message`` cut to at most ``tokens`` (its newest part when ``keep_end``, else
+    its oldest) at a token boundary, and its count; None when it cannot be cut (a tool message,
+    or content other than one text block) or nothing fits."""
+    if message.role is _TOOL or len(message.content) != 1 or not isinstance(message.content[0], TextBlock):
+        return None
+    spec = counter.spec
+    encoding = get_encoding(resolve_encoding(spec) if isinstance(spec, str) and spec != "estimate" else "o200k_base")
+    pieces = _TokenPieces(message.content[0].text, encoding, keep_end)
+    best: Optional[Tuple[Message, int]] = None
+    low, high = 1, pieces.size  # the most tokens whose cut message fits
+    while low <= high:
+        middle = (low + high) // 2
+        text = pieces.text(middle)
+        if not text:  # the tokens end inside one character: take more
+            low = middle + 1
+            continue
+        candidate = message.replace(content=text)
+        counted = counter.count(candidate)
+        if counted <= tokens:
+            best, low = (candidate, counted), middle + 1
+        else:
+            high = middle - 1
+    return best
 
 
 class _TokenPieces:

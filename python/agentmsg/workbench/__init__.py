@@ -44,10 +44,10 @@ from typing import (
     Sequence,
     Set,
     Sized,
-    Tuple,
     Union,
 )
 
+from .. import _core
 from .._checks import as_list, check_calls, describe, require_bool, require_str, type_name
 from ..counting.counter import MessageCounter
 from ..counting.tokens import measured_text
@@ -103,26 +103,16 @@ def ordering_problem(messages: Iterable[MessageLike], provider: str) -> Optional
     if provider not in PROVIDERS:
         raise MessageError(f"unknown provider {describe(provider)}; known: {', '.join(PROVIDERS)}")
     messages = read_messages(messages)
-    pending: List[Tuple[Optional[str], Optional[str]]] = []  # (id, name) of calls awaiting results
-    caller = -1
-    for index, message in enumerate(messages):
-        role = message.role
-        if role is _TOOL:
-            key = next((k for k, (cid, name) in enumerate(pending)
-                        if (message.tool_id is not None and cid == message.tool_id)
-                        or (message.tool_id is None and name == message.name)), None)
-            if key is None:
-                return f"messages[{index}]: tool result {message.tool_id or message.name!r} answers no call of the message before it"
-            del pending[key]
-            continue
-        if pending:
-            call = pending[0][0] or pending[0][1]
-            return f"messages[{index}]: call {call!r} of messages[{caller}] is not answered before this {role.value} message"
-        if role is _ASSISTANT and message.tool_calls:
-            pending = [(c.id, c.name) for c in message.tool_calls]
-            caller = index
-    if pending:
-        return f"messages[{caller}]: call {pending[0][0] or pending[0][1]!r} is never answered"
+    problem = _core.order_problem(messages)  # the library's pairing rule decides what answers what
+    if problem is not None:
+        kind, index, caller, call = problem
+        if call is None:
+            message = messages[index]
+            return f"messages[{index}]: tool result {message.tool_id or message.name!r} answers no call of the message before it"
+        if kind == "interrupted":
+            return (f"messages[{index}]: call {call.id or call.name!r} of messages[{caller}] is not answered before "
+                    f"this {messages[index].role.value} message")
+        return f"messages[{index}]: call {call.id or call.name!r} is never answered"
     if provider == "openai":
         return None
     speaker: Optional[Role] = None

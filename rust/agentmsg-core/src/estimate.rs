@@ -44,6 +44,42 @@ pub fn estimate_text_size(utf8_len: usize, has_tool_tag: bool) -> usize {
     utf8_len / 4 + if has_tool_tag { TOOL_TAG_OVERHEAD } else { 0 }
 }
 
+/// What the estimate depends on in a text: its UTF-8 length and whether it contains `<tool>`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Measure {
+    pub utf8_len: usize,
+    pub has_tool_tag: bool,
+}
+
+impl Measure {
+    /// The measure of a text given as bytes.
+    pub fn of_bytes(bytes: &[u8]) -> Self {
+        Measure { utf8_len: bytes.len(), has_tool_tag: memmem::find(bytes, b"<tool>").is_some() }
+    }
+
+    /// The measure of a text given as code points (see [`estimate_text_code_points`]).
+    pub fn of_code_points<T: Copy + Into<u32>>(units: &[T]) -> Self {
+        let utf8_len = units.iter().map(|&unit| utf8_width(unit.into())).sum();
+        Measure { utf8_len, has_tool_tag: contains_tool_tag(units) }
+    }
+
+    /// The measure of texts joined with newlines: a newline cannot be part of `<tool>`, so the
+    /// joined text holds the tag exactly when one of the texts does.
+    pub fn joined(parts: impl IntoIterator<Item = Measure>) -> Self {
+        let mut joined = Measure::default();
+        for (index, part) in parts.into_iter().enumerate() {
+            joined.utf8_len += part.utf8_len + usize::from(index > 0);
+            joined.has_tool_tag |= part.has_tool_tag;
+        }
+        joined
+    }
+
+    /// The estimate of a message with this measured text written by `role`.
+    pub fn estimate(self, role: Role) -> usize {
+        estimate_text_size(self.utf8_len, self.has_tool_tag) + role_overhead(role)
+    }
+}
+
 /// [`estimate_text_bytes`] of a text given as code points (the Latin-1, UCS-2 or UCS-4 units a
 /// Python str is stored in), without encoding it: its UTF-8 length summed per code point (a lone
 /// surrogate counting the 3 bytes of its `surrogatepass` encoding, as the bytes form has it),
@@ -56,12 +92,12 @@ pub fn estimate_text_size(utf8_len: usize, has_tool_tag: bool) -> usize {
 /// assert_eq!(estimate_text_code_points(&points), estimate_text_bytes(text.as_bytes()));
 /// ```
 pub fn estimate_text_code_points<T: Copy + Into<u32>>(units: &[T]) -> usize {
-    let utf8_len = units.iter().map(|&unit| utf8_width(unit.into())).sum();
-    estimate_text_size(utf8_len, contains_tool_tag(units))
+    let measure = Measure::of_code_points(units);
+    estimate_text_size(measure.utf8_len, measure.has_tool_tag)
 }
 
 /// The UTF-8 length of a code point (a surrogate's is that of its `surrogatepass` encoding).
-fn utf8_width(point: u32) -> usize {
+pub fn utf8_width(point: u32) -> usize {
     match point {
         0..=0x7F => 1,
         0x80..=0x7FF => 2,
@@ -106,6 +142,17 @@ mod tests {
         assert_eq!(estimate_tokens("", Role::Tool), 10);
         // Four 3-byte characters are 12 bytes, so 3 tokens.
         assert_eq!(estimate_tokens("日本語日", Role::System), 3 + 4);
+    }
+
+    #[test]
+    fn joined_measures_are_the_measure_of_the_joined_text() {
+        let parts = ["a <tool", "> b", "", "日本", "<tool>"];
+        for k in 0..=parts.len() {
+            let joined = parts[..k].join("\n");
+            let measure = Measure::joined(parts[..k].iter().map(|p| Measure::of_bytes(p.as_bytes())));
+            assert_eq!(measure, Measure::of_bytes(joined.as_bytes()), "{joined:?}");
+            assert_eq!(measure.estimate(Role::Tool), estimate_tokens(&joined, Role::Tool));
+        }
     }
 
     #[test]

@@ -10,6 +10,12 @@
 //!   unanswered call of that name anywhere ([`NameScope::AnyTurn`]); both scopes live here;
 //! * a result that answers no call is an *orphan*; a call no result answers is *unanswered*.
 //!
+//! Ids and names are compared as bytes: the binding hands over the `surrogatepass` encoding of a
+//! Python str, so an id holding a lone surrogate pairs like any other.
+//!
+//! [`first_interjection`] finds the first message between a call and one of its results (what
+//! providers refuse and converters move).
+//!
 //! [`Pairer`] applies the rule one message at a time (for a history that grows, such as a
 //! memory), with an optional journal so a caller can undo everything since a checkpoint;
 //! [`pair`] applies it to a whole history given as arrays. Every step is O(1) amortized (hash
@@ -34,16 +40,16 @@ pub enum NameScope {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Link<'a> {
     /// By call id (OpenAI style).
-    Id(&'a str),
+    Id(&'a [u8]),
     /// By tool name only (Forge style).
-    Name(&'a str),
+    Name(&'a [u8]),
     /// Neither: always an orphan.
     Nothing,
 }
 
 impl<'a> Link<'a> {
     /// The link of a result with these fields: a non-empty id wins, else a non-empty name.
-    pub fn of(id: Option<&'a str>, name: Option<&'a str>) -> Self {
+    pub fn of(id: Option<&'a [u8]>, name: Option<&'a [u8]>) -> Self {
         match (id.filter(|s| !s.is_empty()), name.filter(|s| !s.is_empty())) {
             (Some(id), _) => Link::Id(id),
             (None, Some(name)) => Link::Name(name),
@@ -63,17 +69,17 @@ pub struct Answered {
 #[derive(Debug, Clone)]
 struct OpenCall {
     message: u64,
-    id: String,
-    name: String,
+    id: Vec<u8>,
+    name: Vec<u8>,
 }
 
 /// One change to undo (see [`Pairer::begin`]).
 #[derive(Debug)]
 enum Undo {
     Opened { call: u64 },
-    TurnStarted { previous: HashMap<String, VecDeque<u64>> },
+    TurnStarted { previous: HashMap<Vec<u8>, VecDeque<u64>> },
     Answered { call: u64, open: OpenCall },
-    Popped { index: Index, key: String, call: u64 },
+    Popped { index: Index, key: Vec<u8>, call: u64 },
 }
 
 /// Which lookup a popped call came from.
@@ -93,9 +99,9 @@ pub struct Pairer {
     /// that are skipped (and dropped) when reached.
     open: HashMap<u64, OpenCall>,
     /// Calls by id, latest last.
-    by_id: HashMap<String, VecDeque<u64>>,
+    by_id: HashMap<Vec<u8>, VecDeque<u64>>,
     /// LatestTurn: the open turn's calls by name; AnyTurn: every call by name. Oldest first.
-    by_name: HashMap<String, VecDeque<u64>>,
+    by_name: HashMap<Vec<u8>, VecDeque<u64>>,
     journal: Option<Vec<Undo>>,
 }
 
@@ -153,7 +159,7 @@ impl Pairer {
 
     /// Registers the tool calls of the message `message`, as `(id, name)` pairs in order. A
     /// message without calls changes nothing (it does not close the open turn).
-    pub fn open_turn<'a>(&mut self, message: u64, calls: impl IntoIterator<Item = (&'a str, &'a str)>) {
+    pub fn open_turn<'a>(&mut self, message: u64, calls: impl IntoIterator<Item = (&'a [u8], &'a [u8])>) {
         let mut calls = calls.into_iter().peekable();
         if calls.peek().is_none() {
             return;
@@ -188,18 +194,18 @@ impl Pairer {
     }
 
     /// Pops the latest unanswered call with this id, dropping stale numbers on the way.
-    fn pop_live_id(&mut self, id: &str) -> Option<u64> {
+    fn pop_live_id(&mut self, id: &[u8]) -> Option<u64> {
         let found = pop_live(&mut self.by_id, &self.open, id, VecDeque::pop_back);
         self.record_pops(Index::Id, id, found)
     }
 
     /// Pops the first unanswered call of this name in scope, dropping stale numbers on the way.
-    fn pop_live_name(&mut self, name: &str) -> Option<u64> {
+    fn pop_live_name(&mut self, name: &[u8]) -> Option<u64> {
         let found = pop_live(&mut self.by_name, &self.open, name, VecDeque::pop_front);
         self.record_pops(Index::Name, name, found)
     }
 
-    fn record_pops(&mut self, index: Index, key: &str, (popped, found): (Vec<u64>, Option<u64>)) -> Option<u64> {
+    fn record_pops(&mut self, index: Index, key: &[u8], (popped, found): (Vec<u64>, Option<u64>)) -> Option<u64> {
         for call in popped {
             self.record(|| Undo::Popped { index, key: key.to_owned(), call });
         }
@@ -217,9 +223,9 @@ impl Pairer {
 /// Pops calls from `map[key]` (with `pop`) until an unanswered one; returns every popped call
 /// (for the journal) and the unanswered one. Empty queues leave the map.
 fn pop_live(
-    map: &mut HashMap<String, VecDeque<u64>>,
+    map: &mut HashMap<Vec<u8>, VecDeque<u64>>,
     open: &HashMap<u64, OpenCall>,
-    key: &str,
+    key: &[u8],
     pop: fn(&mut VecDeque<u64>) -> Option<u64>,
 ) -> (Vec<u64>, Option<u64>) {
     let Some(queue) = map.get_mut(key) else { return (Vec::new(), None) };
@@ -238,7 +244,7 @@ fn pop_live(
     (popped, found)
 }
 
-fn pop_back_key(map: &mut HashMap<String, VecDeque<u64>>, key: &str) {
+fn pop_back_key(map: &mut HashMap<Vec<u8>, VecDeque<u64>>, key: &[u8]) {
     if let Some(queue) = map.get_mut(key) {
         queue.pop_back();
         if queue.is_empty() {
@@ -281,7 +287,7 @@ impl std::error::Error for PairError {}
 
 /// A history's tool calls, flattened in order: call `k` was made by message `messages[k]`.
 #[derive(Debug, Clone, Copy)]
-pub struct Calls<'a, S: AsRef<str>> {
+pub struct Calls<'a, S: AsRef<[u8]>> {
     pub messages: &'a [usize],
     pub ids: &'a [S],
     pub names: &'a [S],
@@ -292,6 +298,8 @@ pub struct Calls<'a, S: AsRef<str>> {
 pub struct Pairing {
     /// For each message: the index of the message whose call it answers (results only).
     pub call_of: Vec<Option<usize>>,
+    /// For each message: the call it answers, as an index into the flattened calls.
+    pub answered: Vec<Option<usize>>,
     /// The results that answer no call, ascending.
     pub orphans: Vec<usize>,
     /// The calls no result answers, as indices into the flattened calls, ascending.
@@ -319,7 +327,7 @@ impl Pairing {
 /// assert_eq!(p.call_of, vec![None, Some(0), Some(0)]);
 /// assert!(p.orphans.is_empty() && p.unanswered.is_empty());
 /// ```
-pub fn pair<S: AsRef<str>>(
+pub fn pair<S: AsRef<[u8]>>(
     roles: &[Role],
     result_ids: &[Option<S>],
     result_names: &[Option<S>],
@@ -344,6 +352,7 @@ pub fn pair<S: AsRef<str>>(
 
     let mut pairer = Pairer::new(scope);
     let mut call_of = vec![None; n];
+    let mut answered = vec![None; n];
     let mut orphans = Vec::new();
     let mut next = 0; // the first call not yet opened
     for (index, role) in roles.iter().enumerate() {
@@ -362,7 +371,10 @@ pub fn pair<S: AsRef<str>>(
                     result_names[index].as_ref().map(AsRef::as_ref),
                 );
                 match pairer.answer(link) {
-                    Some(answered) => call_of[index] = Some(answered.message as usize),
+                    Some(found) => {
+                        call_of[index] = Some(found.message as usize);
+                        answered[index] = Some(found.call as usize); // calls are numbered in order
+                    }
                     None => orphans.push(index),
                 }
             }
@@ -370,7 +382,168 @@ pub fn pair<S: AsRef<str>>(
         }
     }
     let unanswered = pairer.unanswered().into_iter().map(|c| c as usize).collect();
-    Ok(Pairing { call_of, orphans, unanswered })
+    Ok(Pairing { call_of, answered, orphans, unanswered })
+}
+
+/// A message between a tool call and one of its results: providers want the results right after
+/// their call, so a converter moves such a message after them (and strict checking refuses it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interjection {
+    /// The message in between (the first non-tool message after the call).
+    pub message: usize,
+    /// The assistant message that made the call.
+    pub call: usize,
+    /// The result that comes after `message`.
+    pub result: usize,
+}
+
+/// The first interjection of a paired history (`call_of` as [`Pairing::call_of`]): the earliest
+/// non-tool message that follows a call and precedes one of its results; among results behind
+/// that same message, the earliest. `None` when every result follows its call with only results
+/// between.
+///
+/// ```
+/// use agentmsg_core::{pairs::{first_interjection, Interjection}, Role};
+/// let roles = [Role::Assistant, Role::User, Role::Tool];
+/// let found = first_interjection(&roles, &[None, None, Some(0)]);
+/// assert_eq!(found, Some(Interjection { message: 1, call: 0, result: 2 }));
+/// ```
+pub fn first_interjection(roles: &[Role], call_of: &[Option<usize>]) -> Option<Interjection> {
+    // next_other[i]: the first non-tool message after i (len() when none).
+    let mut next_other = vec![0; roles.len()];
+    let mut following = roles.len();
+    for index in (0..roles.len()).rev() {
+        next_other[index] = following;
+        if roles[index] != Role::Tool {
+            following = index;
+        }
+    }
+    let mut found: Option<Interjection> = None;
+    for (result, &call) in call_of.iter().enumerate() {
+        let Some(call) = call.filter(|_| roles.get(result) == Some(&Role::Tool)) else { continue };
+        let between = next_other[call];
+        if between < result && found.is_none_or(|f| between < f.message) {
+            found = Some(Interjection { message: between, call, result });
+        }
+    }
+    found
+}
+
+/// Whether some tool result directly follows a user or system message: only then can a message
+/// sit between a call and its result (the common history has none and needs no pairing for
+/// [`results_first`]).
+pub fn may_interject(roles: &[Role]) -> bool {
+    roles.windows(2).any(|pair| pair[1] == Role::Tool && matches!(pair[0], Role::User | Role::System))
+}
+
+/// The order to write a paired history in (`call_of` as [`Pairing::call_of`]) so that the
+/// results of each assistant turn's calls directly follow it, as OpenAI, Anthropic and Bedrock
+/// require, and the messages that moved: a message between a call and a result of it moves
+/// after the last result of that turn (a result after the next assistant message is not that
+/// turn's); nothing else moves.
+///
+/// ```
+/// use agentmsg_core::{pairs::results_first, Role};
+/// let roles = [Role::Assistant, Role::User, Role::Tool, Role::User];
+/// assert_eq!(results_first(&roles, &[None, None, Some(0), None]), (vec![0, 2, 1, 3], vec![1]));
+/// ```
+pub fn results_first(roles: &[Role], call_of: &[Option<usize>]) -> (Vec<usize>, Vec<usize>) {
+    let count = roles.len();
+    let mut order = Vec::with_capacity(count);
+    let mut moved = Vec::new();
+    let mut index = 0;
+    while index < count {
+        order.push(index);
+        let mut start = index + 1;
+        if roles[index] == Role::Assistant {
+            // The turn's last result, before the next assistant message.
+            let turn_end = (start..count).find(|&i| roles[i] == Role::Assistant).unwrap_or(count);
+            if let Some(last) = (start..turn_end).rev().find(|&i| call_of.get(i).copied().flatten() == Some(index)) {
+                let others: Vec<usize> = (start..=last).filter(|&i| roles[i] != Role::Tool).collect();
+                if !others.is_empty() {
+                    order.extend((start..=last).filter(|&i| roles[i] == Role::Tool));
+                    order.extend_from_slice(&others);
+                    moved.extend(others);
+                    start = last + 1;
+                }
+            }
+        }
+        index = start;
+    }
+    (order, moved)
+}
+
+/// The calls of the last turn that no result answers: pending (the model just asked for them),
+/// not missing. `call_messages` and `unanswered` as for [`pair`] and [`Pairing::unanswered`];
+/// the last turn is the last message that is not a tool result. Returns the unanswered calls
+/// split into (pending, missing), each ascending.
+///
+/// ```
+/// use agentmsg_core::{pairs::pending_calls, Role};
+/// let roles = [Role::Assistant, Role::User, Role::Assistant, Role::Tool];
+/// assert_eq!(pending_calls(&roles, &[0, 2, 2], &[0, 2]), (vec![2], vec![0]));
+/// ```
+pub fn pending_calls(roles: &[Role], call_messages: &[usize], unanswered: &[usize]) -> (Vec<usize>, Vec<usize>) {
+    let last = roles.iter().rposition(|&role| role != Role::Tool);
+    unanswered.iter().partition(|&&call| last.is_some() && call_messages.get(call).copied() == last)
+}
+
+/// The first way a paired history breaks the order every provider requires: each call answered
+/// by tool results right after its assistant message, each such result answering a call of that
+/// message (see [`order_problem`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrderProblem {
+    /// A tool result that answers no open call of the assistant message before it.
+    StrayResult { result: usize },
+    /// A message that comes while `call` (a flattened call index) of `caller` is unanswered.
+    Interrupted { message: usize, caller: usize, call: usize },
+    /// A call of the last caller that no result answers.
+    NeverAnswered { caller: usize, call: usize },
+}
+
+/// The first [`OrderProblem`] of a history: `roles`, the flattened calls' messages (as for
+/// [`pair`]) and the history's [`Pairing`]; `None` when results always follow their call.
+///
+/// ```
+/// use agentmsg_core::{pairs::{order_problem, pair, Calls, NameScope, OrderProblem}, Role};
+/// let roles = [Role::Assistant, Role::User, Role::Tool];
+/// let calls = Calls { messages: &[0], ids: &["a"], names: &["f"] };
+/// let pairing = pair(&roles, &[None, None, Some("a")], &[None, None, None], calls, NameScope::LatestTurn).unwrap();
+/// assert_eq!(order_problem(&roles, &[0], &pairing), Some(OrderProblem::Interrupted { message: 1, caller: 0, call: 0 }));
+/// ```
+pub fn order_problem(roles: &[Role], call_messages: &[usize], pairing: &Pairing) -> Option<OrderProblem> {
+    let mut caller: Option<usize> = None;
+    let mut open: Vec<usize> = Vec::new(); // the caller's unanswered calls, in order
+    let mut next_call = 0;
+    for (index, &role) in roles.iter().enumerate() {
+        if role == Role::Tool {
+            let call = pairing.answered.get(index).copied().flatten();
+            match call.and_then(|call| open.iter().position(|&c| c == call)) {
+                Some(at) if pairing.call_of.get(index).copied().flatten() == caller => {
+                    open.remove(at);
+                }
+                _ => return Some(OrderProblem::StrayResult { result: index }),
+            }
+            continue;
+        }
+        if let (Some(caller), Some(&call)) = (caller, open.first()) {
+            return Some(OrderProblem::Interrupted { message: index, caller, call });
+        }
+        let first = next_call;
+        while next_call < call_messages.len() && call_messages[next_call] == index {
+            next_call += 1;
+        }
+        if next_call > first {
+            caller = Some(index);
+            open = (first..next_call).collect();
+        } else {
+            caller = None;
+        }
+    }
+    match (caller, open.first()) {
+        (Some(caller), Some(&call)) => Some(OrderProblem::NeverAnswered { caller, call }),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -471,6 +644,69 @@ mod tests {
     }
 
     #[test]
+    fn the_first_interjection_is_the_earliest_message_in_between() {
+        // 0 calls a and b; 1 answers a; 2 interjects; 3 answers b; 4 calls c; 5, 6 interject; 7 answers c.
+        let h = History::new().calls(&[("a", "f"), ("b", "f")]).result(Some("a"), None).msg(U).result(Some("b"), None)
+            .calls(&[("c", "f")]).msg(U).msg(U).result(Some("c"), None);
+        let p = h.pair(NameScope::LatestTurn);
+        assert_eq!(first_interjection(&h.roles, &p.call_of), Some(Interjection { message: 2, call: 0, result: 3 }));
+        let clean = History::new().calls(&[("a", "f")]).result(Some("a"), None).msg(U);
+        assert_eq!(first_interjection(&clean.roles, &clean.pair(NameScope::LatestTurn).call_of), None);
+    }
+
+    #[test]
+    fn order_problems_name_the_first_break() {
+        let check = |h: &History| {
+            let messages: Vec<usize> = h.calls.iter().map(|call| call.0).collect();
+            order_problem(&h.roles, &messages, &h.pair(NameScope::LatestTurn))
+        };
+        let ok = History::new().msg(U).calls(&[("a", "f"), ("", "g")]).result(None, Some("g")).result(Some("a"), None).msg(U);
+        assert_eq!(check(&ok), None);
+        let late = History::new().calls(&[("a", "f"), ("b", "f")]).result(Some("b"), None).msg(U).result(Some("a"), None);
+        assert_eq!(check(&late), Some(OrderProblem::Interrupted { message: 2, caller: 0, call: 0 }));
+        let stray = History::new().calls(&[("a", "f")]).result(Some("a"), None).result(Some("a"), None);
+        assert_eq!(check(&stray), Some(OrderProblem::StrayResult { result: 2 }));
+        // A result for an older turn's call is not this turn's.
+        let older = History::new().calls(&[("a", "f")]).calls(&[("b", "f")]).result(Some("a"), None);
+        assert_eq!(check(&older), Some(OrderProblem::Interrupted { message: 1, caller: 0, call: 0 }));
+        let open = History::new().calls(&[("a", "f")]);
+        assert_eq!(check(&open), Some(OrderProblem::NeverAnswered { caller: 0, call: 0 }));
+    }
+
+    #[test]
+    fn results_move_before_the_messages_that_interrupt_them() {
+        // 0 calls a, b; 1 user; 2 answers a; 3 user; 4 answers b; 5 calls c; 6 answers c; 7 user.
+        let h = History::new().calls(&[("a", "f"), ("b", "f")]).msg(U).result(Some("a"), None).msg(U)
+            .result(Some("b"), None).calls(&[("c", "f")]).result(Some("c"), None).msg(U);
+        let p = h.pair(NameScope::LatestTurn);
+        assert!(may_interject(&h.roles));
+        assert_eq!(results_first(&h.roles, &p.call_of), (vec![0, 2, 4, 1, 3, 5, 6, 7], vec![1, 3]));
+        // A result after the next assistant message is not the turn's: nothing moves.
+        let late = History::new().calls(&[("a", "f")]).msg(U).msg(A).result(Some("a"), None);
+        let p = late.pair(NameScope::LatestTurn);
+        assert_eq!(results_first(&late.roles, &p.call_of), ((0..4).collect(), vec![]));
+        assert!(!may_interject(&[A, T, T, U]));
+    }
+
+    #[test]
+    fn calls_of_the_last_turn_are_pending() {
+        let h = History::new().calls(&[("a", "f")]).msg(U).calls(&[("b", "f"), ("c", "f")]).result(Some("b"), None);
+        let p = h.pair(NameScope::LatestTurn);
+        let messages: Vec<usize> = h.calls.iter().map(|call| call.0).collect();
+        assert_eq!(pending_calls(&h.roles, &messages, &p.unanswered), (vec![2], vec![0]));
+        assert_eq!(pending_calls(&[], &[], &[]), (vec![], vec![]));
+    }
+
+    #[test]
+    fn ids_with_lone_surrogates_pair_by_their_bytes() {
+        // The surrogatepass encoding of "\ud800" is not UTF-8: it pairs like any id.
+        let odd: &[u8] = b"\xed\xa0\x80";
+        let calls = Calls { messages: &[0], ids: &[odd], names: &[&b"f"[..]] };
+        let p = pair(&[A, T], &[None, Some(odd)], &[None, None], calls, NameScope::LatestTurn).unwrap();
+        assert_eq!(p.call_of, vec![None, Some(0)]);
+    }
+
+    #[test]
     fn many_results_of_one_name_stay_linear() {
         let n = 50_000;
         let mut h = History::new().calls(&vec![("", "f"); n]);
@@ -488,8 +724,8 @@ mod tests {
         let step = (0u8..3, 0u8..3, 0u8..3);
         proptest!(|(before in prop::collection::vec(step.clone(), 0..30), during in prop::collection::vec(step.clone(), 0..30), after in prop::collection::vec(step, 0..30), any_turn: bool)| {
             let scope = if any_turn { NameScope::AnyTurn } else { NameScope::LatestTurn };
-            let ids = ["", "a", "b"];
-            let names = ["f", "g", "h"];
+            let ids: [&[u8]; 3] = [b"", b"a", b"b"];
+            let names: [&[u8]; 3] = [b"f", b"g", b"h"];
             let apply = |p: &mut Pairer, steps: &[(u8, u8, u8)], key: &mut u64| -> Vec<Option<Answered>> {
                 steps.iter().map(|&(kind, x, y)| {
                     *key += 1;

@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 
 use agentmsg_core::tokens::encode::{self as core_encode, first_occurrence};
-use agentmsg_core::tokens::{Encoding, ENCODING_NAMES};
+use agentmsg_core::tokens::{models, Encoding, ENCODING_NAMES};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyString};
 
@@ -164,12 +164,15 @@ impl TokenEncoder {
         Ok(self.inner.token_bytes(token).map(|bytes| PyBytes::new(py, bytes)))
     }
 
-    /// The text of the first `max_tokens` tokens of `text`, ending on a character boundary.
+    /// The text of the first `max_tokens` tokens of `text`, ending on a character boundary;
+    /// with `keep_end`, of the last ones, starting on a character boundary.
+    #[pyo3(signature = (text, max_tokens, keep_end = false))]
     fn truncate(
         &self,
         py: Python<'_>,
         text: &Bound<'_, PyAny>,
         max_tokens: usize,
+        keep_end: bool,
     ) -> PyResult<Py<PyString>> {
         let text = as_text(text, "text")?;
         let storage = storage(text)?;
@@ -180,7 +183,7 @@ impl TokenEncoder {
         }
         let cut = run_for_text(py, storage.chars(), || {
             let utf8 = storage.utf8();
-            self.inner.truncate(&utf8, max_tokens).to_owned()
+            self.inner.truncate(&utf8, max_tokens, keep_end).to_owned()
         })?;
         Ok(PyString::new(py, &cut).unbind())
     }
@@ -219,6 +222,23 @@ fn extract_ids<'py>(
     Ok((out, None))
 }
 
+/// The encoding `model` uses (tiktoken's tables, in `agentmsg_core::tokens::models`), or None
+/// for a model they do not know.
+#[pyfunction]
+fn encoding_name_for_model(model: &Bound<'_, PyString>) -> Option<&'static str> {
+    // A name holding a lone surrogate is in no table.
+    models::encoding_name_for_model(model.to_str().ok()?)
+}
+
+/// The tables themselves: (model -> encoding, model prefix -> encoding), in lookup order.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn model_encodings() -> (Vec<(&'static str, &'static str)>, Vec<(&'static str, &'static str)>) {
+    (models::MODEL_TO_ENCODING.to_vec(), models::MODEL_PREFIX_TO_ENCODING.to_vec())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(encoding_name_for_model, m)?)?;
+    m.add_function(wrap_pyfunction!(model_encodings, m)?)?;
     m.add_class::<TokenEncoder>()
 }

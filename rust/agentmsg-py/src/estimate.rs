@@ -5,6 +5,7 @@ use agentmsg_core::Role;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
+use crate::columns::Messages;
 use crate::errors::{describe, ErrorClass};
 use crate::pystr::{as_text, estimate_text, type_name};
 
@@ -59,8 +60,17 @@ fn estimate_tokens_many(
         .collect()
 }
 
+/// Forge's estimate of each message of a list of `agentmsg.Message`, read from their slots (the
+/// measured text of `agentmsg.estimate.measured_text`, measured without being built).
+#[pyfunction]
+fn estimate_messages(messages: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+    let messages = Messages::read(messages)?;
+    (0..messages.len()).map(|index| messages.estimate(index)).collect()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(estimate_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_messages, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_tokens_many, m)?)?;
     Ok(())
 }

@@ -63,6 +63,37 @@ impl<const N: usize> SlottedClass<N> {
         let held = unsafe { *obj.as_ptr().cast::<u8>().offset(self.offsets[field]).cast::<*mut ffi::PyObject>() };
         (!held.is_null()).then(|| held == value.as_ptr())
     }
+
+    /// Which of `values` slot `field` of `obj` holds (by identity), read without taking a
+    /// reference; None when `obj`'s type is not exactly this class, the slot is empty or it holds
+    /// none of them (the caller then asks Python).
+    pub(crate) fn slot_among(&self, obj: &Bound<'_, PyAny>, field: usize, values: &[Py<PyAny>]) -> Option<usize> {
+        if !self.is_exact(obj) {
+            return None;
+        }
+        // SAFETY: as in `slot_is`: the pointer is only compared, never dereferenced or released.
+        let held = unsafe { *obj.as_ptr().cast::<u8>().offset(self.offsets[field]).cast::<*mut ffi::PyObject>() };
+        values.iter().position(|value| value.as_ptr() == held)
+    }
+
+    /// Whether `obj`'s type is exactly this class (so its slots may be read).
+    pub(crate) fn is_exact(&self, obj: &Bound<'_, PyAny>) -> bool {
+        obj.get_type().is(self.cls.bind(obj.py()))
+    }
+
+    /// The value in slot `field` of `obj`, read without the attribute lookup; None when `obj`'s
+    /// type is not exactly this class or the slot is empty (the caller then asks Python).
+    pub(crate) fn slot<'py>(&self, obj: &Bound<'py, PyAny>, field: usize) -> Option<Bound<'py, PyAny>> {
+        if !self.is_exact(obj) {
+            return None;
+        }
+        // SAFETY: as in `slot_is`; a non-NULL slot holds a live object that `obj` owns a
+        // reference to, and `from_borrowed_ptr_or_opt` takes a new one for the caller.
+        unsafe {
+            let held = *obj.as_ptr().cast::<u8>().offset(self.offsets[field]).cast::<*mut ffi::PyObject>();
+            Bound::from_borrowed_ptr_or_opt(obj.py(), held)
+        }
+    }
 }
 
 /// The offset of the slot `descriptor` describes, if it is a member descriptor of a writable

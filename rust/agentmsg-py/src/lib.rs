@@ -12,6 +12,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod arrow;
 mod classes;
+mod columns;
 mod encoding;
 mod errors;
 mod estimate;

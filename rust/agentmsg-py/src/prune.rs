@@ -1,14 +1,20 @@
-//! Binding of budget pruning: `PruneRules.select_kept` for a whole history (with the rule-1 and cut checks
-//! `trim` and compaction use), `RollingHistory` for a memory.
+//! Binding of budget pruning: `select_messages` (what `trim` keeps, one call) and `select_source`
+//! (the same over a Python source, for LangChain), `valid_cuts` for compaction, `RollingHistory`
+//! for a memory, and `PruneRules.select_kept` over plain columns.
 
 use agentmsg_core::pairs::Link;
+use agentmsg_core::pairs::NameScope;
+use agentmsg_core::prune::window::{self, Source, WindowError};
 use agentmsg_core::prune::{self, PruneError, Pushed, RoleSet, Rules, Strategy};
 use agentmsg_core::Role;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::PyType;
+use pyo3::types::{PyBool, PyInt, PyString, PyType};
 
-use crate::errors::{core_error, ErrorClass};
+use crate::pystr::type_name;
+
+use crate::columns::Messages;
+use crate::errors::{core_error, describe, ErrorClass};
 use crate::ffi::SlottedClass;
 
 pub(crate) fn role_codes(py: Python<'_>, codes: &[u8]) -> PyResult<Vec<Role>> {
@@ -54,44 +60,27 @@ impl PruneRules {
     #[new]
     #[pyo3(signature = (keep_system = true, start_on = None, end_on = None, first = false))]
     fn new(py: Python<'_>, keep_system: bool, start_on: Option<Vec<u8>>, end_on: Option<Vec<u8>>, first: bool) -> PyResult<Self> {
-        let role_set = |codes: Option<Vec<u8>>| -> PyResult<Option<RoleSet>> {
-            codes.map(|codes| role_codes(py, &codes).map(RoleSet::any_of)).transpose()
-        };
-        let strategy = if first { Strategy::First } else { Strategy::Last };
-        let rules = Rules { keep_system, start_on: role_set(start_on)?, end_on: role_set(end_on)?, strategy };
-        Ok(Self { rules })
+        Ok(Self { rules: rules_of(py, keep_system, start_on, end_on, first)? })
     }
 
     /// Indices to keep within `max_tokens`, plus (total, over_budget, system_over_budget).
     fn select_kept(&self, py: Python<'_>, columns: Columns, max_tokens: u64) -> PyResult<(Vec<usize>, u64, bool, bool)> {
         let (counts, roles, groups) = columns.read(py)?;
         let selection = py
-            .detach(|| prune::select_with(&counts, &roles, &groups, max_tokens, &self.rules))
+            .detach(|| prune::select(&counts, &roles, &groups, max_tokens, &self.rules))
             .map_err(|error| core_error(py, error))?;
         Ok((selection.kept, selection.total, selection.over_budget, selection.system_over_budget))
     }
-
-    /// Whether this window of the newest messages decides the selection with `remaining` tokens
-    /// (see `agentmsg_core::prune::window_decides`).
-    fn window_decides(&self, py: Python<'_>, columns: Columns, remaining: u128) -> PyResult<bool> {
-        let (counts, roles, groups) = columns.read(py)?;
-        Ok(prune::window_decides(&counts, &roles, &groups, remaining, &self.rules))
-    }
 }
 
-/// Rule 1 for system counts (oldest first): (index of the oldest kept one, tokens they take).
+/// For each message of a list of `agentmsg.Message` (read from their slots), whether a kept run
+/// may start there without splitting a tool group: where compaction may end a summarized span.
 #[pyfunction]
-fn system_share(counts: Vec<u64>, max_tokens: u64) -> (usize, u128) {
-    let share = prune::system_share(counts, max_tokens);
-    (share.first_kept, share.used)
-}
-
-/// For each message, whether a kept run may start there without splitting a tool group.
-#[pyfunction]
-#[pyo3(signature = (roles, groups, keep_system = true))]
-fn valid_cuts(py: Python<'_>, roles: Vec<u8>, groups: Vec<usize>, keep_system: bool) -> PyResult<Vec<bool>> {
-    let roles = role_codes(py, &roles)?;
-    Ok(prune::valid_cuts(&roles, &groups, keep_system))
+#[pyo3(signature = (messages, keep_system = true))]
+fn valid_cuts(messages: &Bound<'_, PyAny>, keep_system: bool) -> PyResult<Vec<bool>> {
+    let messages = Messages::read(messages)?;
+    let (pairing, _) = messages.pair(0, messages.len(), NameScope::LatestTurn, false)?;
+    Ok(prune::valid_cuts(messages.roles(), &pairing.groups(), keep_system))
 }
 
 /// Indices of the messages whose `role` attribute is `role` (compared by identity), in one pass
@@ -129,6 +118,166 @@ fn positions_of_role(
     Ok(found)
 }
 
+/// The rules of a selection from the binding's arguments (role codes for `start_on`/`end_on`).
+fn rules_of(py: Python<'_>, keep_system: bool, start_on: Option<Vec<u8>>, end_on: Option<Vec<u8>>, first: bool) -> PyResult<Rules> {
+    let role_set = |codes: Option<Vec<u8>>| -> PyResult<Option<RoleSet>> {
+        codes.map(|codes| role_codes(py, &codes).map(RoleSet::any_of)).transpose()
+    };
+    let strategy = if first { Strategy::First } else { Strategy::Last };
+    Ok(Rules { keep_system, start_on: role_set(start_on)?, end_on: role_set(end_on)?, strategy })
+}
+
+/// What `select_messages` and `select_source` return: `(kept, total, over_budget,
+/// system_over_budget, partial)`, `partial` being `(index, allowance, kept with it, others)`.
+type Chosen = (Vec<usize>, u64, bool, bool, Option<(usize, u64, Vec<usize>, u64)>);
+
+fn chosen(py: Python<'_>, choice: Result<window::Choice, WindowError<PyErr>>) -> PyResult<Chosen> {
+    let choice = choice.map_err(|error| match error {
+        WindowError::Source(error) => error, // a callback's exception, unchanged
+        WindowError::Columns(error) => core_error(py, error),
+    })?;
+    let selection = choice.selection;
+    let partial = choice.partial.map(|p| (p.index, p.allowance, p.kept, p.others));
+    Ok((selection.kept, selection.total, selection.over_budget, selection.system_over_budget, partial))
+}
+
+/// Token counts read back from a Python callable (`what` names it for the error).
+fn counts_from(value: Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u64>> {
+    let py = value.py();
+    let mut counts = Vec::with_capacity(crate::pystr::exact_len(&value));
+    let items = value.try_iter().map_err(|_| {
+        ErrorClass::MessageType.new_err(py, format!("{what} must return a list of ints, not {}", type_name(&value)))
+    })?;
+    for (index, item) in items.enumerate() {
+        let item = item?;
+        if !item.is_instance_of::<PyInt>() || item.is_instance_of::<PyBool>() {
+            let message = format!("{what} returned {} at index {index}; it must return ints", type_name(&item));
+            return Err(ErrorClass::MessageType.new_err(py, message));
+        }
+        counts.push(item.extract::<u64>().map_err(|_| {
+            let message = format!("{what} returned {} at index {index}; counts must be in [0, 2**64)", describe(&item));
+            ErrorClass::Message.new_err(py, message)
+        })?);
+    }
+    Ok(counts)
+}
+
+/// How `select_messages` counts: Forge's estimate read from the slots, or a Python callable
+/// `counts(positions) -> counts`.
+enum Counts<'py> {
+    Estimate,
+    Callback(Bound<'py, PyAny>),
+}
+
+/// A list of `agentmsg.Message` as the selection driver reads it.
+struct MessageSource<'py> {
+    messages: Messages<'py>,
+    counts: Counts<'py>,
+}
+
+impl Source for MessageSource<'_> {
+    type Error = PyErr;
+
+    fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    fn roles(&mut self, start: usize, stop: usize) -> PyResult<Vec<Role>> {
+        Ok(self.messages.roles()[start..stop].to_vec())
+    }
+
+    fn counts(&mut self, positions: &[usize]) -> PyResult<Vec<u64>> {
+        match &self.counts {
+            Counts::Estimate => positions.iter().map(|&i| self.messages.estimate(i)).collect(),
+            Counts::Callback(counts) => counts_from(counts.call1((positions.to_vec(),))?, "counts"),
+        }
+    }
+
+    fn groups(&mut self, start: usize, stop: usize, _: &[Role]) -> PyResult<(Vec<usize>, bool)> {
+        let (pairing, _) = self.messages.pair(start, stop, NameScope::LatestTurn, false)?;
+        Ok((pairing.groups(), !pairing.orphans.is_empty()))
+    }
+}
+
+/// The messages `trim` keeps of a list of `agentmsg.Message` (read from their slots) within
+/// `max_tokens`: one call for the whole selection (see `agentmsg_core::prune::window`).
+/// `counts` is `"estimate"` (counted here) or a callable `counts(positions) -> counts`.
+#[pyfunction]
+#[pyo3(signature = (messages, max_tokens, counts, *, keep_system = true, start_on = None, end_on = None, first = false, allow_partial = false))]
+#[allow(clippy::too_many_arguments)]
+fn select_messages(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    max_tokens: u64,
+    counts: &Bound<'_, PyAny>,
+    keep_system: bool,
+    start_on: Option<Vec<u8>>,
+    end_on: Option<Vec<u8>>,
+    first: bool,
+    allow_partial: bool,
+) -> PyResult<Chosen> {
+    let rules = rules_of(py, keep_system, start_on, end_on, first)?;
+    let counts = if counts.is_callable() {
+        Counts::Callback(counts.clone())
+    } else if counts.cast::<PyString>().is_ok_and(|name| name.to_str().is_ok_and(|name| name == "estimate")) {
+        Counts::Estimate
+    } else {
+        let message = format!("counts must be 'estimate' or a callable, not {}", describe(counts));
+        return Err(ErrorClass::MessageType.new_err(py, message));
+    };
+    let mut source = MessageSource { messages: Messages::read(messages)?, counts };
+    chosen(py, window::select(&mut source, max_tokens, &rules, allow_partial))
+}
+
+/// A history read through a Python object with `__len__`, `role_codes(start, stop)`,
+/// `counts(positions)` and `groups(start, stop, codes) -> (groups, orphans)`, each called back.
+struct PySource<'py> {
+    source: Bound<'py, PyAny>,
+    len: usize,
+}
+
+impl Source for PySource<'_> {
+    type Error = PyErr;
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn roles(&mut self, start: usize, stop: usize) -> PyResult<Vec<Role>> {
+        let codes: Vec<u8> = self.source.call_method1(intern!(self.source.py(), "role_codes"), (start, stop))?.extract()?;
+        role_codes(self.source.py(), &codes)
+    }
+
+    fn counts(&mut self, positions: &[usize]) -> PyResult<Vec<u64>> {
+        counts_from(self.source.call_method1(intern!(self.source.py(), "counts"), (positions.to_vec(),))?, "source.counts")
+    }
+
+    fn groups(&mut self, start: usize, stop: usize, roles: &[Role]) -> PyResult<(Vec<usize>, bool)> {
+        let codes: Vec<u8> = roles.iter().map(|&role| role as u8).collect();
+        self.source.call_method1(intern!(self.source.py(), "groups"), (start, stop, codes))?.extract()
+    }
+}
+
+/// `select_messages` over any history, read through a Python `source` object (see `PySource`):
+/// what `agentmsg.langchain.trim_messages` uses for LangChain messages.
+#[pyfunction]
+#[pyo3(signature = (source, max_tokens, *, keep_system = false, start_on = None, end_on = None, first = false, allow_partial = false))]
+#[allow(clippy::too_many_arguments)]
+fn select_source(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    max_tokens: u64,
+    keep_system: bool,
+    start_on: Option<Vec<u8>>,
+    end_on: Option<Vec<u8>>,
+    first: bool,
+    allow_partial: bool,
+) -> PyResult<Chosen> {
+    let rules = rules_of(py, keep_system, start_on, end_on, first)?;
+    let mut source = PySource { len: source.len()?, source: source.clone() };
+    chosen(py, window::select(&mut source, max_tokens, &rules, allow_partial))
+}
+
 /// The role of one role code.
 fn role_code(py: Python<'_>, code: u8) -> PyResult<Role> {
     Ok(role_codes(py, &[code])?[0])
@@ -157,16 +306,29 @@ impl RollingHistory {
         py: Python<'_>,
         count: u64,
         role: u8,
-        calls: Option<Vec<(String, String)>>,
-        result_id: Option<&str>,
-        result_name: Option<&str>,
+        calls: Option<Vec<(Bound<'_, PyString>, Bound<'_, PyString>)>>,
+        result_id: Option<Bound<'_, PyString>>,
+        result_name: Option<Bound<'_, PyString>>,
         prune: bool,
     ) -> PyResult<Option<(usize, usize)>> {
         let role = role_code(py, role)?;
+        // A memory refuses an id or name with a lone surrogate (the message is not added).
+        let text = |text: &Bound<'_, PyString>, what: &str| -> PyResult<Vec<u8>> {
+            match text.to_str() {
+                Ok(valid) => Ok(valid.as_bytes().to_vec()),
+                Err(_) => Err(ErrorClass::Message.new_err(py, format!("{what} is not valid Unicode (a lone surrogate)"))),
+            }
+        };
         let calls = calls.unwrap_or_default();
+        let calls: Vec<(Vec<u8>, Vec<u8>)> = calls
+            .iter()
+            .map(|(id, name)| Ok((text(id, "a tool call's id")?, text(name, "a tool call's name")?)))
+            .collect::<PyResult<_>>()?;
+        let result_id = result_id.as_ref().map(|id| text(id, "tool_id")).transpose()?;
+        let result_name = result_name.as_ref().map(|name| text(name, "name")).transpose()?;
         let pushed = self
             .inner
-            .push(count, role, calls.iter().map(|(id, name)| (id.as_str(), name.as_str())), Link::of(result_id, result_name), prune)
+            .push(count, role, calls.iter().map(|(id, name)| (&id[..], &name[..])), Link::of(result_id.as_deref(), result_name.as_deref()), prune)
             .map_err(|error| core_error(py, error))?;
         Ok(match pushed {
             Pushed::Added(pruned) => Some((pruned.systems, pruned.messages)),
@@ -227,7 +389,8 @@ impl RollingHistory {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PruneRules>()?;
     m.add_function(wrap_pyfunction!(positions_of_role, m)?)?;
-    m.add_function(wrap_pyfunction!(system_share, m)?)?;
+    m.add_function(wrap_pyfunction!(select_messages, m)?)?;
+    m.add_function(wrap_pyfunction!(select_source, m)?)?;
     m.add_function(wrap_pyfunction!(valid_cuts, m)?)?;
     m.add_class::<RollingHistory>()?;
     Ok(())

@@ -154,17 +154,23 @@ impl TokenEncoder {
     /// The text of the first `max_tokens` tokens of `text` (encoded as by
     /// [`Self::encode_ordinary`]), without a character that the last of those tokens splits:
     /// the result is always a prefix of `text` that ends on a character boundary. Encodes no
-    /// further than the piece holding token number `max_tokens`.
+    /// further than the piece holding token number `max_tokens`. With `keep_end`, the text of
+    /// the *last* `max_tokens` tokens instead (the newest part of a message), without a
+    /// character the first of them splits: a suffix that starts on a character boundary.
     ///
     /// ```
     /// use agentmsg_core::tokens::{encode::TokenEncoder, Encoding};
     /// let o200k = TokenEncoder::new(Encoding::O200kBase).unwrap();
-    /// assert_eq!(o200k.truncate("one two three four", 2), "one two");
-    /// assert_eq!(o200k.truncate("one", 5), "one");
+    /// assert_eq!(o200k.truncate("one two three four", 2, false), "one two");
+    /// assert_eq!(o200k.truncate("one two three four", 2, true), " three four");
+    /// assert_eq!(o200k.truncate("one", 5, true), "one");
     /// ```
-    pub fn truncate<'t>(&self, text: &'t str, max_tokens: usize) -> &'t str {
+    pub fn truncate<'t>(&self, text: &'t str, max_tokens: usize, keep_end: bool) -> &'t str {
         if max_tokens >= text.len() {
             return text; // every token is at least one byte
+        }
+        if keep_end {
+            return self.truncate_start(text, max_tokens);
         }
         let mut ids = Vec::with_capacity(max_tokens + 16);
         let mut end = 0;
@@ -184,6 +190,19 @@ impl TokenEncoder {
             end -= 1;
         }
         &text[..end]
+    }
+
+    /// [`Self::truncate`] keeping the end: the whole text is encoded (where the last tokens begin
+    /// depends on every piece before them).
+    fn truncate_start<'t>(&self, text: &'t str, max_tokens: usize) -> &'t str {
+        let ids = self.encode_ordinary(text);
+        let Some(first) = ids.len().checked_sub(max_tokens) else { return text };
+        let kept: usize = ids[first..].iter().map(|&id| self.bpe.tokenizer.bpe.token_len(id)).sum();
+        let mut start = text.len().saturating_sub(kept);
+        while !text.is_char_boundary(start) {
+            start += 1;
+        }
+        &text[start..]
     }
 
     fn encode_ordinary_into(&self, text: &str, out: &mut Vec<u32>) {
@@ -359,9 +378,13 @@ mod tests {
             let text = "日本語のテキスト🦀 and more text";
             let ids = encoder.encode_ordinary(text);
             for max in 0..=ids.len() + 1 {
-                let cut = encoder.truncate(text, max);
+                let cut = encoder.truncate(text, max, false);
                 let bytes = encoder.decode_bytes(&ids[..max.min(ids.len())]).unwrap();
                 assert!(bytes.starts_with(cut.as_bytes()));
+                assert!(bytes.len() - cut.len() < 4, "dropped at most one character");
+                let cut = encoder.truncate(text, max, true);
+                let bytes = encoder.decode_bytes(&ids[ids.len().saturating_sub(max)..]).unwrap();
+                assert!(bytes.ends_with(cut.as_bytes()) && text.ends_with(cut));
                 assert!(bytes.len() - cut.len() < 4, "dropped at most one character");
             }
         }

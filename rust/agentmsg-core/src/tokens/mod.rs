@@ -15,6 +15,7 @@ use rayon::prelude::*;
 
 mod chunks;
 pub mod encode;
+pub mod models;
 mod whole_tokens;
 use whole_tokens::WholeTokens;
 
