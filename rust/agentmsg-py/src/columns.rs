@@ -15,9 +15,9 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
 
-use crate::errors::{core_error, ErrorClass};
+use crate::errors::{ErrorClass, core_error, type_name};
 use crate::ffi::SlottedClass;
-use crate::pystr::{exact_len, storage, text_bytes, type_name, Storage};
+use crate::strings::{exact_len, storage, text_bytes, Storage};
 
 /// A class of the model and the fields read from its instances.
 struct Class<const N: usize> {

@@ -12,8 +12,8 @@ use agentmsg_core::tokens::{models, Encoding, ENCODING_NAMES};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyString};
 
-use crate::errors::{core_error, describe, ErrorClass};
-use crate::pystr::{as_text, exact_len, extract_texts, storage, type_name, Storage};
+use crate::errors::{ErrorClass, core_error, describe, type_name};
+use crate::strings::{as_text, exact_len, extract_texts, storage, Storage};
 use crate::tokens::{run_for_text, DETACH_MIN_CHARS};
 
 /// One of tiktoken's encodings, with ids: `agentmsg.Encoding` wraps it.

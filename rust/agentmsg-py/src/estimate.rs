@@ -6,8 +6,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use crate::columns::Messages;
-use crate::errors::{describe, ErrorClass};
-use crate::pystr::{as_text, estimate_text, type_name};
+use crate::errors::{ErrorClass, describe, type_name};
+use crate::strings::{as_text, estimate_text};
 
 /// The role a role argument names: a `MessageTypeError` for a value that is not a str, a
 /// `MessageError` describing it briefly for a str that names no role.

@@ -30,7 +30,6 @@ mod strings;
 mod tokens;
 
 // The old name of `strings`, for the token and estimate modules until their next change.
-use strings as pystr;
 
 /// What adds a feature module's names to `_core`.
 type Register = fn(&Bound<'_, PyModule>) -> PyResult<()>;

@@ -11,7 +11,7 @@ use pyo3::types::PyString;
 use crate::columns::Messages;
 use crate::errors::core_error;
 use crate::prune::role_codes;
-use crate::pystr::text_bytes;
+use crate::strings::text_bytes;
 
 fn scope(any_turn: bool) -> NameScope {
     if any_turn { NameScope::AnyTurn } else { NameScope::LatestTurn }

@@ -11,10 +11,9 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyString, PyType};
 
-use crate::pystr::type_name;
 
 use crate::columns::Messages;
-use crate::errors::{core_error, describe, ErrorClass};
+use crate::errors::{ErrorClass, core_error, describe, type_name};
 use crate::ffi::SlottedClass;
 
 pub(crate) fn role_codes(py: Python<'_>, codes: &[u8]) -> PyResult<Vec<Role>> {
@@ -144,7 +143,7 @@ fn chosen(py: Python<'_>, choice: Result<window::Choice, WindowError<PyErr>>) ->
 /// Token counts read back from a Python callable (`what` names it for the error).
 fn counts_from(value: Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u64>> {
     let py = value.py();
-    let mut counts = Vec::with_capacity(crate::pystr::exact_len(&value));
+    let mut counts = Vec::with_capacity(crate::strings::exact_len(&value));
     let items = value.try_iter().map_err(|_| {
         ErrorClass::MessageType.new_err(py, format!("{what} must return a list of ints, not {}", type_name(&value)))
     })?;

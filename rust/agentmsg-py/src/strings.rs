@@ -13,9 +13,8 @@ use pyo3::prelude::*;
 use pyo3::types::string::PyStringData;
 use pyo3::types::{PyList, PyString, PyTuple};
 
-use crate::errors::ErrorClass;
+use crate::errors::{ErrorClass, type_name};
 // Re-exported for the modules that still import it from here (see `lib.rs`).
-pub(crate) use crate::errors::type_name;
 use crate::ffi;
 
 /// `value` as a str, or a `MessageTypeError` saying that `what` must be one.

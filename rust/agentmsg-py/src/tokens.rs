@@ -7,10 +7,10 @@ use std::sync::Once;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use crate::errors::{core_error, ErrorClass};
+use crate::errors::{ErrorClass, core_error, type_name};
 use crate::ffi;
 use crate::pool;
-use crate::pystr::{as_text, estimate_text, extract_texts, storage, type_name, Storage};
+use crate::strings::{as_text, estimate_text, extract_texts, storage, Storage};
 
 /// Texts of fewer characters (or token lists of fewer ids) than this are counted, encoded or
 /// decoded without releasing the GIL: that takes under about 10 microseconds. Longer ones release
