@@ -23,11 +23,16 @@ LAYERS = {
     "arrow": 6, "langchain": 6, "ray": 7,
     "workbench": 8, "cli": 9, "__main__": 10,
     # Old module paths kept as re-exports for one release: nothing imports them.
-    "dialects": 11, "encoding": 11, "toolpairs": 11,
+    "dialects": 11, "encoding": 11, "toolpairs": 11, "events": 11, "blocks": 11, "message": 11, "memory": 11,
 }
 
-#: The one function-level import of the package's own modules the layout allows: the
-#: ``Message.from_text`` shortcut parses, and the parser sits above the model.
+#: The private names an old module path re-exports because pickles made by earlier releases name
+#: them there (one release, as the paths).
+PICKLED_NAMES = {("message", "_unpickle"), ("memory", "_restore_memory")}
+
+#: The one function-level import of the package's own modules the layout allows, for one release
+#: (then ``Message.from_text`` gives way to a function of ``agentmsg.parsing``): the shortcut
+#: parses, and the parser sits above the model.
 LATE_IMPORTS_ALLOWED = {("model.message", "parsing")}
 
 Edge = Tuple[str, str, str, str, int]  # importer, imported module, name, kind, line
@@ -80,6 +85,10 @@ def edges() -> List[Edge]:
                     for module, name in imported(current, child):
                         if module != current:
                             found.append((current, module, name, child_kind, child.lineno))
+                elif isinstance(child, ast.Import):  # ``import agentmsg.x``: the module x
+                    for alias in child.names:
+                        if alias.name.startswith("agentmsg."):
+                            found.append((current, alias.name[len("agentmsg."):], "", child_kind, child.lineno))
                 walk(child, child_kind)
 
         walk(ast.parse(path.read_text(encoding="utf-8")), "top")
@@ -114,7 +123,8 @@ def test_no_function_level_import_of_the_package():
 
 def test_no_private_name_crosses_a_module():
     bad = [f"{importer}:{line} takes {module}.{name}" for importer, module, name, _, line in edges()
-           if name.startswith("_") and not name.startswith("__") and module != "_core"]
+           if name.startswith("_") and not name.startswith("__") and module != "_core"
+           and (importer, name) not in PICKLED_NAMES]
     assert bad == []
 
 

@@ -26,7 +26,6 @@ _MODULES = (
     "model.results",
     "readers",
     "parsing",
-    "parsing.forge_text",
     "options",
     "counting.tokens",
     "counting.encoding",
@@ -70,10 +69,8 @@ __all__ = [
     # agentmsg.readers
     "as_messages",
     # agentmsg.parsing
-    "DIALECTS", "parse", "parse_many", "parse_tool_calls", "StreamParser",
-    # agentmsg.parsing.forge_text
-    "validate_tool_call", "format_tool_call", "ToolResultText", "format_tool_result",
-    "parse_tool_result",
+    "DIALECTS", "parse", "parse_many", "parse_tool_calls", "StreamParser", "validate_tool_call",
+    "format_tool_call", "ToolResultText", "format_tool_result", "parse_tool_result",
     # agentmsg.options
     "Dialect",
     # agentmsg.counting.tokens
@@ -126,7 +123,6 @@ if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     )
     from .readers import *  # noqa: F401,F403
     from .parsing import *  # noqa: F401,F403
-    from .parsing.forge_text import *  # noqa: F401,F403
     from .options import Dialect  # noqa: F401
     from .counting.tokens import *  # noqa: F401,F403
     from .counting.encoding import *  # noqa: F401,F403

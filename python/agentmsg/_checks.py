@@ -412,18 +412,18 @@ def _check_class(cls: type) -> None:
 
 
 def _is_message(value: object) -> bool:
-    """Whether ``value`` is an ``agentmsg.Message`` (told by its fields: the model sits above)."""
-    kind = type(value)
-    return hasattr(kind, "role") and hasattr(kind, "tool_calls") and hasattr(kind, "content")
+    """Whether ``value`` is an ``agentmsg.Message`` (told by its class's name and module: the
+    model sits above this module)."""
+    return any(kind.__name__ == "Message" and kind.__module__ == "agentmsg.model.message" for kind in type(value).__mro__)
 
 
 def as_list(value: object, what: str, expected: str) -> List[Any]:
     """``value`` as a new list; a non-iterable, or a str/dict/Message given for a sequence, is a
     MessageTypeError naming ``what``."""
-    if isinstance(value, (str, bytes, Mapping)) or _is_message(value):
-        raise MessageTypeError(f"{what} must be {expected}, not a single {type_name(value)}")
     if value.__class__ is list or value.__class__ is tuple:
         return list(value)
+    if isinstance(value, (str, bytes, Mapping)) or _is_message(value):
+        raise MessageTypeError(f"{what} must be {expected}, not a single {type_name(value)}")
     try:
         iterator = iter(value)  # type: ignore[call-overload]
     except TypeError:

@@ -149,10 +149,6 @@ class TokenEncoder:
 # -- prune (budget pruning; agentmsg.history.trim, .memory) ------------------------------------------------------
 
 
-def positions_of_role(messages: Sequence[Any], role: Any, message_type: type) -> List[int]:
-    """Indices of the messages whose ``role`` attribute is ``role`` (by identity), in one pass
-    that raises ``MessageTypeError`` naming the first item that is not a ``message_type``."""
-
 def valid_cuts(messages: Sequence[Message], keep_system: bool = True) -> List[bool]:
     """For each message (read from its slots), whether a kept run of non-system messages may
     start there without splitting a tool group: where compaction may end a summarized span."""
@@ -191,23 +187,6 @@ def select_source(
     indices) with whether some result there answers no call in it. ``agentmsg.langchain``'s
     ``trim_messages`` reads LangChain messages this way."""
 
-_Columns = Tuple[Sequence[int], Sequence[int], Sequence[int]]  # (counts, role codes, groups)
-
-@final
-class PruneRules:
-    """The pruning rules' settings: ``keep_system``, the role codes a kept run may begin
-    (``start_on``) and end (``end_on``) with, and ``first`` to keep the oldest messages instead
-    of the newest. A history is given as columns ``(counts, roles, groups)``: role codes, and
-    ``groups[i]`` the index of the first message of message i's tool group (its own index when
-    it is alone)."""
-
-    def __new__(
-        cls, keep_system: bool = True, start_on: Optional[Sequence[int]] = None,
-        end_on: Optional[Sequence[int]] = None, first: bool = False,
-    ) -> Self: ...
-    def select_kept(self, columns: _Columns, max_tokens: int) -> Tuple[List[int], int, bool, bool]:
-        """Indices kept within ``max_tokens`` by the four pruning rules, and (total, over_budget,
-        system_over_budget)."""
 
 @final
 class RollingHistory:

@@ -6,4 +6,4 @@ one release.
 """
 
 from .history.toolpairs import *  # noqa: F401,F403
-from .history.toolpairs import __all__  # noqa: F401
+from .history.toolpairs import INTERRUPTED, __all__  # noqa: F401

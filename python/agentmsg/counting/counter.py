@@ -1,6 +1,6 @@
 """One way to count messages for pruning and compaction, whatever the counter, with one cache.
 
-A counter is ``"estimate"`` (the fast heuristic of :mod:`agentmsg.estimate`), an encoding name
+A counter is ``"estimate"`` (the fast heuristic of :mod:`agentmsg.counting.tokens`), an encoding name
 (``"o200k_base"``, ``"cl100k_base"``: exact chat counts, :func:`agentmsg.message_token_counts`)
 or a callable ``Message -> int``. :class:`TokenCounter` puts each behind one interface, checks
 what a callable returns, and :class:`CountCache` counts each message object once however many

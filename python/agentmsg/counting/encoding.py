@@ -87,8 +87,8 @@ def resolve_encoding(encoding_or_model: str) -> str:
         ) from None
 
 
-# The names every counter accepts (agentmsg.ENCODINGS, read from the core to keep this module
-# free of an import of agentmsg.tokens, which may import it).
+# The names every counter accepts (agentmsg.ENCODINGS), read from the core: counting.tokens
+# imports this module.
 _COUNTER_ENCODINGS = tuple(_core.ENCODING_NAMES)
 
 _encodings: Dict[str, "Encoding"] = {}

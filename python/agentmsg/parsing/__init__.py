@@ -28,12 +28,21 @@ from ..options import ParseOptions
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+from .forge_text import (  # Forge's text forms, also reached here as before
+    ToolResultText, format_tool_call, format_tool_result, parse_tool_result, validate_tool_call,
+)
+
 __all__ = [
     "DIALECTS",
     "parse",
     "parse_many",
     "parse_tool_calls",
     "StreamParser",
+    "validate_tool_call",
+    "format_tool_call",
+    "ToolResultText",
+    "format_tool_result",
+    "parse_tool_result",
 ]
 
 #: Every dialect name with the models that write it (exported as ``agentmsg.DIALECTS``).

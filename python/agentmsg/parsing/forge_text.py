@@ -20,10 +20,11 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
+from .. import _core
 from .._checks import check_calls, describe, require_bool, require_str, type_name
 from ..errors import MessageTypeError, ToolCallError
 from ..model.blocks import ToolUseBlock
-from . import parse
+from ..model.results import Parsed
 
 __all__ = ["validate_tool_call", "format_tool_call", "ToolResultText", "format_tool_result", "parse_tool_result"]
 
@@ -46,7 +47,7 @@ def validate_tool_call(text: str) -> ToolUseBlock:
         raise MessageTypeError(f"text must be a str, not {type_name(text)}")
     if "<tool>" not in text:
         raise ToolCallError("missing <tool> tag")
-    parsed = parse(text)
+    parsed: Parsed = _core.parse(text)
     if parsed.errors:
         issue = parsed.errors[0]
         start, end = issue.span

@@ -170,7 +170,6 @@ def _read(items: List[Any], start: int, what: str, keep_openai_dicts: bool, sing
             _learn_calls(item, call_names)
             continue
         elif type(item).__module__.startswith("langchain_core."):  # (without importing LangChain)
-
             langchain_losses = langchain_losses or Losses("as_messages")
             out.append(message_from_langchain(langchain_messages(), item, index, langchain_losses))
             _learn_calls(out[-1], call_names)

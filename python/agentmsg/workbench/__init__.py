@@ -52,6 +52,7 @@ from .._checks import as_list, check_calls, describe, require_bool, require_str,
 from ..counting.counter import MessageCounter
 from ..counting.tokens import measured_text
 from ..errors import AgentMsgError, MessageError, MessageTypeError
+from ..errors import MissingDependencyError as MissingDependencyError  # here before errors.py had it
 from ..model.message import Message, Role
 from ..readers import MessageLike, read_messages
 from .report import PROVIDERS, ReplayMetrics, WorkbenchReport, replay_metrics, pooled_metrics, progress_bar

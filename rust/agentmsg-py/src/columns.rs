@@ -198,7 +198,7 @@ impl<'py> Messages<'py> {
     }
 
     /// Forge's estimate of message `index`: the measure of its measured text (its blocks joined
-    /// with newlines, as `agentmsg.estimate.measured_text` says) plus its role's overhead.
+    /// with newlines, as `agentmsg.counting.tokens.measured_text` says) plus its role's overhead.
     pub(crate) fn estimate(&self, index: usize) -> PyResult<u64> {
         let model = self.model;
         let mut parts = Vec::new();

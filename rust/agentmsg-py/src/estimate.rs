@@ -61,7 +61,7 @@ fn estimate_tokens_many(
 }
 
 /// Forge's estimate of each message of a list of `agentmsg.Message`, read from their slots (the
-/// measured text of `agentmsg.estimate.measured_text`, measured without being built).
+/// measured text of `agentmsg.counting.tokens.measured_text`, measured without being built).
 #[pyfunction]
 fn estimate_messages(messages: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
     let messages = Messages::read(messages)?;

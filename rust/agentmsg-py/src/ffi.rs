@@ -51,19 +51,6 @@ impl<const N: usize> SlottedClass<N> {
         Ok(obj)
     }
 
-    /// Whether slot `field` (an index into the fields) of `obj` holds `value` (by identity), read
-    /// without the attribute lookup; None when `obj`'s type is not exactly this class or the slot
-    /// is empty (the caller then asks Python).
-    pub(crate) fn slot_is(&self, obj: &Bound<'_, PyAny>, field: usize, value: &Bound<'_, PyAny>) -> Option<bool> {
-        if !obj.get_type().is(self.cls.bind(obj.py())) {
-            return None;
-        }
-        // SAFETY: `obj` is an instance of exactly `cls`, so the slot's offset (checked in `new`)
-        // lies inside it; the slot holds a pointer or NULL, only compared here, never released.
-        let held = unsafe { *obj.as_ptr().cast::<u8>().offset(self.offsets[field]).cast::<*mut ffi::PyObject>() };
-        (!held.is_null()).then(|| held == value.as_ptr())
-    }
-
     /// Which of `values` slot `field` of `obj` holds (by identity), read without taking a
     /// reference; None when `obj`'s type is not exactly this class, the slot is empty or it holds
     /// none of them (the caller then asks Python).
@@ -71,7 +58,9 @@ impl<const N: usize> SlottedClass<N> {
         if !self.is_exact(obj) {
             return None;
         }
-        // SAFETY: as in `slot_is`: the pointer is only compared, never dereferenced or released.
+        // SAFETY: `obj` is an instance of exactly `cls`, so the slot's offset (checked in `new`)
+        // lies inside it; the slot holds a pointer or NULL, only compared here, never
+        // dereferenced or released.
         let held = unsafe { *obj.as_ptr().cast::<u8>().offset(self.offsets[field]).cast::<*mut ffi::PyObject>() };
         values.iter().position(|value| value.as_ptr() == held)
     }
@@ -87,7 +76,7 @@ impl<const N: usize> SlottedClass<N> {
         if !self.is_exact(obj) {
             return None;
         }
-        // SAFETY: as in `slot_is`; a non-NULL slot holds a live object that `obj` owns a
+        // SAFETY: as in `slot_among`; a non-NULL slot holds a live object that `obj` owns a
         // reference to, and `from_borrowed_ptr_or_opt` takes a new one for the caller.
         unsafe {
             let held = *obj.as_ptr().cast::<u8>().offset(self.offsets[field]).cast::<*mut ffi::PyObject>();

@@ -1,20 +1,19 @@
 //! Binding of budget pruning: `select_messages` (what `trim` keeps, one call) and `select_source`
 //! (the same over a Python source, for LangChain), `valid_cuts` for compaction, `RollingHistory`
-//! for a memory, and `PruneRules.select_kept` over plain columns.
+//! for a memory.
 
 use agentmsg_core::pairs::Link;
 use agentmsg_core::pairs::NameScope;
 use agentmsg_core::prune::window::{self, Source, WindowError};
-use agentmsg_core::prune::{self, PruneError, Pushed, RoleSet, Rules, Strategy};
+use agentmsg_core::prune::{self, Pushed, RoleSet, Rules, Strategy};
 use agentmsg_core::Role;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyInt, PyString, PyType};
+use pyo3::types::{PyBool, PyInt, PyString};
 
 
 use crate::columns::Messages;
 use crate::errors::{ErrorClass, core_error, describe, type_name};
-use crate::ffi::SlottedClass;
 
 pub(crate) fn role_codes(py: Python<'_>, codes: &[u8]) -> PyResult<Vec<Role>> {
     codes
@@ -28,50 +27,6 @@ pub(crate) fn role_codes(py: Python<'_>, codes: &[u8]) -> PyResult<Vec<Role>> {
         .collect()
 }
 
-/// A history's columns as Python passes them, `(counts, role codes, groups)`: checked once here
-/// (one entry per message in each, groups never after their message, known role codes).
-#[derive(FromPyObject)]
-struct Columns(Vec<u64>, Vec<u8>, Vec<usize>);
-
-impl Columns {
-    fn read(self, py: Python<'_>) -> PyResult<(Vec<u64>, Vec<Role>, Vec<usize>)> {
-        let Columns(counts, roles, groups) = self;
-        if counts.len() != roles.len() || groups.len() != roles.len() {
-            let error = PruneError::LengthMismatch { counts: counts.len(), roles: roles.len(), groups: groups.len() };
-            return Err(core_error(py, error));
-        }
-        if let Some(index) = (0..groups.len()).find(|&i| groups[i] > i) {
-            return Err(core_error(py, PruneError::GroupAfterMessage { index, group: groups[index] }));
-        }
-        Ok((counts, role_codes(py, &roles)?, groups))
-    }
-}
-
-/// The pruning rules' settings (`agentmsg_core::prune::Rules`): whether system messages are
-/// kept apart, the roles a kept run may start and end on (role codes), and which end is kept.
-#[pyclass(frozen, module = "agentmsg._core")]
-struct PruneRules {
-    rules: Rules,
-}
-
-#[pymethods]
-impl PruneRules {
-    #[new]
-    #[pyo3(signature = (keep_system = true, start_on = None, end_on = None, first = false))]
-    fn new(py: Python<'_>, keep_system: bool, start_on: Option<Vec<u8>>, end_on: Option<Vec<u8>>, first: bool) -> PyResult<Self> {
-        Ok(Self { rules: rules_of(py, keep_system, start_on, end_on, first)? })
-    }
-
-    /// Indices to keep within `max_tokens`, plus (total, over_budget, system_over_budget).
-    fn select_kept(&self, py: Python<'_>, columns: Columns, max_tokens: u64) -> PyResult<(Vec<usize>, u64, bool, bool)> {
-        let (counts, roles, groups) = columns.read(py)?;
-        let selection = py
-            .detach(|| prune::select(&counts, &roles, &groups, max_tokens, &self.rules))
-            .map_err(|error| core_error(py, error))?;
-        Ok((selection.kept, selection.total, selection.over_budget, selection.system_over_budget))
-    }
-}
-
 /// For each message of a list of `agentmsg.Message` (read from their slots), whether a kept run
 /// may start there without splitting a tool group: where compaction may end a summarized span.
 #[pyfunction]
@@ -80,41 +35,6 @@ fn valid_cuts(messages: &Bound<'_, PyAny>, keep_system: bool) -> PyResult<Vec<bo
     let messages = Messages::read(messages)?;
     let (pairing, _) = messages.pair(0, messages.len(), NameScope::LatestTurn, false)?;
     Ok(prune::valid_cuts(messages.roles(), &pairing.groups(), keep_system))
-}
-
-/// Indices of the messages whose `role` attribute is `role` (compared by identity), in one pass
-/// that also checks every item is a `message_type`: the one read of a whole history `trim` makes
-/// (the selection then reads only the newest messages).
-#[pyfunction]
-fn positions_of_role(
-    py: Python<'_>,
-    messages: &Bound<'_, PyAny>,
-    role: &Bound<'_, PyAny>,
-    message_type: &Bound<'_, PyType>,
-) -> PyResult<Vec<usize>> {
-    let name = intern!(py, "role");
-    // `role` read straight from its slot for items of exactly `message_type`: the attribute
-    // lookup was nearly all of the pass's time.
-    let slotted = SlottedClass::new(message_type, ["role"]).ok().and_then(Result::ok);
-    let mut found = Vec::new();
-    for (index, item) in messages.try_iter()?.enumerate() {
-        let item = item?;
-        let is_role = match slotted.as_ref().and_then(|class| class.slot_is(&item, 0, role)) {
-            Some(is_role) => is_role,
-            None => {
-                if !item.is_instance(message_type)? {
-                    let type_name = item.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-                    let message = format!("messages[{index}] must be a Message, not {type_name}");
-                    return Err(ErrorClass::MessageType.new_err(py, message));
-                }
-                item.getattr(name)?.is(role)
-            }
-        };
-        if is_role {
-            found.push(index);
-        }
-    }
-    Ok(found)
 }
 
 /// The rules of a selection from the binding's arguments (role codes for `start_on`/`end_on`).
@@ -386,8 +306,6 @@ impl RollingHistory {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PruneRules>()?;
-    m.add_function(wrap_pyfunction!(positions_of_role, m)?)?;
     m.add_function(wrap_pyfunction!(select_messages, m)?)?;
     m.add_function(wrap_pyfunction!(select_source, m)?)?;
     m.add_function(wrap_pyfunction!(valid_cuts, m)?)?;

@@ -99,8 +99,20 @@ impl DialectMachine {
             (None, Dialect::Mistral) => Machine::Mistral(mistral::MistralMachine::new(core, start_in_thinking)),
             (None, Dialect::Llama3Json) => Machine::LlamaJson(llama_json::LlamaJsonMachine::new(core)),
             (None, Dialect::Pythonic) => Machine::Pythonic(pythonic::PythonicMachine::new(core)),
-            // gpt_oss (Forge's dialect has its own machine and is never read here).
-            (None, _) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
+            (None, Dialect::GptOss) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
+            // Never reached: Forge's dialect has its own machine and every marker dialect has a
+            // syntax. Named one by one, so that a new dialect must choose its machine here.
+            (
+                None,
+                Dialect::Forge
+                | Dialect::Hermes
+                | Dialect::Qwen3Coder
+                | Dialect::DeepseekV3
+                | Dialect::DeepseekV31
+                | Dialect::KimiK2
+                | Dialect::Glm45
+                | Dialect::Custom,
+            ) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
         };
         Self { options, spans, machine, pending: Vec::new(), offset: 0, offset_chars: 0 }
     }
