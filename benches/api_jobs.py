@@ -9,28 +9,13 @@ import json
 import sys
 
 import agentmsg
-from agentmsg import Message, ToolUseBlock
-from timing import medians
+from timing import appendix_b_history, medians
 
 REPEATS = 5
 
 
-def history(pairs: int) -> list:
-    """One system message and ``pairs`` user/assistant pairs, every fifth a tool call with its
-    result (the review's trim profile: 110,001 messages at 50,000 pairs)."""
-    messages = [Message.system("Be brief")]
-    for i in range(pairs):
-        messages.append(Message.user(f"question {i} " * 20))
-        if i % 5 == 0:
-            messages += [Message.assistant(tool_calls=[ToolUseBlock(f"c{i}", "calc", {"a": i})]),
-                         Message.tool(f"result {i}", tool_id=f"c{i}")]
-        else:
-            messages.append(Message.assistant(f"answer {i} " * 10))
-    return messages
-
-
-LONG = history(50_000)
-SHORT = history(2_000)
+LONG = appendix_b_history(50_000)
+SHORT = appendix_b_history(2_000)
 OPENAI = agentmsg.to_openai(SHORT)
 REPLY = ("Let me think. <think>The user wants the weather.</think> Checking. "
          '<tool>{"server_name": "local", "tool_name": "weather", "arguments": {"city": "Paris"}}</tool>') * 20

@@ -23,20 +23,9 @@ from operator import attrgetter
 
 import pytest
 
-from agentmsg import Message, ToolUseBlock, _core, estimate_tokens_many, measured_text, trim
+from agentmsg import ToolUseBlock, _core, estimate_tokens_many, measured_text, trim
 from agentmsg.model.message import ROLE_CODES, Role
-
-
-def appendix_b_history(pairs: int = 50_000) -> list:
-    messages = [Message.system("Be brief")]
-    for i in range(pairs):
-        messages.append(Message.user(f"question {i} " * 20))
-        if i % 5 == 0:
-            messages += [Message.assistant(tool_calls=[ToolUseBlock(f"c{i}", "calc", {"a": i})]),
-                         Message.tool(f"result {i}", tool_id=f"c{i}")]
-        else:
-            messages.append(Message.assistant(f"answer {i} " * 10))
-    return messages
+from timing import appendix_b_history
 
 
 HISTORY = appendix_b_history()
@@ -60,7 +49,7 @@ def python_pairing(messages: list) -> tuple:
 
 def test_paths_agree():
     assert estimate_tokens_many(HISTORY) == python_estimate(HISTORY)
-    call_of, orphans, _ = _core.pair_messages(HISTORY)
+    call_of, orphans, _, _ = _core.pair_messages(HISTORY)
     assert (call_of, orphans) == python_pairing(HISTORY)[:2]
 
 

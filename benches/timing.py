@@ -1,9 +1,12 @@
-"""The timing loop of the job scripts run by ``scripts/compare-commits`` and
-``scripts/measure-allocators``: each job warmed once, then timed ``repeats`` times."""
+"""What the job scripts share: the timing loop of those run by ``scripts/compare-commits`` and
+``scripts/measure-allocators`` (each job warmed once, then timed ``repeats`` times), and the
+history of the architecture review's trim profile."""
 
 import statistics
 import time
-from typing import Callable, Dict, Iterable
+from typing import Callable, Dict, Iterable, List
+
+from agentmsg import Message, ToolUseBlock
 
 
 def medians(jobs: Dict[str, Callable[[], object]], repeats: int, only: Iterable[str] = ()) -> Dict[str, float]:
@@ -21,3 +24,17 @@ def medians(jobs: Dict[str, Callable[[], object]], repeats: int, only: Iterable[
             times.append(time.perf_counter() - start)
         figures[name] = statistics.median(times)
     return figures
+
+
+def appendix_b_history(pairs: int = 50_000) -> List[Message]:
+    """One system message and ``pairs`` user/assistant pairs, every fifth a tool call with its
+    result (110,001 messages at 50,000 pairs)."""
+    messages = [Message.system("Be brief")]
+    for i in range(pairs):
+        messages.append(Message.user(f"question {i} " * 20))
+        if i % 5 == 0:
+            messages += [Message.assistant(tool_calls=[ToolUseBlock(f"c{i}", "calc", {"a": i})]),
+                         Message.tool(f"result {i}", tool_id=f"c{i}")]
+        else:
+            messages.append(Message.assistant(f"answer {i} " * 10))
+    return messages
