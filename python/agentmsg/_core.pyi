@@ -153,9 +153,10 @@ def valid_cuts(messages: Sequence[Message], keep_system: bool = True) -> List[bo
     """For each message (read from its slots), whether a kept run of non-system messages may
     start there without splitting a tool group: where compaction may end a summarized span."""
 
-#: ``(index, allowance, kept, others)``: the message ``allow_partial`` may cut, the tokens its cut
-#: copy may take, the kept indices with it among them, and the tokens of the others.
-_Partial = Tuple[int, int, List[int], int]
+#: ``(index, allowance, keep_end, kept, others)``: the message ``allow_partial`` may cut, the
+#: tokens its cut copy may take, whether the cut keeps its newest part (else its oldest), the kept
+#: indices with it among them, and the tokens of the others.
+_Partial = Tuple[int, int, bool, List[int], int]
 #: ``(kept, total, over_budget, system_over_budget, partial)``.
 _Chosen = Tuple[List[int], int, bool, bool, Optional[_Partial]]
 

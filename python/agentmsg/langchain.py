@@ -132,8 +132,8 @@ def _trim(items: List[Any], max_tokens: int, count_one: Callable[[Any], int], ov
                                                             first=first, allow_partial=allow_partial)
     cut = None
     if to_cut is not None:
-        index, allowance, joined, others = to_cut
-        cut = source.cut(index, allowance, not first)
+        index, allowance, keep_end, joined, others = to_cut
+        cut = source.cut(index, allowance, keep_end)
         if cut is not None:  # else the selection stands as it is
             kept_at, over_budget = joined, others + cut[1] > budget
     if over_budget:

@@ -173,8 +173,8 @@ def trim(
     kept_messages = [items[i] for i in kept]
     partial = None
     if to_cut is not None:
-        index, allowance, joined, others = to_cut
-        cut = _cut(items[index], allowance, not first, count)
+        index, allowance, keep_end, joined, others = to_cut
+        cut = _cut(items[index], allowance, keep_end, count)
         if cut is not None:  # else the selection stands as it is
             partial, kept = index, joined
             kept_messages = [cut[0] if i == index else items[i] for i in kept]

@@ -48,7 +48,7 @@ fn rules_of(py: Python<'_>, keep_system: bool, start_on: Option<Vec<u8>>, end_on
 
 /// What `select_messages` and `select_source` return: `(kept, total, over_budget,
 /// system_over_budget, partial)`, `partial` being `(index, allowance, kept with it, others)`.
-type Chosen = (Vec<usize>, u64, bool, bool, Option<(usize, u64, Vec<usize>, u64)>);
+type Chosen = (Vec<usize>, u64, bool, bool, Option<(usize, u64, bool, Vec<usize>, u64)>);
 
 fn chosen(py: Python<'_>, choice: Result<window::Choice, WindowError<PyErr>>) -> PyResult<Chosen> {
     let choice = choice.map_err(|error| match error {
@@ -56,7 +56,7 @@ fn chosen(py: Python<'_>, choice: Result<window::Choice, WindowError<PyErr>>) ->
         WindowError::Columns(error) => core_error(py, error),
     })?;
     let selection = choice.selection;
-    let partial = choice.partial.map(|p| (p.index, p.allowance, p.kept, p.others));
+    let partial = choice.partial.map(|p| (p.index, p.allowance, p.keep_end, p.kept, p.others));
     Ok((selection.kept, selection.total, selection.over_budget, selection.system_over_budget, partial))
 }
 
