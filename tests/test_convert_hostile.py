@@ -172,6 +172,29 @@ WOLO = [
     ], "timestamp": 1704067201.0, "finished": True, "finish_reason": "stop", "reasoning_content": "plan",
      "metadata": {"k": 1}},
 ]
+RESPONSES = [
+    {"role": "developer", "content": "rules"},
+    {"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": "What is this?"},
+        {"type": "input_image", "image_url": "https://e.com/a.png", "detail": "auto"},
+        {"type": "input_file", "file_id": "file_1"},
+    ]},
+    {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "plan"}],
+     "encrypted_content": "gAAA"},
+    {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "x"}},
+    {"type": "mcp_list_tools", "id": "ml_1", "server_label": "wiki", "tools": [{"name": "ask", "input_schema": {}}]},
+    {"type": "mcp_call", "id": "mcp_1", "name": "ask", "arguments": '{"q": "x"}', "server_label": "wiki",
+     "output": "found"},
+    {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "search", "arguments": '{"q":"x"}',
+     "status": "completed"},
+    {"type": "custom_tool_call", "call_id": "call_2", "name": "shell", "input": "ls"},
+    {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed", "content": [
+        {"type": "output_text", "text": "Hi", "annotations": []}, {"type": "refusal", "refusal": "no"}]},
+    {"type": "function_call_output", "call_id": "call_1", "output": [{"type": "input_text", "text": "ok"}]},
+    {"type": "custom_tool_call_output", "call_id": "call_2", "output": "a.py"},
+    {"type": "mcp_approval_response", "approval_request_id": "apr_1", "approve": True},
+    {"type": "compaction", "encrypted_content": "gAAA"},
+]
 # LangChain messages as data: built with model_construct, which skips LangChain's validation,
 # so that every hostile value reaches from_langchain.
 LANGCHAIN = [
@@ -223,6 +246,7 @@ def _reader_cases():
         ("from_arcaelas", lambda d: agentmsg.from_arcaelas(d), ARCAELAS),
         ("from_wolo", lambda d: agentmsg.from_wolo(d), WOLO),
         ("from_langchain", lambda d: agentmsg.from_langchain(_langchain_messages(d)), LANGCHAIN),
+        ("from_responses", lambda d: agentmsg.from_responses(d, on_orphan="keep"), RESPONSES),
         ("to_llm_messages", lambda d: agentmsg.to_llm_messages(d), WOLO),
         ("filter_for_bedrock", lambda d: agentmsg.filter_for_bedrock(d), OPENAI),
         ("is_cached_block", lambda d: agentmsg.is_cached_block(d), OPENAI[2]),
@@ -284,7 +308,9 @@ def _message_histories(hostile):
         lambda: [call(input={}, metadata={"raw_arguments": hostile}), result],
         lambda: [Message.user("Hi", metadata=hostile)],
         lambda: [Message.user("Hi", metadata={key: hostile})
-                 for key in ("wolo", "suna_row", "openai", "agentmsg", "langchain")],
+                 for key in ("wolo", "suna_row", "openai", "agentmsg", "langchain", "responses")],
+        lambda: [Message.user("Hi", metadata={"responses": {"items": hostile}})],
+        lambda: [Message.user("Hi", metadata={"responses": {"items": [hostile]}})],
         lambda: [Message.assistant("Hi", metadata={"anthropic": {"redacted_thinking": [hostile]},
                                                    "bedrock": {"redacted_reasoning": [hostile]}})],
         lambda: [Message.assistant("Hi", metadata={"wolo": {"text_part_ids": hostile, "tools": hostile}})],
@@ -304,7 +330,7 @@ def _writer_cases():
         ("to_forge", agentmsg.to_forge), ("to_db_rows", agentmsg.to_db_rows),
         ("to_agentscope", agentmsg.to_agentscope), ("to_arcaelas", agentmsg.to_arcaelas),
         ("to_wolo", agentmsg.to_wolo), ("to_llm_messages", agentmsg.to_llm_messages),
-        ("to_langchain", agentmsg.to_langchain),
+        ("to_langchain", agentmsg.to_langchain), ("to_responses", agentmsg.to_responses),
         ("format_conversation_for_cache", agentmsg.format_conversation_for_cache),
         ("format_multi_agent", agentmsg.format_multi_agent),
     ]

@@ -18,9 +18,11 @@ if TYPE_CHECKING:
 
     from anthropic.types import MessageParam, TextBlockParam
     from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.responses import ResponseInputItemParam
 
     OpenAIMessageParam: TypeAlias = ChatCompletionMessageParam
     AnthropicMessageParam: TypeAlias = MessageParam
     AnthropicTextBlockParam: TypeAlias = TextBlockParam
+    ResponsesInputItemParam: TypeAlias = ResponseInputItemParam
     # What to_anthropic returns: the `system` and `messages` of Anthropic().messages.create.
     AnthropicSystemAndMessages: TypeAlias = "tuple[list[TextBlockParam], list[MessageParam]]"

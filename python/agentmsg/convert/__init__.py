@@ -20,6 +20,7 @@ from .agentscope import *  # noqa: F401,F403
 from .arcaelas import *  # noqa: F401,F403
 from .wolo import *  # noqa: F401,F403
 from .langchain import *  # noqa: F401,F403
+from .responses import *  # noqa: F401,F403
 # A literal list, so type checkers see every name (mypy cannot follow a list built at run time);
 # tests/test_typing.py checks it equals the modules' own __all__.
 __all__ = [
@@ -56,4 +57,6 @@ __all__ = [
     "WOLO_SENT_STATUSES",
     "to_langchain",
     "from_langchain",
+    "to_responses",
+    "from_responses",
 ]

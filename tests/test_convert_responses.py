@@ -1,0 +1,310 @@
+"""OpenAI Responses API items, both ways, checked against the ``openai`` SDK's own types."""
+
+import copy
+import warnings
+from functools import lru_cache
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import TypeAdapter
+
+import agentmsg
+from agentmsg import (
+    Base64Source,
+    ConversionError,
+    ConversionWarning,
+    ImageBlock,
+    Message,
+    MessageTypeError,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    from_responses,
+    to_responses,
+)
+from convert_checks import _consume
+from convert_strategies import histories, nonempty_text, tool_names
+from strategies import json_objects
+
+
+@lru_cache(maxsize=None)
+def _input_item():
+    from openai.types.responses import ResponseInputItemParam
+
+    return TypeAdapter(ResponseInputItemParam)
+
+
+@lru_cache(maxsize=None)
+def _output_item():
+    from openai.types.responses import ResponseOutputItem
+
+    return TypeAdapter(ResponseOutputItem)
+
+
+def check_responses(items):
+    """Every item validates as the SDK's ``ResponseInputItemParam`` (what ``input=`` takes)."""
+    for item in items:
+        _consume(_input_item().validate_python(item))
+
+
+def recorded(function, *args, **kwargs):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = function(*args, **kwargs)
+    return result, [str(w.message) for w in caught if issubclass(w.category, ConversionWarning)]
+
+
+def quiet(function, *args, **kwargs):
+    return recorded(function, *args, **kwargs)[0]
+
+
+# A response's output with every kind of item, as the API returns them (validated below as the
+# SDK's ResponseOutputItem), and a client's next input.
+OUTPUT = [
+    {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Search first."}],
+     "encrypted_content": "gAAAAB-opaque", "status": "completed"},
+    {"type": "web_search_call", "id": "ws_1", "status": "completed",
+     "action": {"type": "search", "query": "oracle founder"}},
+    {"type": "file_search_call", "id": "fs_1", "queries": ["founder"], "status": "completed"},
+    {"type": "code_interpreter_call", "id": "ci_1", "code": "print(1)", "container_id": "c_1",
+     "outputs": [{"type": "logs", "logs": "1"}], "status": "completed"},
+    {"type": "mcp_list_tools", "id": "ml_1", "server_label": "wiki",
+     "tools": [{"name": "ask", "input_schema": {"type": "object"}}]},
+    {"type": "mcp_call", "id": "mcp_1", "name": "ask", "arguments": '{"q":"Oracle"}', "server_label": "wiki",
+     "output": "Larry Ellison", "status": "completed"},
+    {"type": "mcp_approval_request", "id": "apr_1", "name": "ask", "arguments": "{}", "server_label": "wiki"},
+    {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed", "content": [
+        {"type": "output_text", "text": "Larry Ellison.", "annotations": [
+            {"type": "url_citation", "start_index": 0, "end_index": 5, "title": "t", "url": "https://e.com"}]}]},
+    {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "lookup", "arguments": '{"a":1}',
+     "status": "completed"},
+    {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_2", "name": "shell", "input": "ls -la"},
+]
+NEXT_INPUT = [
+    {"type": "function_call_output", "call_id": "call_1", "output": "42"},
+    {"type": "custom_tool_call_output", "call_id": "call_2", "output": "a.py"},
+    {"type": "mcp_approval_response", "approval_request_id": "apr_1", "approve": True},
+    {"role": "user", "content": "Thanks"},
+]
+HISTORY = [{"role": "developer", "content": "Be brief."}, {"role": "user", "content": [
+    {"type": "input_text", "text": "Who founded Oracle?"},
+    {"type": "input_image", "image_url": "data:image/png;base64,iVBO", "detail": "low"}]}] + OUTPUT + NEXT_INPUT
+
+
+def test_the_examples_are_valid_sdk_items():
+    check_responses(HISTORY)
+    for item in OUTPUT:
+        _output_item().validate_python(item)
+
+
+def test_a_history_reads_into_messages_and_writes_back_item_for_item():
+    messages = from_responses(HISTORY)
+    assert [m.role.value for m in messages] == ["system", "user", "assistant", "tool", "tool", "tool", "user"]
+    assistant = messages[2]
+    assert assistant.content == (
+        ThinkingBlock("Search first."),
+        ToolUseBlock("mcp_1", "ask", {"q": "Oracle"}, "wiki", {"raw_arguments": '{"q":"Oracle"}'}),
+        TextBlock("Larry Ellison."),
+        ToolUseBlock("call_1", "lookup", {"a": 1}, metadata={"raw_arguments": '{"a":1}'}),
+        ToolUseBlock("call_2", "shell", {"input": "ls -la"}),
+    )
+    # the MCP call's output is its tool result, in call order among the turn's results
+    assert [(m.tool_id, m.name, m.text) for m in messages[3:6]] == [
+        ("mcp_1", "ask", "Larry Ellison"), ("call_1", "lookup", "42"), ("call_2", "shell", "a.py")]
+    assert messages[1].content[1] == ImageBlock(Base64Source("image/png", "iVBO"))
+    # what has no block is kept as read (the approval response with the message before it)
+    kept = [item["type"] for item in assistant.metadata["responses"]["items"]]
+    assert kept == [item["type"] for item in OUTPUT]
+    assert [i["type"] for i in messages[5].metadata["responses"]["items"]] == [
+        "custom_tool_call_output", "mcp_approval_response"]
+    assert to_responses(messages) == HISTORY
+
+
+def test_sdk_objects_read_as_their_dicts():
+    objects = [_output_item().validate_python(item) for item in OUTPUT]
+    from_objects = from_responses(objects + NEXT_INPUT)
+    from_dicts = from_responses(OUTPUT + NEXT_INPUT)
+    assert [m.content for m in from_objects] == [m.content for m in from_dicts]
+    check_responses(to_responses(from_objects))
+
+
+def test_a_whole_response_stands_for_its_output():
+    from openai.types.responses import Response
+
+    usage = {"input_tokens": 5, "output_tokens": 2, "total_tokens": 7, "output_tokens_details": {"reasoning_tokens": 0},
+             "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0}}
+    response = Response.model_validate({
+        "id": "resp_1", "created_at": 1, "model": "gpt-5", "object": "response", "output": OUTPUT[-3:-2],
+        "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "usage": usage, "status": "completed"})
+    [message] = from_responses(response)
+    assert message.text == "Larry Ellison."
+    assert message.metadata["responses"]["response"] == {
+        "id": "resp_1", "model": "gpt-5", "status": "completed", "usage": usage}
+    assert to_responses([message]) == OUTPUT[-3:-2]
+
+
+def test_reasoning_stays_reasoning_across_formats():
+    messages = from_responses([{"role": "user", "content": "q"}, OUTPUT[0], OUTPUT[-3]])
+    assert messages[1].thinking == "Search first." and messages[1].text == "Larry Ellison."
+    out, said = recorded(agentmsg.to_anthropic, messages)
+    assert out[1][1]["content"] == [{"type": "text", "text": "Larry Ellison."}]  # never as visible text
+    assert said == ["to_anthropic cannot carry thinking without a signature (message 1); they were left out"]
+    out, said = recorded(agentmsg.to_openai, messages)
+    assert out[1] == {"role": "assistant", "content": "Larry Ellison."}
+    assert said == ["to_openai cannot carry thinking blocks (message 1); they were left out"]
+    # another provider's thinking cannot become a Responses reasoning item (they need OpenAI's ids)
+    out, said = recorded(to_responses, [Message.user("q"), Message.assistant("42", thinking="5 + 37")])
+    assert out == [{"role": "user", "content": "q"}, {"role": "assistant", "content": "42"}]
+    assert said == ["to_responses cannot carry thinking that was not read from a Responses reasoning item "
+                    "(message 1); they were left out"]
+
+
+def test_encrypted_reasoning_alone_is_an_empty_thinking_block_kept_with_its_item():
+    item = {"type": "reasoning", "id": "rs_2", "summary": [], "encrypted_content": "opaque"}
+    [message] = from_responses([item])
+    assert message.content == (ThinkingBlock(""),)
+    assert to_responses([message]) == [item]
+
+
+def test_a_changed_message_is_written_plainly_keeping_its_blockless_items():
+    [message] = from_responses(OUTPUT[1:2] + OUTPUT[-3:-2])
+    edited = message.replace(content=[TextBlock("Edited.")])
+    assert to_responses([edited]) == [OUTPUT[1], {"role": "assistant", "content": "Edited."}]
+
+
+def test_mcp_calls_go_back_with_their_result_and_errors():
+    call = ToolUseBlock("mcp_9", "ask", {"q": "x"}, server_name="wiki")
+    chat = [Message.user("q"), Message.assistant(tool_calls=[call]),
+            Message.tool("server down", tool_id="mcp_9", is_error=True)]
+    out, said = recorded(to_responses, chat)
+    assert said == []
+    assert out[1] == {"type": "mcp_call", "id": "mcp_9", "name": "ask", "arguments": '{"q": "x"}',
+                      "server_label": "wiki",
+                      "error": {"type": "mcp_tool_execution_error", "content": "server down"}}
+    check_responses(out)
+    back = from_responses(out)
+    assert [(m.role.value, m.is_error, m.text) for m in back] == [
+        ("user", False, "q"), ("assistant", False, ""), ("tool", True, "server down")]
+
+
+def test_losses_name_what_and_where():
+    chat = [
+        Message.user("q", name="ann"),
+        Message.assistant("a", reasoning_content="r"),
+        Message.assistant(tool_calls=[ToolUseBlock("c1", "f", {}, metadata={"k": 1})]),
+        Message.tool("x", tool_id="c1", is_error=True),
+    ]
+    _, said = recorded(to_responses, chat)
+    assert said == [
+        "to_responses cannot carry name on messages (message 0); they were left out",
+        "to_responses cannot carry reasoning_content (message 1); they were left out",
+        "to_responses cannot carry a tool call's metadata (message 2); they were left out",
+        "to_responses cannot carry the is_error flag of tool results (message 3); they were left out",
+    ]
+
+
+def test_bad_input_names_the_item_and_field():
+    with pytest.raises(ConversionError, match=r"items\[0\]\.type: unknown item type 'nope'"):
+        from_responses([{"type": "nope"}])
+    with pytest.raises(MessageTypeError, match=r"items\[0\]\.content\[0\]\.type must be a str, not dict"):
+        from_responses([{"role": "user", "content": [{"type": {"x": 1}}]}])
+    with pytest.raises(ConversionError, match=r"items\[0\]: missing field 'call_id'"):
+        from_responses([{"type": "function_call_output", "output": "x"}])
+    with pytest.raises(agentmsg.ToolPairError, match="tool result 'ghost' has no earlier call"):
+        from_responses([{"role": "user", "content": "q"},
+                        {"type": "function_call_output", "call_id": "ghost", "output": "x"}])
+    assert from_responses("Hi")[0].text == "Hi"
+
+
+# -- property tests -------------------------------------------------------------------------------
+
+def carried(message):
+    """What the Responses format carries of a message, as from_responses gives it back."""
+    role = message.role.value
+    if role == "tool":
+        output = tuple(b for b in message.content[0].output if isinstance(b, (TextBlock, ImageBlock)))
+        return (role, message.tool_id, output)
+    blocks = []
+    for block in message.content:
+        if isinstance(block, TextBlock) and block.text:
+            blocks.append(block)
+        elif isinstance(block, ToolUseBlock) and role == "assistant":
+            blocks.append(("call", block.id, block.name, block.input, block.server_name))
+        elif role == "user" and isinstance(block, ImageBlock):
+            blocks.append(block)
+    return (role, tuple(blocks)) if blocks else None
+
+
+def merged(views):
+    """Consecutive assistant messages read back as one (Responses items are flat)."""
+    out = []
+    for view in views:
+        if out and view[0] == "assistant" and out[-1][0] == "assistant":
+            out[-1] = ("assistant", out[-1][1] + view[1])
+        else:
+            out.append(view)
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories)
+def test_round_trip_keeps_what_responses_carries(messages):
+    out = quiet(to_responses, messages)
+    check_responses(out)
+    back = quiet(from_responses, out, on_orphan="keep")
+    expected = merged([c for c in map(carried, messages) if c is not None])
+    assert [carried(m) for m in back] == expected
+
+
+ids = tool_names  # valid Unicode: pairing refuses ids with lone surrogates
+mcp_calls = st.builds(ToolUseBlock, ids, tool_names, json_objects, nonempty_text.filter(lambda s: s != "local"))
+
+
+@st.composite
+def mcp_histories(draw):
+    """Turns of function and MCP calls, each answered right after its call, in call order (a
+    turn of only MCP calls folds into its assistant items: the next turn starts with a user)."""
+    history = []
+    for turn in range(draw(st.integers(1, 3))):
+        history.append(Message.user(draw(nonempty_text)))
+        calls = draw(st.lists(st.one_of(mcp_calls, st.builds(ToolUseBlock, ids, tool_names, json_objects)),
+                              min_size=1, max_size=3, unique_by=lambda c: c.id))
+        calls = [c for c in calls if all(c.id != m.tool_id for m in history)]
+        if not calls:
+            continue
+        history.append(Message.assistant(draw(st.just("") | nonempty_text), tool_calls=calls))
+        for call in calls:
+            error = draw(st.booleans()) and call.server_name != "local"
+            history.append(Message.tool(draw(nonempty_text), tool_id=call.id, name=call.name, is_error=error))
+    return history
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mcp_histories())
+def test_function_and_mcp_turns_round_trip_exactly(messages):
+    out, said = recorded(to_responses, messages)
+    assert said == []
+    check_responses(out)
+    back = from_responses(out)
+    assert [(m.role, m.content, m.tool_id, m.name) for m in back] == [
+        (m.role, m.content, m.tool_id, m.name) for m in messages]
+    assert to_responses(back) == out
+
+
+item_pool = st.sampled_from([[item] for item in OUTPUT] + [NEXT_INPUT[2:]] + [HISTORY[:2]])
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(item_pool, max_size=8))
+def test_any_sequence_of_items_is_written_back_exactly(chunks):
+    items = [copy.deepcopy(item) for chunk in chunks for item in chunk]
+    ids = set()
+    unique = []
+    for item in items:  # one item per call id (a history never repeats one)
+        key = item.get("call_id") or item.get("id")
+        if key not in ids or key is None:
+            unique.append(item)
+            ids.add(key)
+    back = from_responses(unique, on_orphan="keep")
+    assert to_responses(back) == unique
