@@ -195,6 +195,17 @@ RESPONSES = [
     {"type": "mcp_approval_response", "approval_request_id": "apr_1", "approve": True},
     {"type": "compaction", "encrypted_content": "gAAA"},
 ]
+RESPONSES_EVENTS = [
+    {"type": "response.output_item.added", "output_index": 0, "item": {
+        "type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress", "content": []}},
+    {"type": "response.content_part.added", "output_index": 0, "content_index": 0,
+     "part": {"type": "output_text", "text": "", "annotations": []}},
+    {"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "delta": "Hi"},
+    {"type": "response.output_item.added", "output_index": 1, "item": {
+        "type": "function_call", "call_id": "c1", "name": "calc", "arguments": ""}},
+    {"type": "response.function_call_arguments.delta", "output_index": 1, "delta": '{"a": 1}'},
+    {"type": "response.completed", "response": {"id": "resp_1", "status": "completed", "output": []}},
+]
 # LangChain messages as data: built with model_construct, which skips LangChain's validation,
 # so that every hostile value reaches from_langchain.
 LANGCHAIN = [
@@ -247,6 +258,7 @@ def _reader_cases():
         ("from_wolo", lambda d: agentmsg.from_wolo(d), WOLO),
         ("from_langchain", lambda d: agentmsg.from_langchain(_langchain_messages(d)), LANGCHAIN),
         ("from_responses", lambda d: agentmsg.from_responses(d, on_orphan="keep"), RESPONSES),
+        ("from_responses_stream", lambda d: agentmsg.from_responses_stream(d, on_orphan="keep"), RESPONSES_EVENTS),
         ("to_llm_messages", lambda d: agentmsg.to_llm_messages(d), WOLO),
         ("filter_for_bedrock", lambda d: agentmsg.filter_for_bedrock(d), OPENAI),
         ("is_cached_block", lambda d: agentmsg.is_cached_block(d), OPENAI[2]),

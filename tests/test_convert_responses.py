@@ -308,3 +308,106 @@ def test_any_sequence_of_items_is_written_back_exactly(chunks):
             ids.add(key)
     back = from_responses(unique, on_orphan="keep")
     assert to_responses(back) == unique
+
+
+# -- streams ---------------------------------------------------------------------------------------
+
+REASONING = {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Add them."}],
+             "encrypted_content": "gAAA"}
+ANSWER = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+          "content": [{"type": "output_text", "text": "It is 42.", "annotations": [], "logprobs": []}]}
+CALL = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "calc", "arguments": '{"a": 1}',
+        "status": "completed"}
+USAGE = {"input_tokens": 5, "output_tokens": 2, "total_tokens": 7, "output_tokens_details": {"reasoning_tokens": 0},
+         "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0}}
+
+
+def response(output, status="completed"):
+    return {"id": "resp_1", "object": "response", "created_at": 1, "model": "gpt-5", "output": output,
+            "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "status": status, "usage": USAGE}
+
+
+def stream_events():
+    """The events the API sends for a reasoning summary, a text answer and a function call."""
+    n = iter(range(1000))
+    events = [{"type": "response.created", "response": response([], "in_progress")}]
+    events.append({"type": "response.output_item.added", "output_index": 0,
+                   "item": {**REASONING, "summary": [], "status": "in_progress"}})
+    events.append({"type": "response.reasoning_summary_part.added", "item_id": "rs_1", "output_index": 0,
+                   "summary_index": 0, "part": {"type": "summary_text", "text": ""}})
+    for piece in ("Add ", "them."):
+        events.append({"type": "response.reasoning_summary_text.delta", "item_id": "rs_1", "output_index": 0,
+                       "summary_index": 0, "delta": piece})
+    events.append({"type": "response.reasoning_summary_text.done", "item_id": "rs_1", "output_index": 0,
+                   "summary_index": 0, "text": "Add them."})
+    events.append({"type": "response.output_item.done", "output_index": 0, "item": REASONING})
+    events.append({"type": "response.output_item.added", "output_index": 1,
+                   "item": {**ANSWER, "status": "in_progress", "content": []}})
+    events.append({"type": "response.content_part.added", "item_id": "msg_1", "output_index": 1, "content_index": 0,
+                   "part": {"type": "output_text", "text": "", "annotations": [], "logprobs": []}})
+    for piece in ("It is ", "42."):
+        events.append({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 1,
+                       "content_index": 0, "delta": piece, "logprobs": []})
+    events.append({"type": "response.output_text.done", "item_id": "msg_1", "output_index": 1, "content_index": 0,
+                   "text": "It is 42.", "logprobs": []})
+    events.append({"type": "response.output_item.done", "output_index": 1, "item": ANSWER})
+    events.append({"type": "response.output_item.added", "output_index": 2,
+                   "item": {**CALL, "arguments": "", "status": "in_progress"}})
+    for piece in ('{"a"', ": 1}"):
+        events.append({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 2,
+                       "delta": piece})
+    events.append({"type": "response.function_call_arguments.done", "item_id": "fc_1", "output_index": 2,
+                   "name": "calc", "arguments": '{"a": 1}'})
+    events.append({"type": "response.output_item.done", "output_index": 2, "item": CALL})
+    events.append({"type": "response.completed", "response": response([REASONING, ANSWER, CALL])})
+    return [{**event, "sequence_number": next(n)} for event in events]
+
+
+@lru_cache(maxsize=None)
+def _stream_event():
+    from openai.types.responses import ResponseStreamEvent
+
+    return TypeAdapter(ResponseStreamEvent)
+
+
+def contents(messages):
+    return [(m.role, m.content) for m in messages]
+
+
+def test_a_stream_gives_what_the_whole_response_gives():
+    events = stream_events()
+    objects = [_stream_event().validate_python(event) for event in events]  # the SDK's own event types
+    whole = from_responses(response([REASONING, ANSWER, CALL]))
+    for given_events in (events, objects):
+        streamed = agentmsg.from_responses_stream(given_events)
+        assert contents(streamed) == contents(whole)
+        assert streamed[0].metadata["responses"] == whole[0].metadata["responses"]
+    assert whole[0].content == (ThinkingBlock("Add them."), TextBlock("It is 42."), ToolUseBlock("call_1", "calc", {"a": 1}))
+
+
+def test_a_stream_cut_off_is_read_from_its_items_and_deltas():
+    events = stream_events()
+    whole = from_responses(response([REASONING, ANSWER, CALL]))
+    without_completed = agentmsg.from_responses_stream(events[:-1])
+    assert to_responses(without_completed) == [REASONING, ANSWER, CALL]
+    # only the added items and the deltas: the text and arguments come from the deltas
+    deltas_only = [e for e in events if not e["type"].endswith((".done", "completed"))]
+    assert contents(agentmsg.from_responses_stream(deltas_only)) == contents(whole)
+
+
+def test_async_stream_and_errors():
+    import asyncio
+
+    async def stream():
+        for event in stream_events():
+            yield event
+
+    assert contents(asyncio.run(agentmsg.afrom_responses_stream(stream()))) == contents(
+        agentmsg.from_responses_stream(stream_events()))
+    with pytest.raises(ConversionError, match=r"events\[1\]: the stream reported an error: 'overloaded'"):
+        agentmsg.from_responses_stream(stream_events()[:1] + [{"type": "error", "message": "overloaded"}])
+    with pytest.raises(ConversionError, match=r"events\[0\]: output item 3 was never added"):
+        agentmsg.from_responses_stream([{"type": "response.output_text.delta", "output_index": 3,
+                                         "content_index": 0, "delta": "x"}])
+    with pytest.raises(MessageTypeError, match="events is an async iterable: await afrom_responses_stream"):
+        agentmsg.from_responses_stream(stream())

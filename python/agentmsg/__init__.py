@@ -38,6 +38,7 @@ _MODULES = (
     "convert",
     "convert.deltas",
     "convert.streams",
+    "convert.responses_stream",
     "pool",
     "workbench",
 )
@@ -105,6 +106,8 @@ __all__ = [
     "openai_deltas",
     # agentmsg.convert.streams
     "from_openai_stream", "afrom_openai_stream", "from_anthropic_stream", "afrom_anthropic_stream",
+    # agentmsg.convert.responses_stream
+    "from_responses_stream", "afrom_responses_stream",
     # agentmsg.pool
     "num_threads", "set_num_threads",
     # agentmsg.workbench
@@ -136,6 +139,7 @@ if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     from .convert import *  # noqa: F401,F403
     from .convert.deltas import *  # noqa: F401,F403
     from .convert.streams import *  # noqa: F401,F403
+    from .convert.responses_stream import *  # noqa: F401,F403
     from .pool import *  # noqa: F401,F403
     from .workbench import *  # noqa: F401,F403
 else:

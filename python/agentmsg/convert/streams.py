@@ -50,6 +50,8 @@ from ..parsing import StreamParser
 from ..readers._fields import build, plain_data
 from ..readers.anthropic import messages_from_anthropic
 from ..readers.openai import message_from_openai
+from .stream_items import async_items as _async_items, item_field as _field, stream_object as _object, \
+    sync_items as _sync_items
 
 if TYPE_CHECKING:
     from ..options import Dialect, DialectName
@@ -149,36 +151,6 @@ async def afrom_anthropic_stream(events: Union[AsyncIterable[Any], Iterable[Any]
 # -- reading the items ---------------------------------------------------------------------------
 
 
-def _sync_items(items: Any, what: str, async_twin: str) -> Iterable[Any]:
-    if hasattr(items, "__aiter__") and not hasattr(items, "__iter__"):
-        raise MessageTypeError(f"{what} is an async iterable: await {async_twin}({what}) instead")
-    if isinstance(items, (str, bytes, Mapping)):
-        raise MessageTypeError(f"{what} must be an iterable of stream items, not a single {type_name(items)}")
-    try:
-        return iter(cast(Iterable[Any], items))
-    except TypeError:
-        raise MessageTypeError(f"{what} must be an iterable of stream items, not {type_name(items)}") from None
-
-
-async def _async_items(items: Any, what: str) -> Any:
-    if hasattr(items, "__aiter__"):
-        async for item in items:
-            yield item
-        return
-    for item in _sync_items(items, what, ""):
-        yield item
-
-
-def _field(item: Any, name: str) -> Any:
-    """``item[name]`` of a dict, ``item.name`` of an SDK object (None when absent)."""
-    if type(item) is dict:
-        return item.get(name)
-    try:
-        return getattr(item, name)  # the SDK objects: tried before the slower Mapping test
-    except AttributeError:
-        return item.get(name) if isinstance(item, Mapping) else None
-
-
 def _undeclared(item: Any, name: str) -> Any:
     """A field the SDK's class does not declare (``reasoning_content``): pydantic keeps it aside."""
     if type(item) is not dict:
@@ -203,13 +175,6 @@ def _text_field(item: Any, name: str, where: str) -> Optional[str]:
     if value is None or type(value) is str:
         return value
     return _optional_str(value, f"{where}.{name}")
-
-
-def _object(item: Any, where: str) -> Any:
-    """A stream item: a dict or an SDK object (anything else is a typed error)."""
-    if type(item) is dict or hasattr(item, "model_dump") or isinstance(item, Mapping):
-        return item
-    raise MessageTypeError(f"{where} must be a stream object of the SDK or its dict, not {type_name(item)}")
 
 
 def _text_parser(dialect: DialectOption, tools: Tools) -> Any:
