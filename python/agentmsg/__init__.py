@@ -32,6 +32,7 @@ _MODULES = (
     "counting.counter",
     "history.conversation",
     "history.toolpairs",
+    "history.check",
     "history.trim",
     "history.memory",
     "history.compaction",
@@ -87,6 +88,8 @@ __all__ = [
     "filter_by_role", "count_by_role", "ConversationStats", "conversation_stats",
     # agentmsg.history.toolpairs
     "ToolPairing", "pair_tool_results", "check_tool_pairs", "repair_tool_pairs",
+    # agentmsg.history.check
+    "CHECKED_PROVIDERS", "HistoryProblem", "Repair", "Repaired", "check", "repair",
     # agentmsg.history.trim
     "TrimResult", "trim",
     # agentmsg.history.memory
@@ -133,6 +136,7 @@ if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     from .counting.counter import MessageCounter, token_counter  # noqa: F401
     from .history.conversation import *  # noqa: F401,F403
     from .history.toolpairs import *  # noqa: F401,F403
+    from .history.check import *  # noqa: F401,F403
     from .history.trim import *  # noqa: F401,F403
     from .history.memory import *  # noqa: F401,F403
     from .history.compaction import *  # noqa: F401,F403

@@ -28,6 +28,7 @@ from ..model.blocks import TextBlock
 from ..model.message import ROLE_CODES, Message, Role, to_role
 from ..options import TrimStrategy
 from ..readers import MessageLike, read_messages
+from .check import CheckedProvider, Repair, check, repair
 
 __all__ = ["TrimResult", "trim"]
 
@@ -55,6 +56,9 @@ class TrimResult:
     >>> r = trim([Message.user("Hello"), Message.user("World")], 5)
     >>> ([m.text for m in r.messages], [m.text for m in r.removed], r.total_tokens, r.over_budget)
     (['World'], ['Hello'], 5, False)
+
+    With ``provider=``, ``repairs`` lists what :func:`agentmsg.repair` changed so that the
+    provider accepts the result (``source`` is then the repaired history, which ``kept`` indexes).
     """
 
     messages: List[Message]
@@ -64,6 +68,7 @@ class TrimResult:
     system_over_budget: bool
     source: Sequence[Message] = field(repr=False)
     partial: Optional[int] = None
+    repairs: Tuple[Repair, ...] = ()
 
     @property
     def removed(self) -> List[Message]:
@@ -103,6 +108,7 @@ def trim(
     end_on: RoleRule = None,
     strategy: TrimStrategy = "last",
     allow_partial: bool = False,
+    provider: Optional[CheckedProvider] = None,
 ) -> TrimResult:
     """Keeps the newest messages that fit in ``max_tokens``, by the four rules of this module.
 
@@ -126,6 +132,13 @@ def trim(
     Only the messages that can be kept are counted: the run is found from its end and counting
     stops once the budget is spent, so the cost follows the kept size, not the history's (the
     system messages are always counted).
+
+    ``provider=`` (one of :data:`agentmsg.CHECKED_PROVIDERS`) guarantees that the provider
+    accepts the result (``agentmsg.check(result.messages, provider) == []``): the history is
+    repaired first (:func:`agentmsg.repair`: orphaned results dropped, unanswered calls given an
+    error result, interjected messages moved), the run begins at a user message for Anthropic and
+    Bedrock, and what the cut leaves before the first user message goes too; ``repairs`` lists
+    every change.
 
     >>> calc = ToolUseBlock("c1", "calc", {"a": 1})
     >>> chat = [Message.system("Be brief"), Message.user("Compute"),
@@ -152,6 +165,11 @@ def trim(
     start_codes = _role_codes(start_on, "start_on")
     end_codes = _role_codes(end_on, "end_on")
     items = messages if isinstance(messages, (list, tuple)) else read_messages(messages)
+    repairs: List[Repair] = []
+    if provider is not None:
+        items, repairs = repair(items, provider)
+        if provider in ("anthropic", "bedrock") and start_on is None and strategy == "last":
+            start_codes = _role_codes("user", "start_on")
     first = strategy == "first"
     # Forge's estimate is counted in the core from the messages' slots; other counters are asked
     # for the positions the selection needs, in batches.
@@ -180,7 +198,16 @@ def trim(
             kept_messages = [cut[0] if i == index else items[i] for i in kept]
             total = others + cut[1]
             over_budget = total > budget
-    return TrimResult(kept_messages, tuple(kept), total, over_budget, system_over_budget, items, partial)
+    if provider is not None and check(kept_messages, provider):
+        # only the cut's own leftovers can remain (a run that could not begin at a user message)
+        fixed, more = repair(kept_messages, provider)
+        survivors = {id(message) for message in fixed}
+        kept = [i for i, message in zip(kept, kept_messages) if id(message) in survivors]
+        total -= sum(count.count(m) for m in kept_messages if id(m) not in survivors)
+        kept_messages = fixed
+        repairs += more
+    return TrimResult(kept_messages, tuple(kept), total, over_budget, system_over_budget, items, partial,
+                      tuple(repairs))
 
 
 def _cut(message: Message, tokens: int, keep_end: bool, counter: TokenCounter) -> Optional[Tuple[Message, int]]:
