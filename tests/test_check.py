@@ -143,3 +143,45 @@ def test_a_trim_for_a_provider_passes_its_check(history, provider, budget):
         warnings.simplefilter("ignore")
         result = agentmsg.trim(history, budget, provider=provider)
     assert check(result.messages, provider) == []
+
+
+def test_memory_compactor_and_langchain_trim_take_a_provider():
+    chat = [Message.user("q" * 200), Message.assistant(tool_calls=[CALC]), Message.tool("1", tool_id="c1"),
+            Message.assistant("hello"), Message.user("next")]
+    memory = agentmsg.ConversationMemory(20, provider="anthropic")
+    memory.extend(chat)
+    assert [m.role.value for m in memory.messages] == ["user"]
+    assert [str(r) for r in memory.repairs] == [
+        "messages[0]: first_not_user: dropped an assistant message before the first user message"]
+    assert check(memory.messages, "anthropic") == []
+
+    def drop_assistants(messages):
+        return [m for m in messages if m.role.value != "assistant"]
+
+    compactor = agentmsg.Compactor([drop_assistants], trigger=0.5, provider="openai")
+    with pytest.warns(agentmsg.ConversionWarning, match=r"Compactor repaired the history for openai: "
+                                                        r"messages\[1\]: orphan_result: dropped tool result 'c1'"):
+        out = compactor.compact(chat, max_tokens=100)
+    assert [m.text for m in out] == ["q" * 200, "next"]
+
+    from langchain_core.messages import AIMessage, HumanMessage
+    from agentmsg.langchain import trim_messages
+
+    lc_chat = [AIMessage("", tool_calls=[{"id": "c1", "name": "calc", "args": {}}]), HumanMessage("q"),
+               AIMessage("a")]
+    with pytest.warns(agentmsg.ConversionWarning, match="first_not_user"):
+        kept = trim_messages(lc_chat, max_tokens=1000, token_counter="approximate", provider="bedrock")
+    assert kept == lc_chat[1:] and kept[0] is lc_chat[1]
+    assert trim_messages(lc_chat, max_tokens=1000, token_counter="approximate") == lc_chat
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories, st.sampled_from(CHECKED_PROVIDERS), st.integers(0, 300))
+def test_a_memory_for_a_provider_gives_what_it_accepts(history, provider, budget):
+    try:
+        check(history, provider)
+    except agentmsg.MessageError:
+        return
+    memory = agentmsg.ConversationMemory(budget, provider=provider)
+    memory.extend(history)
+    assert check(memory.messages, provider) == []

@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 
 from . import _core
 from ._checks import check_calls, describe
-from .convert.langchain import from_langchain
+from .convert.langchain import from_langchain, to_langchain
 from .counting.counter import TokenCounter
 from .counting.encoding import resolve_encoding
-from .errors import EncodingError, MessageError, MessageTypeError
+from .errors import EncodingError, MessageError, MessageTypeError, warn_caller
+from .history.check import CheckedProvider, repair
 from .history.trim import check_budget
 from .model.message import ROLE_CODES, Role
 from .readers.langchain import langchain_messages
@@ -58,6 +59,7 @@ def trim_messages(
     start_on: TypeRule = None,
     include_system: bool = False,
     text_splitter: Optional[Callable[[str], List[str]]] = None,
+    provider: Optional[CheckedProvider] = None,
 ) -> List[Any]:
     """Trims LangChain messages to ``max_tokens``, as ``langchain_core.messages.trim_messages``.
 
@@ -74,6 +76,11 @@ def trim_messages(
     of them) and ``include_system`` (keep ``messages[0]`` when it is a system message) mean what
     they mean in LangChain. Tool calls and their results are kept or dropped together; the result
     never exceeds ``max_tokens`` (a run that cannot fit is dropped, as LangChain drops it).
+
+    ``provider=`` (one of :data:`agentmsg.CHECKED_PROVIDERS`) makes the result pass
+    :func:`agentmsg.check` for that provider: :func:`agentmsg.repair` with ``unanswered="drop"``
+    (so the result stays within ``max_tokens``) fixes what the history or the cut left, each
+    repair announced with a :class:`agentmsg.ConversionWarning`; kept messages are the given objects.
 
     >>> from langchain_core.messages import HumanMessage, AIMessage
     >>> chat = [HumanMessage("first question"), AIMessage("first answer"),
@@ -100,15 +107,28 @@ def trim_messages(
     start_codes, end_codes = _codes(start_on, "start_on"), _codes(end_on, "end_on")
     options = (budget, count_one, overhead, strategy == "first", allow_partial, start_codes, end_codes,
                include_system, splitter, lc.SystemMessage)
+    if provider is not None:
+        repair([], provider)  # checks the name before any work
     try:
-        return _trim(items, *options)
+        kept = _trim(items, *options)
     except _NotAMessage:
-        pass
-    try:  # dicts, tuples and strings: read by LangChain first, then the same trim
-        return _trim(lc.convert_to_messages(items), *options)
-    except _NotAMessage:
-        raise MessageTypeError("messages must be LangChain messages (a RemoveMessage or other type "
-                               "has no role to trim by)") from None
+        try:  # dicts, tuples and strings: read by LangChain first, then the same trim
+            kept = _trim(lc.convert_to_messages(items), *options)
+        except _NotAMessage:
+            raise MessageTypeError("messages must be LangChain messages (a RemoveMessage or other type "
+                                   "has no role to trim by)") from None
+    return kept if provider is None else _accepted(kept, provider)
+
+
+def _accepted(kept: List[Any], provider: CheckedProvider) -> List[Any]:
+    """``kept`` repaired for ``provider`` (drops only), the surviving LangChain objects unchanged."""
+    ours = from_langchain(kept)  # one message per LangChain message
+    fixed, repairs = repair(ours, provider, unanswered="drop")
+    if not repairs:
+        return kept
+    warn_caller(f"trim_messages repaired the history for {provider}: " + "; ".join(map(str, repairs)))
+    position = {id(message): index for index, message in enumerate(ours)}
+    return [kept[position[id(m)]] if id(m) in position else to_langchain([m])[0] for m in fixed]
 
 
 def _trim(items: List[Any], max_tokens: int, count_one: Callable[[Any], int], overhead: int, first: bool,

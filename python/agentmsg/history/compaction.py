@@ -17,15 +17,16 @@ plainly dropping old messages.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Awaitable, Callable, Generator, Iterable, List, Sequence, TypeVar, Union, cast
+from typing import Any, Awaitable, Callable, Generator, Iterable, List, Optional, Sequence, TypeVar, Union, cast
 
 from .. import _core
 from .._checks import as_list, check_calls, describe, require_int
 from ..counting.counter import CountCache, Counter, TokenCounter
-from ..errors import MessageError, MessageTypeError
+from ..errors import MessageError, MessageTypeError, warn_caller
 from ..model.blocks import TextBlock, ToolResultBlock
 from ..model.message import Message, Role
 from ..readers import MessageLike, read_messages
+from .check import CheckedProvider, repair
 
 T = TypeVar("T")
 
@@ -276,7 +277,8 @@ class Compactor:
     ('yyyyyyyyyyyyyyyyyyyy... (truncated)', 'hi')
     """
 
-    def __init__(self, policies: Sequence[Policy], trigger: float = 0.8) -> None:
+    def __init__(self, policies: Sequence[Policy], trigger: float = 0.8, *,
+                 provider: Optional[CheckedProvider] = None) -> None:
         self.policies = as_list(policies, "policies", "a list of callables")
         for index, policy in enumerate(self.policies):
             if not callable(policy):
@@ -286,6 +288,9 @@ class Compactor:
         if not 0 < trigger <= 1:  # NaN fails this too
             raise MessageError(f"trigger must be a fraction in (0, 1], got {describe(trigger)}")
         self.trigger = float(trigger)
+        if provider is not None:
+            repair([], provider)  # checks the name now
+        self.provider = provider
 
     def _target(self, max_tokens: int) -> float:
         # A float holds any budget up to 2**1023; a larger one leaves nothing to compact.
@@ -329,6 +334,11 @@ class Compactor:
             if count.total(items) <= target:
                 break
             items = read_messages((yield policy(items)))
+        if self.provider is not None:
+            items, repairs = repair(items, self.provider)
+            if repairs:
+                warn_caller(f"Compactor repaired the history for {self.provider}: "
+                            + "; ".join(map(str, repairs)))
         return items
 
     def __repr__(self) -> str:

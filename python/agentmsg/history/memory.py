@@ -37,6 +37,7 @@ from ..errors import MessageError, MessageTypeError
 from ..model.blocks import ToolUseBlock
 from ..model.message import ROLE_CODES, Message, Role, to_role
 from ..readers import MessageLike, read_message, read_messages
+from .check import CheckedProvider, Repair, repair
 from .trim import check_budget
 
 if TYPE_CHECKING:
@@ -92,8 +93,12 @@ class ConversationMemory:
         keep_system: bool = True,
         compactor: Optional[Any] = None,
         on_prune: Optional[Callable[[List[Message]], object]] = None,
+        provider: Optional[CheckedProvider] = None,
     ) -> None:
         self._max_tokens = check_budget(max_tokens)
+        if provider is not None:
+            repair([], provider)  # checks the name now, not on first read
+        self._provider = provider
         self._counter_given = counter  # kept for pickling: the TokenCounter wraps it in closures
         self._counter = TokenCounter(counter)
         if not isinstance(keep_system, bool):
@@ -345,12 +350,32 @@ class ConversationMemory:
     def messages(self) -> List[Message]:
         """A copy of the kept messages, in the order they were added.
 
+        With ``provider=``, the kept messages as :func:`agentmsg.repair` makes them acceptable to
+        that provider (pruning may leave an assistant turn first, a call's results may not have
+        been added yet); :attr:`repairs` lists what that changed.
+
         >>> memory = ConversationMemory(100); memory.add(Message.user("Hi"))
         >>> [m.text for m in memory.messages]
         ['Hi']
         """
         with self._lock:
-            return self._history()
+            if self._provider is None:
+                return self._history()
+            return repair(self._history(), self._provider).messages
+
+    @property
+    def repairs(self) -> List[Repair]:
+        """What :attr:`messages` changed so that the memory's ``provider`` accepts them (indices
+        into the kept history); empty without a provider.
+
+        >>> memory = ConversationMemory(100, provider="anthropic"); memory.add(Message.assistant("Hi"))
+        >>> memory.messages, [str(r) for r in memory.repairs]
+        ([], ['messages[0]: first_not_user: dropped an assistant message before the first user message'])
+        """
+        with self._lock:
+            if self._provider is None:
+                return []
+            return repair(self._history(), self._provider).repairs
 
     @property
     def total_tokens(self) -> int:
@@ -457,7 +482,7 @@ class ConversationMemory:
         """
         with self._lock:
             settings = {"counter": self._counter_given, "keep_system": self._keep_system,
-                        "compactor": self._compactor, "on_prune": self._on_prune}
+                        "compactor": self._compactor, "on_prune": self._on_prune, "provider": self._provider}
             return (_restore_memory, (self._max_tokens, settings, self._history(), list(self._pruned)))
 
     def __repr__(self) -> str:
@@ -473,6 +498,7 @@ def _restore_memory(max_tokens: int, settings: Dict[str, Any], messages: List[Me
     memory = ConversationMemory(max_tokens, counter=settings["counter"], keep_system=settings["keep_system"])
     memory.extend(messages)
     memory._compactor, memory._on_prune, memory._pruned = settings["compactor"], settings["on_prune"], pruned
+    memory._provider = settings.get("provider")
     return memory
 
 
