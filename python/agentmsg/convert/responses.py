@@ -167,10 +167,10 @@ class _Writer:
             return None
         mcp_results = []
         for result in again[1:]:
-            position = self.results.get(result.tool_id or "")
-            if position is None or self.messages[position].content != result.content:
+            answer = self.results.get(result.tool_id or "")
+            if answer is None or self.messages[answer].content != result.content:
                 return None
-            mcp_results.append(position)
+            mcp_results.append(answer)
         self.folded.update(mcp_results)
         for block in message.content:
             if type(block) is ToolUseBlock:
@@ -265,10 +265,10 @@ def _call_item(call: ToolUseBlock, index: int, losses: Losses, writer: Optional[
         writer.call_names[call.id] = call.name
     if call.server_name == "local":
         return {"type": "function_call", "call_id": call.id, "name": call.name, "arguments": arguments}
-    item = {"type": "mcp_call", "id": call.id, "name": call.name, "arguments": arguments,
-            "server_label": call.server_name}
+    item: Dict[str, Any] = {"type": "mcp_call", "id": call.id, "name": call.name, "arguments": arguments,
+                            "server_label": call.server_name}
     result = None if writer is None else writer.result_of(call.id)
-    if result is not None:
+    if writer is not None and result is not None:
         answer = cast(ToolResultBlock, result.content[0])
         if any(type(block) is not TextBlock for block in answer.output):
             losses.add("media in MCP tool results", index)
@@ -276,7 +276,7 @@ def _call_item(call: ToolUseBlock, index: int, losses: Losses, writer: Optional[
             item["error"] = {"type": "mcp_tool_execution_error", "content": answer.text}
         else:
             item["output"] = answer.text
-        writer.folded.add(writer.results[call.id])  # type: ignore[union-attr]
+        writer.folded.add(writer.results[call.id])
     return item
 
 
