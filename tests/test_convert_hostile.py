@@ -206,6 +206,24 @@ RESPONSES_EVENTS = [
     {"type": "response.function_call_arguments.delta", "output_index": 1, "delta": '{"a": 1}'},
     {"type": "response.completed", "response": {"id": "resp_1", "status": "completed", "output": []}},
 ]
+GEMINI = [
+    {"parts": [{"text": "Be brief"}]},
+    [
+        {"role": "user", "parts": [{"text": "What is this?"},
+                                   {"inlineData": {"mimeType": "image/png", "data": "iVBO"}},
+                                   {"file_data": {"mime_type": "video/mp4", "file_uri": "https://e.com/a.mp4"}}]},
+        {"role": "model", "parts": [{"text": "plan", "thought": True, "thoughtSignature": "c2ln"},
+                                    {"functionCall": {"id": "c1", "name": "calc", "args": {"a": 1}},
+                                     "thoughtSignature": "c2ln"}]},
+        {"role": "user", "parts": [{"functionResponse": {"id": "c1", "name": "calc", "response": {"output": "2"}}},
+                                   {"functionResponse": {"name": "calc", "response": {"temp": 20}}}]},
+    ],
+]
+GEMINI_CHUNKS = [
+    {"candidates": [{"content": {"role": "model", "parts": [{"text": "It is ", "thought": True}]}}]},
+    {"candidates": [{"content": {"role": "model", "parts": [{"text": "42."}, {"functionCall": {"name": "f", "args": {}}}]},
+                     "finishReason": "STOP"}], "usageMetadata": {"totalTokenCount": 3}},
+]
 # LangChain messages as data: built with model_construct, which skips LangChain's validation,
 # so that every hostile value reaches from_langchain.
 LANGCHAIN = [
@@ -259,6 +277,8 @@ def _reader_cases():
         ("from_langchain", lambda d: agentmsg.from_langchain(_langchain_messages(d)), LANGCHAIN),
         ("from_responses", lambda d: agentmsg.from_responses(d, on_orphan="keep"), RESPONSES),
         ("from_responses_stream", lambda d: agentmsg.from_responses_stream(d, on_orphan="keep"), RESPONSES_EVENTS),
+        ("from_gemini", lambda d: agentmsg.from_gemini(_pair(d)[1], _pair(d)[0], on_orphan="keep"), GEMINI),
+        ("from_gemini_stream", lambda d: agentmsg.from_gemini_stream(d, on_orphan="keep"), GEMINI_CHUNKS),
         ("to_llm_messages", lambda d: agentmsg.to_llm_messages(d), WOLO),
         ("filter_for_bedrock", lambda d: agentmsg.filter_for_bedrock(d), OPENAI),
         ("is_cached_block", lambda d: agentmsg.is_cached_block(d), OPENAI[2]),
@@ -320,7 +340,8 @@ def _message_histories(hostile):
         lambda: [call(input={}, metadata={"raw_arguments": hostile}), result],
         lambda: [Message.user("Hi", metadata=hostile)],
         lambda: [Message.user("Hi", metadata={key: hostile})
-                 for key in ("wolo", "suna_row", "openai", "agentmsg", "langchain", "responses")],
+                 for key in ("wolo", "suna_row", "openai", "agentmsg", "langchain", "responses", "gemini")],
+        lambda: [Message.assistant("Hi", metadata={"gemini": {"signatures": [hostile]}})],
         lambda: [Message.user("Hi", metadata={"responses": {"items": hostile}})],
         lambda: [Message.user("Hi", metadata={"responses": {"items": [hostile]}})],
         lambda: [Message.assistant("Hi", metadata={"anthropic": {"redacted_thinking": [hostile]},
@@ -343,6 +364,7 @@ def _writer_cases():
         ("to_agentscope", agentmsg.to_agentscope), ("to_arcaelas", agentmsg.to_arcaelas),
         ("to_wolo", agentmsg.to_wolo), ("to_llm_messages", agentmsg.to_llm_messages),
         ("to_langchain", agentmsg.to_langchain), ("to_responses", agentmsg.to_responses),
+        ("to_gemini", agentmsg.to_gemini),
         ("format_conversation_for_cache", agentmsg.format_conversation_for_cache),
         ("format_multi_agent", agentmsg.format_multi_agent),
     ]

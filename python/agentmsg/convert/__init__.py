@@ -21,6 +21,7 @@ from .arcaelas import *  # noqa: F401,F403
 from .wolo import *  # noqa: F401,F403
 from .langchain import *  # noqa: F401,F403
 from .responses import *  # noqa: F401,F403
+from .gemini import *  # noqa: F401,F403
 # A literal list, so type checkers see every name (mypy cannot follow a list built at run time);
 # tests/test_typing.py checks it equals the modules' own __all__.
 __all__ = [
@@ -59,4 +60,8 @@ __all__ = [
     "from_langchain",
     "to_responses",
     "from_responses",
+    "to_gemini",
+    "from_gemini",
+    "from_gemini_stream",
+    "afrom_gemini_stream",
 ]
