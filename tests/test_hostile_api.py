@@ -77,6 +77,9 @@ ANTHROPIC_EVENTS = [{"type": "message_start", "message": {"id": "m1", "type": "m
                     {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
                     {"type": "content_block_stop", "index": 0},
                     {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}]
+RESPONSES_EVENTS = [{"type": "response.output_item.done", "output_index": 0, "item": {
+    "type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+    "content": [{"type": "output_text", "text": "Hi", "annotations": []}]}}]
 TOOLS = [{"type": "function", "function": {"name": "calc", "description": "Adds.",
           "parameters": {"type": "object", "properties": {"a": {"type": "number", "enum": [1]}}}}}]
 
@@ -234,6 +237,10 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("from_anthropic_stream", agentmsg.from_anthropic_stream, (ANTHROPIC_EVENTS,), {"dialect": "forge"}),
     ("afrom_anthropic_stream", agentmsg.afrom_anthropic_stream, (ANTHROPIC_EVENTS,), {"dialect": None}),
     ("repair_tool_pairs", agentmsg.repair_tool_pairs, (_messages(),), {}),
+    ("check", agentmsg.check, (_messages(),), {"provider": "anthropic"}),
+    ("repair", agentmsg.repair, (_messages(),), {"provider": "openai", "unanswered": "drop"}),
+    ("from_responses_stream", agentmsg.from_responses_stream, (RESPONSES_EVENTS,), {"on_orphan": "keep"}),
+    ("afrom_responses_stream", agentmsg.afrom_responses_stream, (RESPONSES_EVENTS,), {"on_orphan": "keep"}),
     ("prune_tool_outputs", agentmsg.prune_tool_outputs, (_messages(),),
      {"keep_recent": 0, "placeholder": "[{chars} removed]"}),
     ("compress", agentmsg.compress, (_messages(),), {"max_chars": 3, "keep_recent": 1}),
@@ -297,6 +304,7 @@ NOT_CALLED = {
     "TranscriptError", "MissingDependencyError", "TRANSCRIPT_FORMATS", "DEFAULT_STRATEGIES",
     "DEFAULT_BUDGETS", "PROVIDERS", "ReplayMetrics", "WorkbenchReport", "DIALECTS",
     "TOKEN_ENCODINGS", "DisallowedSpecialTokenError", "TokenIdError", "UnknownModelError",
+    "CHECKED_PROVIDERS", "HistoryProblem", "Repair", "Repaired",
 }
 _PENDING_MODULES = ("agentmsg.history.memory", "agentmsg.history.compaction", "agentmsg.history.toolpairs")
 
@@ -466,6 +474,15 @@ CONVERTER_TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] =
     ("WoloToolPart", agentmsg.WoloToolPart, ("p2", "calc"), {"input": {"a": 1}, "status": "completed"}),
     ("WoloMessage", agentmsg.WoloMessage, ("m1", "user", []), {"finished": True}),
     ("to_wolo", agentmsg.to_wolo, (_CHAT,), {}),
+    ("to_responses", agentmsg.to_responses, (_CHAT,), {}),
+    ("from_responses", agentmsg.from_responses, ([RESPONSES_EVENTS[0]["item"]],), {"on_orphan": "keep"}),
+    ("to_gemini", agentmsg.to_gemini, (_CHAT,), {}),
+    ("from_gemini", agentmsg.from_gemini, ([{"role": "user", "parts": [{"text": "hi"}]}], "Be brief"),
+     {"on_orphan": "keep"}),
+    ("from_gemini_stream", agentmsg.from_gemini_stream,
+     ([{"candidates": [{"content": {"role": "model", "parts": [{"text": "Hi"}]}}]}],), {"on_orphan": "keep"}),
+    ("afrom_gemini_stream", agentmsg.afrom_gemini_stream,
+     ([{"candidates": [{"content": {"role": "model", "parts": [{"text": "Hi"}]}}]}],), {"on_orphan": "keep"}),
     ("from_wolo", agentmsg.from_wolo, (_WOLO,), {}),
     ("to_llm_messages", agentmsg.to_llm_messages, (_WOLO,), {"system_prompt": "Be brief", "agent_display_name": "W"}),
     ("to_langchain", agentmsg.to_langchain, (_CHAT,), {}),
@@ -573,7 +590,7 @@ def test_a_keyword_no_signature_takes_is_a_typed_error_naming_it():
          "text, encoding"),
         (lambda: agentmsg.trim([agentmsg.user("Hi")], 10, model="gpt-4o"),
          "trim() got an unexpected keyword argument 'model' (counter= takes a model name too); it takes: "
-         "messages, max_tokens, counter, keep_system, start_on, end_on, strategy, allow_partial"),
+         "messages, max_tokens, counter, keep_system, start_on, end_on, strategy, allow_partial, provider"),
         (lambda: Message.user("Hi").replace(nmae="ann"),
          "Message.replace() got an unexpected keyword argument 'nmae' (did you mean 'name'?); it takes: role, "
          "content, name, id, timestamp, metadata, tool_id, finished, finish_reason, reasoning_content"),
