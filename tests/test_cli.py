@@ -287,7 +287,7 @@ def test_an_int_past_the_digit_limit_names_file_and_line(capsys, tmp_path):
 
 def test_workbench_no_timings_drops_the_time_columns(capsys):
     code, out, _ = run(capsys, "workbench", SIMPLE, "--strategy", "trim", "--budget", "1000", "--no-timings")
-    assert code == 0 and out.splitlines()[0].split()[-1] == "recall"
+    assert code == 0 and out.splitlines()[0].split()[-1] == "cached"
     code, out, _ = run(capsys, "workbench", SIMPLE, "--strategy", "trim", "--budget", "1000", "--csv", "-",
                        "--no-timings")
     assert code == 0 and out.splitlines()[0].endswith(",user_turns,recall")

@@ -36,7 +36,8 @@ from .model.message import Message, Role
 from .parsing import StreamParser, parse
 from .workbench import run_workbench
 from .workbench.report import progress_bar
-from .workbench.strategies import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, builtin_strategies
+from .workbench.cost import PRICES, PRICES_DATE, Prices
+from .workbench.strategies import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, builtin_strategies, strategy_of
 from .workbench.transcripts import TRANSCRIPT_FORMATS, Transcript, iter_transcripts
 
 __all__ = ["main", "load_sample"]
@@ -314,9 +315,23 @@ def _incomplete_utf8(data: bytes) -> bool:
 
 def _workbench(args: argparse.Namespace) -> int:
     strategies = args.strategy or list(DEFAULT_STRATEGIES)
+    shows = args.show or []
     report = run_workbench(_transcripts(args.files, args.format, progress=False), strategies, args.budget or DEFAULT_BUDGETS,
-                           encoding=args.encoding, progress=args.progress)
+                           encoding=args.encoding, prices=args.prices, keep_prompts={name for name, _ in shows},
+                           progress=args.progress)
     to_stdout = "-" in (args.json, args.csv)  # machine output replaces the table
+    for name, call in shows:
+        rows = [r for r in report.rows if r.transcript == name]
+        if not rows:
+            known = ", ".join(dict.fromkeys(r.transcript for r in report.rows))
+            raise TranscriptError(name, None, f"--show names no transcript read; the transcripts: {known}")
+        if not 1 <= call <= rows[0].turns:
+            raise TranscriptError(name, None, f"--show asks for model call {call}; this transcript has "
+                                              f"{rows[0].turns} (numbered from 1)")
+        for row in rows:
+            assert row.prompts is not None  # kept for this transcript
+            print(f"== {utf8_text(name)}: {utf8_text(row.strategy)} at {row.budget} tokens ==\n"
+                  f"{row.prompts[call - 1].render()}\n", file=sys.stderr if to_stdout else sys.stdout)
     if args.per_transcript and not to_stdout:
         for name in dict.fromkeys(r.transcript for r in report.rows):
             rows = [r for r in report.rows if r.transcript == name]
@@ -359,6 +374,37 @@ MAX_CHUNK_SIZE = 16 * 1024 * 1024
 
 def _chunk_size(text: str) -> int:
     return _whole_number(text, "characters", 1, MAX_CHUNK_SIZE)
+
+
+def _strategy_name(text: str) -> str:
+    try:
+        return strategy_of(text, builtin_strategies()).name
+    except AgentMsgError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _prices(text: str) -> Prices:
+    """A name in PRICES, or INPUT/CACHED/WRITE dollars per million tokens."""
+    if text in PRICES:
+        return PRICES[text]
+    parts = text.split("/")
+    try:
+        numbers = [float(part) for part in parts]
+        if len(numbers) != 3:
+            raise ValueError(text)
+        return Prices(text, *numbers)
+    except (ValueError, AgentMsgError):
+        raise argparse.ArgumentTypeError(
+            f"not a model of known prices ({', '.join(PRICES)}) nor INPUT/CACHED/WRITE dollars per million "
+            f"tokens: {describe(text)}") from None
+
+
+def _show(text: str) -> "tuple[str, int]":
+    name, colon, call = text.rpartition(":")
+    if not colon or not name:
+        raise argparse.ArgumentTypeError(f"expected TRANSCRIPT:CALL (a transcript's name and a model call from 1), "
+                                         f"not {describe(text)}")
+    return name, _whole_number(call, "model calls", 1, 2**63 - 1)
 
 
 def _command(commands: Any, name: str, summary: str, example: str, run: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
@@ -405,7 +451,7 @@ def _parser() -> argparse.ArgumentParser:
                        "agentmsg trim chat.json --max-tokens 8000 --to openai -o short.json", _trim)
     _inputs(trimmed)
     trimmed.add_argument("--max-tokens", type=_budget, required=True, help="the token budget")
-    trimmed.add_argument("--counter", default="o200k_base", choices=("estimate", *ENCODINGS),
+    trimmed.add_argument("--counter", default="o200k_base", choices=tuple(dict.fromkeys(("estimate", *ENCODINGS))),
                          help="how tokens are counted (default: o200k_base)")
     trimmed.add_argument("--start-on", choices=("user",), help="make the kept run start on a user message")
     trimmed.add_argument("--to", default="agentmsg", choices=sorted(TARGETS), help="output format (default: agentmsg)")
@@ -430,12 +476,22 @@ def _parser() -> argparse.ArgumentParser:
                      "agentmsg workbench tests/data/swe-agent-trajectories --budget 4000 --budget 8000 "
                      "--json wb.json --csv wb.csv --plot wb.png", _workbench)
     _inputs(bench)
-    bench.add_argument("--strategy", action="append", choices=sorted(builtin_strategies()),
-                       help=f"repeat for several (default: {', '.join(DEFAULT_STRATEGIES)})")
+    bench.add_argument("--strategy", action="append", type=_strategy_name, metavar="NAME",
+                       help=f"one of {', '.join(sorted(builtin_strategies()))}, or NAME+clearN to prune only "
+                            f"past the budget, to N%% below it; repeat for several (default: "
+                            f"{', '.join(DEFAULT_STRATEGIES)})")
     bench.add_argument("--budget", action="append", type=_budget,
                        help=f"token budget; repeat for several (default: {', '.join(map(str, DEFAULT_BUDGETS))})")
-    bench.add_argument("--encoding", default="o200k_base", choices=("estimate", *ENCODINGS),
+    bench.add_argument("--encoding", default="o200k_base", choices=tuple(dict.fromkeys(("estimate", *ENCODINGS))),
                        help="how tokens are counted (default: o200k_base)")
+    bench.add_argument("--prices", type=_prices, default=PRICES["claude-sonnet-4.5"], metavar="MODEL",
+                       help=f"the input prices of the costs: one of {', '.join(PRICES)} (published prices read on "
+                            f"{PRICES_DATE}), or INPUT/CACHED/WRITE dollars per million tokens "
+                            f"(default: claude-sonnet-4.5)")
+    bench.add_argument("--show", action="append", type=_show, metavar="TRANSCRIPT:CALL",
+                       help="print the prompt each strategy and budget sent at this model call (from 1) of this "
+                            "transcript, with what was dropped, masked or summarized since the previous call; "
+                            "repeat for several")
     bench.add_argument("--per-transcript", action="store_true", help="also print a table per transcript")
     bench.add_argument("--json", metavar="PATH", help="write every measure as JSON (- for stdout, instead of the table)")
     bench.add_argument("--csv", metavar="PATH", help="write every measure as CSV (- for stdout, instead of the table)")

@@ -11,13 +11,89 @@ import math
 import os
 import statistics
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import IO, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .._checks import check_calls, require_bool, require_int, require_str, type_name, utf8_text
 from ..errors import MessageTypeError, MissingDependencyError
+from ..model.message import Message
+from .cost import Prices
 
-__all__ = ["ReplayMetrics", "WorkbenchReport", "PROVIDERS"]
+__all__ = ["ReplayMetrics", "WorkbenchReport", "PROVIDERS", "SentPrompt", "PROMPT_STATUSES"]
+
+
+#: What happened to each message of a prompt since the previous model call: ``new`` (arrived
+#: since, intact), ``kept`` (in the previous prompt, unchanged), ``masked`` (a message of the
+#: history whose content changed since: masked, compressed), ``summary`` (a message the history
+#: does not hold: a summary).
+PROMPT_STATUSES = ("new", "kept", "masked", "summary")
+
+
+@dataclass(frozen=True)
+class SentPrompt:
+    """The prompt a strategy sent at one model call (kept by ``replay(..., keep_prompts=True)``).
+
+    ``call`` counts model calls from 1; ``answered`` is the index, in the transcript, of the
+    assistant message this prompt was sent for; ``messages`` the prompt, with for each message
+    its ``status`` (:data:`PROMPT_STATUSES`) and its ``origin`` (the index of the history
+    message it is, or was made from; None for a summary); ``dropped`` the messages of the
+    previous prompt, or arrived since, that are in no form in this one (``dropped_origins``
+    their indices in the history), summarized when ``summarized`` (this call added a summary);
+    ``tokens`` the prompt's tokens (``message_tokens`` per message) and ``cached`` those of its
+    prefix shared with the previous prompt (what a provider's cache can serve).
+
+    >>> m = replay([Message.user("a"), Message.assistant("b"), Message.user("c"), Message.assistant("d")],
+    ...            "trim", 100, counter="estimate", keep_prompts=True)
+    >>> [(p.call, p.answered, p.status, p.origin) for p in m.prompts]
+    [(1, 1, ['new'], [0]), (2, 3, ['kept', 'kept', 'new'], [0, 1, 2])]
+    """
+
+    call: int
+    answered: int
+    messages: List[Message] = field(repr=False)
+    status: List[str]
+    origin: List[Optional[int]]
+    dropped: List[Message] = field(repr=False)
+    dropped_origins: List[Optional[int]]
+    summarized: bool
+    tokens: int
+    cached: int
+    message_tokens: List[int] = field(repr=False)
+
+    def render(self, width: int = 100) -> str:
+        """The prompt as text, one line per message (its status mark, origin in the history,
+        role, tokens and the start of its text, cut to ``width`` characters), then the messages
+        dropped or summarized since the previous call. Marks: ``+`` new, `` `` kept, ``~``
+        masked, ``*`` summary, ``-`` dropped (or summarized).
+
+        >>> m = replay([Message.user("a"), Message.assistant("b")], "trim", 100, counter="estimate", keep_prompts=True)
+        >>> print(m.prompts[0].render())
+        call 1 (answers message 1): 1 message, 5 tokens, 0 from the previous prompt
+        + [0]  user         5  a
+        """
+        width = require_int(width, "width", minimum=40)
+        lines = [f"call {self.call} (answers message {self.answered}): {len(self.messages)} "
+                 f"message{'s' if len(self.messages) != 1 else ''}, {self.tokens} tokens, {self.cached} from the "
+                 f"previous prompt"]
+        for message, status, origin, tokens in zip(self.messages, self.status, self.origin, self.message_tokens):
+            lines.append(_message_line(_MARKS[status], origin, message, tokens, width))
+        if self.dropped:
+            lines.append(f"{'summarized' if self.summarized else 'dropped'} since the previous call:")
+            for message, origin in zip(self.dropped, self.dropped_origins):
+                lines.append(_message_line("-", origin, message, None, width))
+        return "\n".join(lines)
+
+
+_MARKS = {"new": "+", "kept": " ", "masked": "~", "summary": "*"}
+
+
+def _message_line(mark: str, origin: Optional[int], message: Message, tokens: Optional[int], width: int) -> str:
+    where = "[-]" if origin is None else f"[{origin}]"
+    head = f"{mark} {where:<5} {message.role.value:<9} {'' if tokens is None else tokens:>6}  "
+    text = " ".join(utf8_text(message.text).split()) or (
+        ", ".join(f"{c.name}(...)" for c in message.tool_calls) if message.tool_calls else "")
+    room = max(width - len(head), 10)
+    return head + (text if len(text) <= room else text[: room - 3] + "...")
 
 
 @dataclass
@@ -31,9 +107,13 @@ class ReplayMetrics:
     history that are not intact in the last prompt (dropped, masked, compressed or summarized),
     of ``tool_outputs`` / ``user_turns``; ``recall`` is the share of the file paths and
     identifiers the agent's messages use, having appeared earlier in the history, that are in
-    the prompt it saw (None when none were used); ``seconds_per_turn`` is the median time the
-    strategy took per model call and ``seconds`` its total (tokens are counted before, so both
-    are the strategy's own work).
+    the prompt it saw (None when none were used); ``cost`` is the dollars of the replay's
+    prompts with prompt caching (each prompt's prefix shared with the previous one read from the
+    cache, see :class:`Prices`), ``cost_uncached`` without, and ``cached_share`` the share of
+    input tokens read from the cache (for the pooled rows, ``cost`` and ``cost_uncached`` are
+    dollars per transcript); ``seconds_per_turn`` is the median time the strategy took per
+    model call and ``seconds`` its total (tokens are counted before, so both are the strategy's
+    own work). ``prompts`` holds each call's :class:`SentPrompt` when the replay kept them.
 
     >>> m = replay([Message.user("Read src/app.py"), Message.assistant("Reading src/app.py")], "trim", 100)
     >>> (m.turns, m.kept_mean, m.recall, m.tool_outputs_lost)
@@ -56,18 +136,22 @@ class ReplayMetrics:
     user_turns_lost: int
     user_turns: int
     recall: Optional[float]
+    cost: float
+    cost_uncached: float
+    cached_share: Optional[float]
     seconds_per_turn: float
     seconds: float
+    prompts: Optional[List[SentPrompt]] = field(default=None, repr=False, compare=False)
     _turns: Dict[str, List[Any]] = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> Dict[str, Any]:
-        """The measures as plain JSON data.
+        """The measures as plain JSON data (without ``prompts``).
 
         >>> replay([Message.user("Hi"), Message.assistant("Hello")], "trim", 100).to_dict()["turns"]
         1
         """
-        data = asdict(self)
-        del data["_turns"]
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("prompts", "_turns")}
+        data["valid"] = dict(self.valid)
         return data
 
 
@@ -82,13 +166,14 @@ def pooled_metrics(rows: List[ReplayMetrics]) -> ReplayMetrics:
         for key, values in row._turns.items():
             turns[key].extend(values)
     lost = tuple(sum(getattr(r, f) for r in rows) for f in ("tool_outputs_lost", "tool_outputs", "user_turns_lost", "user_turns"))
-    return replay_metrics("(all)", rows[0].strategy, rows[0].budget, turns, lost)
+    return replay_metrics("(all)", rows[0].strategy, rows[0].budget, turns, lost, transcripts=len(rows))
 
 
 _CSV_FIELDS = (
     "transcript", "strategy", "budget", "turns", "tokens_mean", "tokens_p95", "tokens_max", "over_budget",
     "kept_mean", "valid_openai", "valid_anthropic", "valid_bedrock", "prefix_stability", "tool_outputs_lost",
-    "tool_outputs", "user_turns_lost", "user_turns", "recall", "seconds_per_turn", "seconds",
+    "tool_outputs", "user_turns_lost", "user_turns", "recall", "cost", "cost_uncached", "cached_share",
+    "seconds_per_turn", "seconds",
 )
 
 
@@ -103,7 +188,8 @@ def _percent(value: Optional[float]) -> str:
 @dataclass
 class WorkbenchReport:
     """What :func:`run_workbench` measured: ``rows`` per transcript x strategy x budget,
-    ``overall`` per strategy x budget with every transcript's turns pooled.
+    ``overall`` per strategy x budget with every transcript's turns pooled; ``encoding`` counted
+    the tokens and ``prices`` gave the costs.
 
     >>> report = run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [100])
     >>> print(report.table().splitlines()[0].split()[:3])
@@ -113,26 +199,32 @@ class WorkbenchReport:
     rows: List[ReplayMetrics]
     overall: List[ReplayMetrics]
     encoding: str
+    prices: Optional[Prices] = None
 
     def table(self, rows: Optional[List[ReplayMetrics]] = None, *, timings: bool = True) -> str:
-        """A text table of ``rows`` (the overall rows by default), one line per strategy x budget;
+        """A text table of ``rows`` (the overall rows by default), one line per strategy x budget,
+        with the dollars per transcript with prompt caching (``$ cached``) and without
+        (``$ plain``) at :attr:`prices`, and the share of input read from the cache;
         ``timings=False`` leaves out the time column (see :meth:`to_dict`).
 
         >>> run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [100]).table().count("\\n")
         1
         """
         timings = require_bool(timings, "timings")
-        header = (f"{'strategy':<18} {'budget':>6} {'tokens':>7} {'p95':>6} {'max':>6} {'over':>4} {'kept':>5} "
+        shown = self.overall if rows is None else rows
+        width = max([18, *(len(utf8_text(r.strategy)) for r in shown)])  # long names keep the columns aligned
+        header = (f"{'strategy':<{width}} {'budget':>6} {'tokens':>7} {'p95':>6} {'max':>6} {'over':>4} {'kept':>5} "
                   f"{'openai':>6} {'anthr.':>6} {'bedrock':>7} {'prefix':>6} {'tools lost':>10} {'users lost':>10} "
-                  f"{'recall':>6}")
+                  f"{'recall':>6} {'$ cached':>9} {'$ plain':>9} {'cached':>6}")
         lines = [header + (f" {'us/turn':>8}" if timings else "")]
-        for r in self.overall if rows is None else rows:
+        for r in shown:
             lines.append(
-                f"{utf8_text(r.strategy):<18} {r.budget:>6} {r.tokens_mean:>7.0f} {r.tokens_p95:>6} {r.tokens_max:>6} "
+                f"{utf8_text(r.strategy):<{width}} {r.budget:>6} {r.tokens_mean:>7.0f} {r.tokens_p95:>6} {r.tokens_max:>6} "
                 f"{r.over_budget:>4} {r.kept_mean:>5.1f} {_percent(r.valid['openai']):>6} "
                 f"{_percent(r.valid['anthropic']):>6} {_percent(r.valid['bedrock']):>7} "
                 f"{_percent(r.prefix_stability):>6} {f'{r.tool_outputs_lost}/{r.tool_outputs}':>10} "
-                f"{f'{r.user_turns_lost}/{r.user_turns}':>10} {_percent(r.recall):>6}"
+                f"{f'{r.user_turns_lost}/{r.user_turns}':>10} {_percent(r.recall):>6} "
+                f"{r.cost:>9.4f} {r.cost_uncached:>9.4f} {_percent(r.cached_share):>6}"
                 + (f" {1e6 * r.seconds_per_turn:>8.0f}" if timings else "")
             )
         return "\n".join(lines)
@@ -145,10 +237,11 @@ class WorkbenchReport:
         byte, in every run.
 
         >>> sorted(run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [9]).to_dict())
-        ['encoding', 'overall', 'transcripts']
+        ['encoding', 'overall', 'prices', 'transcripts']
         """
         timings = require_bool(timings, "timings")
-        return {"encoding": self.encoding, "overall": [_row_dict(r, timings) for r in self.overall],
+        prices = None if self.prices is None else {f.name: getattr(self.prices, f.name) for f in fields(self.prices)}
+        return {"encoding": self.encoding, "prices": prices, "overall": [_row_dict(r, timings) for r in self.overall],
                 "transcripts": [_row_dict(r, timings) for r in self.rows]}
 
     def write_json(self, path: Union[str, "os.PathLike[str]", IO[str]], *, timings: bool = True) -> None:
@@ -284,9 +377,11 @@ def progress_bar(total: Optional[int], enabled: Optional[bool], unit: str) -> An
 
 
 def replay_metrics(transcript: str, strategy: str, budget: int, turns: Dict[str, List[Any]],
-             lost: Tuple[int, int, int, int]) -> ReplayMetrics:
+                   lost: Tuple[int, int, int, int], transcripts: int = 1) -> ReplayMetrics:
+    """The measures from a replay's per-call lists (``turns``), pooled over ``transcripts``."""
     tokens, stability, used, found = turns["tokens"], turns["stability"], turns["used"], turns["found"]
     n = len(tokens)
+    total = sum(tokens)
     return ReplayMetrics(
         transcript=transcript, strategy=strategy, budget=budget, turns=n,
         tokens_mean=sum(tokens) / n if n else 0.0, tokens_p95=_p95(tokens), tokens_max=max(tokens, default=0),
@@ -296,6 +391,8 @@ def replay_metrics(transcript: str, strategy: str, budget: int, turns: Dict[str,
         prefix_stability=sum(stability) / len(stability) if stability else None,
         tool_outputs_lost=lost[0], tool_outputs=lost[1], user_turns_lost=lost[2], user_turns=lost[3],
         recall=sum(found) / sum(used) if sum(used) else None,
+        cost=sum(turns["cost"]) / transcripts, cost_uncached=sum(turns["cost_uncached"]) / transcripts,
+        cached_share=sum(turns["hit"]) / total if total else None,
         seconds_per_turn=statistics.median(turns["seconds"]) if n else 0.0,
         seconds=sum(turns["seconds"]),
         _turns=turns,
