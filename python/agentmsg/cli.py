@@ -392,7 +392,7 @@ def _prices(text: str) -> Prices:
         numbers = [float(part) for part in parts]
         if len(numbers) != 3:
             raise ValueError(text)
-        return Prices(text, *numbers)
+        return Prices(text, input=numbers[0], cached_input=numbers[1], cache_write=numbers[2])
     except (ValueError, AgentMsgError):
         raise argparse.ArgumentTypeError(
             f"not a model of known prices ({', '.join(PRICES)}) nor INPUT/CACHED/WRITE dollars per million "

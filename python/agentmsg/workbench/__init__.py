@@ -76,11 +76,6 @@ __all__ = [
     "ReplayMetrics",
     "WorkbenchReport",
     "PROVIDERS",
-    "SentPrompt",
-    "PROMPT_STATUSES",
-    "Prices",
-    "PRICES",
-    "PRICES_DATE",
     "ordering_problem",
     "replay",
     "run_workbench",
@@ -88,6 +83,11 @@ __all__ = [
     "load_transcript",
     "iter_transcripts",
     "TRANSCRIPT_FORMATS",
+    "SentPrompt",
+    "PROMPT_STATUSES",
+    "Prices",
+    "PRICES",
+    "PRICES_DATE",
 ]
 
 
@@ -323,13 +323,13 @@ def run_workbench(
         raise MessageError("no budgets to replay")
     MessageCounter(encoding)  # an unknown encoding is an error before any replay
     price = prices_of(prices)
+    keep_all = keep_prompts is True
     if isinstance(keep_prompts, bool):
-        keep = (lambda name: True) if keep_prompts else (lambda name: False)
+        names: FrozenSet[str] = frozenset()
     elif isinstance(keep_prompts, str) or not isinstance(keep_prompts, Collection):
         raise MessageTypeError(f"keep_prompts must be a bool or a collection of transcript names, not {type_name(keep_prompts)}")
     else:
         names = frozenset(require_str(n, "keep_prompts[...]") for n in keep_prompts)
-        keep = names.__contains__
     if progress is not None:
         progress = require_bool(progress, "progress")
     try:
@@ -349,7 +349,7 @@ def run_workbench(
                 for budget in budget_list:
                     bar.set_description(f"{name} {strategy.name} {budget}", refresh=False)
                     rows.append(replay(messages, strategy, budget, counter=counter, name=name, prices=price,
-                                       keep_prompts=keep(name)))
+                                       keep_prompts=keep_all or name in names))
                     bar.update()
     finally:
         bar.close()

@@ -45,7 +45,7 @@ class SentPrompt:
     >>> m = replay([Message.user("a"), Message.assistant("b"), Message.user("c"), Message.assistant("d")],
     ...            "trim", 100, counter="estimate", keep_prompts=True)
     >>> [(p.call, p.answered, p.status, p.origin) for p in m.prompts]
-    [(1, 1, ['new'], [0]), (2, 3, ['kept', 'kept', 'new'], [0, 1, 2])]
+    [(1, 1, ['new'], [0]), (2, 3, ['kept', 'new', 'new'], [0, 1, 2])]
     """
 
     call: int
@@ -68,8 +68,8 @@ class SentPrompt:
 
         >>> m = replay([Message.user("a"), Message.assistant("b")], "trim", 100, counter="estimate", keep_prompts=True)
         >>> print(m.prompts[0].render())
-        call 1 (answers message 1): 1 message, 5 tokens, 0 from the previous prompt
-        + [0]  user         5  a
+        call 1 (answers message 1): 1 message, 4 tokens, 0 from the previous prompt
+        + [0]   user           4  a
         """
         width = require_int(width, "width", minimum=40)
         lines = [f"call {self.call} (answers message {self.answered}): {len(self.messages)} "
