@@ -272,7 +272,7 @@ def test_a_folder_without_transcripts_is_one_line_and_exit_1(capsys, tmp_path):
                     ["workbench", "--budget", "100"]):
         code, out, err = run(capsys, *command, str(tmp_path))
         assert (code, out) == (1, "") and err == (
-            f"agentmsg: error: {tmp_path}: no .json, .jsonl or .traj file in this folder (it holds 1 broken or "
+            f"agentmsg: error: {tmp_path}: no .json, .jsonl or .traj file (or .gz of one) in this folder (it holds 1 broken or "
             "looping link)\n"), command
 
 
@@ -290,4 +290,4 @@ def test_workbench_no_timings_drops_the_time_columns(capsys):
     assert code == 0 and out.splitlines()[0].split()[-1] == "cached"
     code, out, _ = run(capsys, "workbench", SIMPLE, "--strategy", "trim", "--budget", "1000", "--csv", "-",
                        "--no-timings")
-    assert code == 0 and out.splitlines()[0].endswith(",user_turns,recall")
+    assert code == 0 and out.splitlines()[0].endswith(",user_turns,recall,cost,cost_uncached,cached_share,outcome,usage")

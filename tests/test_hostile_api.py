@@ -283,6 +283,7 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("Dialect", agentmsg.Dialect, (), {"name": "mine", "call_start": "[C]", "call_end": "[/C]", "payload": "json",
                                        "name_key": "tool", "arguments_key": "args", "think_start": "[T]",
                                        "think_end": "[/T]"}),
+    ("Prices", agentmsg.Prices, ("mine",), {"input": 1.0, "cached_input": 0.1, "cache_write": 1.25}),
     ("openai_deltas", agentmsg.openai_deltas,
      ([agentmsg.ToolCallHeader(0, "call_1", "f"), agentmsg.ToolCallDelta(0, '{"a":1}'),
        agentmsg.TextDelta("hi")],), {}),
@@ -297,6 +298,7 @@ NOT_CALLED = {
     "TranscriptError", "MissingDependencyError", "TRANSCRIPT_FORMATS", "DEFAULT_STRATEGIES",
     "DEFAULT_BUDGETS", "PROVIDERS", "ReplayMetrics", "WorkbenchReport", "DIALECTS",
     "TOKEN_ENCODINGS", "DisallowedSpecialTokenError", "TokenIdError", "UnknownModelError",
+    "SentPrompt", "PROMPT_STATUSES", "PRICES", "PRICES_DATE",
 }
 _PENDING_MODULES = ("agentmsg.history.memory", "agentmsg.history.compaction", "agentmsg.history.toolpairs")
 

@@ -335,7 +335,8 @@ def _workbench(args: argparse.Namespace) -> int:
     if args.per_transcript and not to_stdout:
         for name in dict.fromkeys(r.transcript for r in report.rows):
             rows = [r for r in report.rows if r.transcript == name]
-            print(f"{utf8_text(name)}:\n{report.table(rows, timings=args.timings)}\n")
+            recorded = ", ".join(f"{key} {utf8_text(str(value))}" for key, value in rows[0].outcome.items())
+            print(f"{utf8_text(name)}{f' ({recorded})' if recorded else ''}:\n{report.table(rows, timings=args.timings)}\n")
         print("all transcripts:")
     if not to_stdout:
         print(report.table(timings=args.timings))

@@ -348,8 +348,11 @@ def run_workbench(
             for strategy in chosen:
                 for budget in budget_list:
                     bar.set_description(f"{name} {strategy.name} {budget}", refresh=False)
-                    rows.append(replay(messages, strategy, budget, counter=counter, name=name, prices=price,
-                                       keep_prompts=keep_all or name in names))
+                    row = replay(messages, strategy, budget, counter=counter, name=name, prices=price,
+                                 keep_prompts=keep_all or name in names)
+                    if isinstance(item, Transcript):
+                        row.outcome, row.usage = dict(item.outcome), dict(item.usage)
+                    rows.append(row)
                     bar.update()
     finally:
         bar.close()

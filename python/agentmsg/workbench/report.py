@@ -113,7 +113,10 @@ class ReplayMetrics:
     input tokens read from the cache (for the pooled rows, ``cost`` and ``cost_uncached`` are
     dollars per transcript); ``seconds_per_turn`` is the median time the strategy took per
     model call and ``seconds`` its total (tokens are counted before, so both are the strategy's
-    own work). ``prompts`` holds each call's :class:`SentPrompt` when the replay kept them.
+    own work). ``outcome`` and ``usage`` are what the transcript's file records of the run's
+    result and of the provider's usage (:class:`Transcript`; empty in the pooled rows), so the
+    proxies can be read against outcomes. ``prompts`` holds each call's :class:`SentPrompt` when
+    the replay kept them.
 
     >>> m = replay([Message.user("Read src/app.py"), Message.assistant("Reading src/app.py")], "trim", 100)
     >>> (m.turns, m.kept_mean, m.recall, m.tool_outputs_lost)
@@ -141,6 +144,8 @@ class ReplayMetrics:
     cached_share: Optional[float]
     seconds_per_turn: float
     seconds: float
+    outcome: Dict[str, Any] = field(default_factory=dict, repr=False)
+    usage: Dict[str, Any] = field(default_factory=dict, repr=False)
     prompts: Optional[List[SentPrompt]] = field(default=None, repr=False, compare=False)
     _turns: Dict[str, List[Any]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -152,6 +157,7 @@ class ReplayMetrics:
         """
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("prompts", "_turns")}
         data["valid"] = dict(self.valid)
+        data["outcome"], data["usage"] = dict(self.outcome), dict(self.usage)
         return data
 
 
@@ -173,7 +179,7 @@ _CSV_FIELDS = (
     "transcript", "strategy", "budget", "turns", "tokens_mean", "tokens_p95", "tokens_max", "over_budget",
     "kept_mean", "valid_openai", "valid_anthropic", "valid_bedrock", "prefix_stability", "tool_outputs_lost",
     "tool_outputs", "user_turns_lost", "user_turns", "recall", "cost", "cost_uncached", "cached_share",
-    "seconds_per_turn", "seconds",
+    "outcome", "usage", "seconds_per_turn", "seconds",
 )
 
 
@@ -275,6 +281,8 @@ class WorkbenchReport:
                 data = r.to_dict()
                 for provider in PROVIDERS:
                     data[f"valid_{provider}"] = data["valid"][provider]
+                for key in ("outcome", "usage"):  # JSON in one cell; empty when the file recorded none
+                    data[key] = json.dumps(data[key], sort_keys=True) if data[key] else None
                 # A name holding a lone surrogate (read from a JSON escape) is written escaped:
                 # UTF-8 cannot carry it.
                 writer.writerow(["" if data[f] is None else utf8_text(data[f]) if isinstance(data[f], str)
