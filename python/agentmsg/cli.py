@@ -34,7 +34,7 @@ from .history.conversation import conversation_stats
 from .history.trim import trim
 from .model.message import Message, Role
 from .parsing import StreamParser, parse
-from .workbench import run_workbench
+from .workbench import run_workbench, write_html
 from .workbench.report import progress_bar
 from .workbench.cost import PRICES, PRICES_DATE, Prices
 from .workbench.strategies import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, builtin_strategies, strategy_of
@@ -317,7 +317,8 @@ def _workbench(args: argparse.Namespace) -> int:
     strategies = args.strategy or list(DEFAULT_STRATEGIES)
     shows = args.show or []
     report = run_workbench(_transcripts(args.files, args.format, progress=False), strategies, args.budget or DEFAULT_BUDGETS,
-                           encoding=args.encoding, prices=args.prices, keep_prompts={name for name, _ in shows},
+                           encoding=args.encoding, prices=args.prices,
+                           keep_prompts=True if args.html else {name for name, _ in shows},
                            progress=args.progress)
     to_stdout = "-" in (args.json, args.csv)  # machine output replaces the table
     for name, call in shows:
@@ -346,6 +347,8 @@ def _workbench(args: argparse.Namespace) -> int:
         report.write_csv(args.csv, timings=args.timings)
     if args.plot:
         report.plot(args.plot)
+    if args.html:
+        write_html(report, args.html)
     return 0
 
 
@@ -497,6 +500,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", metavar="PATH", help="write every measure as JSON (- for stdout, instead of the table)")
     bench.add_argument("--csv", metavar="PATH", help="write every measure as CSV (- for stdout, instead of the table)")
     bench.add_argument("--plot", metavar="PATH", help="write a PNG plot (needs agentmsg[plot])")
+    bench.add_argument("--html", metavar="PATH", help="write a self-contained HTML report: the table, charts per "
+                                                      "measure and budget, and each call's prompt per strategy")
     bench.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar on stderr (default: when stderr is a terminal)")
     bench.add_argument("--timings", action=argparse.BooleanOptionalAction, default=True,

@@ -57,6 +57,7 @@ from ..errors import MissingDependencyError as MissingDependencyError  # here be
 from ..model.message import Message, Role
 from ..readers import MessageLike, read_messages
 from .cost import PRICES, PRICES_DATE, Prices, prices_of
+from .html import HTML_TEXT_CHARS, write_html
 from .report import (
     PROMPT_STATUSES, PROVIDERS, ReplayMetrics, SentPrompt, WorkbenchReport, pooled_metrics, progress_bar,
     replay_metrics,
@@ -88,6 +89,8 @@ __all__ = [
     "Prices",
     "PRICES",
     "PRICES_DATE",
+    "write_html",
+    "HTML_TEXT_CHARS",
 ]
 
 
@@ -339,6 +342,7 @@ def run_workbench(
     size = len(transcripts) if isinstance(transcripts, Sized) else None
     bar = progress_bar(None if size is None else size * len(chosen) * len(budget_list), progress, "replay")
     rows: List[ReplayMetrics] = []
+    histories: Dict[str, List[Message]] = {}
     try:
         for number, item in enumerate(_streamed(items), start=1):  # one transcript in memory at a time
             name = item.name if isinstance(item, Transcript) else f"transcript {number}"
@@ -348,8 +352,11 @@ def run_workbench(
             for strategy in chosen:
                 for budget in budget_list:
                     bar.set_description(f"{name} {strategy.name} {budget}", refresh=False)
+                    keep = keep_all or name in names
+                    if keep:
+                        histories[name] = messages
                     row = replay(messages, strategy, budget, counter=counter, name=name, prices=price,
-                                 keep_prompts=keep_all or name in names)
+                                 keep_prompts=keep)
                     if isinstance(item, Transcript):
                         row.outcome, row.usage = dict(item.outcome), dict(item.usage)
                     rows.append(row)
@@ -359,7 +366,7 @@ def run_workbench(
     if not rows:
         raise MessageError("no transcripts to replay")
     overall = [pooled_metrics([r for r in rows if r.strategy == s.name and r.budget == b]) for s in chosen for b in budget_list]
-    return WorkbenchReport(rows, overall, encoding, price)
+    return WorkbenchReport(rows, overall, encoding, price, histories)
 
 
 def _streamed(items: Iterator[Any]) -> Iterator[Any]:

@@ -195,7 +195,8 @@ def _percent(value: Optional[float]) -> str:
 class WorkbenchReport:
     """What :func:`run_workbench` measured: ``rows`` per transcript x strategy x budget,
     ``overall`` per strategy x budget with every transcript's turns pooled; ``encoding`` counted
-    the tokens and ``prices`` gave the costs.
+    the tokens and ``prices`` gave the costs; ``histories`` holds the messages of the
+    transcripts whose prompts were kept (``keep_prompts``), for the HTML report's per-call view.
 
     >>> report = run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [100])
     >>> print(report.table().splitlines()[0].split()[:3])
@@ -206,6 +207,7 @@ class WorkbenchReport:
     overall: List[ReplayMetrics]
     encoding: str
     prices: Optional[Prices] = None
+    histories: Dict[str, List[Message]] = field(default_factory=dict, repr=False, compare=False)
 
     def table(self, rows: Optional[List[ReplayMetrics]] = None, *, timings: bool = True) -> str:
         """A text table of ``rows`` (the overall rows by default), one line per strategy x budget,
@@ -259,7 +261,7 @@ class WorkbenchReport:
         >>> run_workbench([[Message.user("Hi"), Message.assistant("Hello")]], ["trim"], [9]).write_json(path)
         """
         data = self.to_dict(timings=timings)
-        with _opened(path, "path") as handle:
+        with opened(path, "path") as handle:
             json.dump(data, handle, indent=2)
             handle.write("\n")
 
@@ -274,7 +276,7 @@ class WorkbenchReport:
         ['transcript', 'strategy', 'budget']
         """
         fields = [f for f in _CSV_FIELDS if require_bool(timings, "timings") or f not in _TIMING_FIELDS]
-        with _opened(path, "path", newline="") as handle:
+        with opened(path, "path", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(fields)
             for r in [*self.rows, *self.overall]:
@@ -344,7 +346,7 @@ def _row_dict(row: ReplayMetrics, timings: bool) -> Dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _opened(path: object, what: str, newline: Optional[str] = None) -> Iterator[IO[str]]:
+def opened(path: object, what: str, newline: Optional[str] = None) -> Iterator[IO[str]]:
     """``path`` opened for writing text; stdout for ``"-"``, and a caller's open file, both
     left open. An int is refused: ``open`` would take it for a file descriptor and close it
     (stdout, for 1) when done."""
