@@ -263,6 +263,8 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("replay", agentmsg.replay, (_messages(), "trim", 100), {"counter": "estimate", "name": "chat"}),
     ("run_workbench", agentmsg.run_workbench, ([_messages()], ["trim", "memory"], [50, 100]),
      {"encoding": "estimate", "progress": False}),
+    ("write_html", agentmsg.write_html, (agentmsg.run_workbench([_messages()], ["trim"], [100], encoding="estimate",
+                                                                keep_prompts=True), "-"), {}),
     ("get_encoding", agentmsg.get_encoding, ("cl100k_base",), {}),
     ("encoding_for_model", agentmsg.encoding_for_model, ("gpt-4o",), {}),
     ("encoding_name_for_model", agentmsg.encoding_name_for_model, ("gpt-4.1-mini",), {}),
@@ -298,7 +300,7 @@ NOT_CALLED = {
     "TranscriptError", "MissingDependencyError", "TRANSCRIPT_FORMATS", "DEFAULT_STRATEGIES",
     "DEFAULT_BUDGETS", "PROVIDERS", "ReplayMetrics", "WorkbenchReport", "DIALECTS",
     "TOKEN_ENCODINGS", "DisallowedSpecialTokenError", "TokenIdError", "UnknownModelError",
-    "SentPrompt", "PROMPT_STATUSES", "PRICES", "PRICES_DATE",
+    "SentPrompt", "PROMPT_STATUSES", "PRICES", "PRICES_DATE", "HTML_TEXT_CHARS",
 }
 _PENDING_MODULES = ("agentmsg.history.memory", "agentmsg.history.compaction", "agentmsg.history.toolpairs")
 

@@ -9,7 +9,8 @@ import json
 import os
 from typing import IO, Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from .._checks import check_calls, utf8_text
+from .._checks import check_calls, type_name, utf8_text
+from ..errors import MessageError, MessageTypeError
 from ..model.message import Message
 from .report import ReplayMetrics, SentPrompt, WorkbenchReport, opened
 
@@ -118,6 +119,10 @@ def write_html(report: WorkbenchReport, path: Union[str, "os.PathLike[str]", IO[
     >>> open(path).read().startswith("<!DOCTYPE html>")
     True
     """
+    if not isinstance(report, WorkbenchReport):
+        raise MessageTypeError(f"report must be a WorkbenchReport (from run_workbench), not {type_name(report)}")
+    if isinstance(path, str) and not path:
+        raise MessageError("path must be a file path, '-' for stdout, or a text file open for writing, not ''")
     data = json.dumps(page_data(report), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     data = data.replace("</", "<\\/")  # no text in the data can end the script element
     with opened(path, "path") as handle:
