@@ -163,3 +163,29 @@ def test_cli_prices_and_clearing_strategies(capsys):
     assert data["overall"][0]["strategy"] == "trim+clear25"
     assert main(["workbench", simple, "--prices", "1/2"]) == 2
     assert "nor INPUT/CACHED/WRITE dollars per million tokens" in capsys.readouterr().err
+
+
+def test_the_png_has_a_panel_per_measure_and_budget_a_bar_per_strategy_and_no_overlapping_text(monkeypatch, tmp_path):
+    matplotlib = pytest.importorskip("matplotlib")  # an extra: agentmsg[plot]
+    import matplotlib.pyplot as plt
+
+    names = ["trim", "trim-user", "memory", "memory-compactor", "mask-tool-outputs", "compress", "summarize",
+             "mask-tool-outputs+clear25"]
+    report = run_workbench(agentmsg.iter_transcripts(transcripts.TRAJECTORY_DIR), names, [2000, 4000, 8000, 16000])
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)
+    report.plot(tmp_path / "wb.png")
+    (figure,) = figures
+    axes = figure.axes
+    assert len(axes) == 10 * 4
+    assert all(len(axis.patches) == len(names) for axis in axes)
+    # trim and memory give the same prompts: two bars of the same width, both drawn
+    first = axes[0]
+    assert first.patches[0].get_width() == first.patches[2].get_width() > 0
+    renderer = figure.canvas.get_renderer()
+    texts = [t for t in figure.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts]
+    overlapping = [(a, b) for i, (a, box) in enumerate(boxes) for b, other in boxes[i + 1:]
+                   if box.overlaps(other) and box.width and other.width]
+    assert overlapping == [], overlapping[:5]
+    plt.close("all")

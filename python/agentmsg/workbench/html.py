@@ -12,29 +12,13 @@ from typing import IO, Any, Dict, List, Optional, Sequence, Tuple, Union
 from .._checks import check_calls, type_name, utf8_text
 from ..errors import MessageError, MessageTypeError
 from ..model.message import Message
-from .report import ReplayMetrics, SentPrompt, WorkbenchReport, opened
+from .report import MEASURES, SentPrompt, WorkbenchReport, measure_value, opened
 
 __all__ = ["write_html", "HTML_TEXT_CHARS"]
 
 #: Each message's text is shown up to this many characters in the page (the rest is counted):
 #: the page stays small for a hundred long transcripts.
 HTML_TEXT_CHARS = 1500
-
-# The measures charted, with their labels and how their values read (share: 0..1 shown in %).
-_MEASURES: Tuple[Tuple[str, str, str], ...] = (
-    ("tokens_mean", "mean prompt tokens", "number"),
-    ("cost", "$ per transcript, with prompt caching", "dollars"),
-    ("cost_uncached", "$ per transcript, without caching", "dollars"),
-    ("cached_share", "share of input read from the cache", "share"),
-    ("prefix_stability", "prefix stability", "share"),
-    ("recall", "recall of paths and identifiers used", "share"),
-    ("valid_anthropic", "prompts valid under Anthropic's rules", "share"),
-    ("valid_bedrock", "prompts valid under Bedrock's rules", "share"),
-    ("tool_outputs_lost", "tool outputs lost (share)", "share"),
-    ("user_turns_lost", "user turns lost (share)", "share"),
-    ("over_budget", "prompts over the budget", "number"),
-)
-
 
 def _cut(text: str) -> List[Any]:
     text = utf8_text(text)
@@ -47,17 +31,6 @@ def _message_data(message: Message) -> List[Any]:
     return [message.role.value, text, more, utf8_text(calls)]
 
 
-def _measure(row: ReplayMetrics, key: str) -> Optional[float]:
-    if key.startswith("valid_"):
-        return row.valid[key[len("valid_"):]]
-    if key == "tool_outputs_lost":
-        return row.tool_outputs_lost / row.tool_outputs if row.tool_outputs else None
-    if key == "user_turns_lost":
-        return row.user_turns_lost / row.user_turns if row.user_turns else None
-    value = getattr(row, key)
-    return None if value is None else float(value)
-
-
 def _calls(prompts: Sequence[SentPrompt], history: List[Message], texts: Dict[str, int]) -> List[Any]:
     """Each call as [answered, tokens, cached, items, dropped, summarized]: items are runs
     [first, last] of intact history messages, ["m", origin, text, now] for a masked one (now: 1
@@ -68,8 +41,8 @@ def _calls(prompts: Sequence[SentPrompt], history: List[Message], texts: Dict[st
         items: List[Any] = []
         for message, status, origin in zip(prompt.messages, prompt.status, prompt.origin):
             own = None if origin is None else history[origin]
-            intact = own is not None and (message is own or message == own)
-            if intact and items and isinstance(items[-1][0], int) and items[-1][1] == origin - 1:
+            intact = origin is not None and own is not None and (message is own or message == own)
+            if intact and origin is not None and items and isinstance(items[-1][0], int) and items[-1][1] == origin - 1:
                 items[-1][1] = origin
             elif intact:
                 items.append([origin, origin])
@@ -87,10 +60,10 @@ def page_data(report: WorkbenchReport) -> Dict[str, Any]:
     """What the page shows, as JSON data (see the script for its use)."""
     strategies = list(dict.fromkeys(r.strategy for r in report.overall))
     budgets = sorted(dict.fromkeys(r.budget for r in report.overall))
-    overall = {f"{r.strategy}@{r.budget}": {key: _measure(r, key) for key, _, _ in _MEASURES} for r in report.overall}
+    overall = {f"{r.strategy}@{r.budget}": {key: measure_value(r, key) for key, _, _ in MEASURES} for r in report.overall}
     table = [r.to_dict() for r in report.overall]
-    for row in table:
-        del row["seconds"], row["seconds_per_turn"], row["outcome"], row["usage"]
+    for line in table:
+        del line["seconds"], line["seconds_per_turn"], line["outcome"], line["usage"]
     transcripts: Dict[str, Any] = {}
     for row in report.rows:
         history = report.histories.get(row.transcript)
@@ -102,7 +75,7 @@ def page_data(report: WorkbenchReport) -> Dict[str, Any]:
     for entry in transcripts.values():
         entry["texts"] = [json.loads(key) for key in entry["texts"]]
     return {"encoding": report.encoding, "prices": None if report.prices is None else report.prices.name,
-            "strategies": strategies, "budgets": budgets, "measures": [list(m) for m in _MEASURES],
+            "strategies": strategies, "budgets": budgets, "measures": [list(m) for m in MEASURES],
             "overall": overall, "table": table, "transcripts": transcripts}
 
 

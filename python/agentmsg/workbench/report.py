@@ -291,8 +291,10 @@ class WorkbenchReport:
                                  else data[f] for f in fields])
 
     def plot(self, path: Union[str, "os.PathLike[str]", IO[bytes]]) -> None:
-        """A PNG of the overall rows: mean prompt tokens against prefix stability (one line per
-        strategy, a point per budget), and the share of valid prompts per strategy and provider,
+        """A PNG of the overall rows: a row of panels per measure (tokens, dollars with caching,
+        share read from the cache, prefix stability, recall, validity under Anthropic's and
+        Bedrock's rules, tool outputs and user turns lost, prompts over budget), a panel per
+        budget, a bar per strategy with its value, so equal values stay visible side by side;
         written to ``path``: a file path or a binary file open for writing (left open).
         Needs matplotlib (``pip install 'agentmsg[plot]'``); without it raises
         :class:`MissingDependencyError`.
@@ -308,33 +310,89 @@ class WorkbenchReport:
 
             matplotlib.use("Agg")
             import matplotlib.pyplot as plt
+            from matplotlib.ticker import MaxNLocator
         except ImportError:
             raise MissingDependencyError(
                 "the workbench plot needs matplotlib: pip install 'agentmsg[plot]'") from None
         strategies = list(dict.fromkeys(r.strategy for r in self.overall))
-        figure, (tokens_axis, valid_axis) = plt.subplots(1, 2, figsize=(13, 5))
-        for name in strategies:
-            rows = sorted((r for r in self.overall if r.strategy == name), key=lambda r: r.budget)
-            xs = [r.tokens_mean for r in rows]
-            ys = [100 * (r.prefix_stability or 0.0) for r in rows]
-            tokens_axis.plot(xs, ys, marker="o", label=name)
-            for r, x, y in zip(rows, xs, ys):
-                tokens_axis.annotate(str(r.budget), (x, y), fontsize=7, textcoords="offset points", xytext=(3, 3))
-        tokens_axis.set_xlabel(f"mean prompt tokens kept ({self.encoding})")
-        tokens_axis.set_ylabel("prefix stability (% of prompt tokens reusable)")
-        tokens_axis.set_title("tokens kept vs prefix stability (labels: budget)")
-        tokens_axis.legend(fontsize=8)
-        width = 0.8 / len(PROVIDERS)
-        for k, provider in enumerate(PROVIDERS):
-            shares = [100 * _mean([r.valid[provider] for r in self.overall if r.strategy == name]) for name in strategies]
-            valid_axis.bar([i + k * width for i in range(len(strategies))], shares, width, label=provider)
-        valid_axis.set_xticks([i + width for i in range(len(strategies))], strategies, rotation=30, ha="right", fontsize=8)
-        valid_axis.set_ylabel("valid requests (% of prompts, all budgets)")
-        valid_axis.set_title("requests valid under each provider's ordering rules")
-        valid_axis.legend(fontsize=8, loc="lower right")
-        figure.tight_layout()
+        budgets = sorted(dict.fromkeys(r.budget for r in self.overall))
+        rows = {(r.strategy, r.budget): r for r in self.overall}
+        measures = [m for m in MEASURES if m[0] != "cost_uncached"]
+        # Small multiples: a row per measure, a panel per budget, a bar per strategy. Each strategy
+        # has its own bar, so equal values stay visible side by side, and every label has its place.
+        height = 0.2 * len(strategies) + 0.55
+        figure, axes = plt.subplots(len(measures), len(budgets), squeeze=False, sharey=True,
+                                    figsize=(1.2 + 2.6 * len(budgets), height * len(measures) + 0.6))
+        colors = plt.get_cmap("tab10")
+        positions = list(range(len(strategies)))
+        for i, (key, label, kind) in enumerate(measures):
+            values = [measure_value(r, key) for r in self.overall]
+            top = 1.0 if kind == "share" else max([v for v in values if v is not None] + [1e-12])
+            for j, budget in enumerate(budgets):
+                axis = axes[i][j]
+                found = [measure_value(rows[s, budget], key) if (s, budget) in rows else None for s in strategies]
+                axis.barh(positions, [0 if v is None else v for v in found], height=0.7,
+                          color=[colors(k % 10) for k in positions])
+                for k, value in zip(positions, found):
+                    axis.text(0 if value is None else value, k, " " + _shown(value, kind), va="center", fontsize=6)
+                axis.set_xlim(0, top * 1.35)
+                if kind == "share":
+                    axis.set_xticks([0, 0.5, 1], ["0%", "50%", "100%"])
+                else:  # few ticks, none at the right edge, where the next panel's first one is
+                    axis.xaxis.set_major_locator(MaxNLocator(nbins=3, prune="upper"))
+                axis.set_yticks(positions, strategies, fontsize=7)
+                axis.tick_params(axis="x", labelsize=6)
+            axes[i][0].set_title(label, fontsize=7, loc="left", fontweight="bold")
+        axes[0][0].invert_yaxis()  # the first strategy on top (the y axis is shared)
+        inch = 1 / figure.get_figheight()
+        figure.suptitle(f"agentmsg workbench: every strategy x budget, all transcripts pooled "
+                        f"({self.encoding}{'' if self.prices is None else ', ' + self.prices.name})", fontsize=9)
+        figure.tight_layout(rect=(0, 0, 1, 1 - 0.6 * inch))
+        for j, budget in enumerate(budgets):  # column headers, above the first row's titles
+            box = axes[0][j].get_position()
+            figure.text((box.x0 + box.x1) / 2, box.y1 + 0.22 * inch, f"budget {budget:,} tokens", ha="center",
+                        fontsize=8, fontweight="bold")
         figure.savefig(path, dpi=110)
         plt.close(figure)
+
+
+# The measures charted (in the PNG and the HTML report): key, label, and how values read (share:
+# 0..1 shown in %, dollars, number).
+MEASURES: Tuple[Tuple[str, str, str], ...] = (
+    ("tokens_mean", "mean prompt tokens", "number"),
+    ("cost", "$ per transcript, with prompt caching", "dollars"),
+    ("cost_uncached", "$ per transcript, without caching", "dollars"),
+    ("cached_share", "share of input read from the cache", "share"),
+    ("prefix_stability", "prefix stability", "share"),
+    ("recall", "recall of paths and identifiers used", "share"),
+    ("valid_anthropic", "prompts valid under Anthropic's rules", "share"),
+    ("valid_bedrock", "prompts valid under Bedrock's rules", "share"),
+    ("tool_outputs_lost", "tool outputs lost (share)", "share"),
+    ("user_turns_lost", "user turns lost (share)", "share"),
+    ("over_budget", "prompts over the budget", "number"),
+)
+
+
+def measure_value(row: ReplayMetrics, key: str) -> Optional[float]:
+    """The value of one of :data:`MEASURES` for ``row`` (None when it has none)."""
+    if key.startswith("valid_"):
+        return row.valid[key[len("valid_"):]]
+    if key == "tool_outputs_lost":
+        return row.tool_outputs_lost / row.tool_outputs if row.tool_outputs else None
+    if key == "user_turns_lost":
+        return row.user_turns_lost / row.user_turns if row.user_turns else None
+    value = getattr(row, key)
+    return None if value is None else float(value)
+
+
+def _shown(value: Optional[float], kind: str) -> str:
+    if value is None:
+        return "-"
+    if kind == "share":
+        return f"{100 * value:.0f}%"
+    if kind == "dollars":
+        return f"${value:.4f}"
+    return f"{value:.0f}"
 
 
 def _row_dict(row: ReplayMetrics, timings: bool) -> Dict[str, Any]:

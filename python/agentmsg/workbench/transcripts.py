@@ -403,7 +403,7 @@ def _sharegpt_messages(items: List[Any]) -> List[Message]:
             out.append(Message.tool(value, tool_id=pending.id, name=pending.name))
             pending = None
         elif speaker in _SHAREGPT_ROLES:
-            out.append(Message(_SHAREGPT_ROLES[speaker], value))  # type: ignore[arg-type]  # Message checks it
+            out.append(Message(_SHAREGPT_ROLES[speaker], value))
         else:
             raise ValueError(f"{where}.from is {describe(speaker)}; ShareGPT speakers: "
                              f"{', '.join(_SHAREGPT_ROLES)}, function_call, observation")
@@ -426,32 +426,34 @@ def _openhands_messages(events: List[Any]) -> List[Message]:
         where = f"events[{index}]"
         if not isinstance(event, dict):
             raise ValueError(f"{where} must be an object, not {type(event).__name__}")
-        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        args: Dict[str, Any] = event["args"] if isinstance(event.get("args"), dict) else {}
         if "action" in event:
             action = event["action"]
             if action in _OPENHANDS_STATE:
                 continue
-            text = args.get("content") if isinstance(args.get("content"), str) else event.get("message") or ""
+            text = str(args["content"] if isinstance(args.get("content"), str) else event.get("message") or "")
             if action == "system":
                 out.append(Message.system(str(text)))
             elif action == "message":
                 out.append(Message.user(str(text)) if event.get("source") == "user" else Message.assistant(str(text)))
             else:
-                metadata = event.get("tool_call_metadata") if isinstance(event.get("tool_call_metadata"), dict) else {}
+                metadata: Dict[str, Any] = (event["tool_call_metadata"] if isinstance(event.get("tool_call_metadata"), dict)
+                                            else {})
                 call_id = metadata.get("tool_call_id") or f"event_{event.get('id', index)}"
                 name = metadata.get("function_name") or str(action)
                 call = ToolUseBlock(str(call_id), str(name), {k: v for k, v in args.items() if k != "thought"})
                 calls[event.get("id", index)] = call
-                thought = args.get("thought") if isinstance(args.get("thought"), str) else ""
+                thought = str(args["thought"]) if isinstance(args.get("thought"), str) else ""
                 out.append(Message.assistant(thought, tool_calls=[call]))
         elif "observation" in event:
             if event["observation"] in _OPENHANDS_STATE:
                 continue
             content = event.get("content")
             text = content if isinstance(content, str) else json.dumps(content)
-            call = calls.pop(event.get("cause"), None)
-            if call is not None:
-                out.append(Message.tool(text, tool_id=call.id, name=call.name))
+            cause = event.get("cause")
+            answered = calls.pop(cause) if cause in calls else None
+            if answered is not None:
+                out.append(Message.tool(text, tool_id=answered.id, name=answered.name))
             elif text:
                 out.append(Message.user(text))
         else:
