@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import base64
 import dataclasses
+import importlib.util
 import os
 import sys
 import warnings
@@ -29,7 +30,7 @@ from .convert import (
 )
 from .counting.encoding import TOKEN_ENCODINGS, resolve_encoding
 from .counting.tokens import ENCODINGS, count_message_tokens
-from .errors import AgentMsgError, EncodingError, TranscriptError
+from .errors import AgentMsgError, EncodingError, MissingDependencyError, TranscriptError
 from .history.conversation import conversation_stats
 from .history.trim import trim
 from .model.message import Message, Role
@@ -193,8 +194,13 @@ def _stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _encoding(args: argparse.Namespace) -> str:
+    """The encoding ``--encoding`` names, or the one of ``--model``."""
+    return _model_encoding(args.model) if args.model else str(args.encoding)
+
+
 def _count(args: argparse.Namespace) -> int:
-    encoding = _model_encoding(args.model) if args.model else args.encoding
+    encoding = _encoding(args)
     total = conversations = 0
     for transcript in _transcripts(args.files, args.format):
         tokens = count_message_tokens(transcript.messages, encoding=encoding)
@@ -223,16 +229,28 @@ def _written(args: argparse.Namespace, documents: Iterable[Any]) -> int:
     return 0
 
 
+def _target(args: argparse.Namespace, transcript: Transcript) -> Callable[[List[Message]], Any]:
+    """The writer of ``--to``, or of the transcript's own format (its detected format's first
+    word) when it has one; else OpenAI's, with a warning."""
+    if args.to is not None:
+        return TARGETS[args.to]
+    fmt = transcript.format.split()[0]
+    if fmt not in TARGETS:
+        print(f"agentmsg: warning: {utf8_text(transcript.name)}: {fmt} is read, not written; written as openai "
+              f"(choose with --to)", file=sys.stderr)
+        fmt = "openai"
+    return TARGETS[fmt]
+
+
 def _trim(args: argparse.Namespace) -> int:
-    convert = TARGETS[args.to]
+    encoding = _encoding(args)
     return _written(args, (
-        convert(trim(t.messages, args.max_tokens, counter=args.counter, start_on=args.start_on).messages)
+        _target(args, t)(trim(t.messages, args.max_tokens, counter=encoding, start_on=args.start_on).messages)
         for t in _transcripts(args.files, args.format)))
 
 
 def _convert(args: argparse.Namespace) -> int:
-    convert = TARGETS[args.to]
-    return _written(args, (convert(t.messages) for t in _transcripts(args.files, args.source_format)))
+    return _written(args, (_target(args, t)(t.messages) for t in _transcripts(args.files, args.format)))
 
 
 def _read_text(name: str) -> str:
@@ -314,10 +332,12 @@ def _incomplete_utf8(data: bytes) -> bool:
 
 
 def _workbench(args: argparse.Namespace) -> int:
+    if args.plot and importlib.util.find_spec("matplotlib") is None:  # say so before a long run
+        raise MissingDependencyError("--plot needs matplotlib: pip install 'agentmsg[plot]'")
     strategies = args.strategy or list(DEFAULT_STRATEGIES)
     shows = args.show or []
     report = run_workbench(_transcripts(args.files, args.format, progress=False), strategies, args.budget or DEFAULT_BUDGETS,
-                           encoding=args.encoding, prices=args.prices,
+                           encoding=_encoding(args), prices=args.prices,
                            keep_prompts=True if args.html else {name for name, _ in shows},
                            progress=args.progress)
     to_stdout = "-" in (args.json, args.csv)  # machine output replaces the table
@@ -381,6 +401,8 @@ def _chunk_size(text: str) -> int:
 
 
 def _strategy_name(text: str) -> str:
+    if text.split("+")[0] == "langchain" and importlib.util.find_spec("langchain_core") is None:
+        raise argparse.ArgumentTypeError("the langchain strategy needs langchain-core: pip install 'agentmsg[langchain]'")
     try:
         return strategy_of(text, builtin_strategies()).name
     except AgentMsgError as error:
@@ -419,12 +441,46 @@ def _command(commands: Any, name: str, summary: str, example: str, run: Callable
     return parser
 
 
-def _inputs(sub: argparse.ArgumentParser, required: bool = True, option: str = "--format") -> None:
+class _Deprecated(argparse.Action):
+    """An option's old name, kept for one release: it sets what the new name sets, with a
+    warning on stderr, and is not listed by --help."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, use: str = "", **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
+        self.use = use
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: Optional[str] = None) -> None:
+        print(f"agentmsg: warning: {option_string} is deprecated and will be removed in the next release: "
+              f"use {self.use}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+FORMAT_CHOICES = ("auto", *TRANSCRIPT_FORMATS)
+ENCODING_CHOICES = tuple(dict.fromkeys(("estimate", *ENCODINGS)))
+
+
+def _inputs(sub: argparse.ArgumentParser, required: bool = True) -> None:
     sub.add_argument("files", nargs="+" if required else "*", metavar="FILE",
-                     help="transcript files or folders (- is stdin): JSON, JSON Lines, .traj")
-    sub.add_argument(option, default="auto", choices=("auto", *TRANSCRIPT_FORMATS),
-                     dest="source_format" if option == "--from" else "format",
-                     help="the message format (default: detected)")
+                     help="transcript files or folders (- is stdin): JSON, JSON Lines, .traj, each also .gz")
+    sub.add_argument("--format", default="auto", choices=FORMAT_CHOICES, metavar="FORMAT",
+                     help=f"the input's format: {', '.join(FORMAT_CHOICES)} (default: detected)")
+
+
+def _counting(sub: argparse.ArgumentParser) -> None:
+    """--encoding or --model: how tokens are counted, the same in every command."""
+    how = sub.add_mutually_exclusive_group()
+    how.add_argument("--encoding", default="o200k_base", choices=ENCODING_CHOICES, metavar="ENCODING",
+                     help="how tokens are counted: o200k_base (the default), cl100k_base, or estimate (4 characters "
+                          "a token)")
+    how.add_argument("--model", help="an OpenAI model name, e.g. gpt-4o or gpt-4 (picks the encoding)")
+
+
+def _output_format(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--to", choices=sorted(TARGETS), metavar="FORMAT",
+                     help=f"the output format: {', '.join(sorted(TARGETS))} (default: the input's, when it can be "
+                          f"written; else OpenAI's)")
+    sub.add_argument("-o", "--output", help="output file (default: stdout); JSON Lines for many conversations")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -445,9 +501,7 @@ def _parser() -> argparse.ArgumentParser:
     count = _command(commands, "count", "exact prompt tokens of each conversation as an OpenAI chat request",
                      "agentmsg count chats.jsonl --model gpt-4o", _count)
     _inputs(count)
-    how = count.add_mutually_exclusive_group()
-    how.add_argument("--encoding", default="o200k_base", choices=ENCODINGS, help="default: o200k_base")
-    how.add_argument("--model", help="an OpenAI model name, e.g. gpt-4o or gpt-4 (picks the encoding)")
+    _counting(count)
     count.add_argument("--json", action="store_true", help="one JSON object per conversation")
 
     trimmed = _command(commands, "trim", "keep the newest messages of each conversation that fit a token budget "
@@ -455,17 +509,16 @@ def _parser() -> argparse.ArgumentParser:
                        "agentmsg trim chat.json --max-tokens 8000 --to openai -o short.json", _trim)
     _inputs(trimmed)
     trimmed.add_argument("--max-tokens", type=_budget, required=True, help="the token budget")
-    trimmed.add_argument("--counter", default="o200k_base", choices=tuple(dict.fromkeys(("estimate", *ENCODINGS))),
-                         help="how tokens are counted (default: o200k_base)")
+    _counting(trimmed)
+    trimmed.add_argument("--counter", dest="encoding", choices=ENCODING_CHOICES, action=_Deprecated, use="--encoding")
     trimmed.add_argument("--start-on", choices=("user",), help="make the kept run start on a user message")
-    trimmed.add_argument("--to", default="agentmsg", choices=sorted(TARGETS), help="output format (default: agentmsg)")
-    trimmed.add_argument("-o", "--output", help="output file (default: stdout); JSON Lines for many conversations")
+    _output_format(trimmed)
 
     converted = _command(commands, "convert", "convert conversations to a provider or framework format",
                          "agentmsg convert run.traj --to anthropic -o run.anthropic.json", _convert)
-    _inputs(converted, option="--from")
-    converted.add_argument("--to", required=True, choices=sorted(TARGETS), help="the output format")
-    converted.add_argument("-o", "--output", help="output file (default: stdout); JSON Lines for many conversations")
+    _inputs(converted)
+    converted.add_argument("--from", dest="format", choices=FORMAT_CHOICES, action=_Deprecated, use="--format")
+    _output_format(converted)
 
     parsed = _command(commands, "parse", "parse model text (thinking, tool calls, text) into JSON",
                       "agentmsg parse - < reply.txt", _parse)
@@ -482,13 +535,12 @@ def _parser() -> argparse.ArgumentParser:
     _inputs(bench)
     bench.add_argument("--strategy", action="append", type=_strategy_name, metavar="NAME",
                        help=f"one of {', '.join(sorted(builtin_strategies()))}, or NAME+clearN to prune only "
-                            f"past the budget, to N%% below it; repeat for several (default: "
-                            f"{', '.join(DEFAULT_STRATEGIES)})")
+                            f"past the budget, to N%% below it; repeat for several (default: all but "
+                            f"memory-compactor and langchain)")
     bench.add_argument("--budget", action="append", type=_budget,
                        help=f"token budget; repeat for several (default: {', '.join(map(str, DEFAULT_BUDGETS))})")
-    bench.add_argument("--encoding", default="o200k_base", choices=tuple(dict.fromkeys(("estimate", *ENCODINGS))),
-                       help="how tokens are counted (default: o200k_base)")
-    bench.add_argument("--prices", type=_prices, default=PRICES["claude-sonnet-4.5"], metavar="MODEL",
+    _counting(bench)
+    bench.add_argument("--prices", type=_prices, default=PRICES["claude-sonnet-4.5"], metavar="PRICES",
                        help=f"the input prices of the costs: one of {', '.join(PRICES)} (published prices read on "
                             f"{PRICES_DATE}), or INPUT/CACHED/WRITE dollars per million tokens "
                             f"(default: claude-sonnet-4.5)")
