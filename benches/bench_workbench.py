@@ -15,13 +15,19 @@ Run on a release build:
   compaction is being reworked elsewhere).
 * workbench-5x6x4: run_workbench on the 5 shared transcripts x the 6 default strategies x 4
   budgets, counting tokens included.
+* html-100x8x4: write_html for the 5 shared transcripts repeated to 100 x the 8 built-in
+  strategies x 4 budgets, every prompt kept (its size in extra_info["bytes"]).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from agentmsg import MessageCounter, Strategy, iter_transcripts, replay, run_workbench, trim
+from agentmsg import (
+    MessageCounter, Strategy, builtin_strategies, iter_transcripts, replay, run_workbench, trim, write_html,
+)
 from transcripts import TRAJECTORY_DIR, build_transcript
 
 BUDGET = 8_000
@@ -76,3 +82,23 @@ def test_workbench_5x6x4(benchmark):
     benchmark.group = "workbench-5x6x4"
     report = benchmark.pedantic(lambda: run_workbench(iter_transcripts(TRAJECTORY_DIR)), rounds=3, iterations=1)
     assert len(report.rows) == 5 * 6 * 4
+
+
+@pytest.fixture(scope="module")
+def hundred_transcripts_report():
+    """The 5 shared transcripts repeated to 100, x the 8 built-in strategies x 4 budgets, every
+    prompt kept: the size the HTML report is quoted at."""
+    shared = list(iter_transcripts(TRAJECTORY_DIR))
+    many = [dataclasses.replace(t, name=f"{t.name}-{k}") for k in range(20) for t in shared]
+    names = ["trim", "trim-user", "memory", "memory-compactor", "mask-tool-outputs", "compress", "summarize"]
+    if "langchain" in builtin_strategies():
+        names.append("langchain")
+    return run_workbench(many, names, [2000, 4000, 8000, 16000], keep_prompts=True)
+
+
+def test_write_html_100x8x4(benchmark, hundred_transcripts_report, tmp_path):
+    benchmark.group = "html-100x8x4"
+    path = tmp_path / "report.html"
+    benchmark.pedantic(write_html, args=(hundred_transcripts_report, path), rounds=3, iterations=1)
+    benchmark.extra_info["bytes"] = path.stat().st_size
+    assert len(hundred_transcripts_report.rows) == 100 * 8 * 4

@@ -1,5 +1,6 @@
 """The agentmsg command line, in-process through main([...]) and, for a few, as `python -m agentmsg`."""
 
+import argparse
 import io
 import json
 import os
@@ -81,7 +82,7 @@ def test_a_missing_file_is_one_line(capsys):
 
 
 @pytest.mark.parametrize("argv", [
-    [], ["frobnicate"], ["convert", SIMPLE], ["convert", SIMPLE, "--to", "yaml"], ["trim", SIMPLE],
+    [], ["frobnicate"], ["convert", SIMPLE, "--from", "yaml"], ["convert", SIMPLE, "--to", "yaml"], ["trim", SIMPLE],
     ["trim", SIMPLE, "--max-tokens", "-5"], ["count", SIMPLE, "--model", "gpt-4o", "--encoding", "cl100k_base"],
     ["workbench", SIMPLE, "--strategy", "magic"],
 ])
@@ -272,7 +273,7 @@ def test_a_folder_without_transcripts_is_one_line_and_exit_1(capsys, tmp_path):
                     ["workbench", "--budget", "100"]):
         code, out, err = run(capsys, *command, str(tmp_path))
         assert (code, out) == (1, "") and err == (
-            f"agentmsg: error: {tmp_path}: no .json, .jsonl or .traj file in this folder (it holds 1 broken or "
+            f"agentmsg: error: {tmp_path}: no .json, .jsonl or .traj file (or .gz of one) in this folder (it holds 1 broken or "
             "looping link)\n"), command
 
 
@@ -287,7 +288,81 @@ def test_an_int_past_the_digit_limit_names_file_and_line(capsys, tmp_path):
 
 def test_workbench_no_timings_drops_the_time_columns(capsys):
     code, out, _ = run(capsys, "workbench", SIMPLE, "--strategy", "trim", "--budget", "1000", "--no-timings")
-    assert code == 0 and out.splitlines()[0].split()[-1] == "recall"
+    assert code == 0 and out.splitlines()[0].split()[-1] == "cached"
     code, out, _ = run(capsys, "workbench", SIMPLE, "--strategy", "trim", "--budget", "1000", "--csv", "-",
                        "--no-timings")
-    assert code == 0 and out.splitlines()[0].endswith(",user_turns,recall")
+    assert code == 0 and out.splitlines()[0].endswith(",user_turns,recall,cost,cost_uncached,cached_share,outcome,usage")
+
+
+# -- one name per option, the input's format kept, extras checked first --------------------------
+
+
+def test_trim_and_convert_keep_the_input_format_unless_told(capsys, tmp_path):
+    for name, shape in (("openai.json", list), ("anthropic.json", dict), ("agentmsg.json", list)):
+        code, out, err = run(capsys, "trim", str(FORMATS / name), "--max-tokens", "100000")
+        assert (code, err) == (0, "")
+        written = json.loads(out)
+        assert isinstance(written, shape), name
+        assert load_transcript(io.StringIO(out)).format.split()[0] == name.split(".")[0]
+        code, out, err = run(capsys, "convert", str(FORMATS / name))
+        assert (code, err, load_transcript(io.StringIO(out)).format.split()[0]) == (0, "", name.split(".")[0])
+    code, out, err = run(capsys, "convert", SIMPLE)
+    assert code == 0 and err == ("agentmsg: warning: function_calling_simple: swe-agent is read, not written; "
+                                 "written as openai (choose with --to)\n")
+    assert out == run(capsys, "convert", SIMPLE, "--to", "openai")[1]
+
+
+def test_old_option_names_work_for_one_release_with_a_warning(capsys):
+    new = run(capsys, "trim", SIMPLE, "--max-tokens", "1000", "--encoding", "cl100k_base", "--to", "openai")
+    old = run(capsys, "trim", SIMPLE, "--max-tokens", "1000", "--counter", "cl100k_base", "--to", "openai")
+    assert old[:2] == new[:2] and new[2] == ""
+    assert old[2] == "agentmsg: warning: --counter is deprecated and will be removed in the next release: use --encoding\n"
+    old = run(capsys, "convert", SIMPLE, "--from", "swe-agent", "--to", "anthropic")
+    assert old[:2] == run(capsys, "convert", SIMPLE, "--format", "swe-agent", "--to", "anthropic")[:2]
+    assert old[2].startswith("agentmsg: warning: --from is deprecated")
+    for command in ("trim", "convert"):
+        _, help_text, _ = run(capsys, command, "--help")
+        assert "--counter" not in help_text and "--from" not in help_text
+
+
+def test_encoding_and_model_mean_the_same_in_every_command(capsys):
+    by_model = run(capsys, "trim", SIMPLE, "--max-tokens", "1000", "--model", "gpt-4")
+    assert by_model == run(capsys, "trim", SIMPLE, "--max-tokens", "1000", "--encoding", "cl100k_base")
+    wb = ["workbench", SIMPLE, "--strategy", "trim", "--budget", "1000", "--no-timings"]
+    assert run(capsys, *wb, "--model", "gpt-4") == run(capsys, *wb, "--encoding", "cl100k_base")
+    for command in ("count", "trim", "workbench"):
+        assert run(capsys, command, SIMPLE, "--max-tokens", "9", "--model", "gpt-4o", "--encoding", "cl100k_base")[0] == 2
+
+
+def test_help_lists_each_choice_once(capsys):
+    parser = agentmsg.cli._parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in commands.choices.items():
+        _, text, _ = run(capsys, name, "--help")
+        assert "{" not in text.split("options:")[0].replace("{user}", ""), name  # no choice list in the usage
+        for action in sub._actions:
+            if action.choices and action.help != argparse.SUPPRESS and len(action.choices) > 1:
+                assert all(str(action.help).count(choice) == 1 for choice in action.choices), (name, action.dest)
+    _, text, _ = run(capsys, "workbench", "--help")
+    assert text.count("trim-user") == 1 and text.count("estimate") == 1
+
+
+def test_the_workbench_table_stays_aligned_for_long_strategy_names(capsys):
+    _, out, _ = run(capsys, "workbench", SIMPLE, "--strategy", "mask-tool-outputs+clear25", "--strategy", "trim",
+                    "--budget", "1000", "--budget", "20000", "--no-timings")
+    lines = out.splitlines()
+    ends = {line.index(" ", len("mask-tool-outputs+clear25") + 1) for line in lines[1:]}
+    assert len(ends) == 1 and all(len(line) == len(lines[0]) for line in lines)
+
+
+def test_a_missing_extra_is_reported_before_the_run(capsys, monkeypatch):
+    import importlib.util
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in (
+        "matplotlib", "langchain_core") else found(name, *a))
+    monkeypatch.setattr(agentmsg.cli, "run_workbench", lambda *a, **k: pytest.fail("the run started"))
+    code, out, err = run(capsys, "workbench", SIMPLE, "--plot", "wb.png")
+    assert (code, out, err) == (1, "", "agentmsg: error: --plot needs matplotlib: pip install 'agentmsg[plot]'\n")
+    code, out, err = run(capsys, "workbench", SIMPLE, "--strategy", "langchain")
+    assert code == 2 and "the langchain strategy needs langchain-core: pip install 'agentmsg[langchain]'" in err

@@ -270,6 +270,8 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("replay", agentmsg.replay, (_messages(), "trim", 100), {"counter": "estimate", "name": "chat"}),
     ("run_workbench", agentmsg.run_workbench, ([_messages()], ["trim", "memory"], [50, 100]),
      {"encoding": "estimate", "progress": False}),
+    ("write_html", agentmsg.write_html, (agentmsg.run_workbench([_messages()], ["trim"], [100], encoding="estimate",
+                                                                keep_prompts=True), "-"), {}),
     ("get_encoding", agentmsg.get_encoding, ("cl100k_base",), {}),
     ("encoding_for_model", agentmsg.encoding_for_model, ("gpt-4o",), {}),
     ("encoding_name_for_model", agentmsg.encoding_name_for_model, ("gpt-4.1-mini",), {}),
@@ -290,6 +292,7 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("Dialect", agentmsg.Dialect, (), {"name": "mine", "call_start": "[C]", "call_end": "[/C]", "payload": "json",
                                        "name_key": "tool", "arguments_key": "args", "think_start": "[T]",
                                        "think_end": "[/T]"}),
+    ("Prices", agentmsg.Prices, ("mine",), {"input": 1.0, "cached_input": 0.1, "cache_write": 1.25}),
     ("openai_deltas", agentmsg.openai_deltas,
      ([agentmsg.ToolCallHeader(0, "call_1", "f"), agentmsg.ToolCallDelta(0, '{"a":1}'),
        agentmsg.TextDelta("hi")],), {}),
@@ -305,6 +308,7 @@ NOT_CALLED = {
     "DEFAULT_BUDGETS", "PROVIDERS", "ReplayMetrics", "WorkbenchReport", "DIALECTS",
     "TOKEN_ENCODINGS", "DisallowedSpecialTokenError", "TokenIdError", "UnknownModelError",
     "CHECKED_PROVIDERS", "HistoryProblem", "Repair", "Repaired",
+    "SentPrompt", "PROMPT_STATUSES", "PRICES", "PRICES_DATE", "HTML_TEXT_CHARS",
 }
 _PENDING_MODULES = ("agentmsg.history.memory", "agentmsg.history.compaction", "agentmsg.history.toolpairs")
 

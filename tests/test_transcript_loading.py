@@ -111,7 +111,7 @@ BAD_FILES = {
     "bad-line.jsonl": (3, "invalid JSON: Expecting value (column 10)"),
     "bad-role.json": (None, "messages[0].role: unknown role 'robot'; valid: system, developer, user, assistant, tool"),
     "scalar.json": (None, "expected a list of messages, not int"),
-    "no-messages.json": (None, "an object needs a 'messages', 'trajectory' or 'history' field with the messages; "
+    "no-messages.json": (None, "an object needs a 'messages', 'trajectory', 'history' or 'conversations' field with the messages; "
                                "it has 'model', 'temperature'"),
     "evil-repr.traj": (None, "history[0].tool_calls is neither a JSON list nor a Python literal (ValueError)"),
     "bad-record.jsonl": (2, "expected a list of messages, not int"),
@@ -242,7 +242,7 @@ def test_a_file_like_that_gives_no_lines_is_a_typed_error_naming_the_argument(so
 def test_a_folder_without_transcripts_is_an_error_saying_what_it_holds(tmp_path):
     with pytest.raises(TranscriptError) as caught:
         list(iter_transcripts(tmp_path))
-    assert str(caught.value) == f"{tmp_path}: no .json, .jsonl or .traj file in this folder (it is empty)"
+    assert str(caught.value) == f"{tmp_path}: no .json, .jsonl or .traj file (or .gz of one) in this folder (it is empty)"
     (tmp_path / "a").symlink_to(tmp_path / "b")
     (tmp_path / "b").symlink_to(tmp_path / "a")
     (tmp_path / "notes.txt").write_text("hi")
@@ -250,7 +250,7 @@ def test_a_folder_without_transcripts_is_an_error_saying_what_it_holds(tmp_path)
     (tmp_path / "sub" / "chat.json").write_text('[{"role": "user", "content": "Hi"}]')
     with pytest.raises(TranscriptError) as caught:
         load_transcript(tmp_path)
-    assert caught.value.reason == ("no .json, .jsonl or .traj file in this folder (it holds 2 broken or looping "
+    assert caught.value.reason == ("no .json, .jsonl or .traj file (or .gz of one) in this folder (it holds 2 broken or looping "
                                    "links, 1 folder, 1 other file; folders in it are not searched)")
     # A transcript file that is a link to nowhere is named, not skipped.
     (tmp_path / "loop.json").symlink_to(tmp_path / "loop.json")

@@ -325,7 +325,7 @@ def test_timings_false_leaves_out_the_time_measures_only(report):
     with_times, without = report.to_dict(), report.to_dict(timings=False)
     for row, bare in zip(with_times["overall"] + with_times["transcripts"], without["overall"] + without["transcripts"]):
         assert {key: value for key, value in row.items() if key not in ("seconds", "seconds_per_turn")} == bare
-    assert report.table(timings=False).splitlines()[0].split()[-1] == "recall"
+    assert report.table(timings=False).splitlines()[0].split()[-1] == "cached"
     assert report.table().splitlines()[0].split()[-1] == "us/turn"
     with pytest.raises(agentmsg.MessageTypeError, match="^timings must be a bool, not str$"):
         report.to_dict(timings="no")

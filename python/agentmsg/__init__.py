@@ -118,6 +118,7 @@ __all__ = [
     "builtin_strategies", "ReplayMetrics", "WorkbenchReport", "PROVIDERS", "ordering_problem",
     "replay", "run_workbench", "Transcript", "load_transcript", "iter_transcripts",
     "TRANSCRIPT_FORMATS",
+    "SentPrompt", "PROMPT_STATUSES", "Prices", "PRICES", "PRICES_DATE", "write_html", "HTML_TEXT_CHARS",
 ]
 
 if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly

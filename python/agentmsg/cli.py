@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import base64
 import dataclasses
+import importlib.util
 import os
 import sys
 import warnings
@@ -29,14 +30,15 @@ from .convert import (
 )
 from .counting.encoding import TOKEN_ENCODINGS, resolve_encoding
 from .counting.tokens import ENCODINGS, count_message_tokens
-from .errors import AgentMsgError, EncodingError, TranscriptError
+from .errors import AgentMsgError, EncodingError, MissingDependencyError, TranscriptError
 from .history.conversation import conversation_stats
 from .history.trim import trim
 from .model.message import Message, Role
 from .parsing import StreamParser, parse
-from .workbench import run_workbench
+from .workbench import run_workbench, write_html
 from .workbench.report import progress_bar
-from .workbench.strategies import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, builtin_strategies
+from .workbench.cost import PRICES, PRICES_DATE, Prices
+from .workbench.strategies import DEFAULT_BUDGETS, DEFAULT_STRATEGIES, builtin_strategies, strategy_of
 from .workbench.transcripts import TRANSCRIPT_FORMATS, Transcript, iter_transcripts
 
 __all__ = ["main", "load_sample"]
@@ -192,8 +194,13 @@ def _stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _encoding(args: argparse.Namespace) -> str:
+    """The encoding ``--encoding`` names, or the one of ``--model``."""
+    return _model_encoding(args.model) if args.model else str(args.encoding)
+
+
 def _count(args: argparse.Namespace) -> int:
-    encoding = _model_encoding(args.model) if args.model else args.encoding
+    encoding = _encoding(args)
     total = conversations = 0
     for transcript in _transcripts(args.files, args.format):
         tokens = count_message_tokens(transcript.messages, encoding=encoding)
@@ -222,16 +229,28 @@ def _written(args: argparse.Namespace, documents: Iterable[Any]) -> int:
     return 0
 
 
+def _target(args: argparse.Namespace, transcript: Transcript) -> Callable[[List[Message]], Any]:
+    """The writer of ``--to``, or of the transcript's own format (its detected format's first
+    word) when it has one; else OpenAI's, with a warning."""
+    if args.to is not None:
+        return TARGETS[args.to]
+    fmt = transcript.format.split()[0]
+    if fmt not in TARGETS:
+        print(f"agentmsg: warning: {utf8_text(transcript.name)}: {fmt} is read, not written; written as openai "
+              f"(choose with --to)", file=sys.stderr)
+        fmt = "openai"
+    return TARGETS[fmt]
+
+
 def _trim(args: argparse.Namespace) -> int:
-    convert = TARGETS[args.to]
+    encoding = _encoding(args)
     return _written(args, (
-        convert(trim(t.messages, args.max_tokens, counter=args.counter, start_on=args.start_on).messages)
+        _target(args, t)(trim(t.messages, args.max_tokens, counter=encoding, start_on=args.start_on).messages)
         for t in _transcripts(args.files, args.format)))
 
 
 def _convert(args: argparse.Namespace) -> int:
-    convert = TARGETS[args.to]
-    return _written(args, (convert(t.messages) for t in _transcripts(args.files, args.source_format)))
+    return _written(args, (_target(args, t)(t.messages) for t in _transcripts(args.files, args.format)))
 
 
 def _read_text(name: str) -> str:
@@ -313,14 +332,32 @@ def _incomplete_utf8(data: bytes) -> bool:
 
 
 def _workbench(args: argparse.Namespace) -> int:
+    if args.plot and importlib.util.find_spec("matplotlib") is None:  # say so before a long run
+        raise MissingDependencyError("--plot needs matplotlib: pip install 'agentmsg[plot]'")
     strategies = args.strategy or list(DEFAULT_STRATEGIES)
+    shows = args.show or []
     report = run_workbench(_transcripts(args.files, args.format, progress=False), strategies, args.budget or DEFAULT_BUDGETS,
-                           encoding=args.encoding, progress=args.progress)
+                           encoding=_encoding(args), prices=args.prices,
+                           keep_prompts=True if args.html else {name for name, _ in shows},
+                           progress=args.progress)
     to_stdout = "-" in (args.json, args.csv)  # machine output replaces the table
+    for name, call in shows:
+        rows = [r for r in report.rows if r.transcript == name]
+        if not rows:
+            known = ", ".join(dict.fromkeys(r.transcript for r in report.rows))
+            raise TranscriptError(name, None, f"--show names no transcript read; the transcripts: {known}")
+        if not 1 <= call <= rows[0].turns:
+            raise TranscriptError(name, None, f"--show asks for model call {call}; this transcript has "
+                                              f"{rows[0].turns} (numbered from 1)")
+        for row in rows:
+            assert row.prompts is not None  # kept for this transcript
+            print(f"== {utf8_text(name)}: {utf8_text(row.strategy)} at {row.budget} tokens ==\n"
+                  f"{row.prompts[call - 1].render()}\n", file=sys.stderr if to_stdout else sys.stdout)
     if args.per_transcript and not to_stdout:
         for name in dict.fromkeys(r.transcript for r in report.rows):
             rows = [r for r in report.rows if r.transcript == name]
-            print(f"{utf8_text(name)}:\n{report.table(rows, timings=args.timings)}\n")
+            recorded = ", ".join(f"{key} {utf8_text(str(value))}" for key, value in rows[0].outcome.items())
+            print(f"{utf8_text(name)}{f' ({recorded})' if recorded else ''}:\n{report.table(rows, timings=args.timings)}\n")
         print("all transcripts:")
     if not to_stdout:
         print(report.table(timings=args.timings))
@@ -330,6 +367,8 @@ def _workbench(args: argparse.Namespace) -> int:
         report.write_csv(args.csv, timings=args.timings)
     if args.plot:
         report.plot(args.plot)
+    if args.html:
+        write_html(report, args.html)
     return 0
 
 
@@ -361,6 +400,39 @@ def _chunk_size(text: str) -> int:
     return _whole_number(text, "characters", 1, MAX_CHUNK_SIZE)
 
 
+def _strategy_name(text: str) -> str:
+    if text.split("+")[0] == "langchain" and importlib.util.find_spec("langchain_core") is None:
+        raise argparse.ArgumentTypeError("the langchain strategy needs langchain-core: pip install 'agentmsg[langchain]'")
+    try:
+        return strategy_of(text, builtin_strategies()).name
+    except AgentMsgError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _prices(text: str) -> Prices:
+    """A name in PRICES, or INPUT/CACHED/WRITE dollars per million tokens."""
+    if text in PRICES:
+        return PRICES[text]
+    parts = text.split("/")
+    try:
+        numbers = [float(part) for part in parts]
+        if len(numbers) != 3:
+            raise ValueError(text)
+        return Prices(text, input=numbers[0], cached_input=numbers[1], cache_write=numbers[2])
+    except (ValueError, AgentMsgError):
+        raise argparse.ArgumentTypeError(
+            f"not a model of known prices ({', '.join(PRICES)}) nor INPUT/CACHED/WRITE dollars per million "
+            f"tokens: {describe(text)}") from None
+
+
+def _show(text: str) -> "tuple[str, int]":
+    name, colon, call = text.rpartition(":")
+    if not colon or not name:
+        raise argparse.ArgumentTypeError(f"expected TRANSCRIPT:CALL (a transcript's name and a model call from 1), "
+                                         f"not {describe(text)}")
+    return name, _whole_number(call, "model calls", 1, 2**63 - 1)
+
+
 def _command(commands: Any, name: str, summary: str, example: str, run: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
     sub = commands.add_parser(name, help=summary, description=summary, epilog=f"example:\n  {example}",
                               formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -369,12 +441,46 @@ def _command(commands: Any, name: str, summary: str, example: str, run: Callable
     return parser
 
 
-def _inputs(sub: argparse.ArgumentParser, required: bool = True, option: str = "--format") -> None:
+class _Deprecated(argparse.Action):
+    """An option's old name, kept for one release: it sets what the new name sets, with a
+    warning on stderr, and is not listed by --help."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, use: str = "", **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
+        self.use = use
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: Optional[str] = None) -> None:
+        print(f"agentmsg: warning: {option_string} is deprecated and will be removed in the next release: "
+              f"use {self.use}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+FORMAT_CHOICES = ("auto", *TRANSCRIPT_FORMATS)
+ENCODING_CHOICES = tuple(dict.fromkeys(("estimate", *ENCODINGS)))
+
+
+def _inputs(sub: argparse.ArgumentParser, required: bool = True) -> None:
     sub.add_argument("files", nargs="+" if required else "*", metavar="FILE",
-                     help="transcript files or folders (- is stdin): JSON, JSON Lines, .traj")
-    sub.add_argument(option, default="auto", choices=("auto", *TRANSCRIPT_FORMATS),
-                     dest="source_format" if option == "--from" else "format",
-                     help="the message format (default: detected)")
+                     help="transcript files or folders (- is stdin): JSON, JSON Lines, .traj, each also .gz")
+    sub.add_argument("--format", default="auto", choices=FORMAT_CHOICES, metavar="FORMAT",
+                     help=f"the input's format: {', '.join(FORMAT_CHOICES)} (default: detected)")
+
+
+def _counting(sub: argparse.ArgumentParser) -> None:
+    """--encoding or --model: how tokens are counted, the same in every command."""
+    how = sub.add_mutually_exclusive_group()
+    how.add_argument("--encoding", default="o200k_base", choices=ENCODING_CHOICES, metavar="ENCODING",
+                     help="how tokens are counted: o200k_base (the default), cl100k_base, or estimate (4 characters "
+                          "a token)")
+    how.add_argument("--model", help="an OpenAI model name, e.g. gpt-4o or gpt-4 (picks the encoding)")
+
+
+def _output_format(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--to", choices=sorted(TARGETS), metavar="FORMAT",
+                     help=f"the output format: {', '.join(sorted(TARGETS))} (default: the input's, when it can be "
+                          f"written; else OpenAI's)")
+    sub.add_argument("-o", "--output", help="output file (default: stdout); JSON Lines for many conversations")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -395,9 +501,7 @@ def _parser() -> argparse.ArgumentParser:
     count = _command(commands, "count", "exact prompt tokens of each conversation as an OpenAI chat request",
                      "agentmsg count chats.jsonl --model gpt-4o", _count)
     _inputs(count)
-    how = count.add_mutually_exclusive_group()
-    how.add_argument("--encoding", default="o200k_base", choices=ENCODINGS, help="default: o200k_base")
-    how.add_argument("--model", help="an OpenAI model name, e.g. gpt-4o or gpt-4 (picks the encoding)")
+    _counting(count)
     count.add_argument("--json", action="store_true", help="one JSON object per conversation")
 
     trimmed = _command(commands, "trim", "keep the newest messages of each conversation that fit a token budget "
@@ -405,17 +509,16 @@ def _parser() -> argparse.ArgumentParser:
                        "agentmsg trim chat.json --max-tokens 8000 --to openai -o short.json", _trim)
     _inputs(trimmed)
     trimmed.add_argument("--max-tokens", type=_budget, required=True, help="the token budget")
-    trimmed.add_argument("--counter", default="o200k_base", choices=("estimate", *ENCODINGS),
-                         help="how tokens are counted (default: o200k_base)")
+    _counting(trimmed)
+    trimmed.add_argument("--counter", dest="encoding", choices=ENCODING_CHOICES, action=_Deprecated, use="--encoding")
     trimmed.add_argument("--start-on", choices=("user",), help="make the kept run start on a user message")
-    trimmed.add_argument("--to", default="agentmsg", choices=sorted(TARGETS), help="output format (default: agentmsg)")
-    trimmed.add_argument("-o", "--output", help="output file (default: stdout); JSON Lines for many conversations")
+    _output_format(trimmed)
 
     converted = _command(commands, "convert", "convert conversations to a provider or framework format",
                          "agentmsg convert run.traj --to anthropic -o run.anthropic.json", _convert)
-    _inputs(converted, option="--from")
-    converted.add_argument("--to", required=True, choices=sorted(TARGETS), help="the output format")
-    converted.add_argument("-o", "--output", help="output file (default: stdout); JSON Lines for many conversations")
+    _inputs(converted)
+    converted.add_argument("--from", dest="format", choices=FORMAT_CHOICES, action=_Deprecated, use="--format")
+    _output_format(converted)
 
     parsed = _command(commands, "parse", "parse model text (thinking, tool calls, text) into JSON",
                       "agentmsg parse - < reply.txt", _parse)
@@ -430,16 +533,27 @@ def _parser() -> argparse.ArgumentParser:
                      "agentmsg workbench tests/data/swe-agent-trajectories --budget 4000 --budget 8000 "
                      "--json wb.json --csv wb.csv --plot wb.png", _workbench)
     _inputs(bench)
-    bench.add_argument("--strategy", action="append", choices=sorted(builtin_strategies()),
-                       help=f"repeat for several (default: {', '.join(DEFAULT_STRATEGIES)})")
+    bench.add_argument("--strategy", action="append", type=_strategy_name, metavar="NAME",
+                       help=f"one of {', '.join(sorted(builtin_strategies()))}, or NAME+clearN to prune only "
+                            f"past the budget, to N%% below it; repeat for several (default: all but "
+                            f"memory-compactor and langchain)")
     bench.add_argument("--budget", action="append", type=_budget,
                        help=f"token budget; repeat for several (default: {', '.join(map(str, DEFAULT_BUDGETS))})")
-    bench.add_argument("--encoding", default="o200k_base", choices=("estimate", *ENCODINGS),
-                       help="how tokens are counted (default: o200k_base)")
+    _counting(bench)
+    bench.add_argument("--prices", type=_prices, default=PRICES["claude-sonnet-4.5"], metavar="PRICES",
+                       help=f"the input prices of the costs: one of {', '.join(PRICES)} (published prices read on "
+                            f"{PRICES_DATE}), or INPUT/CACHED/WRITE dollars per million tokens "
+                            f"(default: claude-sonnet-4.5)")
+    bench.add_argument("--show", action="append", type=_show, metavar="TRANSCRIPT:CALL",
+                       help="print the prompt each strategy and budget sent at this model call (from 1) of this "
+                            "transcript, with what was dropped, masked or summarized since the previous call; "
+                            "repeat for several")
     bench.add_argument("--per-transcript", action="store_true", help="also print a table per transcript")
     bench.add_argument("--json", metavar="PATH", help="write every measure as JSON (- for stdout, instead of the table)")
     bench.add_argument("--csv", metavar="PATH", help="write every measure as CSV (- for stdout, instead of the table)")
     bench.add_argument("--plot", metavar="PATH", help="write a PNG plot (needs agentmsg[plot])")
+    bench.add_argument("--html", metavar="PATH", help="write a self-contained HTML report: the table, charts per "
+                                                      "measure and budget, and each call's prompt per strategy")
     bench.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="progress bar on stderr (default: when stderr is a terminal)")
     bench.add_argument("--timings", action=argparse.BooleanOptionalAction, default=True,

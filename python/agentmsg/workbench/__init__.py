@@ -35,6 +35,7 @@ import time
 from functools import lru_cache
 from typing import (
     Any,
+    Collection,
     Dict,
     FrozenSet,
     Iterable,
@@ -55,7 +56,12 @@ from ..errors import AgentMsgError, MessageError, MessageTypeError
 from ..errors import MissingDependencyError as MissingDependencyError  # here before errors.py had it
 from ..model.message import Message, Role
 from ..readers import MessageLike, read_messages
-from .report import PROVIDERS, ReplayMetrics, WorkbenchReport, replay_metrics, pooled_metrics, progress_bar
+from .cost import PRICES, PRICES_DATE, Prices, prices_of
+from .html import HTML_TEXT_CHARS, write_html
+from .report import (
+    PROMPT_STATUSES, PROVIDERS, ReplayMetrics, SentPrompt, WorkbenchReport, pooled_metrics, progress_bar,
+    replay_metrics,
+)
 from .strategies import (
     DEFAULT_BUDGETS, DEFAULT_STRATEGIES, Strategy, budget_value, strategy_of, StrategyFunction,
     builtin_strategies, first_sentence_summary,
@@ -78,6 +84,13 @@ __all__ = [
     "load_transcript",
     "iter_transcripts",
     "TRANSCRIPT_FORMATS",
+    "SentPrompt",
+    "PROMPT_STATUSES",
+    "Prices",
+    "PRICES",
+    "PRICES_DATE",
+    "write_html",
+    "HTML_TEXT_CHARS",
 ]
 
 
@@ -163,14 +176,45 @@ def _common_prefix_tokens(prompt: List[Message], previous: List[Message], counte
     return total
 
 
+def _sent_prompt(call: int, answered: int, prompt: List[Message], previous: List[Message], new: Sequence[Message],
+                 position: Dict[int, int], origin_of_id: Dict[str, int], tokens: int, cached: int,
+                 counter: MessageCounter) -> SentPrompt:
+    """What changed between the previous prompt (plus the ``new`` messages) and ``prompt``."""
+    before = {m.id: m for m in previous}
+    arrived = {id(m) for m in new}
+    status: List[str] = []
+    origin: List[Optional[int]] = []
+    for message in prompt:
+        earlier = before.get(message.id)
+        index = position.get(id(message))
+        if index is None:
+            index = origin_of_id.get(message.id)
+        origin.append(index)
+        if earlier is not None and (earlier is message or earlier == message):
+            status.append("kept")
+        elif id(message) in arrived:
+            status.append("new")
+        else:
+            status.append("summary" if index is None else "masked")
+    present = {m.id for m in prompt}
+    dropped = [m for m in (*previous, *new) if m.id not in present]
+    dropped_origins = [position.get(id(m), origin_of_id.get(m.id)) for m in dropped]
+    return SentPrompt(call, answered, list(prompt), status, origin, dropped, dropped_origins,
+                      "summary" in status, tokens, cached, [counter(m) for m in prompt])
+
+
 def replay(
     messages: Iterable[MessageLike], strategy: Union[str, Strategy, StrategyFunction], budget: int, *,
     counter: Union[str, MessageCounter] = "o200k_base", name: str = "transcript",
+    prices: Union[str, Prices] = "claude-sonnet-4.5", keep_prompts: bool = False,
 ) -> ReplayMetrics:
     """Replays one transcript with one strategy at one budget (see the module) and measures it.
 
     ``counter`` is an encoding name, ``"estimate"``, or a :class:`MessageCounter` to share
-    between replays of the same messages.
+    between replays of the same messages; ``prices`` a name in :data:`PRICES` or a
+    :class:`Prices` for the costs; ``keep_prompts=True`` keeps each call's prompt in
+    ``prompts`` (:class:`SentPrompt`: what was sent, and what was dropped, masked or summarized
+    since the previous call).
 
     >>> m = replay([Message.user("x " * 200), Message.assistant("a"), Message.user("go"), Message.assistant("b")],
     ...            "trim", 50, counter="estimate")
@@ -179,18 +223,23 @@ def replay(
     """
     budget = budget_value(budget, "budget")
     name = require_str(name, "name")
+    keep_prompts = require_bool(keep_prompts, "keep_prompts")
+    price = prices_of(prices)
     history = read_messages(messages)
     count = counter if isinstance(counter, MessageCounter) else MessageCounter(counter)
     chosen = strategy_of(strategy, builtin_strategies())
     count.total(history)  # count every message now, so no strategy's time includes counting
     step = chosen.start(budget, count)
-    turns: Dict[str, List[Any]] = {key: [] for key in ("tokens", "kept", "stability", "used", "found", "seconds", *PROVIDERS)}
-    originals: Dict[int, Message] = {}
+    turns: Dict[str, List[Any]] = {key: [] for key in (
+        "tokens", "kept", "stability", "used", "found", "seconds", "hit", "cost", "cost_uncached", *PROVIDERS)}
+    position: Dict[int, int] = {}  # id of a history message -> its index
+    origin_of_id: Dict[str, int] = {}  # a history message's id -> its index (masked copies keep the id)
     terms: Dict[int, FrozenSet[str]] = {}
     seen_terms: Set[str] = set()
     tool_count = user_count = 0
     prompt: List[Message] = []
-    previous: Optional[List[Message]] = None
+    previous: List[Message] = []
+    sent: Optional[List[SentPrompt]] = [] if keep_prompts else None
     last = 0
 
     def terms_of(message: Message) -> FrozenSet[str]:
@@ -203,8 +252,9 @@ def replay(
         if message.role is not _ASSISTANT:
             continue
         new = history[last:index]
-        for item in new:
-            originals[id(item)] = item
+        for offset, item in enumerate(new, start=last):
+            position[id(item)] = offset
+            origin_of_id.setdefault(item.id, offset)
             tool_count += item.role is _TOOL
             user_count += item.role is _USER
         began = time.perf_counter()
@@ -214,22 +264,31 @@ def replay(
             seen_terms |= terms_of(item)
         last = index
         tokens = count.total(prompt)
+        shared = _common_prefix_tokens(prompt, previous, count)
         turns["tokens"].append(tokens)
         turns["kept"].append(len(prompt))
         for provider in PROVIDERS:
             turns[provider].append(ordering_problem(prompt, provider) is None)
-        if previous is not None:
-            turns["stability"].append(_common_prefix_tokens(prompt, previous, count) / tokens if tokens else 1.0)
+        if len(turns["tokens"]) > 1:  # prompts after the first
+            turns["stability"].append(shared / tokens if tokens else 1.0)
+        turns["hit"].append(price.cache_hit(min(shared, tokens)))
+        turns["cost"].append(price.prompt_cost(tokens, shared))
+        turns["cost_uncached"].append(price.prompt_cost(tokens, shared, caching=False))
+        if sent is not None:
+            sent.append(_sent_prompt(len(sent) + 1, index, prompt, previous, new, position, origin_of_id, tokens, shared,
+                                     count))
         previous = prompt
         needed = terms_of(message) & seen_terms
         turns["used"].append(len(needed))
         turns["found"].append(sum(1 for term in needed if any(term in terms_of(m) for m in reversed(prompt))))
-    intact = [m for m in prompt if originals.get(id(m)) is m]
+    intact = [m for m in prompt if id(m) in position]
     lost = (
         tool_count - sum(1 for m in intact if m.role is _TOOL), tool_count,
         user_count - sum(1 for m in intact if m.role is _USER), user_count,
     )
-    return replay_metrics(name, chosen.name, budget, turns, lost)
+    metrics = replay_metrics(name, chosen.name, budget, turns, lost)
+    metrics.prompts = sent
+    return metrics
 
 
 # -- the report ------------------------------------------------------------------------------------
@@ -239,7 +298,8 @@ def run_workbench(
     transcripts: Iterable[Union[Transcript, Sequence[Message]]],
     strategies: Optional[Sequence[Union[str, Strategy, StrategyFunction]]] = None,
     budgets: Sequence[int] = DEFAULT_BUDGETS,
-    *, encoding: str = "o200k_base", progress: Optional[bool] = None,
+    *, encoding: str = "o200k_base", prices: Union[str, Prices] = "claude-sonnet-4.5",
+    keep_prompts: Union[bool, Collection[str]] = False, progress: Optional[bool] = None,
 ) -> WorkbenchReport:
     """Replays every transcript with every strategy at every budget (see the module).
 
@@ -247,8 +307,10 @@ def run_workbench(
     lists of messages; ``strategies``: built-in names (:func:`builtin_strategies`),
     :class:`Strategy` objects or functions ``f(history, budget) -> messages`` (default:
     :data:`DEFAULT_STRATEGIES`); ``encoding``: how tokens are counted (an encoding name or
-    ``"estimate"``); ``progress``: a progress bar on stderr (default: when stderr is a terminal,
-    after half a second).
+    ``"estimate"``); ``prices``: a name in :data:`PRICES` or a :class:`Prices` for the costs;
+    ``keep_prompts``: keep each call's prompt (:attr:`ReplayMetrics.prompts`) for every
+    transcript (True) or for the transcripts of these names; ``progress``: a progress bar on
+    stderr (default: when stderr is a terminal, after half a second).
 
     >>> chat = [Message.user("Hi"), Message.assistant("Hello")]
     >>> [(r.strategy, r.budget) for r in run_workbench([chat], ["trim", "memory"], [10, 20]).overall]
@@ -263,6 +325,14 @@ def run_workbench(
     if not budget_list:
         raise MessageError("no budgets to replay")
     MessageCounter(encoding)  # an unknown encoding is an error before any replay
+    price = prices_of(prices)
+    keep_all = keep_prompts is True
+    if isinstance(keep_prompts, bool):
+        names: FrozenSet[str] = frozenset()
+    elif isinstance(keep_prompts, str) or not isinstance(keep_prompts, Collection):
+        raise MessageTypeError(f"keep_prompts must be a bool or a collection of transcript names, not {type_name(keep_prompts)}")
+    else:
+        names = frozenset(require_str(n, "keep_prompts[...]") for n in keep_prompts)
     if progress is not None:
         progress = require_bool(progress, "progress")
     try:
@@ -272,6 +342,7 @@ def run_workbench(
     size = len(transcripts) if isinstance(transcripts, Sized) else None
     bar = progress_bar(None if size is None else size * len(chosen) * len(budget_list), progress, "replay")
     rows: List[ReplayMetrics] = []
+    histories: Dict[str, List[Message]] = {}
     try:
         for number, item in enumerate(_streamed(items), start=1):  # one transcript in memory at a time
             name = item.name if isinstance(item, Transcript) else f"transcript {number}"
@@ -281,14 +352,21 @@ def run_workbench(
             for strategy in chosen:
                 for budget in budget_list:
                     bar.set_description(f"{name} {strategy.name} {budget}", refresh=False)
-                    rows.append(replay(messages, strategy, budget, counter=counter, name=name))
+                    keep = keep_all or name in names
+                    if keep:
+                        histories[name] = messages
+                    row = replay(messages, strategy, budget, counter=counter, name=name, prices=price,
+                                 keep_prompts=keep)
+                    if isinstance(item, Transcript):
+                        row.outcome, row.usage = dict(item.outcome), dict(item.usage)
+                    rows.append(row)
                     bar.update()
     finally:
         bar.close()
     if not rows:
         raise MessageError("no transcripts to replay")
     overall = [pooled_metrics([r for r in rows if r.strategy == s.name and r.budget == b]) for s in chosen for b in budget_list]
-    return WorkbenchReport(rows, overall, encoding)
+    return WorkbenchReport(rows, overall, encoding, price, histories)
 
 
 def _streamed(items: Iterator[Any]) -> Iterator[Any]:

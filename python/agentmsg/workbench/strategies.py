@@ -96,6 +96,43 @@ class Strategy:
 
         return cls(name, start)
 
+    def clearing(self, percent: int) -> "Strategy":
+        """This strategy, pruning only when the prompt would exceed the budget, and then to
+        ``100 - percent`` percent of it (at least ``percent`` percent of the budget cleared, as
+        Anthropic's context editing ``clear_at_least``): the prompts between two prunings grow
+        on a stable prefix, which a provider's cache serves, at the price of fewer tokens kept
+        on average. Named ``"<name>+clear<percent>"`` (``trim+clear25``; the same name works
+        wherever a built-in strategy name does).
+
+        >>> lazy = builtin_strategies()["trim"].clearing(50)
+        >>> step = lazy.start(4, MessageCounter(lambda message: 1))  # a token per message
+        >>> lazy.name, [len(step([Message.user(str(i))])) for i in range(7)]
+        ('trim+clear50', [1, 2, 3, 4, 2, 3, 4])
+        """
+        percent = require_int(percent, "percent")
+        if not 0 < percent < 100:
+            raise MessageError(f"percent must be from 1 to 99, not {describe(percent)}")
+        inner = self
+
+        def start(budget: int, counter: MessageCounter) -> Step:
+            step = inner.start(budget * (100 - percent) // 100, counter)
+            sent: List[Message] = []
+            pending: List[Message] = []
+
+            def lazy_step(new: Sequence[Message]) -> List[Message]:
+                nonlocal sent
+                pending.extend(new)
+                grown = sent + pending
+                if counter.total(grown) <= budget:
+                    return grown  # the inner strategy sees these messages at its next pruning
+                sent = list(step(pending))
+                pending.clear()
+                return list(sent)
+
+            return lazy_step
+
+        return Strategy(f"{self.name}+clear{percent}", start)
+
     @classmethod
     def from_function(cls, function: Callable[[List[Message], int], Sequence[Message]], name: Optional[str] = None) -> "Strategy":
         """A strategy from any ``function(history, budget) -> messages``, given the whole history
@@ -280,14 +317,22 @@ def builtin_strategies(
     return strategies
 
 
+# A built-in strategy that prunes only past its budget: "trim+clear25".
+_CLEARING = re.compile(r"(.+)\+clear([1-9][0-9]?)")
+
+
 def strategy_of(spec: Union[str, Strategy, StrategyFunction], known: Dict[str, Strategy]) -> Strategy:
     if isinstance(spec, Strategy):
         return spec
     if isinstance(spec, str):
         spec = require_str(spec, "strategy")
+        lazy = _CLEARING.fullmatch(spec)
+        if lazy and lazy.group(1) in known:
+            return known[lazy.group(1)].clearing(int(lazy.group(2)))
         if spec not in known:
             hint = " (langchain needs langchain-core installed)" if spec == "langchain" else ""
-            raise MessageError(f"unknown strategy {describe(spec)}{hint}; known: {', '.join(sorted(known))}")
+            raise MessageError(f"unknown strategy {describe(spec)}{hint}; known: {', '.join(sorted(known))}, "
+                             f"each also as NAME+clearN (prune only past the budget, to N% below it)")
         return known[spec]
     return Strategy.from_function(spec)
 

@@ -29,12 +29,14 @@ the line and the reason, in one line.
 from __future__ import annotations
 
 import ast
+import gzip
 import hashlib
 import itertools
 import json
 import os
 import re
 import sys
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import (
@@ -65,10 +67,14 @@ if TYPE_CHECKING:
 __all__ = ["Transcript", "load_transcript", "iter_transcripts", "TRANSCRIPT_FORMATS"]
 
 #: The message formats :func:`load_transcript` reads (besides ``"auto"``).
-TRANSCRIPT_FORMATS = ("agentmsg", "openai", "anthropic", "bedrock", "swe-agent")
+TRANSCRIPT_FORMATS = ("agentmsg", "openai", "anthropic", "bedrock", "swe-agent", "sharegpt", "openhands")
 
 #: The fields of a whole-conversation record that hold its messages, in the order tried.
-RECORD_FIELDS = ("messages", "trajectory", "history")
+RECORD_FIELDS = ("messages", "trajectory", "history", "conversations")
+
+#: The recorded outcomes of a run a record may hold (at its top level, or in its ``info``,
+#: ``report`` or ``test_result``), carried into :attr:`Transcript.outcome`.
+OUTCOME_FIELDS = ("resolved", "exit_status", "reward", "success")
 
 # Role names some datasets use for the two speakers (OpenHands and SWE-agent dataset dumps).
 _ROLE_ALIASES: Dict[Any, Any] = {"human": "user", "ai": "assistant", "gpt": "assistant"}
@@ -80,7 +86,9 @@ Source = Union[str, "os.PathLike[str]", IO[str], IO[bytes]]
 class Transcript:
     """One conversation read from a file: its ``messages``, the ``format`` detected (e.g.
     ``"openai JSONL, one message per line"``), a ``name`` (the file's stem, with the record's
-    line for a file of many) and the ``source`` path; ``line`` is the record's line or None.
+    line for a file of many) and the ``source`` path; ``line`` is the record's line or None;
+    ``outcome`` what the file records of the run's result (``resolved``, ``exit_status``,
+    ``reward``, ``success``) and ``usage`` the provider's token counts or costs it records.
 
     >>> Transcript("chat", [Message.user("Hi")], "openai JSON", "chat.json").name
     'chat'
@@ -91,6 +99,8 @@ class Transcript:
     format: str
     source: str
     line: Optional[int] = None
+    outcome: Dict[str, Any] = field(default_factory=dict, repr=False)
+    usage: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         checked = {
@@ -99,9 +109,17 @@ class Transcript:
             "format": require_str(self.format, "Transcript.format"),
             "source": require_str(self.source, "Transcript.source"),
             "line": None if self.line is None else require_int(self.line, "Transcript.line", minimum=1),
+            "outcome": _require_dict(self.outcome, "Transcript.outcome"),
+            "usage": _require_dict(self.usage, "Transcript.usage"),
         }
         for key, value in checked.items():  # frozen: set as dataclasses' own __init__ does
             object.__setattr__(self, key, value)
+
+
+def _require_dict(value: object, where: str) -> Dict[str, Any]:
+    if not isinstance(value, dict):
+        raise MessageTypeError(f"{where} must be a dict, not {type_name(value)}")
+    return dict(value)
 
 
 # -- reading bytes -------------------------------------------------------------------------------
@@ -130,12 +148,28 @@ def _binary_lines(source: Source, argument: str) -> Tuple[Iterator[bytes], Optio
             raise type(error)(error.errno, error.strerror, where_label(str(path))) from None
         except ValueError:  # a NUL character, or a lone surrogate the file system cannot encode
             raise TranscriptError(str(path), None, "not a usable file name (a NUL character or a lone surrogate)") from None
+        if handle.peek(2)[:2] == _GZIP_MAGIC:  # gzip, whatever the name
+            unpacked: IO[bytes] = gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[assignment]
+            return _gunzipped(unpacked, str(path)), handle
         return iter(handle), handle
     try:  # sys.stdin and other text wrappers: read their bytes
         buffer = getattr(source, "buffer", None)
     except ValueError:  # a detached wrapper
         raise TranscriptError(_describe(source), None, f"{argument} is a detached text file: pass its buffer") from None
     return _file_lines(source if buffer is None else buffer, argument, _describe(source)), None
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _gunzipped(unpacked: IO[bytes], path: str) -> Iterator[bytes]:
+    """The lines of a gzip file; a broken or cut one is an error naming the line reached."""
+    number = 0
+    try:
+        for number, line in enumerate(unpacked, start=1):  # noqa: B007 - number names the line reached
+            yield line
+    except (OSError, EOFError, zlib.error) as error:
+        raise TranscriptError(path, number + 1, f"not a whole gzip file ({type(error).__name__}: {error})") from None
 
 
 def _file_lines(file: Any, argument: str, path: str) -> Iterator[bytes]:
@@ -332,18 +366,153 @@ def _normalized(items: List[Any]) -> List[Any]:
     return out
 
 
+# ShareGPT speakers (``from``) and the roles they are.
+_SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "chatgpt": "assistant",
+                   "bard": "assistant", "model": "assistant", "system": "system"}
+
+
+def _sharegpt_messages(items: List[Any]) -> List[Message]:
+    """ShareGPT turns (``from`` / ``value``). A ``function_call`` turn (``{"name", "arguments"}``
+    as JSON) is an assistant tool call, and the ``observation`` (or ``tool``) turn after it its
+    result; the calls get ids ``call_<turn>``, since ShareGPT gives none."""
+    out: List[Message] = []
+    pending: Optional[ToolUseBlock] = None
+    for index, item in enumerate(items):
+        where = f"conversations[{index}]"
+        if not isinstance(item, dict) or "from" not in item or not isinstance(item.get("value"), str):
+            raise ValueError(f"{where} must be a ShareGPT turn with 'from' and a string 'value'")
+        speaker, value = item["from"], item["value"]
+        if speaker == "function_call":
+            try:
+                call = json.loads(value)
+            except (json.JSONDecodeError, RecursionError):
+                raise ValueError(f"{where}.value is not the JSON of a function call") from None
+            if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+                raise ValueError(f"{where}.value must be a JSON object with a 'name'")
+            arguments = call.get("arguments", {})
+            if isinstance(arguments, str):
+                try:
+                    arguments = json.loads(arguments)
+                except (json.JSONDecodeError, RecursionError):
+                    raise ValueError(f"{where}.value's arguments are not JSON") from None
+            pending = ToolUseBlock(f"call_{index}", call["name"], arguments if isinstance(arguments, dict) else {"value": arguments})
+            out.append(Message.assistant("", tool_calls=[pending]))
+        elif speaker in ("observation", "tool", "function_response"):
+            if pending is None:
+                raise ValueError(f"{where}: an {speaker} turn answers no function_call turn before it")
+            out.append(Message.tool(value, tool_id=pending.id, name=pending.name))
+            pending = None
+        elif speaker in _SHAREGPT_ROLES:
+            out.append(Message(_SHAREGPT_ROLES[speaker], value))
+        else:
+            raise ValueError(f"{where}.from is {describe(speaker)}; ShareGPT speakers: "
+                             f"{', '.join(_SHAREGPT_ROLES)}, function_call, observation")
+    return out
+
+
+# OpenHands events that are the run's bookkeeping, not something a model reads.
+_OPENHANDS_STATE = frozenset({"agent_state_changed", "change_agent_state", "null", "condensation"})
+
+
+def _openhands_messages(events: List[Any]) -> List[Message]:
+    """An OpenHands event stream: ``message`` actions are the user's or the agent's turns
+    (``system`` the system prompt); the agent's other actions (``run``, ``edit``, ``read``...)
+    are tool calls (named by ``tool_call_metadata`` when it is there, else by the action) and
+    the observations that name them as their ``cause`` their results; an observation of
+    nothing the agent called is a user message. State changes are left out."""
+    out: List[Message] = []
+    calls: Dict[Any, ToolUseBlock] = {}
+    for index, event in enumerate(events):
+        where = f"events[{index}]"
+        if not isinstance(event, dict):
+            raise ValueError(f"{where} must be an object, not {type(event).__name__}")
+        args: Dict[str, Any] = event["args"] if isinstance(event.get("args"), dict) else {}
+        if "action" in event:
+            action = event["action"]
+            if action in _OPENHANDS_STATE:
+                continue
+            text = str(args["content"] if isinstance(args.get("content"), str) else event.get("message") or "")
+            if action == "system":
+                out.append(Message.system(str(text)))
+            elif action == "message":
+                out.append(Message.user(str(text)) if event.get("source") == "user" else Message.assistant(str(text)))
+            else:
+                metadata: Dict[str, Any] = (event["tool_call_metadata"] if isinstance(event.get("tool_call_metadata"), dict)
+                                            else {})
+                call_id = metadata.get("tool_call_id") or f"event_{event.get('id', index)}"
+                name = metadata.get("function_name") or str(action)
+                call = ToolUseBlock(str(call_id), str(name), {k: v for k, v in args.items() if k != "thought"})
+                calls[event.get("id", index)] = call
+                thought = str(args["thought"]) if isinstance(args.get("thought"), str) else ""
+                out.append(Message.assistant(thought, tool_calls=[call]))
+        elif "observation" in event:
+            if event["observation"] in _OPENHANDS_STATE:
+                continue
+            content = event.get("content")
+            text = content if isinstance(content, str) else json.dumps(content)
+            cause = event.get("cause")
+            answered = calls.pop(cause) if cause in calls else None
+            if answered is not None:
+                out.append(Message.tool(text, tool_id=answered.id, name=answered.name))
+            elif text:
+                out.append(Message.user(text))
+        else:
+            raise ValueError(f"{where} is neither an OpenHands action nor an observation (no 'action' or "
+                             f"'observation' field)")
+    return out
+
+
+def _is_openhands(items: Any) -> bool:
+    return isinstance(items, list) and any(isinstance(i, dict) and "role" not in i and ("action" in i or "observation" in i)
+                                           for i in items[:8])
+
+
+def _is_sharegpt(items: Any) -> bool:
+    return isinstance(items, list) and any(isinstance(i, dict) and "from" in i and "value" in i for i in items[:8])
+
+
+def _reply(response: Any, where: str) -> Tuple[Dict[str, Any], Any]:
+    """The assistant message and the ``usage`` of a ChatCompletion response (or of a Batch
+    output line's ``response``, whose ``body`` is one)."""
+    if isinstance(response, dict) and "choices" not in response and isinstance(response.get("body"), dict):
+        response = response["body"]
+    choices = response.get("choices") if isinstance(response, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict) \
+            or not isinstance(choices[0].get("message"), dict):
+        raise ValueError(f"{where} must be a ChatCompletion with choices[0].message")
+    return choices[0]["message"], response.get("usage")
+
+
 def _messages_from(data: Any, fmt: str, system: Any = None) -> Tuple[List[Message], str]:
     """Messages from a list of message dicts (or a container of one) in ``fmt``; the format used."""
     if isinstance(data, dict):
-        if "history" in data and fmt in ("auto", "swe-agent"):
+        request = next((data[k] for k in ("body", "request") if isinstance(data.get(k), dict)), None)
+        if request is not None and "messages" in request and fmt in ("auto", "openai"):
+            # An OpenAI Batch request line ({"custom_id", "body"}), or a request with its response.
+            items = request["messages"]
+            if not isinstance(items, list):
+                raise ValueError("the request's 'messages' must be a list")
+            kind = "openai Batch request" if "custom_id" in data else "openai request"
+            if data.get("response") is not None:
+                reply, _ = _reply(data["response"], "'response'")
+                items, kind = [*items, reply], f"{kind} and response"
+            return from_openai(_normalized(items), on_orphan="keep"), kind
+        if "choices" in data or "custom_id" in data and "response" in data:
+            raise ValueError("a ChatCompletion response without its request: give the request's messages too "
+                             "(an object with 'request' or 'body', and 'response')")
+        if "history" in data and fmt in ("auto", "swe-agent") and not _is_openhands(data["history"]):
             return _swe_agent_messages(data["history"]), "swe-agent"
         for key in RECORD_FIELDS:
             if key in data:
                 return _messages_from(data[key], fmt, data.get("system"))
-        raise ValueError(f"an object needs a 'messages', 'trajectory' or 'history' field with the messages; it has "
-                         f"{', '.join(map(describe, list(data)[:6])) or 'no fields'}")
+        raise ValueError(f"an object needs a 'messages', 'trajectory', 'history' or 'conversations' field with the "
+                         f"messages; it has {', '.join(map(describe, list(data)[:6])) or 'no fields'}")
     if not isinstance(data, list):
         raise ValueError(f"expected a list of messages, not {type(data).__name__}")
+    if fmt == "openhands" or fmt == "auto" and _is_openhands(data):
+        return _openhands_messages(data), "openhands"
+    if fmt == "sharegpt" or fmt == "auto" and _is_sharegpt(data):
+        return _sharegpt_messages(data), "sharegpt"
     items = _normalized(data)
     if fmt == "auto":
         fmt = _message_dicts_format(items)
@@ -366,6 +535,31 @@ def _messages_from(data: Any, fmt: str, system: Any = None) -> Tuple[List[Messag
         except AgentMsgError as error:
             raise ValueError(f"messages[{index}]: {error}") from None
     return messages, fmt
+
+
+def _facts(data: Any) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """The outcome (:data:`OUTCOME_FIELDS`) and the provider usage a record holds: at its top
+    level or in ``info``, ``report`` or ``test_result``; usage from ``usage``, a response's
+    ``usage``, SWE-agent's ``info.model_stats`` or OpenHands' ``metrics``."""
+    if not isinstance(data, dict):
+        return {}, {}
+    outcome: Dict[str, Any] = {}
+    places = [data, *(data[k] for k in ("info", "report", "test_result") if isinstance(data.get(k), dict))]
+    for key in OUTCOME_FIELDS:
+        for place in places:
+            value = place.get(key)
+            if isinstance(value, (bool, int, float, str)):
+                outcome[key] = value
+                break
+    usage: Any = data.get("usage")
+    if usage is None and isinstance(data.get("response"), dict):
+        response = data["response"]
+        usage = (response.get("body") if isinstance(response.get("body"), dict) else response).get("usage")
+    if usage is None and isinstance(data.get("info"), dict):
+        usage = data["info"].get("model_stats")
+    if usage is None:
+        usage = data.get("metrics")
+    return outcome, dict(usage) if isinstance(usage, dict) else {}
 
 
 def _checked(fmt: object) -> str:
@@ -430,7 +624,7 @@ def _iter_transcripts(sources: Any, format: object, argument: str) -> Generator[
             yield from _transcripts_of(source, fmt, what)
 
 
-#: The file names a folder's transcripts have.
+#: The file names a folder's transcripts have (each also gzipped, with ``.gz`` after it).
 FOLDER_SUFFIXES = (".json", ".jsonl", ".traj")
 
 
@@ -439,12 +633,17 @@ def _folder_files(folder: Union[str, "os.PathLike[str]"]) -> List[Path]:
     nowhere (broken, or a loop) is kept, so opening it says so; a folder holding none is an
     error that says what it holds instead (subfolders are not searched)."""
     children = sorted(Path(folder).iterdir())
-    files = [child for child in children if child.suffix in FOLDER_SUFFIXES
+    files = [child for child in children if _transcript_suffix(child)
              and (child.is_file() or child.is_symlink() and not child.exists())]
     if not files:
-        raise TranscriptError(os.fspath(folder), None, f"no .json, .jsonl or .traj file in this folder "
+        raise TranscriptError(os.fspath(folder), None, f"no .json, .jsonl or .traj file (or .gz of one) in this folder "
                                                        f"({_folder_contents(children)})")
     return files
+
+
+def _transcript_suffix(path: Path) -> bool:
+    suffix = Path(path.stem).suffix if path.suffix == ".gz" else path.suffix
+    return suffix in FOLDER_SUFFIXES
 
 
 def _folder_contents(children: List[Path]) -> str:
@@ -460,6 +659,8 @@ def _folder_contents(children: List[Path]) -> str:
 
 def _stem(path: str) -> str:
     name = os.path.basename(path)
+    if name.endswith(".gz") and "." in name[:-3].lstrip("."):
+        name = name[:-3]
     return name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
 
 
@@ -490,14 +691,14 @@ def _parse_lines(lines: Iterator[bytes], path: str, fmt: str) -> Iterator[Transc
         first = None  # a JSON document spread over several lines: read it whole below
     except ValueError:
         raise _too_many_digits(first_text, path, first_number) from None
-    if isinstance(first, list) or isinstance(first, dict) and "role" not in first:
+    if isinstance(first, list) or isinstance(first, dict) and not _is_one_message(first):
         # A whole conversation on the first line: the file is that one document, or JSON Lines
         # of conversations, streamed.
         rest = _record_lines(lines, path, first_number)
         second = next(rest, None)
         if second is None:
             messages, used = _read(first, fmt, path, None)
-            yield _transcript(_stem(path), messages, _label(used, "JSON"), path, None, _ids_of(first_text))
+            yield _transcript(_stem(path), messages, _label(used, "JSON"), path, None, _ids_of(first_text), first)
             return
         for number, text in itertools.chain([(first_number, first_text), second], rest):
             yield _record(first if number == first_number else _json(text, path, number), fmt, path, number, text)
@@ -515,7 +716,13 @@ def _parse_lines(lines: Iterator[bytes], path: str, fmt: str) -> Iterator[Transc
                                 for number, raw in enumerate(lines, start=first_number + 1))
     data = _json(body, path, first_number)
     messages, used = _read(data, fmt, path, None)
-    yield _transcript(_stem(path), messages, _label(used, "JSON"), path, None, _ids_of(body))
+    yield _transcript(_stem(path), messages, _label(used, "JSON"), path, None, _ids_of(body), data)
+
+
+def _is_one_message(item: Dict[str, Any]) -> bool:
+    """Whether a JSON Lines line is one message (or OpenHands event, or ShareGPT turn), not a
+    whole conversation."""
+    return "role" in item or "action" in item or "observation" in item or "from" in item and "value" in item
 
 
 def _ids_of(text: str) -> "hashlib.blake2b":
@@ -525,12 +732,13 @@ def _ids_of(text: str) -> "hashlib.blake2b":
 
 
 def _transcript(name: str, messages: List[Message], fmt: str, path: str, line: Optional[int],
-                ids: "hashlib.blake2b") -> Transcript:
+                ids: "hashlib.blake2b", record: Any = None) -> Transcript:
     # A message the file gives no id gets one from the conversation's text and its position:
     # made ids are random per process, and they reach what a model reads (compress's hint), so
     # reading the same file must give the same ids for a replay to give the same figures.
     give_ids(messages, f"msg_{ids.hexdigest()}")
-    return Transcript(name, messages, fmt, path, line)
+    outcome, usage = _facts(record)
+    return Transcript(name, messages, fmt, path, line, outcome, usage)
 
 
 def _label(used: str, container: str) -> str:
@@ -549,9 +757,9 @@ def _record(data: Any, fmt: str, path: str, number: int, text: str) -> Transcrip
         raise TranscriptError(path, number, f"expected a conversation on this line, not {type(data).__name__}")
     messages, used = _read(data, fmt, path, number)
     label = None if isinstance(data, list) else next(
-        (str(data[k]) for k in ("instance_id", "id", "name") if isinstance(data.get(k), (str, int))), None)
+        (str(data[k]) for k in ("instance_id", "custom_id", "id", "name") if isinstance(data.get(k), (str, int))), None)
     name = f"{_stem(path)}:{label or number}"
-    return _transcript(name, messages, _label(used, "JSONL, one conversation per line"), path, number, _ids_of(text))
+    return _transcript(name, messages, _label(used, "JSONL, one conversation per line"), path, number, _ids_of(text), data)
 
 
 def load_transcript(source: Source, format: str = "auto") -> Transcript:
