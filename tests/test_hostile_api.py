@@ -372,7 +372,7 @@ TIKTOKEN_KEY_ERRORS = (agentmsg.TokenIdError, agentmsg.UnknownModelError)
 # Arguments the library calls (a counter, a summarizer): when a hostile value is itself callable
 # (abs, int), calling it fails in the caller's code, and that error reaches the caller unchanged,
 # as a model client's error raised in a summarizer must.
-CALLBACKS = {("trim", "counter"), ("summarize", "arg1"), ("asummarize", "arg1")}
+CALLBACKS = {("trim", "counter"), ("replay", "counter"), ("summarize", "arg1"), ("asummarize", "arg1")}
 CALLABLE_VALUES = {"function", "type"}
 
 # Targets that open the paths they are given.
