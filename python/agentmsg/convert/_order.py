@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from .. import _core
+from .._checks import shown
 from ..errors import ConversionError, Losses, ToolPairError, warn_caller
 from ..history.toolpairs import pair_tool_results, repair_tool_pairs
 from ..model.blocks import TextBlock
@@ -111,7 +112,7 @@ def settle_tool_pairs(messages: List[Message], on_orphan: str, converter: str) -
     turn are pending (the model just asked for them), not orphans.
     """
     if on_orphan not in ORPHAN_POLICIES:
-        raise ConversionError(f"on_orphan must be one of {', '.join(ORPHAN_POLICIES)}, not {on_orphan!r}")
+        raise ConversionError(f"on_orphan must be one of {', '.join(ORPHAN_POLICIES)}, not {shown(on_orphan)}")
     if on_orphan == "keep":
         return messages
     pairing = pair_tool_results(messages)

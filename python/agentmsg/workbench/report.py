@@ -14,8 +14,8 @@ import sys
 from dataclasses import dataclass, field, fields
 from typing import IO, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from .._checks import check_calls, require_bool, require_int, require_str, type_name, utf8_text
-from ..errors import MessageTypeError, MissingDependencyError
+from .._checks import check_calls, require_bool, require_int, require_str, shown, type_name, utf8_text
+from ..errors import MessageError, MessageTypeError, MissingDependencyError
 from ..model.message import Message
 from .cost import Prices
 
@@ -412,7 +412,12 @@ def opened(path: object, what: str, newline: Optional[str] = None) -> Iterator[I
         yield sys.stdout
         return
     if isinstance(path, (str, os.PathLike)):
-        with open(path, "w", encoding="utf-8", newline=newline) as handle:
+        try:
+            handle = open(path, "w", encoding="utf-8", newline=newline)
+        except ValueError:  # a NUL character, or a lone surrogate the file system cannot encode
+            raise MessageError(f"{what} is not a usable file name (a NUL character or a lone surrogate): "
+                               f"{shown(os.fspath(path))}") from None
+        with handle:
             yield handle
         return
     if not isinstance(path, (int, bytes)) and callable(getattr(path, "write", None)):
