@@ -105,7 +105,7 @@ impl ElementCall {
             arguments: Vec::new(),
             params: 0,
             key: Vec::new(),
-            value_type: ParamType::Any,
+            value_type: ParamType::Text,
             value: Vec::new(),
             at_value_start: false,
             held_blanks: Vec::new(),
@@ -277,7 +277,7 @@ impl ElementCall {
         self.key = key;
         self.value_type = match (tools, &self.name, std::str::from_utf8(&self.key)) {
             (Some(tools), Some(name), Ok(key)) => tools.param_type(name, key),
-            _ => ParamType::Any,
+            _ => ParamType::Text,
         };
         if self.value_type.is_text() {
             self.arguments.push(b'"');
@@ -342,7 +342,7 @@ impl ElementCall {
         self.held_blanks.clear();
         if self.value_type.is_text() {
             self.arguments.push(b'"');
-        } else if let Err(why) = typed_value_into(self.value_type, &self.value, &mut self.arguments) {
+        } else if let Err(why) = typed_value_into(&self.value_type, &self.value, &mut self.arguments) {
             let key = String::from_utf8_lossy(&self.key);
             self.schema_errors.push(format!("parameter '{key}' {why}; kept as text"));
         }
