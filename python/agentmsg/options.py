@@ -58,7 +58,9 @@ class ParseOptions(TypedDict, total=False):
     ``dialect`` (default ``"forge"``): a name in ``agentmsg.DIALECTS`` or an
     ``agentmsg.Dialect``. ``start_in_thinking`` (default ``None``: detected; False for a stream):
     the text starts inside the reasoning. ``tools`` (default ``None``): OpenAI tool definitions
-    that type the values a model writes as text. Forge's dialect only: ``thinking`` (default
+    that type the values a model writes as text. ``strict`` (default False): read only calls
+    written as the chat template writes them (docs/dialects.md, "Strict reading"). Forge's
+    dialect only: ``thinking`` (default
     ``"auto"``), ``tool_format`` (``"auto"``), ``code_fences`` (True), ``max_calls`` (``None``:
     no limit). :func:`agentmsg.parse` gives the rules of each.
     """
@@ -66,6 +68,7 @@ class ParseOptions(TypedDict, total=False):
     dialect: Union[DialectName, Dialect]
     start_in_thinking: Optional[bool]
     tools: Optional[Sequence[Mapping[str, Any]]]
+    strict: bool
     thinking: ThinkingMode
     tool_format: ToolFormat
     code_fences: bool
