@@ -219,3 +219,14 @@ test_marker_soup_reads_calls_in_reasoning = marker_soup_test({
     "gpt_oss": [" to=functions.f", "to=", "<|constrain|>", "json", "<|channel|>", "analysis", "final", " x",
                 "<|message|>", "<|end|>", "<|call|>", "<|start|>", "assistant", '{"a": 1}', "{", "}"],
 }, any_start=True)
+
+
+def test_a_pythonic_hex_literal_past_the_decimal_limit_is_malformed_and_kept_as_text():
+    text = "[f(n=0x" + "f" * 3600 + ")] after"
+    parsed = dialects.parse(text, dialect="pythonic")
+    assert parsed.tool_calls == []
+    assert [e.kind for e in parsed.errors] == ["invalid_json"]
+    assert "an int of more than 4300 decimal digits" in parsed.errors[0].message
+    assert parsed.text == text
+    small = dialects.parse("[f(n=0x" + "f" * 3000 + ")]", dialect="pythonic")
+    assert small.tool_calls[0].input == {"n": int("f" * 3000, 16)}

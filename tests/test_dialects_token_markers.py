@@ -395,11 +395,13 @@ ALL = [("deepseek_v3", DEEPSEEK_V3), ("deepseek_v31", DEEPSEEK_V31), ("kimi_k2",
 
 FRAGMENTS = {
     "deepseek_v3": [SECTION, SECTION_END, CALL, CALL_END, SEP, "function", "f", "\n```json\n", "```", "<think>",
-                    "</think>", '{"a": ', "}", '"', "\\", "x", " ", "\n", "é", "<", "<｜"],
+                    "</think>", '{"a": ', "}", '"', "\\", "x", " ", "\n", "é", "<", "<｜", "{}", '{"a": 1}'],
+    # Whole objects too: a closed payload, a stray quote and a cut end token once streamed
+    # differently (issue 22), and were too rare to draw from pieces alone.
     "deepseek_v31": [SECTION, SECTION_END, CALL, CALL_END, SEP, "f", "<think>", "</think>", '{"a": ', "}", '"',
-                     "\\", "x", " ", "é", "<", "<｜"],
+                     "\\", "x", " ", "é", "<", "<｜", "{}", '{"a": 1}'],
     "kimi_k2": [K_SECTION, K_SECTION_END, K_CALL, K_CALL_END, K_ARGS, "functions.f:0", "◁think▷", "◁/think▷",
-                "<think>", "</think>", '{"a": ', "}", '"', "x", " ", "é", "<|", "◁"],
+                "<think>", "</think>", '{"a": ', "}", '"', "x", " ", "é", "<|", "◁", "{}", '{"a": 1}'],
     "glm45": ["<tool_call>", "</tool_call>", "f", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>",
               "<think>", "</think>", "x", " ", "\n", "é", "<", ">", '"'],
     MINE: ["[CALL]", "[/CALL]", "[THINK]", "[/THINK]", '{"tool": "f", "args": ', "{", "}", "[", "]", '"', "\\", "x",

@@ -42,7 +42,8 @@ impl<'py> ParseArgs<'_, 'py> {
         // `strict` arrives with the keywords the signatures do not name (every parser takes it).
         let mut strict = None;
         for (name, value) in self.unexpected.into_iter().flat_map(|keywords| keywords.iter()) {
-            if !name.is_exact_instance_of::<PyString>() || name.cast::<PyString>()?.to_str()? != "strict" {
+            let is_strict = name.cast::<PyString>().is_ok_and(|name| name.to_str().is_ok_and(|name| name == "strict"));
+            if !is_strict {
                 return Err(unexpected_keyword(py, caller, &name));
             }
             strict = Some(value);
@@ -56,11 +57,13 @@ impl<'py> ParseArgs<'_, 'py> {
                 thinking: read(given(self.thinking), |ThinkingArg(mode)| mode, ThinkingMode::Auto)?,
                 tool_format: read(given(self.tool_format), |ToolFormatArg(format)| format, ToolFormat::Auto)?,
                 code_fences: read(given(self.code_fences), |CodeFencesArg(on)| on, true)?,
-                max_calls: read(given(self.max_calls), |MaxCallsArg(max)| Some(max), None)?,
+                max_calls: None,
             };
         } else {
             self.refuse_forge_options(self.dialect)?;
         }
+        // Every dialect takes `max_calls` (kept with Forge's options in the core).
+        options.forge.max_calls = read(given(self.max_calls), |MaxCallsArg(max)| Some(max), None)?;
         options.start_in_thinking = read(given(self.start_in_thinking), |StartArg(start)| start, start_default)?;
         options.tools = read(given(self.tools), |ToolsArg(tools)| Some(tools), None)?;
         options.strict = read(strict.as_ref(), |StrictArg(on)| on, false)?;
@@ -77,7 +80,6 @@ impl<'py> ParseArgs<'_, 'py> {
             ("thinking", self.thinking.filter(|value| !is_str(value, "auto"))),
             ("tool_format", self.tool_format.filter(|value| !is_str(value, "auto"))),
             ("code_fences", self.code_fences.filter(|value| !value.is(PyBool::new(value.py(), true)))),
-            ("max_calls", self.max_calls),
         ];
         let given: Vec<&str> =
             forge_only.iter().filter(|(_, value)| value.is_some_and(|value| !value.is_none())).map(|(name, _)| *name).collect();
