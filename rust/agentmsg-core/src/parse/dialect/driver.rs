@@ -298,6 +298,8 @@ pub(crate) trait StateMachine {
         let mut i = 0;
         while i < data.len() {
             match self.step(&mut input, i) {
+                // Past `max_calls` nothing more is read: the rest is kept raw.
+                Flow::Continue(n) if self.core().limit.is_some() => return n,
                 Flow::Continue(n) => i = n,
                 Flow::Wait(n) => return n,
             }
