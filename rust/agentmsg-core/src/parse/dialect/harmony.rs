@@ -10,6 +10,11 @@
 //! every other channel (`final`, a `commentary` preamble) is visible text. Text outside any
 //! message is visible text. Harmony's markers are special tokens: they are always structure,
 //! except inside a tool call's JSON strings, where they are argument text.
+//!
+//! A reply whose first non-blank text is `to=` or `<|constrain|>` continues the header the
+//! prompt opened (`<|start|>assistant`). A header that ends (`<|end|>`, `<|call|>`,
+//! `<|return|>`, `<|start|>`) before any `<|message|>` is still a message: its content is what
+//! follows the header's words.
 
 use super::json_call::{JsonCall, JsonShape};
 use super::reading::read_until;

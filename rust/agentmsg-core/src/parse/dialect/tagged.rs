@@ -11,8 +11,11 @@
 //!   calls section; a call is a header up to a separator, then JSON arguments up to the call's
 //!   end token. Their tokens cannot occur in prose, so a call marker in the section always opens
 //!   a call (a malformed one is reported with its raw text).
-//! - Reasoning runs from an opening to its closing marker (its content is not parsed); a closing
-//!   marker with nothing open is text.
+//! - Reasoning runs from an opening to its closing marker; a closing marker with nothing open is
+//!   text. Unless strict, a call (or section) opener in reasoning that opens a call ends the
+//!   reasoning, and the next closer with nothing open is then that reasoning's closer (dropped).
+//! - qwen3_coder, unless strict: `<function=NAME>` with no `<tool_call>` opens a call when
+//!   `<parameter=` or `</function>` follows; the call may end at `</function>`.
 
 use std::sync::Arc;
 
