@@ -67,8 +67,8 @@ def test_core_parse_arrow_takes_the_dialect_object():
     assert arrow_rows(pa.array(parsed)) == expected_rows(BRACKET_TEXTS, dialect=BRACKETS)
     with pytest.raises(agentmsg.MessageTypeError, match="dialect must be a str or an agentmsg.Dialect, not int"):
         _core.parse_arrow(pa.array(["a"]), dialect=5)
-    with pytest.raises(agentmsg.MessageError, match="^max_calls: an option of the forge dialect only, not of "):
-        _core.parse_arrow(pa.array(["a"]), dialect=BRACKETS, max_calls=3)
+    with pytest.raises(agentmsg.MessageError, match="^thinking: an option of the forge dialect only, not of "):
+        _core.parse_arrow(pa.array(["a"]), dialect=BRACKETS, thinking="none")
     with pytest.raises(agentmsg.MessageTypeError, match="^parse_arrow\\(\\) got an unexpected keyword argument 'tools_json' "
                                                         "\\(did you mean 'tools'\\?\\); it takes: "):
         _core.parse_arrow(pa.array(["a"]), tools_json="[]")

@@ -333,7 +333,7 @@ def test_the_core_reads_every_str_option_whatever_it_holds():
     for parse in (agentmsg.parse, _core.parse):
         with pytest.raises(MessageTypeError, match=rf"^parse\(\) got an unexpected keyword argument {SHOWN_BIG}; "
                                                    r"it takes: code_fences, dialect, max_calls, start_in_thinking, "
-                                                   r"thinking, tool_format, tools$"):
+                                                   r"strict, thinking, tool_format, tools$"):
             parse("x", **{BIG: 1})
     with pytest.raises(MessageTypeError, match=r"^dialect must be a str or an agentmsg.Dialect, not int$"):
         _core.parse("x", dialect=3)

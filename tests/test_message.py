@@ -328,7 +328,7 @@ def test_from_text_refuses_an_unknown_keyword_naming_it_and_the_accepted_ones():
     assert isinstance(caught.value, TypeError) and str(caught.value) == (
         "Message.from_text() got an unexpected keyword argument 'dialcet' (did you mean 'dialect'?); it takes: "
         "role, text, name, id, timestamp, metadata, tool_id, finished, finish_reason, reasoning_content, "
-        "code_fences, dialect, max_calls, start_in_thinking, thinking, tool_format, tools")
+        "code_fences, dialect, max_calls, start_in_thinking, strict, thinking, tool_format, tools")
 
 
 def test_from_text_checks_the_options_for_every_role_and_parses_only_the_assistant():

@@ -20,7 +20,7 @@ TOOLS = [{"type": "function", "function": {"name": "ls", "parameters": {"propert
 
 def test_parse_options_lists_every_key():
     assert set(ParseOptions.__optional_keys__) == {
-        "dialect", "start_in_thinking", "tools", "thinking", "tool_format", "code_fences", "max_calls"}
+        "dialect", "start_in_thinking", "tools", "strict", "thinking", "tool_format", "code_fences", "max_calls"}
     assert ParseOptions.__required_keys__ == frozenset()
 
 
@@ -71,7 +71,8 @@ def test_an_unknown_option_is_a_type_error_naming_it(name):
     with pytest.raises(MessageTypeError) as info:
         PARSERS[name](thinkng="tags")
     assert str(info.value) == (f"{caller}() got an unexpected keyword argument 'thinkng' (did you mean 'thinking'?); "
-                               "it takes: code_fences, dialect, max_calls, start_in_thinking, thinking, tool_format, tools")
+                               "it takes: code_fences, dialect, max_calls, start_in_thinking, strict, thinking, tool_format, "
+                               "tools")
     assert isinstance(info.value, TypeError)
 
 
@@ -80,8 +81,8 @@ def test_an_unknown_option_is_a_type_error_naming_it(name):
     ({"thinking": "maybe"}, MessageError, r"^unknown thinking mode 'maybe'; valid: auto, tags, brackets, none$"),
     ({"tool_format": 3}, MessageTypeError, r"^tool_format must be a str, not int$"),
     ({"dialect": "klingon"}, MessageError, r"^unknown dialect 'klingon'; valid: forge, hermes, "),
-    ({"dialect": "hermes", "max_calls": 2}, MessageError,
-     r"^max_calls: an option of the forge dialect only, not of 'hermes'$"),
+    ({"dialect": "hermes", "max_calls": -2}, MessageError, r"^max_calls must be from 0 to "),
+    ({"dialect": "hermes", "strict": 1}, MessageTypeError, r"^strict must be a bool, not int$"),
     ({"dialect": "hermes", "thinking": "tags", "code_fences": False}, MessageError,
      r"^thinking, code_fences: an option of the forge dialect only, not of 'hermes'$"),
     ({"tools": "ls"}, MessageTypeError, r"^tools must be a list of tool definitions, not str$"),

@@ -16,6 +16,7 @@ import argparse
 import base64
 import dataclasses
 import importlib.util
+import json
 import os
 import sys
 import warnings
@@ -34,7 +35,7 @@ from .errors import AgentMsgError, EncodingError, MissingDependencyError, Transc
 from .history.conversation import conversation_stats
 from .history.trim import trim
 from .model.message import Message, Role
-from .parsing import StreamParser, parse
+from .parsing import DIALECTS, StreamParser, parse
 from .workbench import run_workbench, write_html
 from .workbench.report import progress_bar
 from .workbench.cost import PRICES, PRICES_DATE, Prices
@@ -277,9 +278,24 @@ def _event_dict(event: Any) -> Dict[str, Any]:
     return data
 
 
+def _parse_options(args: argparse.Namespace) -> Dict[str, Any]:
+    """The parser options of ``parse``'s flags; ``--tools`` names a JSON file of tool definitions."""
+    options: Dict[str, Any] = {"dialect": args.dialect, "strict": args.strict}
+    if args.start_in_thinking is not None:
+        options["start_in_thinking"] = args.start_in_thinking
+    if args.tools is not None:
+        text = _read_text(args.tools)
+        try:
+            options["tools"] = json.loads(text)
+        except ValueError as error:
+            raise TranscriptError(args.tools, getattr(error, "lineno", None), f"not JSON ({getattr(error, 'msg', error)})") from None
+    return options
+
+
 def _parse(args: argparse.Namespace) -> int:
+    options = _parse_options(args)
     if args.stream:
-        parser = StreamParser()
+        parser = StreamParser(**options)
         stream = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
         try:
             while True:
@@ -296,7 +312,7 @@ def _parse(args: argparse.Namespace) -> int:
             if stream is not sys.stdin:
                 stream.close()
         return 0
-    result = parse(_read_text(args.file))
+    result = parse(_read_text(args.file), **options)
     print(_dumps({
         "text": result.text,
         "thinking": result.thinking,
@@ -527,6 +543,15 @@ def _parser() -> argparse.ArgumentParser:
                         help="read incrementally and print each stream event as a JSON line as it is found")
     parsed.add_argument("--chunk-size", type=_chunk_size, default=4096,
                         help=f"characters per read with --stream, 1 to {MAX_CHUNK_SIZE} (default: 4096)")
+    parsed.add_argument("--dialect", choices=list(DIALECTS), default="forge",
+                        help="how the model writes calls and reasoning (default: forge)")
+    parsed.add_argument("--tools", metavar="FILE",
+                        help="a JSON file of OpenAI tool definitions: types the values a model writes as text")
+    parsed.add_argument("--start-in-thinking", action=argparse.BooleanOptionalAction, default=None,
+                        help="the text starts inside reasoning the prompt opened (default: detected, "
+                             "and no for --stream)")
+    parsed.add_argument("--strict", action="store_true",
+                        help="read only calls written as the chat template writes them")
 
     bench = _command(commands, "workbench", "replay transcripts turn by turn under each pruning strategy and budget "
                      "and compare tokens, validity, prefix stability and losses",

@@ -58,14 +58,17 @@ class ParseOptions(TypedDict, total=False):
     ``dialect`` (default ``"forge"``): a name in ``agentmsg.DIALECTS`` or an
     ``agentmsg.Dialect``. ``start_in_thinking`` (default ``None``: detected; False for a stream):
     the text starts inside the reasoning. ``tools`` (default ``None``): OpenAI tool definitions
-    that type the values a model writes as text. Forge's dialect only: ``thinking`` (default
-    ``"auto"``), ``tool_format`` (``"auto"``), ``code_fences`` (True), ``max_calls`` (``None``:
-    no limit). :func:`agentmsg.parse` gives the rules of each.
+    that type the values a model writes as text. ``strict`` (default False): read only calls
+    written as the chat template writes them (docs/dialects.md, "Strict reading"). ``max_calls``
+    (``None``: no limit): at most this many calls are read, in every dialect. Forge's dialect
+    only: ``thinking`` (default ``"auto"``), ``tool_format`` (``"auto"``), ``code_fences``
+    (True). :func:`agentmsg.parse` gives the rules of each.
     """
 
     dialect: Union[DialectName, Dialect]
     start_in_thinking: Optional[bool]
     tools: Optional[Sequence[Mapping[str, Any]]]
+    strict: bool
     thinking: ThinkingMode
     tool_format: ToolFormat
     code_fences: bool

@@ -18,8 +18,8 @@ use pyo3::IntoPyObjectExt;
 use crate::errors::{core_error_in, describe, type_name, ErrorClass};
 
 /// Every option's name, sorted: what an unknown option's error lists.
-const OPTION_NAMES: [&str; 7] =
-    ["code_fences", "dialect", "max_calls", "start_in_thinking", "thinking", "tool_format", "tools"];
+const OPTION_NAMES: [&str; 8] =
+    ["code_fences", "dialect", "max_calls", "start_in_thinking", "strict", "thinking", "tool_format", "tools"];
 
 /// The options of one call, as given; `None` given is the option not given.
 pub(crate) struct ParseArgs<'a, 'py> {
@@ -39,8 +39,14 @@ impl<'py> ParseArgs<'_, 'py> {
     /// `start_default` is `start_in_thinking` when not given ("detect" for a whole text, "no"
     /// for a stream, which cannot look ahead).
     pub(crate) fn options(&self, py: Python<'py>, caller: &str, start_default: StartThinking) -> PyResult<Options> {
-        if let Some((name, _)) = self.unexpected.and_then(|keywords| keywords.iter().next()) {
-            return Err(unexpected_keyword(py, caller, &name));
+        // `strict` arrives with the keywords the signatures do not name (every parser takes it).
+        let mut strict = None;
+        for (name, value) in self.unexpected.into_iter().flat_map(|keywords| keywords.iter()) {
+            let is_strict = name.cast::<PyString>().is_ok_and(|name| name.to_str().is_ok_and(|name| name == "strict"));
+            if !is_strict {
+                return Err(unexpected_keyword(py, caller, &name));
+            }
+            strict = Some(value);
         }
         let mut options = match given(self.dialect) {
             Some(dialect) => dialect.extract::<DialectArg>()?.0,
@@ -51,13 +57,16 @@ impl<'py> ParseArgs<'_, 'py> {
                 thinking: read(given(self.thinking), |ThinkingArg(mode)| mode, ThinkingMode::Auto)?,
                 tool_format: read(given(self.tool_format), |ToolFormatArg(format)| format, ToolFormat::Auto)?,
                 code_fences: read(given(self.code_fences), |CodeFencesArg(on)| on, true)?,
-                max_calls: read(given(self.max_calls), |MaxCallsArg(max)| Some(max), None)?,
+                max_calls: None,
             };
         } else {
             self.refuse_forge_options(self.dialect)?;
         }
+        // Every dialect takes `max_calls` (kept with Forge's options in the core).
+        options.forge.max_calls = read(given(self.max_calls), |MaxCallsArg(max)| Some(max), None)?;
         options.start_in_thinking = read(given(self.start_in_thinking), |StartArg(start)| start, start_default)?;
         options.tools = read(given(self.tools), |ToolsArg(tools)| Some(tools), None)?;
+        options.strict = read(strict.as_ref(), |StrictArg(on)| on, false)?;
         Ok(options)
     }
 
@@ -71,7 +80,6 @@ impl<'py> ParseArgs<'_, 'py> {
             ("thinking", self.thinking.filter(|value| !is_str(value, "auto"))),
             ("tool_format", self.tool_format.filter(|value| !is_str(value, "auto"))),
             ("code_fences", self.code_fences.filter(|value| !value.is(PyBool::new(value.py(), true)))),
-            ("max_calls", self.max_calls),
         ];
         let given: Vec<&str> =
             forge_only.iter().filter(|(_, value)| value.is_some_and(|value| !value.is_none())).map(|(name, _)| *name).collect();
@@ -160,6 +168,19 @@ impl<'a, 'py> FromPyObject<'a, 'py> for CodeFencesArg {
     fn extract(value: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
         value.extract::<bool>().map(Self).map_err(|_| {
             ErrorClass::MessageType.new_err(value.py(), format!("code_fences must be a bool, not {}", type_name(&value)))
+        })
+    }
+}
+
+/// `strict=`: a bool.
+struct StrictArg(bool);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for StrictArg {
+    type Error = PyErr;
+
+    fn extract(value: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        value.extract::<bool>().map(Self).map_err(|_| {
+            ErrorClass::MessageType.new_err(value.py(), format!("strict must be a bool, not {}", type_name(&value)))
         })
     }
 }

@@ -102,6 +102,10 @@ pub struct Options {
     pub tools: Option<Arc<Tools>>,
     /// Read by Forge's dialect only.
     pub forge: ForgeOptions,
+    /// Only calls written as the chat template writes them (docs/dialects.md, "Strict reading"):
+    /// a call opener inside unclosed reasoning is reasoning, qwen3_coder's `<function=` without
+    /// `<tool_call>` and mistral's repeated `[TOOL_CALLS]` are text. Default: read them as calls.
+    pub strict: bool,
     /// The markers and payload of a custom dialect.
     pub(crate) syntax: Option<Arc<Syntax>>,
 }
@@ -120,6 +124,7 @@ impl Options {
             start_in_thinking: StartThinking::Detect,
             tools: None,
             forge: ForgeOptions::default(),
+            strict: false,
             syntax: None,
         }
     }

@@ -45,11 +45,27 @@ pub(crate) struct Core {
     pub(crate) out: Output,
     pub(crate) calls: usize,
     pub(crate) tools: Option<Arc<Tools>>,
+    /// At most this many calls are read (`max_calls`).
+    pub(crate) max_calls: Option<usize>,
+    /// The first call past `max_calls`, once opened: the machine stops there.
+    pub(crate) limit: Option<Limit>,
+}
+
+/// Where the first call past `max_calls` opened: from there on the text is one issue.
+#[derive(Clone, Debug)]
+pub(crate) struct Limit {
+    pub(crate) index: usize,
+    pub(crate) start: usize,
+    pub(crate) start_chars: usize,
+    /// The call's bytes when it opened (they may have come in earlier chunks).
+    pub(crate) prefix: Vec<u8>,
+    /// How many events came before it: the later ones are dropped.
+    pub(crate) events: usize,
 }
 
 impl Core {
-    pub(crate) fn new(spans: bool, tools: Option<Arc<Tools>>) -> Self {
-        Self { out: Output::new(spans), calls: 0, tools }
+    pub(crate) fn new(spans: bool, tools: Option<Arc<Tools>>, max_calls: Option<usize>) -> Self {
+        Self { out: Output::new(spans), calls: 0, tools, max_calls, limit: None }
     }
 
     /// Opens call number `calls` starting at stream offset (`start`, `start_chars`).
@@ -57,6 +73,10 @@ impl Core {
         self.out.end_text();
         let index = self.calls;
         self.calls += 1;
+        if self.limit.is_none() && self.max_calls.is_some_and(|max| index >= max) {
+            let events = self.out.events.len();
+            self.limit = Some(Limit { index, start, start_chars, prefix: raw.clone(), events });
+        }
         OpenCall { index, start, start_chars, raw, payload, header: None, emitted: 0 }
     }
 
@@ -278,6 +298,8 @@ pub(crate) trait StateMachine {
         let mut i = 0;
         while i < data.len() {
             match self.step(&mut input, i) {
+                // Past `max_calls` nothing more is read: the rest is kept raw.
+                Flow::Continue(n) if self.core().limit.is_some() => return n,
                 Flow::Continue(n) => i = n,
                 Flow::Wait(n) => return n,
             }

@@ -17,9 +17,9 @@ use crate::parse::json_text;
 use crate::parse::scan::{find_marker, is_space, match_at, Found};
 use crate::parse::schema::{typed_value_into, ParamType, Tools};
 
-const PARAMETER_OPEN: &[u8] = b"<parameter=";
+pub(crate) const PARAMETER_OPEN: &[u8] = b"<parameter=";
 const PARAMETER_CLOSE: &[u8] = b"</parameter>";
-const FUNCTION_CLOSE: &[u8] = b"</function>";
+pub(crate) const FUNCTION_CLOSE: &[u8] = b"</function>";
 pub(crate) const FUNCTION_OPEN: &[u8] = b"<function=";
 pub(crate) const ARG_KEY_OPEN: &[u8] = b"<arg_key>";
 const ARG_KEY_CLOSE: &[u8] = b"</arg_key>";
@@ -91,6 +91,8 @@ pub(crate) struct ElementCall {
     pub error: Option<String>,
     /// Parameters whose text did not convert to their schema type.
     pub schema_errors: Vec<String>,
+    /// Opened by `<function=` with no call marker: the call may end at `</function>`.
+    bare: bool,
 }
 
 impl ElementCall {
@@ -105,13 +107,26 @@ impl ElementCall {
             arguments: Vec::new(),
             params: 0,
             key: Vec::new(),
-            value_type: ParamType::Any,
+            value_type: ParamType::Text,
             value: Vec::new(),
             at_value_start: false,
             held_blanks: Vec::new(),
             error: None,
             schema_errors: Vec::new(),
+            bare: false,
         }
+    }
+
+    /// A qwen3_coder call opened by `<function=` alone: it ends at `</function>` unless the
+    /// call marker's end follows (blanks allowed).
+    pub fn without_opener(mut self) -> Self {
+        self.bare = true;
+        self
+    }
+
+    /// Whether the call is complete without its end marker (a bare call after `</function>`).
+    pub fn is_complete(&self) -> bool {
+        self.bare && self.state == State::AfterFunction
     }
 
     /// A call whose name was read before its parameters (glm45).
@@ -215,6 +230,8 @@ impl ElementCall {
                             }
                             return Step::End(i + end_marker.len());
                         }
+                        // A call with no opener ended at `</function>`; what follows is not its own.
+                        _ if self.is_complete() => return Step::End(i),
                         _ => self.fail(match (between, self.form) {
                             (true, ElementForm::Qwen3Coder) => "expected <parameter=…> or </function>",
                             (true, ElementForm::Glm45) => "expected <arg_key> or the end of the call",
@@ -277,7 +294,7 @@ impl ElementCall {
         self.key = key;
         self.value_type = match (tools, &self.name, std::str::from_utf8(&self.key)) {
             (Some(tools), Some(name), Ok(key)) => tools.param_type(name, key),
-            _ => ParamType::Any,
+            _ => ParamType::Text,
         };
         if self.value_type.is_text() {
             self.arguments.push(b'"');
@@ -342,7 +359,7 @@ impl ElementCall {
         self.held_blanks.clear();
         if self.value_type.is_text() {
             self.arguments.push(b'"');
-        } else if let Err(why) = typed_value_into(self.value_type, &self.value, &mut self.arguments) {
+        } else if let Err(why) = typed_value_into(&self.value_type, &self.value, &mut self.arguments) {
             let key = String::from_utf8_lossy(&self.key);
             self.schema_errors.push(format!("parameter '{key}' {why}; kept as text"));
         }

@@ -265,6 +265,12 @@ impl JsonCall {
             return;
         }
         if b == b'"' {
+            if self.closed {
+                // After the top-level value, a quote opens no string: the payload is malformed,
+                // and the end marker after it still ends the call (as whole text reads it).
+                self.broken = true;
+                return;
+            }
             self.in_string = true;
             if self.streaming {
                 self.arguments.push(b);

@@ -57,6 +57,8 @@ pub(crate) struct MistralMachine {
     pub core: Core,
     state: State,
     tags: ThinkingTags,
+    /// `[TOOL_CALLS]` repeated (blanks between) is text, not one opener.
+    strict: bool,
 }
 
 fn is_name_byte(b: u8) -> bool {
@@ -64,7 +66,7 @@ fn is_name_byte(b: u8) -> bool {
 }
 
 impl MistralMachine {
-    pub fn new(mut core: Core, start_in_thinking: bool) -> Self {
+    pub fn new(mut core: Core, start_in_thinking: bool, strict: bool) -> Self {
         let mut tags = ThinkingTags::default();
         let state = if start_in_thinking {
             tags.open(&mut core);
@@ -72,7 +74,7 @@ impl MistralMachine {
         } else {
             State::Text
         };
-        Self { core, state, tags }
+        Self { core, state, tags, strict }
     }
 
     fn text(&mut self, input: &mut Input, i: usize) -> Flow {
@@ -106,6 +108,17 @@ impl MistralMachine {
         let data = input.data;
         let State::Opening(held) = &mut self.state else { return Flow::Wait(i) };
         let Some(i) = held.hold_blanks(data, i) else { return Flow::Continue(data.len()) };
+        if !self.strict {
+            // Mistral 7B v0.3 writes `[TOOL_CALLS] [TOOL_CALLS] [...]`: one opener.
+            match input.settle(match_at(data, i, &[TOOL_CALLS])) {
+                Found::Partial { .. } => return Flow::Wait(i),
+                Found::Marker { .. } => {
+                    held.bytes.extend_from_slice(TOOL_CALLS);
+                    return Flow::Continue(i + TOOL_CALLS.len());
+                }
+                Found::None => {}
+            }
+        }
         let State::Opening(mut held) = std::mem::replace(&mut self.state, State::Text) else { return Flow::Wait(i) };
         let b = data[i];
         if b == b'[' {

@@ -43,7 +43,8 @@ mod tests_soups;
 
 use std::sync::Arc;
 
-use super::chars::CharClock;
+use super::call::{Issue, IssueKind};
+use super::chars::{count_chars, CharClock};
 use super::event::Event;
 use super::options::{Options, StartThinking};
 use named::Dialect;
@@ -73,6 +74,17 @@ pub struct DialectMachine {
     /// Stream offsets (bytes, characters) of `pending[0]`.
     offset: usize,
     offset_chars: usize,
+    /// Past `max_calls`: the rest of the text, from the first call over the limit.
+    rest: Option<Rest>,
+}
+
+/// The text from the first call past `max_calls` on, kept raw for its one issue.
+#[derive(Clone, Debug)]
+struct Rest {
+    index: usize,
+    start: usize,
+    start_chars: usize,
+    raw: Vec<u8>,
 }
 
 impl DialectMachine {
@@ -87,7 +99,7 @@ impl DialectMachine {
     }
 
     fn with_spans(options: Options, spans: bool) -> Self {
-        let core = Core::new(spans, options.tools.clone());
+        let core = Core::new(spans, options.tools.clone(), options.forge.max_calls);
         let start_in_thinking = options.start_in_thinking == StartThinking::Yes;
         let syntax = match (&options.syntax, options.dialect) {
             (Some(syntax), _) => Some(Arc::clone(syntax)),
@@ -95,8 +107,8 @@ impl DialectMachine {
             (None, dialect) => Syntax::of(dialect).map(Arc::new),
         };
         let machine = match (syntax, options.dialect) {
-            (Some(syntax), _) => Machine::Tagged(tagged::TaggedMachine::new(core, syntax, start_in_thinking)),
-            (None, Dialect::Mistral) => Machine::Mistral(mistral::MistralMachine::new(core, start_in_thinking)),
+            (Some(syntax), _) => Machine::Tagged(tagged::TaggedMachine::new(core, syntax, start_in_thinking, options.strict)),
+            (None, Dialect::Mistral) => Machine::Mistral(mistral::MistralMachine::new(core, start_in_thinking, options.strict)),
             (None, Dialect::Llama3Json) => Machine::LlamaJson(llama_json::LlamaJsonMachine::new(core)),
             (None, Dialect::Pythonic) => Machine::Pythonic(pythonic::PythonicMachine::new(core)),
             (None, Dialect::GptOss) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
@@ -114,7 +126,7 @@ impl DialectMachine {
                 | Dialect::Custom,
             ) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
         };
-        Self { options, spans, machine, pending: Vec::new(), offset: 0, offset_chars: 0 }
+        Self { options, spans, machine, pending: Vec::new(), offset: 0, offset_chars: 0, rest: None }
     }
 
     pub fn options(&self) -> &Options {
@@ -132,6 +144,10 @@ impl DialectMachine {
 
     /// Reads a chunk; appends the events it completes.
     pub fn feed_into(&mut self, chunk: &[u8], events: &mut Vec<Event>) {
+        if let Some(rest) = &mut self.rest {
+            rest.raw.extend_from_slice(chunk);
+            return;
+        }
         if self.pending.is_empty() {
             self.run(chunk, false);
         } else {
@@ -152,7 +168,23 @@ impl DialectMachine {
     /// cut off is reported with its raw text). The machine is then ready for a new stream.
     pub fn finish(&mut self) -> Vec<Event> {
         let data = std::mem::take(&mut self.pending);
-        self.run(&data, true);
+        if self.rest.is_none() {
+            self.run(&data, true);
+        }
+        if let Some(rest) = self.rest.take() {
+            let max_calls = self.options.forge.max_calls.unwrap_or_default();
+            let issue = Issue {
+                kind: IssueKind::TooManyCalls,
+                message: format!("more than {max_calls} tool calls (max_calls): this call and the rest of the text are not parsed"),
+                span: (rest.start, rest.start + rest.raw.len()),
+                char_span: (rest.start_chars, rest.start_chars + count_chars(&rest.raw)),
+                raw: rest.raw,
+            };
+            let mut events = std::mem::take(&mut self.core().out.events);
+            events.push(Event::ToolEnd { index: rest.index, result: Err(issue) });
+            *self = Self::with_spans(self.options.clone(), self.spans);
+            return events;
+        }
         match &mut self.machine {
             Machine::Tagged(m) => m.finish(),
             Machine::Harmony(m) => m.finish(),
@@ -188,6 +220,18 @@ impl DialectMachine {
             Machine::LlamaJson(m) => m.run(data, &mut clock, at_end),
             Machine::Pythonic(m) => m.run(data, &mut clock, at_end),
         };
+        if let Some(limit) = self.core().limit.take() {
+            // Past `max_calls`: what the machine read after the call opened is dropped, and the
+            // call's bytes with everything after them become the rest.
+            self.core().out.events.truncate(limit.events);
+            let mut raw = Vec::new();
+            if limit.start < self.offset {
+                raw.extend_from_slice(&limit.prefix[..(self.offset - limit.start).min(limit.prefix.len())]);
+            }
+            raw.extend_from_slice(&data[limit.start.saturating_sub(self.offset)..]);
+            self.rest = Some(Rest { index: limit.index, start: limit.start, start_chars: limit.start_chars, raw });
+            return;
+        }
         let (offset, chars) = clock.at(data, read);
         self.offset = offset;
         self.offset_chars = chars;

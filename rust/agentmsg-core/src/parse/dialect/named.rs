@@ -90,7 +90,16 @@ pub enum DialectError {
     EmptyMarker { part: &'static str },
     /// Two markers are the same `marker`.
     SameMarkers { first: &'static str, second: &'static str, marker: String },
+    /// Marker `short` is a prefix of marker `long`: where both are looked for, which one a
+    /// text holds would depend on where a stream is cut.
+    PrefixMarkers { short: &'static str, long: &'static str, short_marker: String, long_marker: String },
+    /// The marker `part` is longer than [`MAX_MARKER_BYTES`] bytes.
+    LongMarker { part: &'static str },
 }
+
+/// The longest marker of a custom dialect, in bytes: finding a marker compares up to its length
+/// at each occurrence of its first byte, so this bounds the work per input byte.
+pub const MAX_MARKER_BYTES: usize = 64;
 
 impl fmt::Display for DialectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -107,6 +116,13 @@ impl fmt::Display for DialectError {
             Self::SameMarkers { first, second, marker } => {
                 write!(f, "{first} and {second} must differ (both are {})", quoted(marker))
             }
+            Self::PrefixMarkers { short, long, short_marker, long_marker } => write!(
+                f,
+                "{short} {} is a prefix of {long} {}: no marker may begin another",
+                quoted(short_marker),
+                quoted(long_marker)
+            ),
+            Self::LongMarker { part } => write!(f, "{part} must be at most {MAX_MARKER_BYTES} bytes long"),
         }
     }
 }

@@ -633,6 +633,11 @@ fn number_json(text: &[u8], negative: bool, out: &mut Vec<u8>) -> Result<(), Str
     } else {
         to_decimal(&digits, radix)
     };
+    // A long hex, octal or binary literal can pass Python's decimal limit, which JSON readers
+    // (Python's own among them) keep to: the call is malformed, like any literal JSON cannot hold.
+    if decimal.len() > MAX_NUMBER_LEN {
+        return Err(format!("an int of more than {MAX_NUMBER_LEN} decimal digits, which JSON readers refuse"));
+    }
     if negative && decimal != b"0" {
         out.push(b'-');
     }

@@ -3,7 +3,7 @@
 
 use super::element_call::ElementForm;
 use super::json_call::JsonShape;
-use super::named::{CustomDialect, Dialect, DialectError};
+use super::named::{CustomDialect, Dialect, DialectError, MAX_MARKER_BYTES};
 
 const TOOL_CALL_OPEN: &[u8] = b"<tool_call>";
 const TOOL_CALL_CLOSE: &[u8] = b"</tool_call>";
@@ -119,6 +119,15 @@ impl Syntax {
             }
             if let Some((other, _)) = markers[..i].iter().find(|(_, m)| m == marker) {
                 return Err(DialectError::SameMarkers { first: other, second: role, marker: (*marker).to_owned() });
+            }
+        }
+        if let Some((role, _)) = markers.iter().find(|(_, marker)| marker.len() > MAX_MARKER_BYTES) {
+            return Err(DialectError::LongMarker { part: role });
+        }
+        for (short, short_marker) in &markers {
+            if let Some((long, long_marker)) = markers.iter().find(|(_, m)| m.len() > short_marker.len() && m.starts_with(short_marker)) {
+                let (short_marker, long_marker) = ((*short_marker).to_owned(), (*long_marker).to_owned());
+                return Err(DialectError::PrefixMarkers { short, long, short_marker, long_marker });
             }
         }
         let think: Vec<(&[u8], &[u8])> = think.iter().map(|(s, e)| (s.as_bytes(), e.as_bytes())).collect();

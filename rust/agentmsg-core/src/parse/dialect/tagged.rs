@@ -11,19 +11,24 @@
 //!   calls section; a call is a header up to a separator, then JSON arguments up to the call's
 //!   end token. Their tokens cannot occur in prose, so a call marker in the section always opens
 //!   a call (a malformed one is reported with its raw text).
-//! - Reasoning runs from an opening to its closing marker (its content is not parsed); a closing
-//!   marker with nothing open is text.
+//! - Reasoning runs from an opening to its closing marker; a closing marker with nothing open is
+//!   text. Unless strict, a call (or section) opener in reasoning that opens a call ends the
+//!   reasoning, and the next closer with nothing open is then that reasoning's closer (dropped).
+//! - qwen3_coder, unless strict: `<function=NAME>` with no `<tool_call>` opens a call when
+//!   `<parameter=` or `</function>` follows; the call may end at `</function>`.
 
 use std::sync::Arc;
 
-use super::element_call::{ElementCall, ElementForm, Step, ARG_KEY_OPEN, FUNCTION_OPEN};
+use super::element_call::{ElementCall, ElementForm, Step, ARG_KEY_OPEN, FUNCTION_CLOSE, FUNCTION_OPEN, PARAMETER_OPEN};
 use super::json_call::{JsonCall, JsonShape};
 use super::syntax::{Form, HeaderKind, Syntax};
-use super::reading::{read_thinking, ThinkingTags};
+use super::reading::{read_until, ThinkingTags};
 use super::driver::{Core, Flow, Input, JsonStep, OpenCall, Payload, StateMachine};
 use crate::parse::scan::{find_marker, is_space, match_at, take_run, Found};
 
 const FENCE: u8 = b'`';
+/// The longest name read after a `<function=` with no `<tool_call>` (longer: text).
+const MAX_BARE_NAME: usize = 256;
 
 #[derive(Clone, Debug)]
 enum State {
@@ -33,7 +38,9 @@ enum State {
     /// Inside the calls section, between calls.
     Section,
     /// After the call marker of a `<tool_call>` dialect: held until the payload's start decides.
-    Opening { start: usize, start_chars: usize, held: Vec<u8>, name: Vec<u8> },
+    /// `thinking`: the marker was read in reasoning opened by this pair (see `Thinking`), which
+    /// a call ends and goes on otherwise. `bare`: qwen3_coder's `<function=` with no `<tool_call>`.
+    Opening { start: usize, start_chars: usize, held: Vec<u8>, name: Vec<u8>, thinking: Option<Option<usize>>, bare: bool, named: bool },
     /// A special-token call's header, up to the separator (and for deepseek_v3 the name line).
     Header { call: Box<OpenCall>, header: Vec<u8>, name: Option<Vec<u8>> },
     Call(Box<OpenCall>),
@@ -45,10 +52,18 @@ pub(crate) struct TaggedMachine {
     syntax: Arc<Syntax>,
     state: State,
     tags: ThinkingTags,
+    /// What text is searched for: the syntax's markers, then (qwen3_coder, not strict) `<function=`.
+    text_markers: Vec<Vec<u8>>,
+    /// What ends reasoning, by the pair that opened it (index 0: the reply started inside it):
+    /// its closers, then (not strict) the call or section opener.
+    think_stops: Vec<Vec<Vec<u8>>>,
+    /// A call ended the reasoning it was written in: the next closer with nothing open is that
+    /// reasoning's closer, not text.
+    call_ended_thinking: bool,
 }
 
 impl TaggedMachine {
-    pub fn new(mut core: Core, syntax: Arc<Syntax>, start_in_thinking: bool) -> Self {
+    pub fn new(mut core: Core, syntax: Arc<Syntax>, start_in_thinking: bool, strict: bool) -> Self {
         let mut tags = ThinkingTags::default();
         let state = if start_in_thinking && syntax.think_opens > 0 {
             tags.open(&mut core);
@@ -56,26 +71,39 @@ impl TaggedMachine {
         } else {
             State::Text
         };
-        Self { core, syntax, state, tags }
+        let mut text_markers = syntax.text_markers.clone();
+        if !strict && syntax.form == Form::Element(ElementForm::Qwen3Coder) {
+            text_markers.push(FUNCTION_OPEN.to_vec());
+        }
+        let opener = (!strict).then(|| syntax.text_markers[0].clone());
+        let stops = |closes: &[Vec<u8>]| closes.iter().cloned().chain(opener.clone()).collect::<Vec<_>>();
+        let mut think_stops = vec![stops(&syntax.think_closes)];
+        think_stops.extend(syntax.think_closes.iter().map(|close| stops(std::slice::from_ref(close))));
+        Self { core, syntax, state, tags, text_markers, think_stops, call_ended_thinking: false }
     }
 
     fn text(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
         // A borrow, not a clone: no atomic count per step.
         let syntax = &self.syntax;
-        match input.settle(find_marker(data, i, &syntax.text_markers)) {
+        match input.settle(find_marker(data, i, &self.text_markers)) {
             Found::Marker { at, which } => {
                 self.core.out.text(&data[i..at], input.abs(i));
-                let marker = &syntax.text_markers[which];
+                let marker = &self.text_markers[which];
+                let bare = which == syntax.text_markers.len();
                 if which == 0 && syntax.section.is_some() {
                     self.core.out.end_text();
                     self.state = State::Section;
-                } else if which == 0 {
+                } else if which == 0 || bare {
                     let (start, start_chars) = input.at(at);
-                    self.state = State::Opening { start, start_chars, held: marker.clone(), name: Vec::new() };
+                    let held = marker.clone();
+                    self.state = State::Opening { start, start_chars, held, name: Vec::new(), thinking: None, bare, named: false };
                 } else if which <= syntax.think_opens {
+                    self.call_ended_thinking = false;
                     self.tags.open(&mut self.core);
                     self.state = State::Thinking { pair: Some(which - 1) };
+                } else if std::mem::take(&mut self.call_ended_thinking) {
+                    self.core.out.end_text();
                 } else {
                     self.tags.stray_close(&mut self.core, marker, input.abs(at));
                 }
@@ -92,19 +120,31 @@ impl TaggedMachine {
         }
     }
 
-    fn thinking(&mut self, input: &Input, i: usize) -> Flow {
+    /// Reasoning, up to its closer or (not strict) a call opener.
+    fn thinking(&mut self, input: &mut Input, i: usize) -> Flow {
         let State::Thinking { pair } = self.state else { return Flow::Wait(i) };
-        let closes = match pair {
-            Some(pair) => &self.syntax.think_closes[pair..=pair],
-            None => &self.syntax.think_closes[..],
+        let stops = &self.think_stops[pair.map_or(0, |pair| pair + 1)];
+        let (at, which) = match read_until(&mut self.core, input, i, stops, true) {
+            Ok(found) => found,
+            Err(flow) => return flow,
         };
-        match read_thinking(&mut self.core, input, i, closes) {
-            Ok(next) => {
-                self.state = State::Text;
-                Flow::Continue(next)
-            }
-            Err(flow) => flow,
+        let marker = &stops[which];
+        // The opener, when reasoning looks for it, is the last stop.
+        let is_opener = which + 1 == stops.len() && self.think_stops[0].len() > self.syntax.think_closes.len();
+        if !is_opener {
+            self.core.out.end_thinking(true);
+            self.state = State::Text;
+        } else if self.syntax.section.is_some() {
+            // A section's opener is a special token: the calls begin, the reasoning ends.
+            self.core.out.end_thinking(true);
+            self.call_ended_thinking = true;
+            self.state = State::Section;
+        } else {
+            let (start, start_chars) = input.at(at);
+            let held = marker.clone();
+            self.state = State::Opening { start, start_chars, held, name: Vec::new(), thinking: Some(pair), bare: false, named: false };
         }
+        Flow::Continue(at + marker.len())
     }
 
     /// Between the calls of a section: a call marker opens a call, the section's end closes
@@ -221,8 +261,43 @@ impl TaggedMachine {
     fn opening(&mut self, input: &Input, mut i: usize) -> Flow {
         let data = input.data;
         let syntax = Arc::clone(&self.syntax);
-        let State::Opening { held, name, .. } = &mut self.state else { return Flow::Wait(i) };
+        let State::Opening { held, name, bare, named, .. } = &mut self.state else { return Flow::Wait(i) };
         let payload = match syntax.form {
+            Form::Element(ElementForm::Qwen3Coder) if *bare => {
+                // `<function=NAME>`, blanks, then `<parameter=` or `</function>`.
+                if !*named {
+                    let end = data[i..].iter().position(|b| matches!(b, b'>' | b'<' | b'\n'));
+                    let until = end.map_or(data.len(), |k| i + k);
+                    held.extend_from_slice(&data[i..until]);
+                    i = until;
+                    let long = held.len() > FUNCTION_OPEN.len() + MAX_BARE_NAME;
+                    if end.is_none() && !long {
+                        return Flow::Continue(i);
+                    }
+                    if !long && data[i] == b'>' && held.len() > FUNCTION_OPEN.len() {
+                        held.push(b'>');
+                        i += 1;
+                        *named = true;
+                    }
+                }
+                let mut payload = None;
+                if *named {
+                    let Some(next) = take_run(data, i, held, is_space) else { return Flow::Continue(data.len()) };
+                    i = next;
+                    match input.settle(match_at(data, i, &[PARAMETER_OPEN, FUNCTION_CLOSE])) {
+                        Found::Partial { .. } => return Flow::Wait(i),
+                        Found::Marker { .. } => {
+                            let mut element = ElementCall::new(ElementForm::Qwen3Coder).without_opener();
+                            let tools = self.core.tools.as_deref();
+                            // The name and blanks held: read now, as they would have streamed.
+                            element.scan(&held[FUNCTION_OPEN.len()..], 0, &syntax.call_close, tools);
+                            payload = Some(Payload::Element(element));
+                        }
+                        Found::None => {}
+                    }
+                }
+                payload
+            }
             Form::Element(ElementForm::Glm45) => {
                 // Blanks, the name (no blanks or markup in it), blanks, then a key or the end marker.
                 while i < data.len() {
@@ -270,16 +345,27 @@ impl TaggedMachine {
                 }
             }
         };
-        let State::Opening { start, start_chars, held, .. } = std::mem::replace(&mut self.state, State::Text) else {
+        let State::Opening { start, start_chars, held, thinking, .. } = std::mem::replace(&mut self.state, State::Text)
+        else {
             return Flow::Wait(i);
         };
-        match payload {
-            Some(payload) => {
+        match (payload, thinking) {
+            (Some(payload), thinking) => {
+                if thinking.is_some() {
+                    // The call ends the reasoning it was written in.
+                    self.core.out.end_thinking(true);
+                    self.call_ended_thinking = true;
+                }
                 let call = self.core.open_call(start, start_chars, held, payload);
                 self.state = State::Call(Box::new(call));
             }
-            // Not a call: the marker and what was held are text, and reading goes on from here.
-            None => self.core.out.text(&held, start),
+            // Not a call: the marker and what was held are text (or reasoning), and reading
+            // goes on from here.
+            (None, None) => self.core.out.text(&held, start),
+            (None, Some(pair)) => {
+                self.core.out.thinking(&held, start);
+                self.state = State::Thinking { pair };
+            }
         }
         Flow::Continue(i)
     }
@@ -307,6 +393,12 @@ impl TaggedMachine {
                 }
             }
             Payload::Element(element) => match element.scan(data, i, close, self.core.tools.as_deref()) {
+                Step::Wait(stop) if input.at_end && element.is_complete() => {
+                    // A call without `<tool_call>` is complete at `</function>`: what was held
+                    // after it is text.
+                    call.raw.extend_from_slice(&data[i..stop]);
+                    self.end_call(stop)
+                }
                 Step::Wait(stop) => {
                     call.raw.extend_from_slice(&data[i..stop]);
                     self.core.progress(call);
@@ -354,7 +446,14 @@ impl StateMachine for TaggedMachine {
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text | State::Section => {}
             State::Thinking { .. } => self.core.out.end_thinking(false),
-            State::Opening { start, held, .. } => self.core.out.text(&held, start),
+            State::Opening { start, held, thinking: None, .. } => self.core.out.text(&held, start),
+            State::Opening { start, held, thinking: Some(_), .. } => {
+                self.core.out.thinking(&held, start);
+                self.core.out.end_thinking(false);
+            }
+            State::Call(call) if matches!(&call.payload, Payload::Element(element) if element.is_complete()) => {
+                self.core.end_call(*call)
+            }
             State::Header { call, .. } | State::Call(call) => self.core.cut_off(*call, "a tool call"),
         }
     }

@@ -205,6 +205,17 @@ fn custom_dialect_parts_are_checked() {
         Options::custom(&CustomDialect { name_key: String::new(), ..base() }).unwrap_err(),
         DialectError::EmptyKey
     );
+    // Issue 22: a marker that begins another would be read differently as the stream is cut.
+    assert_eq!(
+        bad(CustomDialect { call_start: "<tc>".into(), think: Some(("<t".into(), "</t>".into())), ..base() }),
+        "think_start '<t' is a prefix of call_start '<tc>': no marker may begin another"
+    );
+    assert_eq!(
+        bad(CustomDialect { call_start: "<c>x".into(), think: Some(("<t>".into(), "<c>".into())), ..base() }),
+        "think_end '<c>' is a prefix of call_start '<c>x': no marker may begin another"
+    );
+    assert_eq!(bad(CustomDialect { call_end: "x".repeat(65), ..base() }), "call_end must be at most 64 bytes long");
+    assert!(Options::custom(&CustomDialect { call_end: "é".repeat(32), ..base() }).is_ok());
 }
 
 proptest! {
@@ -225,7 +236,9 @@ proptest! {
 
 /// A text of the dialect's markers and payload pieces, chosen by `picks`.
 fn soup(dialect: Dialect, picks: &[usize]) -> String {
-    let common = ["<think>", "</think>", "{\"a\": ", "}", "\"", "\\", "x", " ", "\n", "é", "<", "f", "1"];
+    // Whole objects too: a closed payload followed by junk and a cut end marker is how a stray
+    // quote once streamed differently (issue 22); built from pieces alone it was too rare.
+    let common = ["<think>", "</think>", "{\"a\": ", "}", "\"", "\\", "x", " ", "\n", "é", "<", "f", "1", "{}", "{\"a\": 1}"];
     let own: &[&str] = match dialect {
         Dialect::Forge => &["<tool>", "</tool>", "{\"tool_name\": \"f\", \"arguments\": ", "<thinking>", "[", "]", "```"],
         Dialect::Hermes => &["<tool_call>", "</tool_call>", "{\"name\": \"f\", \"arguments\": "],
@@ -245,4 +258,35 @@ fn soup(dialect: Dialect, picks: &[usize]) -> String {
         Dialect::Glm45 | Dialect::Custom => &["<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"],
     };
     picks.iter().map(|p| if p % 2 == 0 { own[p / 2 % own.len()] } else { common[p / 2 % common.len()] }).collect()
+}
+
+/// Issue 22: a stray quote after a closed payload, then the call's end token. Streamed with the
+/// end token cut anywhere it once became `unclosed_tool` and swallowed the text after it.
+#[test]
+fn a_quote_after_the_payload_streams_as_whole() {
+    let cases = [
+        (Dialect::DeepseekV31, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{}\"<｜tool▁call▁end｜>after"),
+        (Dialect::DeepseekV3, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n{}\"<｜tool▁call▁end｜>after"),
+        (
+            Dialect::KimiK2,
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}\"<|tool_call_end|>after",
+        ),
+        (Dialect::Hermes, "<tool_call>{\"name\": \"f\"}\"</tool_call>after"),
+    ];
+    for (dialect, text) in cases {
+        let doc = whole(text, dialect);
+        assert_eq!(doc.text(), b"after", "{dialect:?}");
+        assert_eq!(doc.issues.len(), 1, "{dialect:?}");
+        assert_eq!(doc.issues[0].kind, crate::parse::IssueKind::InvalidJson, "{dialect:?}");
+        for cut in 0..=text.len() {
+            let options = Options { start_in_thinking: StartThinking::No, ..Options::new(dialect) };
+            let mut machine = StreamMachine::new(options);
+            let mut events = Vec::new();
+            machine.feed_into(&text.as_bytes()[..cut], &mut events);
+            machine.feed_into(&text.as_bytes()[cut..], &mut events);
+            events.extend(machine.finish());
+            assert_eq!(Document::from_events(events), doc, "{dialect:?} cut at {cut}");
+        }
+        assert_eq!(streamed(text, dialect, 1), doc, "{dialect:?} in 1-byte pieces");
+    }
 }

@@ -69,7 +69,7 @@ fn type_xml_arguments(call: &mut ToolCall, tools: &Tools) -> Result<(), (IssueKi
     let mut schema_errors = Vec::new();
     for (key, value) in Arc::make_mut(&mut call.input).iter_mut() {
         let JsonValue::Str(text) = &*value else { continue };
-        match typed_value(tools.param_type(&call.name, key), text.as_bytes()) {
+        match typed_value(&tools.param_type(&call.name, key), text.as_bytes()) {
             Ok(Some(typed)) => *value = typed,
             Ok(None) => {}
             Err(why) => schema_errors.push(JsonValue::Str(format!("parameter '{key}' {why}; kept as text").into())),
