@@ -44,9 +44,7 @@ MAX_ERROR_CHARS = 600
 
 # Names whose fixes are in Rust (rust/agentmsg-py): their failing calls are listed with
 # AGENTMSG_HOSTILE_ALL=1 and the set is emptied when the binding checks its arguments.
-# replay(counter=<a function that raises TypeError on a Message>) lets that TypeError out bare: a
-# workbench bug (the workbench's helper owns it), found when this walk's sample took in new names.
-PENDING_ELSEWHERE: Set[str] = {"replay"}
+PENDING_ELSEWHERE: Set[str] = set()
 
 
 def _messages() -> List[Message]:
