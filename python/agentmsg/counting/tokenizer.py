@@ -25,8 +25,8 @@ from ..errors import MessageError, MessageTypeError, TokenizerError
 
 __all__ = ["Tokenizer"]
 
-#: The file a model directory holds its tokenizer in.
-_TOKENIZER_FILE = "tokenizer.json"
+#: The files a model directory holds its tokenizer in, in the order they are looked for.
+_TOKENIZER_FILES = ("tokenizer.json", "tekken.json")
 
 
 def _checked_count(value: object, what: str) -> int:
@@ -44,7 +44,8 @@ def _checked_flag(value: object, what: str) -> bool:
 
 
 class Tokenizer:
-    """A model's tokenizer, loaded from its ``tokenizer.json`` with :meth:`from_file`.
+    """A model's tokenizer, loaded from its ``tokenizer.json`` (or Mistral's ``tekken.json``)
+    with :meth:`from_file`.
 
     Ids are those of the ``tokenizers`` library for the same file. ``add_special_tokens=True``
     frames a text as the file's post-processor says (a BOS token, for many models); the default
@@ -74,7 +75,8 @@ class Tokenizer:
 
     @classmethod
     def from_file(cls, path: Union[str, "os.PathLike[str]"]) -> "Tokenizer":
-        """Loads ``path``: a ``tokenizer.json``, or a model directory holding one.
+        """Loads ``path``: a Hugging Face ``tokenizer.json``, a Mistral ``tekken.json``, or a
+        model directory holding one.
 
         >>> Tokenizer.from_file("/nonexistent")
         Traceback (most recent call last):
@@ -85,7 +87,8 @@ class Tokenizer:
             raise MessageTypeError(f"path must be a str or a path, not {type_name(path)}")
         path = os.fspath(path)
         if os.path.isdir(path):
-            path = os.path.join(path, _TOKENIZER_FILE)
+            found = [os.path.join(path, name) for name in _TOKENIZER_FILES if os.path.isfile(os.path.join(path, name))]
+            path = found[0] if found else os.path.join(path, _TOKENIZER_FILES[0])
         try:
             with open(path, "rb") as file:
                 data = file.read()

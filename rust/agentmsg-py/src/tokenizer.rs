@@ -67,7 +67,7 @@ impl Tokenizer {
     }
 
     fn special_tokens(&self) -> Vec<(String, u32)> {
-        self.inner.special_tokens()
+        self.inner.special_tokens().to_vec()
     }
 
     fn token_to_id(&self, token: &str) -> Option<u32> {

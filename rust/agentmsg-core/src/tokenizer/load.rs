@@ -95,6 +95,9 @@ fn byte_level_bytes(spelling: &str, chars_to_bytes: &FastMap<char, u8>) -> Optio
 pub(super) fn from_json(json: &[u8]) -> Result<Tokenizer, TokenizerError> {
     let root = JsonValue::parse(json, false).map_err(|error| invalid(format!("not JSON: {error}")))?;
     let root = as_object(&root, "the file")?;
+    if get(root, "model").is_none() && matches!(get(root, "vocab"), Some(JsonValue::Array(_))) {
+        return from_tekken(root);
+    }
 
     let normalizers = match present(root, "normalizer") {
         Some(value) => normalizer_steps(value)?,
@@ -303,6 +306,7 @@ pub(super) fn from_json(json: &[u8]) -> Result<Tokenizer, TokenizerError> {
         None => Decoder::Unsupported("a file without a decoder (tokens joined by spaces)".to_owned()),
     };
 
+    let specials = added.tokens.iter().filter(|token| token.special).map(|token| (token.content.clone(), token.id)).collect();
     Ok(Tokenizer {
         model: bpe,
         normalizers,
@@ -313,7 +317,113 @@ pub(super) fn from_json(json: &[u8]) -> Result<Tokenizer, TokenizerError> {
         spellings,
         known,
         special,
+        specials,
     })
+}
+
+/// A Mistral `tekken.json`: tiktoken's ranks (base64 bytes, in rank order) and split pattern;
+/// the first `default_num_special_tokens` ids are the special tokens (named by the file's list,
+/// the rest `<SPECIAL_i>`), then ranks below `default_vocab_size` minus those.
+fn from_tekken(root: &Object<'_>) -> Result<Tokenizer, TokenizerError> {
+    let config = as_object(get(root, "config").ok_or_else(|| invalid("tekken.json has no config"))?, "config")?;
+    let number = |key: &str| match get(config, key) {
+        Some(JsonValue::Int(value)) if *value >= 0 && *value <= 16 * 1024 * 1024 => Ok(*value as usize),
+        _ => Err(invalid(format!("config.{key} must be a count"))),
+    };
+    let num_special = number("default_num_special_tokens")?;
+    let vocab_size = number("default_vocab_size")?;
+    let pattern = as_str(get(config, "pattern").ok_or_else(|| invalid("config has no pattern"))?, "config.pattern")?;
+    let entries = as_array(get(root, "vocab").ok_or_else(|| invalid("tekken.json has no vocab"))?, "vocab")?;
+    let inner = vocab_size
+        .checked_sub(num_special)
+        .filter(|&inner| inner <= entries.len())
+        .ok_or_else(|| invalid(format!("vocab size {vocab_size} does not fit {num_special} special tokens and {} ranks", entries.len())))?;
+
+    let mut ranked: Vec<Vec<u8>> = Vec::with_capacity(inner);
+    for (rank, entry) in entries[..inner].iter().enumerate() {
+        let entry = as_object(entry, "a vocab entry")?;
+        let encoded = as_str(get(entry, "token_bytes").ok_or_else(|| invalid(format!("rank {rank} has no token_bytes")))?, "token_bytes")?;
+        ranked.push(base64_decode(encoded).ok_or_else(|| invalid(format!("rank {rank}'s token_bytes is not base64")))?);
+    }
+    let mut vocab: FastMap<Box<[u8]>, u32> = FastMap::default();
+    vocab.reserve(inner);
+    for (rank, bytes) in ranked.iter().enumerate() {
+        vocab.insert(bytes.clone().into_boxed_slice(), (rank + num_special) as u32);
+    }
+    // tiktoken merges the adjacent pair whose bytes together are the lowest-ranked token: every
+    // way of cutting a token into two tokens is a merge to it, at its rank.
+    let mut merges: FastMap<u64, (u32, u32)> = FastMap::default();
+    for (rank, bytes) in ranked.iter().enumerate() {
+        let id = (rank + num_special) as u32;
+        for cut in 1..bytes.len() {
+            if let (Some(&left), Some(&right)) = (vocab.get(&bytes[..cut]), vocab.get(&bytes[cut..])) {
+                merges.insert(pair_key(left, right), (rank as u32, id));
+            }
+        }
+    }
+    // tiktoken takes a piece that is one token as that token before merging.
+    let model = BpeModel::new(Symbols::Bytes, vocab, merges, false, None, false, true);
+
+    let mut specials: Vec<(String, u32)> = Vec::with_capacity(num_special);
+    if let Some(list) = present(root, "special_tokens") {
+        for (index, token) in as_array(list, "special_tokens")?.iter().enumerate() {
+            let token = as_object(token, "a special token")?;
+            let name = as_str(get(token, "token_str").ok_or_else(|| invalid(format!("special token {index} has no token_str")))?, "token_str")?;
+            specials.push((name.to_owned(), index as u32));
+        }
+    }
+    if specials.len() > num_special {
+        return Err(invalid(format!("{} special tokens listed, {num_special} declared", specials.len())));
+    }
+    for index in specials.len()..num_special {
+        specials.push((format!("<SPECIAL_{index}>"), index as u32));
+    }
+    let mut spellings: Vec<Box<[u8]>> = specials.iter().map(|(name, _)| name.as_bytes().into()).collect();
+    spellings.extend(ranked.into_iter().map(Vec::into_boxed_slice));
+    let known = vec![true; spellings.len()];
+    let mut special = vec![false; spellings.len()];
+    special[..num_special].iter_mut().for_each(|flag| *flag = true);
+    Ok(Tokenizer {
+        model,
+        normalizers: Vec::new(),
+        pre: vec![PreStep::Split {
+            regex: SplitRegex::new(pattern)?,
+            behavior: SplitBehavior::Isolated,
+        }],
+        added: AddedTokens::new(Vec::new(), str::to_owned),
+        post: PostProcessor::Nothing,
+        decoder: Decoder::Bytes,
+        spellings,
+        known,
+        special,
+        specials,
+    })
+}
+
+/// Standard base64 (with or without padding), or `None`.
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let mut buffer = 0u32;
+    let mut bits = 0;
+    for byte in text.bytes() {
+        let value = match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            b'=' => break,
+            _ => return None,
+        };
+        buffer = (buffer << 6) | u32::from(value);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((buffer >> bits) as u8);
+            buffer &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
 }
 
 fn normalizer_steps(value: &JsonValue<'_>) -> Result<Vec<Normalizer>, TokenizerError> {

@@ -82,6 +82,8 @@ pub struct Tokenizer {
     /// Whether each id is a token at all, and whether it is special.
     known: Vec<bool>,
     special: Vec<bool>,
+    /// The special tokens, `(spelling, id)`, in the file's order.
+    specials: Vec<(String, u32)>,
 }
 
 /// One unit of a text as the pipeline cuts it, with where it ends in the text (`None` if a
@@ -92,7 +94,9 @@ enum Unit<'a> {
 }
 
 impl Tokenizer {
-    /// Loads a tokenizer from the text of a `tokenizer.json`.
+    /// Loads a tokenizer from the text of a `tokenizer.json`, or of a Mistral `tekken.json`
+    /// (tiktoken ranks and split pattern, ids after the special tokens; special tokens are not
+    /// read in text, as Mistral's tokenizer does not read them).
     ///
     /// ```
     /// use agentmsg_core::tokenizer::{Tokenizer, TokenizerError};
@@ -115,14 +119,9 @@ impl Tokenizer {
         load::token_to_id(self, token)
     }
 
-    /// The added tokens marked special, as `(content, id)`.
-    pub fn special_tokens(&self) -> Vec<(String, u32)> {
-        self.added
-            .tokens
-            .iter()
-            .filter(|token| token.special)
-            .map(|token| (token.content.clone(), token.id))
-            .collect()
+    /// The special tokens, as `(spelling, id)`.
+    pub fn special_tokens(&self) -> &[(String, u32)] {
+        &self.specials
     }
 
     /// Whether `id` is a special token.
