@@ -309,3 +309,67 @@ def test_tekken_random_text_gives_mistrals_ids_and_text(tekken, text, data):
     # between special ids apart, so a character cut by one comes out differently: not tested.
     for sample in ([1, *ids, 2], ids[:cut], ids[cut:]):
         assert ours.decode(sample, skip_special_tokens=True) == oracle.decode(sample)
+
+
+# -- SentencePiece-style BPE (Llama 2, Mistral, Gemma): over characters with byte fallback -----
+
+
+def sentencepiece_style(style):
+    """A BPE over characters with byte fallback, trained here by the oracle library itself on
+    transcript-like text, in the two layouts converted files use: Llama 2's legacy normalizer
+    (Prepend + Replace) or a Metaspace pre-tokenizer (prepend_scheme "first")."""
+    from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
+
+    model = tokenizers.Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True, byte_fallback=True))
+    if style == "legacy":
+        model.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+        model.pre_tokenizer = None
+    else:
+        model.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=False)
+    model.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                       decoders.Strip(" ", 1, 0)])
+    corpus = [text for text in SAMPLES if len(text) < 400] * 20 + [
+        "The quick brown fox jumps over the lazy dog. " * 5, "def main():\n    print('hello')\n" * 5]
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<unk>", "<s>", "</s>"], show_progress=False)
+    model.train_from_iterator(corpus, trainer=trainer)
+    data = json.loads(model.to_str())
+    # Byte fallback needs a <0xXX> token for every byte, as SentencePiece vocabularies have.
+    vocab = data["model"]["vocab"]
+    for byte in range(256):
+        vocab.setdefault(f"<0x{byte:02X}>", len(vocab))
+    data["post_processor"] = {"type": "TemplateProcessing",
+                              "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                         {"Sequence": {"id": "A", "type_id": 0}}],
+                              "pair": [{"Sequence": {"id": "A", "type_id": 0}}],
+                              "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}}
+    return data
+
+
+@pytest.fixture(scope="module", params=["legacy", "metaspace"])
+def sentencepiece_pair(request, tmp_path_factory):
+    path = tmp_path_factory.mktemp(request.param) / "tokenizer.json"
+    path.write_text(json.dumps(sentencepiece_style(request.param)), encoding="utf-8")
+    both = Pair((Tokenizer.from_file(str(path)), tokenizers.Tokenizer.from_file(str(path))))
+    both.name = request.param
+    return both
+
+
+def test_sentencepiece_style_samples(sentencepiece_pair):
+    ours, oracle = sentencepiece_pair
+    for text in SAMPLES + ["<s>Hello</s> <s> world", "  leading spaces", "ünïcödé ☃ 𝔸"]:
+        expected = oracle.encode(text, add_special_tokens=False).ids
+        assert ours.encode(text) == expected, text[:50]
+        assert ours.encode(text, add_special_tokens=True) == oracle.encode(text).ids
+        for skip in (False, True):
+            assert ours.decode(expected, skip_special_tokens=skip) == oracle.decode(expected, skip_special_tokens=skip)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=texts, data=st.data())
+def test_sentencepiece_style_random_text(sentencepiece_pair, text, data):
+    ours, oracle = sentencepiece_pair
+    ids = oracle.encode(text, add_special_tokens=False).ids
+    assert ours.encode(text) == ids
+    cut = data.draw(st.integers(0, len(ids)))
+    for sample in (ids[:cut], ids[cut:]):
+        assert ours.decode(sample) == oracle.decode(sample, skip_special_tokens=False)

@@ -7,7 +7,8 @@ use jiter::JsonValue;
 use super::added::{AddedToken, AddedTokens};
 use super::bpe::{pair_key, BpeModel, FastMap, Symbols};
 use super::normalize::{normalize, Normalizer};
-use super::pretokenize::{PreStep, SplitBehavior, SplitRegex};
+use super::decode::DecodeStep;
+use super::pretokenize::{PreStep, Prepend, SplitBehavior, SplitRegex};
 use super::{Decoder, PostProcessor, Tokenizer, TokenizerError};
 
 type Object<'j> = [(Cow<'j, str>, JsonValue<'j>)];
@@ -300,7 +301,13 @@ pub(super) fn from_json(json: &[u8]) -> Result<Tokenizer, TokenizerError> {
             let object = as_object(value, "the decoder")?;
             match type_of(object, "the decoder")? {
                 "ByteLevel" if byte_level => Decoder::Bytes,
-                other => Decoder::Unsupported(format!("the decoder {other}")),
+                _ => {
+                    let mut steps = Vec::new();
+                    match decoder_steps(value, &mut steps) {
+                        Ok(()) => Decoder::Steps(steps),
+                        Err(error) => Decoder::Unsupported(error.to_string()),
+                    }
+                }
             }
         }
         None => Decoder::Unsupported("a file without a decoder (tokens joined by spaces)".to_owned()),
@@ -493,9 +500,75 @@ fn pre_tokenizer_steps(value: &JsonValue<'_>, steps: &mut Vec<PreStep>) -> Resul
             add_prefix_space: flag(object, "add_prefix_space", true),
             regex: flag(object, "use_regex", true).then(SplitRegex::gpt2),
         }),
+        "Metaspace" => {
+            let replacement = as_str(get(object, "replacement").ok_or_else(|| invalid("Metaspace has no replacement"))?, "replacement")?;
+            let mut chars = replacement.chars();
+            let (Some(replacement), None) = (chars.next(), chars.next()) else {
+                return Err(unsupported(format!("the Metaspace replacement {replacement:?} (one character is supported)")));
+            };
+            steps.push(PreStep::Metaspace {
+                replacement,
+                prepend: metaspace_prepend(object)?,
+                split: flag(object, "split", true),
+            });
+        }
         other => return Err(unsupported(format!("the pre-tokenizer {other}"))),
     }
     Ok(())
+}
+
+fn decoder_steps(value: &JsonValue<'_>, steps: &mut Vec<DecodeStep>) -> Result<(), TokenizerError> {
+    let object = as_object(value, "the decoder")?;
+    let one_char = |key: &str, what: &str| -> Result<char, TokenizerError> {
+        let text = as_str(get(object, key).ok_or_else(|| invalid(format!("{what} has no {key}")))?, key)?;
+        let mut chars = text.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) => Ok(c),
+            _ => Err(unsupported(format!("the {what} decoder with the {key} {text:?} (one character is supported)"))),
+        }
+    };
+    let count = |key: &str| match get(object, key) {
+        Some(JsonValue::Int(value)) if *value >= 0 => Ok(*value as usize),
+        _ => Err(invalid(format!("Strip's {key} must be a count"))),
+    };
+    match type_of(object, "the decoder")? {
+        "Sequence" => {
+            let items = get(object, "decoders").ok_or_else(|| invalid("a Sequence decoder has no list"))?;
+            for item in as_array(items, "decoders")? {
+                decoder_steps(item, steps)?;
+            }
+        }
+        "Replace" => steps.push(DecodeStep::Replace {
+            pattern: pattern(object, "Replace")?,
+            content: as_str(get(object, "content").ok_or_else(|| invalid("Replace has no content"))?, "content")?.to_owned(),
+        }),
+        "ByteFallback" => steps.push(DecodeStep::ByteFallback),
+        "Fuse" => steps.push(DecodeStep::Fuse),
+        "Strip" => steps.push(DecodeStep::Strip {
+            content: one_char("content", "Strip")?,
+            start: count("start")?,
+            stop: count("stop")?,
+        }),
+        "Metaspace" => steps.push(DecodeStep::Metaspace {
+            replacement: one_char("replacement", "Metaspace")?,
+            strip_first: metaspace_prepend(object)? != Prepend::Never,
+        }),
+        other => return Err(unsupported(format!("the decoder {other}"))),
+    }
+    Ok(())
+}
+
+/// A `Metaspace`'s prepend scheme (`prepend_scheme`, or the older `add_prefix_space`).
+fn metaspace_prepend(object: &Object<'_>) -> Result<Prepend, TokenizerError> {
+    match present(object, "prepend_scheme") {
+        Some(value) => match as_str(value, "prepend_scheme")? {
+            "always" => Ok(Prepend::Always),
+            "first" => Ok(Prepend::First),
+            "never" => Ok(Prepend::Never),
+            other => Err(unsupported(format!("the Metaspace prepend_scheme {other:?}"))),
+        },
+        None => Ok(if flag(object, "add_prefix_space", true) { Prepend::Always } else { Prepend::Never }),
+    }
 }
 
 fn post_processor(value: &JsonValue<'_>, added: &AddedTokens) -> Result<PostProcessor, TokenizerError> {

@@ -14,6 +14,7 @@
 
 mod added;
 mod bpe;
+mod decode;
 mod load;
 mod normalize;
 mod pretokenize;
@@ -65,6 +66,9 @@ enum PostProcessor {
 enum Decoder {
     /// The token spellings' bytes, joined, read as UTF-8 with U+FFFD for invalid bytes.
     Bytes,
+    /// SentencePiece-style steps over the spellings (`Replace`, `ByteFallback`, `Fuse`,
+    /// `Strip`, `Metaspace`).
+    Steps(Vec<decode::DecodeStep>),
     /// A decoder this implementation does not run; named when it is needed.
     Unsupported(String),
 }
@@ -183,26 +187,35 @@ impl Tokenizer {
 
     /// The text of `ids` (without the special tokens if `skip_special_tokens`).
     pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, TokenizerError> {
+        if let Decoder::Steps(steps) = &self.decoder {
+            let tokens = self.spelled(ids, skip_special_tokens)?;
+            return Ok(decode::decode_chain(steps, tokens.iter().map(|bytes| String::from_utf8_lossy(bytes).into_owned()).collect()));
+        }
         Ok(String::from_utf8_lossy(&self.decode_bytes(ids, skip_special_tokens)?).into_owned())
+    }
+
+    /// Each kept id's spelling.
+    fn spelled(&self, ids: &[u32], skip_special_tokens: bool) -> Result<Vec<&[u8]>, TokenizerError> {
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            if !self.known.get(id as usize).copied().unwrap_or(false) {
+                return Err(TokenizerError::UnknownId(id));
+            }
+            if !(skip_special_tokens && self.special[id as usize]) {
+                out.push(&*self.spellings[id as usize]);
+            }
+        }
+        Ok(out)
     }
 
     /// The bytes `ids` decode to, before they are read as UTF-8 (a token may end inside a
     /// character; a stream of ids decodes in pieces through these).
     pub fn decode_bytes(&self, ids: &[u32], skip_special_tokens: bool) -> Result<Vec<u8>, TokenizerError> {
-        if let Decoder::Unsupported(what) = &self.decoder {
-            return Err(TokenizerError::Unsupported(what.clone()));
+        match &self.decoder {
+            Decoder::Unsupported(what) => Err(TokenizerError::Unsupported(what.clone())),
+            Decoder::Steps(_) => Ok(self.decode(ids, skip_special_tokens)?.into_bytes()),
+            Decoder::Bytes => Ok(self.spelled(ids, skip_special_tokens)?.concat()),
         }
-        let mut bytes = Vec::with_capacity(ids.len() * 4);
-        for &id in ids {
-            if !self.known.get(id as usize).copied().unwrap_or(false) {
-                return Err(TokenizerError::UnknownId(id));
-            }
-            if skip_special_tokens && self.special[id as usize] {
-                continue;
-            }
-            bytes.extend_from_slice(&self.spellings[id as usize]);
-        }
-        Ok(bytes)
     }
 
     /// The byte length of the longest prefix of `text` that ends where its `max_tokens`-th
@@ -276,7 +289,8 @@ impl Tokenizer {
                     visit(Unit::Added { id, end, segment_start: start });
                     return;
                 }
-                pretokenize::pre_tokenize(&self.pre, &normalized[from..to], &mut |piece| {
+                let at_start = start == 0 && from == 0;
+                pretokenize::pre_tokenize(&self.pre, &normalized[from..to], at_start, &mut |piece| {
                     // A piece that is a slice of the unchanged segment knows where it ends.
                     let offset = (piece.as_ptr() as usize).wrapping_sub(base);
                     let end = (unchanged && offset <= segment.len() && offset + piece.len() <= segment.len())

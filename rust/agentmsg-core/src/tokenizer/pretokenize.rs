@@ -137,10 +137,22 @@ pub(crate) enum PreStep {
     /// `ByteLevel`: an optional leading space, GPT-2's split if `use_regex`. (Its mapping of
     /// bytes to characters is the vocabulary's spelling, undone when the file is loaded.)
     ByteLevel { add_prefix_space: bool, regex: Option<SplitRegex> },
+    /// `Metaspace` (SentencePiece style): spaces become `replacement`, which is prepended
+    /// (always, or only to the piece that starts the text), and split before if `split`.
+    Metaspace { replacement: char, prepend: Prepend, split: bool },
 }
 
-/// Runs `steps` on `piece`, calling `out` with each final piece.
-pub(crate) fn pre_tokenize(steps: &[PreStep], piece: &str, out: &mut dyn FnMut(&str)) {
+/// When `Metaspace` prepends its replacement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Prepend {
+    Always,
+    First,
+    Never,
+}
+
+/// Runs `steps` on `piece`, calling `out` with each final piece. `at_start`: whether the piece
+/// starts the whole text (for `Metaspace`'s `first`).
+pub(crate) fn pre_tokenize(steps: &[PreStep], piece: &str, at_start: bool, out: &mut dyn FnMut(&str)) {
     // An empty piece goes no further (the library drops empty splits at every step).
     if piece.is_empty() {
         return;
@@ -149,8 +161,11 @@ pub(crate) fn pre_tokenize(steps: &[PreStep], piece: &str, out: &mut dyn FnMut(&
         out(piece);
         return;
     };
+    let starts = |sub: &str| at_start && sub.as_ptr() == piece.as_ptr();
     match step {
-        PreStep::Split { regex, behavior } => split(regex, *behavior, piece, &mut |sub| pre_tokenize(rest, sub, out)),
+        PreStep::Split { regex, behavior } => {
+            split(regex, *behavior, piece, &mut |sub| pre_tokenize(rest, sub, starts(sub), out))
+        }
         PreStep::ByteLevel { add_prefix_space, regex } => {
             let spaced;
             let piece = if *add_prefix_space && !piece.starts_with(' ') {
@@ -160,9 +175,38 @@ pub(crate) fn pre_tokenize(steps: &[PreStep], piece: &str, out: &mut dyn FnMut(&
                 piece
             };
             match regex {
-                Some(regex) => split(regex, SplitBehavior::Isolated, piece, &mut |sub| pre_tokenize(rest, sub, out)),
-                None => pre_tokenize(rest, piece, out),
+                Some(regex) => split(regex, SplitBehavior::Isolated, piece, &mut |sub| {
+                    pre_tokenize(rest, sub, at_start && sub.as_ptr() == piece.as_ptr(), out)
+                }),
+                None => pre_tokenize(rest, piece, at_start, out),
             }
+        }
+        PreStep::Metaspace { replacement, prepend, split } => {
+            let mut replaced = String::with_capacity(piece.len() + 3);
+            let wants_prefix = match prepend {
+                Prepend::Always => true,
+                Prepend::First => at_start,
+                Prepend::Never => false,
+            };
+            if wants_prefix && !piece.starts_with(' ') && !piece.starts_with(*replacement) {
+                replaced.push(*replacement);
+            }
+            for c in piece.chars() {
+                replaced.push(if c == ' ' { *replacement } else { c });
+            }
+            if !*split {
+                pre_tokenize(rest, &replaced, at_start, out);
+                return;
+            }
+            // Each replacement opens a new piece.
+            let mut from = 0;
+            for (at, c) in replaced.char_indices() {
+                if c == *replacement && at > from {
+                    pre_tokenize(rest, &replaced[from..at], at_start && from == 0, out);
+                    from = at;
+                }
+            }
+            pre_tokenize(rest, &replaced[from..], at_start && from == 0, out);
         }
     }
 }
