@@ -373,3 +373,44 @@ def test_sentencepiece_style_random_text(sentencepiece_pair, text, data):
     cut = data.draw(st.integers(0, len(ids)))
     for sample in (ids[:cut], ids[cut:]):
         assert ours.decode(sample) == oracle.decode(sample, skip_special_tokens=False)
+
+
+# -- tiktoken rank files, against tiktoken itself ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiktoken_pair(tmp_path_factory):
+    """Tekken's first 20,000 ranks written as a tiktoken file, with its pattern and two special
+    tokens; the oracle is tiktoken's Encoding of the same ranks."""
+    import base64
+
+    import tiktoken
+
+    with open(TEKKEN_FILE, encoding="utf-8") as file:
+        data = json.load(file)
+    ranks = {base64.b64decode(entry["token_bytes"]): entry["rank"] for entry in data["vocab"][:20_000]}
+    specials = {"<|endoftext|>": 20_000, "<|im_start|>": 20_001}
+    path = tmp_path_factory.mktemp("tiktoken") / "ranks.tiktoken"
+    path.write_text("".join(f"{base64.b64encode(token).decode()} {rank}\n" for token, rank in ranks.items()))
+    oracle = tiktoken.Encoding("tekken-20k", pat_str=data["config"]["pattern"], mergeable_ranks=ranks,
+                               special_tokens=specials)
+    return Tokenizer.from_tiktoken(str(path), data["config"]["pattern"], specials), oracle
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.lists(st.one_of(pieces, st.sampled_from(["<|endoftext|>", "<|im_start|>"])), max_size=12).map("".join))
+def test_tiktoken_file_gives_tiktokens_ids(tiktoken_pair, text):
+    ours, oracle = tiktoken_pair
+    ids = oracle.encode(text, allowed_special="all")
+    assert ours.encode(text) == ids
+    assert ours.decode_bytes(ids) == oracle.decode_bytes(ids)
+
+
+def test_tiktoken_samples_and_bad_files(tiktoken_pair, tmp_path):
+    ours, oracle = tiktoken_pair
+    for text in SAMPLES:
+        assert ours.encode(text) == oracle.encode(text, allowed_special="all"), text[:50]
+    bad = tmp_path / "bad.tiktoken"
+    bad.write_text("YQ== 0\nYg== 5\n")
+    with pytest.raises(TokenizerError, match="line 2 has rank 5"):
+        Tokenizer.from_tiktoken(str(bad), r"\S+")

@@ -16,8 +16,9 @@ what is supported.
 
 from __future__ import annotations
 
+import base64  # noqa: F401  (the from_tiktoken example writes a file with it)
 import os
-from typing import List, Sequence, Tuple, Union
+from typing import List, Mapping, Optional, Sequence, Tuple, Union
 
 from .. import _core
 from .._checks import describe, type_name
@@ -96,6 +97,43 @@ class Tokenizer:
             raise TokenizerError(f"no tokenizer file at {describe(path)}") from error
         try:
             native = _core.Tokenizer.from_json(data)
+        except TokenizerError as error:
+            raise TokenizerError(f"{path}: {error}") from None
+        return cls(native, path)
+
+    @classmethod
+    def from_tiktoken(
+        cls, path: Union[str, "os.PathLike[str]"], pattern: str, special_tokens: Optional[Mapping[str, int]] = None
+    ) -> "Tokenizer":
+        """Loads a tiktoken rank file (``base64 rank`` lines) with the split ``pattern`` and the
+        ``special_tokens`` (text to id) that go with it, as ``tiktoken.Encoding`` takes them.
+        Special tokens are read in text, as tiktoken's ``encode(text, allowed_special="all")``.
+
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "tiny.tiktoken")
+        >>> with open(path, "w") as file:
+        ...     _ = file.write("".join(f"{base64.b64encode(bytes([b])).decode()} {b}\\n" for b in range(256)))
+        >>> tok = Tokenizer.from_tiktoken(path, r"\\S+|\\s+", {"<|end|>": 256})
+        >>> tok.encode("hi<|end|>")
+        [104, 105, 256]
+        """
+        if not isinstance(path, (str, os.PathLike)):
+            raise MessageTypeError(f"path must be a str or a path, not {type_name(path)}")
+        if not isinstance(pattern, str):
+            raise MessageTypeError(f"pattern must be a str, not {type_name(pattern)}")
+        specials = dict(special_tokens or {})
+        for name, token_id in specials.items():
+            if not isinstance(name, str):
+                raise MessageTypeError(f"special token names must be str, not {type_name(name)}")
+            _checked_count(token_id, f"the id of special token {name!r}")
+        path = os.fspath(path)
+        try:
+            with open(path, "rb") as file:
+                data = file.read()
+        except OSError as error:
+            raise TokenizerError(f"no tiktoken file at {describe(path)}") from error
+        try:
+            native = _core.Tokenizer.from_tiktoken(data, pattern, list(specials.items()))
         except TokenizerError as error:
             raise TokenizerError(f"{path}: {error}") from None
         return cls(native, path)

@@ -61,6 +61,15 @@ impl Tokenizer {
         Ok(Self { inner })
     }
 
+    /// Loads a tiktoken rank file's bytes with its split pattern and special tokens.
+    #[staticmethod]
+    fn from_tiktoken(py: Python<'_>, ranks: &Bound<'_, PyBytes>, pattern: &str, special_tokens: Vec<(String, u32)>) -> PyResult<Self> {
+        let bytes = ranks.as_bytes();
+        let inner =
+            py.detach(|| CoreTokenizer::from_tiktoken(bytes, pattern, special_tokens)).map_err(|error| raise(py, error))?;
+        Ok(Self { inner })
+    }
+
     #[getter]
     fn vocab_size(&self) -> usize {
         self.inner.vocab_size()

@@ -293,7 +293,7 @@ pub(super) fn from_json(json: &[u8]) -> Result<Tokenizer, TokenizerError> {
     let added = AddedTokens::new(added_tokens, |content| normalize(&normalizers, content).into_owned());
 
     let post = match present(root, "post_processor") {
-        Some(value) => post_processor(value, &added)?,
+        Some(value) => post_processor(value)?,
         None => PostProcessor::Nothing,
     };
     let decoder = match present(root, "decoder") {
@@ -352,25 +352,6 @@ fn from_tekken(root: &Object<'_>) -> Result<Tokenizer, TokenizerError> {
         let encoded = as_str(get(entry, "token_bytes").ok_or_else(|| invalid(format!("rank {rank} has no token_bytes")))?, "token_bytes")?;
         ranked.push(base64_decode(encoded).ok_or_else(|| invalid(format!("rank {rank}'s token_bytes is not base64")))?);
     }
-    let mut vocab: FastMap<Box<[u8]>, u32> = FastMap::default();
-    vocab.reserve(inner);
-    for (rank, bytes) in ranked.iter().enumerate() {
-        vocab.insert(bytes.clone().into_boxed_slice(), (rank + num_special) as u32);
-    }
-    // tiktoken merges the adjacent pair whose bytes together are the lowest-ranked token: every
-    // way of cutting a token into two tokens is a merge to it, at its rank.
-    let mut merges: FastMap<u64, (u32, u32)> = FastMap::default();
-    for (rank, bytes) in ranked.iter().enumerate() {
-        let id = (rank + num_special) as u32;
-        for cut in 1..bytes.len() {
-            if let (Some(&left), Some(&right)) = (vocab.get(&bytes[..cut]), vocab.get(&bytes[cut..])) {
-                merges.insert(pair_key(left, right), (rank as u32, id));
-            }
-        }
-    }
-    // tiktoken takes a piece that is one token as that token before merging.
-    let model = BpeModel::new(Symbols::Bytes, vocab, merges, false, None, false, true);
-
     let mut specials: Vec<(String, u32)> = Vec::with_capacity(num_special);
     if let Some(list) = present(root, "special_tokens") {
         for (index, token) in as_array(list, "special_tokens")?.iter().enumerate() {
@@ -385,11 +366,94 @@ fn from_tekken(root: &Object<'_>) -> Result<Tokenizer, TokenizerError> {
     for index in specials.len()..num_special {
         specials.push((format!("<SPECIAL_{index}>"), index as u32));
     }
-    let mut spellings: Vec<Box<[u8]>> = specials.iter().map(|(name, _)| name.as_bytes().into()).collect();
+    // Mistral's tokenizer does not read special tokens in text.
+    ranked_tokenizer(ranked, num_special as u32, pattern, specials, false)
+}
+
+/// A tiktoken rank file (`base64 rank` lines, as tiktoken's `load_tiktoken_bpe` reads them),
+/// with the split pattern and special tokens that go with it (the file holds neither); special
+/// tokens are read in text, as tiktoken's `encode(text, allowed_special="all")` reads them.
+pub(super) fn from_tiktoken(ranks: &[u8], pattern: &str, specials: Vec<(String, u32)>) -> Result<Tokenizer, TokenizerError> {
+    let text = std::str::from_utf8(ranks).map_err(|_| invalid("a tiktoken file is ASCII text"))?;
+    let mut ranked: Vec<Vec<u8>> = Vec::new();
+    for (line_number, line) in text.lines().enumerate().filter(|(_, line)| !line.is_empty()) {
+        let line_number = line_number + 1;
+        let (encoded, rank) = line
+            .split_once(' ')
+            .ok_or_else(|| invalid(format!("line {line_number} is not `base64 rank`")))?;
+        let rank: usize = rank.trim().parse().map_err(|_| invalid(format!("line {line_number}'s rank is not a number")))?;
+        if rank != ranked.len() {
+            return Err(unsupported(format!("line {line_number} has rank {rank}: ranks must run 0, 1, 2... in order")));
+        }
+        ranked.push(base64_decode(encoded).ok_or_else(|| invalid(format!("line {line_number} is not base64")))?);
+    }
+    ranked_tokenizer(ranked, 0, pattern, specials, true)
+}
+
+/// A tokenizer of tiktoken ranks: token `rank` has the id `rank + first_id`.
+fn ranked_tokenizer(
+    ranked: Vec<Vec<u8>>,
+    first_id: u32,
+    pattern: &str,
+    specials: Vec<(String, u32)>,
+    read_specials_in_text: bool,
+) -> Result<Tokenizer, TokenizerError> {
+    let mut vocab: FastMap<Box<[u8]>, u32> = FastMap::default();
+    vocab.reserve(ranked.len());
+    for (rank, bytes) in ranked.iter().enumerate() {
+        vocab.insert(bytes.clone().into_boxed_slice(), rank as u32 + first_id);
+    }
+    // tiktoken merges the adjacent pair whose bytes together are the lowest-ranked token: every
+    // way of cutting a token into two tokens is a merge to it, at its rank.
+    let mut merges: FastMap<u64, (u32, u32)> = FastMap::default();
+    for (rank, bytes) in ranked.iter().enumerate() {
+        let id = rank as u32 + first_id;
+        for cut in 1..bytes.len() {
+            if let (Some(&left), Some(&right)) = (vocab.get(&bytes[..cut]), vocab.get(&bytes[cut..])) {
+                merges.insert(pair_key(left, right), (rank as u32, id));
+            }
+        }
+    }
+    // tiktoken takes a piece that is one token as that token before merging.
+    let model = BpeModel::new(Symbols::Bytes, vocab, merges, false, None, false, true);
+
+    let mut spellings: Vec<Box<[u8]>> = vec![Box::default(); first_id as usize];
+    let mut known = vec![false; first_id as usize];
     spellings.extend(ranked.into_iter().map(Vec::into_boxed_slice));
-    let known = vec![true; spellings.len()];
+    known.resize(spellings.len(), true);
+    for (name, id) in &specials {
+        let at = *id as usize;
+        if at > 16 * 1024 * 1024 {
+            return Err(invalid(format!("the special token {name:?} has the id {id}, beyond any vocabulary")));
+        }
+        if spellings.len() <= at {
+            spellings.resize(at + 1, Box::default());
+            known.resize(at + 1, false);
+        }
+        spellings[at] = name.as_bytes().into();
+        known[at] = true;
+    }
     let mut special = vec![false; spellings.len()];
-    special[..num_special].iter_mut().for_each(|flag| *flag = true);
+    for (_, id) in &specials {
+        special[*id as usize] = true;
+    }
+    let added = if read_specials_in_text {
+        let tokens = specials
+            .iter()
+            .map(|(name, id)| AddedToken {
+                id: *id,
+                content: name.clone(),
+                single_word: false,
+                lstrip: false,
+                rstrip: false,
+                normalized: false,
+                special: true,
+            })
+            .collect();
+        AddedTokens::new(tokens, str::to_owned)
+    } else {
+        AddedTokens::new(Vec::new(), str::to_owned)
+    };
     Ok(Tokenizer {
         model,
         normalizers: Vec::new(),
@@ -397,7 +461,7 @@ fn from_tekken(root: &Object<'_>) -> Result<Tokenizer, TokenizerError> {
             regex: SplitRegex::new(pattern)?,
             behavior: SplitBehavior::Isolated,
         }],
-        added: AddedTokens::new(Vec::new(), str::to_owned),
+        added,
         post: PostProcessor::Nothing,
         decoder: Decoder::Bytes,
         spellings,
@@ -571,7 +635,7 @@ fn metaspace_prepend(object: &Object<'_>) -> Result<Prepend, TokenizerError> {
     }
 }
 
-fn post_processor(value: &JsonValue<'_>, added: &AddedTokens) -> Result<PostProcessor, TokenizerError> {
+fn post_processor(value: &JsonValue<'_>) -> Result<PostProcessor, TokenizerError> {
     let object = as_object(value, "the post-processor")?;
     Ok(match type_of(object, "the post-processor")? {
         "ByteLevel" => PostProcessor::Nothing,
@@ -579,7 +643,7 @@ fn post_processor(value: &JsonValue<'_>, added: &AddedTokens) -> Result<PostProc
             let mut result = PostProcessor::Nothing;
             let items = get(object, "processors").ok_or_else(|| invalid("a Sequence post-processor has no list"))?;
             for item in as_array(items, "processors")? {
-                match post_processor(item, added)? {
+                match post_processor(item)? {
                     PostProcessor::Nothing => {}
                     other if matches!(result, PostProcessor::Nothing) => result = other,
                     _ => return Ok(PostProcessor::Unsupported("a Sequence of several post-processors that add tokens".into())),

@@ -112,6 +112,13 @@ impl Tokenizer {
         load::from_json(json)
     }
 
+    /// Loads a tiktoken rank file (`base64 rank` lines) with the split pattern and the special
+    /// tokens `(text, id)` that go with it; special tokens are read in text (as tiktoken's
+    /// `encode(text, allowed_special="all")`).
+    pub fn from_tiktoken(ranks: &[u8], pattern: &str, special_tokens: Vec<(String, u32)>) -> Result<Self, TokenizerError> {
+        load::from_tiktoken(ranks, pattern, special_tokens)
+    }
+
     /// The number of ids: the largest id plus one.
     pub fn vocab_size(&self) -> usize {
         self.spellings.len()
