@@ -46,7 +46,7 @@ _EXPORTED = {
     "errors": ("AgentMsgError", "MessageError", "MessageTypeError", "ToolCallError", "EncodingError",
                "ToolPairError", "ConversionError", "MissingDependencyError", "DisallowedSpecialTokenError",
                "TokenIdError", "UnknownModelError", "TranscriptError"),  # ConversionWarning: with convert
-    "options": ("Dialect",),
+    "options": ("Dialect", "Tools"),
     "model.results": ("Parsed", "ParseIssue", "TextDelta", "ThinkingDelta", "ThinkingEnd", "ToolCallStart",
                       "ToolCallDelta", "ToolCallEnd", "ToolCallHeader"),
     "counting.counter": ("MessageCounter", "token_counter"),
@@ -72,7 +72,7 @@ __all__ = [
     "DIALECTS", "parse", "parse_many", "parse_tool_calls", "StreamParser", "validate_tool_call",
     "format_tool_call", "ToolResultText", "format_tool_result", "parse_tool_result",
     # agentmsg.options
-    "Dialect",
+    "Dialect", "Tools",
     # agentmsg.counting.tokens
     "ENCODINGS", "count_tokens", "count_tokens_batch", "count_tokens_up_to", "fits",
     "message_token_counts", "count_message_tokens", "acount_tokens", "acount_message_tokens",

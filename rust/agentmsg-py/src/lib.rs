@@ -28,6 +28,7 @@ mod results;
 mod stream;
 mod strings;
 mod tokens;
+mod tools;
 
 // The old name of `strings`, for the token and estimate modules until their next change.
 
@@ -35,7 +36,7 @@ mod tokens;
 type Register = fn(&Bound<'_, PyModule>) -> PyResult<()>;
 
 /// Each feature module's `register`, in the order `_core` gains their names.
-const FEATURES: [Register; 11] = [
+const FEATURES: [Register; 12] = [
     estimate::register,
     parse::register,
     stream::register,
@@ -47,6 +48,7 @@ const FEATURES: [Register; 11] = [
     pairs::register,
     pool::register,
     arrow::register,
+    tools::register,
 ];
 
 #[pymodule]
