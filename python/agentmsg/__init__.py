@@ -123,7 +123,7 @@ if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     )
     from .readers import *  # noqa: F401,F403
     from .parsing import *  # noqa: F401,F403
-    from .options import Dialect  # noqa: F401
+    from .options import Dialect, Tools  # noqa: F401
     from .counting.tokens import *  # noqa: F401,F403
     from .counting.encoding import *  # noqa: F401,F403
     from .counting.counter import MessageCounter, token_counter  # noqa: F401

@@ -13,6 +13,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod arrow;
 mod classes;
 mod columns;
+mod deltas;
 mod encoding;
 mod errors;
 mod estimate;
