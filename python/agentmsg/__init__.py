@@ -69,7 +69,7 @@ __all__ = [
     # agentmsg.readers
     "as_messages",
     # agentmsg.parsing
-    "DIALECTS", "parse", "parse_many", "parse_tool_calls", "StreamParser", "validate_tool_call",
+    "DIALECTS", "parse", "parse_many", "parse_tool_calls", "StreamParser", "StreamBatch", "validate_tool_call",
     "format_tool_call", "ToolResultText", "format_tool_result", "parse_tool_result",
     # agentmsg.options
     "Dialect", "Tools",

@@ -78,6 +78,24 @@ class StreamParser:
     def feed_openai(self, chunk: Optional[str], **unexpected: Any) -> List[Dict[str, Any]]: ...
     def finish_openai(self, **unexpected: Any) -> List[Dict[str, Any]]: ...
 
+class StreamBatch:
+    def __new__(
+        cls,
+        *,
+        dialect: Any = None,
+        thinking: Optional[str] = None,
+        tool_format: Optional[str] = None,
+        code_fences: Optional[bool] = None,
+        start_in_thinking: Optional[bool] = None,
+        max_calls: Optional[int] = None,
+        tools: Optional[Union[Tools, Sequence[Any]]] = None,
+        **unexpected: Any,
+    ) -> Self: ...
+    def add(self) -> int: ...
+    def step(self, pairs: List[Tuple[int, str]]) -> List[List[Dict[str, Any]]]: ...
+    def finish(self, stream: int) -> List[Dict[str, Any]]: ...
+    def __len__(self) -> int: ...
+
 @final
 class Tools:
     """Tool definitions compiled once (rust/agentmsg-py/src/tools.rs; public as ``agentmsg.Tools``)."""

@@ -38,6 +38,7 @@ __all__ = [
     "parse_many",
     "parse_tool_calls",
     "StreamParser",
+    "StreamBatch",
     "validate_tool_call",
     "format_tool_call",
     "ToolResultText",
@@ -159,6 +160,11 @@ def parse_many(texts: Iterable[str], **options: Unpack[ParseOptions]) -> List[Pa
 #: Incremental parser of streamed model text in any dialect: :func:`parse`'s rules and options,
 #: chunk by chunk (the class is the core's; its docstring has the rest).
 StreamParser = _core.StreamParser
+
+#: Many streams advanced together, one call per engine step, with the GIL released: the OpenAI
+#: deltas of each stream are :class:`StreamParser`'s ``feed_openai`` (the class is the core's;
+#: its docstring has the rest).
+StreamBatch = _core.StreamBatch
 
 
 def parse_tool_calls(text: str, **options: Unpack[ParseOptions]) -> List[ToolUseBlock]:

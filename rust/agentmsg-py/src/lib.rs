@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod arrow;
+mod batch;
 mod classes;
 mod columns;
 mod deltas;
@@ -37,7 +38,7 @@ mod tools;
 type Register = fn(&Bound<'_, PyModule>) -> PyResult<()>;
 
 /// Each feature module's `register`, in the order `_core` gains their names.
-const FEATURES: [Register; 12] = [
+const FEATURES: [Register; 13] = [
     estimate::register,
     parse::register,
     stream::register,
@@ -50,6 +51,7 @@ const FEATURES: [Register; 12] = [
     pool::register,
     arrow::register,
     tools::register,
+    batch::register,
 ];
 
 #[pymodule]
