@@ -18,7 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agentmsg import StreamParser, Tools, openai_deltas  # noqa: E402
+from agentmsg import StreamBatch, StreamParser, Tools, openai_deltas  # noqa: E402
 from bench_dialects import deltas  # noqa: E402
 
 DIALECTS = ("hermes", "qwen3_coder", "gpt_oss")
@@ -88,6 +88,56 @@ STREAMS: Dict[str, Callable[[str, Sequence[str]], None]] = {
 }
 
 
+STREAMS_PER_BATCH = 256
+
+
+def batch_steps(dialect: str) -> List[List[str]]:
+    """The engine's steps for 256 streams of the ~500-token reply, each stream one token per
+    step, the streams shifted so that they are at different places of the reply."""
+    chunks = deltas(dialect, 500)
+    return [[chunks[(step + n) % len(chunks)] for n in range(STREAMS_PER_BATCH)] for step in range(len(chunks))]
+
+
+def run_batch(dialect: str, steps: Sequence[Sequence[str]]) -> None:
+    batch = StreamBatch(dialect=dialect, tools=COMPILED)
+    ids = [batch.add() for _ in range(STREAMS_PER_BATCH)]
+    step = batch.step
+    for texts in steps:
+        step(list(zip(ids, texts)))
+    for stream in ids:
+        batch.finish(stream)
+
+
+def run_parsers(dialect: str, steps: Sequence[Sequence[str]]) -> None:
+    parsers = [StreamParser(dialect=dialect, tools=COMPILED) for _ in range(STREAMS_PER_BATCH)]
+    feeds = [parser.feed_openai for parser in parsers]
+    for texts in steps:
+        for feed, text in zip(feeds, texts):
+            feed(text)
+    for parser in parsers:
+        parser.finish_openai()
+
+
+def run_batch_floor(dialect: str, steps: Sequence[Sequence[str]]) -> None:
+    for texts in steps:
+        for text in texts:
+            len(text)
+
+
+BATCHES: Dict[str, Callable[[str, Sequence[Sequence[str]]], None]] = {
+    "StreamBatch.step": run_batch,
+    "256 StreamParser.feed_openai": run_parsers,
+    "floor: len(chunk)": run_batch_floor,
+}
+
+
+@pytest.mark.parametrize("impl", list(BATCHES))
+def test_batch(benchmark: Any, impl: str) -> None:
+    steps = batch_steps("hermes")
+    benchmark.group = f"256 hermes streams, one token per step, {len(steps)} steps"
+    benchmark.pedantic(BATCHES[impl], args=("hermes", steps), rounds=5, iterations=1)
+
+
 def test_core_deltas_are_the_python_deltas() -> None:
     for dialect in DIALECTS:
         chunks = deltas(dialect, 500)
@@ -152,6 +202,23 @@ def main() -> None:
             python, core, floor = list(STREAMS)[:3]
             print(f"| {dialect} | {n} | {cells} | {low[core] / low[floor]:.1f}x | {m[python] / m[core]:.1f}x |",
                   flush=True)
+
+    print()
+    print("| 256 streams, one token per step | " + " | ".join(BATCHES) + " | batch / len floor |")
+    print("|---|" + "---:|" * (len(BATCHES) + 1))
+    for dialect in DIALECTS:
+        steps = batch_steps(dialect)
+        tokens = len(steps) * STREAMS_PER_BATCH
+        batch_rounds: Dict[str, List[float]] = {name: [] for name in BATCHES}
+        for _ in range(5):
+            for name, run_steps in BATCHES.items():
+                start = time.thread_time()
+                run_steps(dialect, steps)
+                batch_rounds[name].append((time.thread_time() - start) / tokens * 1e6)
+        med = {name: statistics.median(times) for name, times in batch_rounds.items()}
+        first, _, floor = list(BATCHES)
+        print(f"| {dialect} ({len(steps)} steps) | " + " | ".join(f"{med[name]:.3f} us/token" for name in BATCHES)
+              + f" | {med[first] / med[floor]:.1f}x |", flush=True)
 
 
 if __name__ == "__main__":
