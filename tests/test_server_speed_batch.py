@@ -72,7 +72,13 @@ def test_step_returns_each_pairs_deltas_in_order() -> None:
     out = batch.step([(a, "Hi"), (b, "<think>x</think>"), (a, " there")])
     assert out == [[{"content": "Hi"}], [{"reasoning_content": "x"}], [{"content": " there"}]]
     assert batch.step([]) == []
+    # Two streams' text in one step stays each stream's (the machines merge pieces of their own text).
+    assert batch.step([(a, " and"), (b, "Ok"), (a, " more")]) == [[{"content": " and"}], [{"content": "Ok"}],
+                                                                  [{"content": " more"}]]
     assert batch.finish(a) == [] and len(batch) == 1
+    c = batch.add()
+    assert batch.step([(c, "new"), (b, " then")]) == [[{"content": "new"}], [{"content": " then"}]]
+    assert batch.finish(b) == [] and batch.finish(c) == [] and len(batch) == 0
 
 
 def test_bad_pairs_move_no_stream() -> None:

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use agentmsg_core::parse::deltas::DeltaState;
 use agentmsg_core::parse::{Event, Options, StartThinking, StreamMachine};
@@ -19,6 +20,26 @@ use crate::strings::{py_str, text_bytes};
 struct Stream {
     machine: StreamMachine,
     deltas: DeltaState,
+}
+
+/// Hashes a stream id as itself: ids are distinct counters, and a step looks one up per pair.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, id: u64) {
+        self.0 = id;
+    }
 }
 
 /// Many streams of model text, advanced together: one call per engine step for all of them.
@@ -43,13 +64,25 @@ struct Stream {
 #[pyclass(module = "agentmsg.parsing")]
 pub struct StreamBatch {
     options: Options,
-    streams: HashMap<u64, Stream>,
+    /// The open streams, in no order; `slots` maps a stream's id to its place here.
+    streams: Vec<Stream>,
+    ids: Vec<u64>,
+    slots: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
     next_id: u64,
+    /// The events of a step, all pairs' in one buffer (`ends[i]`: where pair `i`'s end),
+    /// reused from step to step.
+    events: Vec<Event>,
+    ends: Vec<usize>,
 }
 
 impl StreamBatch {
     fn unknown(py: Python<'_>, id: &Bound<'_, PyAny>, where_: &str) -> PyErr {
         ErrorClass::Message.new_err(py, format!("{where_}: no open stream {} in this batch", describe(id)))
+    }
+
+    /// The place of the open stream `id` (a Python value).
+    fn slot(&self, id: &Bound<'_, PyAny>) -> Option<usize> {
+        id.extract::<u64>().ok().and_then(|id| self.slots.get(&id).copied())
     }
 }
 
@@ -72,14 +105,24 @@ impl StreamBatch {
     ) -> PyResult<Self> {
         let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, unexpected };
         let options = args.options(py, "StreamBatch", StartThinking::No)?;
-        Ok(Self { options, streams: HashMap::new(), next_id: 0 })
+        Ok(Self {
+            options,
+            streams: Vec::new(),
+            ids: Vec::new(),
+            slots: HashMap::default(),
+            next_id: 0,
+            events: Vec::new(),
+            ends: Vec::new(),
+        })
     }
 
     /// Opens a stream; returns its id.
     fn add(&mut self) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
-        self.streams.insert(id, Stream { machine: StreamMachine::new(self.options.clone()), deltas: DeltaState::default() });
+        self.slots.insert(id, self.streams.len());
+        self.ids.push(id);
+        self.streams.push(Stream { machine: StreamMachine::new(self.options.clone()), deltas: DeltaState::default() });
         id
     }
 
@@ -89,7 +132,7 @@ impl StreamBatch {
             return Err(ErrorClass::MessageType.new_err(py, format!("pairs must be a list of (stream, text) tuples, not {}", type_name(pairs))));
         };
         // Read and check every pair first: a bad one moves no stream.
-        let mut ids = Vec::with_capacity(pairs.len());
+        let mut slots = Vec::with_capacity(pairs.len());
         let mut texts: Vec<Bound<'py, PyString>> = Vec::with_capacity(pairs.len());
         for (i, pair) in pairs.iter().enumerate() {
             let Some((id, text)) = pair.cast::<PyTuple>().ok().filter(|t| t.len() == 2).map(|t| (t.get_item(0), t.get_item(1))) else {
@@ -97,51 +140,55 @@ impl StreamBatch {
                 return Err(ErrorClass::MessageType.new_err(py, message));
             };
             let (id, text) = (id?, text?);
-            let key = id.extract::<u64>().ok().filter(|key| self.streams.contains_key(key));
-            let Some(key) = key else { return Err(Self::unknown(py, &id, &format!("pairs[{i}]"))) };
+            let Some(slot) = self.slot(&id) else { return Err(Self::unknown(py, &id, &format!("pairs[{i}]"))) };
             let Ok(text) = text.cast_into::<PyString>() else {
                 return Err(ErrorClass::MessageType.new_err(py, format!("pairs[{i}]: the text must be a str")));
             };
-            ids.push(key);
+            slots.push(slot);
             texts.push(text);
         }
         let bytes: Vec<Cow<'_, [u8]>> = texts.iter().map(|text| text_bytes(text)).collect::<PyResult<_>>()?;
-        let streams = &mut self.streams;
-        let events: Vec<Vec<Event>> = py.detach(|| {
-            ids.iter()
-                .zip(&bytes)
-                .map(|(id, bytes)| {
-                    let mut events = Vec::new();
-                    if let Some(stream) = streams.get_mut(id) {
-                        stream.machine.feed_into(bytes, &mut events);
-                    }
-                    events
-                })
-                .collect()
+        let (streams, events, ends) = (&mut self.streams, &mut self.events, &mut self.ends);
+        events.clear();
+        ends.clear();
+        py.detach(|| {
+            // Each machine appends to an empty buffer: it merges a piece into the last event
+            // when that is its own text's.
+            let mut scratch = Vec::new();
+            for (&slot, bytes) in slots.iter().zip(&bytes) {
+                streams[slot].machine.feed_into(bytes, &mut scratch);
+                events.append(&mut scratch);
+                ends.push(events.len());
+            }
         });
         let out = PyList::empty(py);
-        for ((id, events), (text, bytes)) in ids.iter().zip(&events).zip(texts.iter().zip(&bytes)) {
-            let Some(stream) = self.streams.get_mut(id) else { continue };
+        let mut start = 0;
+        for ((&slot, &end), (text, bytes)) in slots.iter().zip(ends.iter()).zip(texts.iter().zip(&bytes)) {
             let piece = |piece: &[u8]| -> PyResult<Bound<'py, PyString>> {
                 if piece == &bytes[..] { Ok(text.clone()) } else { py_str(py, piece) }
             };
-            let deltas = PyList::empty(py);
-            for event in events {
-                if let Some(delta) = stream.deltas.delta(event) {
-                    deltas.append(delta_dict(py, &delta, &piece)?)?;
+            let state = &mut streams[slot].deltas;
+            let mut deltas = Vec::new();
+            for event in &events[start..end] {
+                if let Some(delta) = state.delta(event) {
+                    deltas.push(delta_dict(py, &delta, &piece)?);
                 }
             }
-            out.append(deltas)?;
+            start = end;
+            out.append(PyList::new(py, deltas)?)?;
         }
+        events.clear();
         Ok(out)
     }
 
     /// Ends a stream: returns its last deltas and closes it.
     fn finish<'py>(&mut self, py: Python<'py>, stream: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        let key = stream.extract::<u64>().ok().filter(|key| self.streams.contains_key(key));
-        let Some(mut open) = key.and_then(|key| self.streams.remove(&key)) else {
-            return Err(Self::unknown(py, stream, "finish"));
-        };
+        let Some(slot) = self.slot(stream) else { return Err(Self::unknown(py, stream, "finish")) };
+        let mut open = self.streams.swap_remove(slot);
+        self.slots.remove(&self.ids.swap_remove(slot));
+        if let Some(&moved) = self.ids.get(slot) {
+            self.slots.insert(moved, slot); // the last stream took the closed one's place
+        }
         let events = open.machine.finish();
         let deltas = PyList::empty(py);
         for event in &events {
