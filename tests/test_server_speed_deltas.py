@@ -138,3 +138,13 @@ def test_reading_methods_refuse_unknown_keywords() -> None:
         parser.finish_openai(bad=1)  # type: ignore[call-arg]
     with pytest.raises(agentmsg.MessageTypeError, match="chunk must be a str"):
         parser.feed_openai(5)  # type: ignore[arg-type]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False) | st.integers(-(2**70), 2**70), st.text(max_size=8))
+def test_forge_arguments_are_written_as_json_dumps_writes_them(number: Any, key: str) -> None:
+    arguments = json.dumps({key: number, "list": [number, {"n": number}]}, ensure_ascii=False)
+    text = f'<tool>{{"tool_name": "f", "arguments": {arguments}}}</tool>'
+    deltas = both_ways(text, [text])
+    written = deltas[0]["tool_calls"][0]["function"]["arguments"]
+    assert written == json.dumps(agentmsg.parse(text).tool_calls[0].input, ensure_ascii=False, separators=(",", ":"))
