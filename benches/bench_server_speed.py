@@ -220,6 +220,42 @@ def main() -> None:
         print(f"| {dialect} ({len(steps)} steps) | " + " | ".join(f"{med[name]:.3f} us/token" for name in BATCHES)
               + f" | {med[first] / med[floor]:.1f}x |", flush=True)
 
+    print()
+    print("| hermes, result() after every delta | deltas | feed_openai us/token | + result() each delta | ratio "
+          "| one result() at the end, us |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for tokens in (500, 2000, 8000):
+        chunks = deltas("hermes", tokens)
+        plain, every, last = result_cost(chunks)
+        n = len(chunks)
+        print(f"| | {n} | {plain / n * 1e6:.3f} | {every / n * 1e6:.3f} | {every / plain:.0f}x | {last * 1e6:.1f} |",
+              flush=True)
+
+
+def result_cost(chunks: Sequence[str]) -> tuple:
+    """CPU seconds of a stream read with ``feed_openai``, of the same with ``result()`` after
+    every delta, and of one ``result()`` at the end (medians)."""
+    def run(every: bool) -> float:
+        parser = StreamParser(dialect="hermes")
+        feed, result = parser.feed_openai, parser.result
+        start = time.thread_time()
+        for chunk in chunks:
+            feed(chunk)
+            if every:
+                result()
+        return time.thread_time() - start
+
+    def last() -> float:
+        parser = StreamParser(dialect="hermes")
+        for chunk in chunks:
+            parser.feed_openai(chunk)
+        start = time.thread_time()
+        parser.result()
+        return time.thread_time() - start
+
+    return (statistics.median(run(False) for _ in range(5)), statistics.median(run(True) for _ in range(3)),
+            statistics.median(last() for _ in range(5)))
+
 
 if __name__ == "__main__":
     main()
