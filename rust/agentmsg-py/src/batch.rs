@@ -15,6 +15,7 @@ use crate::deltas::delta_dict;
 use crate::errors::{describe, type_name, ErrorClass};
 use crate::ffi::GcPause;
 use crate::options::ParseArgs;
+use crate::stream::refuse_keywords_of;
 use crate::strings::{py_str, text_bytes};
 
 /// One stream of a batch: its machine and what its deltas remember.
@@ -118,17 +119,26 @@ impl StreamBatch {
     }
 
     /// Opens a stream; returns its id.
-    fn add(&mut self) -> u64 {
+    #[pyo3(signature = (**unexpected))]
+    fn add(&mut self, unexpected: Option<&Bound<'_, PyDict>>) -> PyResult<u64> {
+        refuse_keywords_of("StreamBatch.add", "no arguments", unexpected)?;
         let id = self.next_id;
         self.next_id += 1;
         self.slots.insert(id, self.streams.len());
         self.ids.push(id);
         self.streams.push(Stream { machine: StreamMachine::new(self.options.clone()), deltas: DeltaState::default() });
-        id
+        Ok(id)
     }
 
     /// Reads one step's ``(stream, text)`` pairs; returns each pair's deltas, in order.
-    fn step<'py>(&mut self, py: Python<'py>, pairs: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    #[pyo3(signature = (pairs, **unexpected))]
+    fn step<'py>(
+        &mut self,
+        py: Python<'py>,
+        pairs: &Bound<'py, PyAny>,
+        unexpected: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        refuse_keywords_of("StreamBatch.step", "pairs", unexpected)?;
         let Ok(pairs) = pairs.cast::<PyList>() else {
             return Err(ErrorClass::MessageType.new_err(py, format!("pairs must be a list of (stream, text) tuples, not {}", type_name(pairs))));
         };
@@ -186,7 +196,14 @@ impl StreamBatch {
     }
 
     /// Ends a stream: returns its last deltas and closes it.
-    fn finish<'py>(&mut self, py: Python<'py>, stream: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    #[pyo3(signature = (stream, **unexpected))]
+    fn finish<'py>(
+        &mut self,
+        py: Python<'py>,
+        stream: &Bound<'py, PyAny>,
+        unexpected: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        refuse_keywords_of("StreamBatch.finish", "stream", unexpected)?;
         let Some(slot) = self.slot(stream) else { return Err(Self::unknown(py, stream, "finish")) };
         let mut open = self.streams.swap_remove(slot);
         self.slots.remove(&self.ids.swap_remove(slot));

@@ -19,10 +19,15 @@ use crate::strings::{as_text, py_str, text_bytes};
 /// public callable gives, where PyO3 would give a bare `TypeError`. Reading them as `**unexpected`
 /// costs nothing when none are given.
 fn refuse_keywords(method: &str, takes: &str, unexpected: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+    refuse_keywords_of(&format!("StreamParser.{method}"), takes, unexpected)
+}
+
+/// [`refuse_keywords`] for any callable (`callable`: its name as the error shows it).
+pub(crate) fn refuse_keywords_of(callable: &str, takes: &str, unexpected: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
     let Some((name, _)) = unexpected.and_then(|keywords| keywords.iter().next()) else {
         return Ok(());
     };
-    let message = format!("StreamParser.{method}() got an unexpected keyword argument {}; it takes: {takes}", describe(&name));
+    let message = format!("{callable}() got an unexpected keyword argument {}; it takes: {takes}", describe(&name));
     Err(ErrorClass::MessageType.new_err(name.py(), message))
 }
 

@@ -190,7 +190,9 @@ pub struct Tools {
 #[pymethods]
 impl Tools {
     #[new]
-    fn new(definitions: &Bound<'_, PyAny>) -> PyResult<Self> {
+    #[pyo3(signature = (definitions, **unexpected))]
+    fn new(definitions: &Bound<'_, PyAny>, unexpected: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        crate::stream::refuse_keywords_of("Tools", "definitions", unexpected)?;
         let compiled = compiled(definitions)?;
         let mut hasher = DefaultHasher::new();
         compiled.json.hash(&mut hasher);
