@@ -145,8 +145,10 @@ def parse(text: str, **options: Unpack[ParseOptions]) -> Parsed:
 
 
 def parse_many(texts: Iterable[str], **options: Unpack[ParseOptions]) -> List[Parsed]:
-    """Parses many texts in one call, in parallel, with the GIL released; same rules as :func:`parse`
-    (``max_calls`` applies to each text).
+    """Parses many texts in one call; same rules as :func:`parse` (``max_calls`` applies to each
+    text). A batch of 4 MiB or more is parsed in parallel on the pool with the GIL released; a
+    smaller one serially, each text parsed and built in turn (there the pool lost to a plain loop
+    of :func:`parse`).
 
     >>> [p.text for p in parse_many(["[hm]\\na", "b"])]
     ['a', 'b']
