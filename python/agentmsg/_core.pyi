@@ -78,6 +78,7 @@ class StreamParser:
     def feed_openai(self, chunk: Optional[str], **unexpected: Any) -> List[Dict[str, Any]]: ...
     def finish_openai(self, **unexpected: Any) -> List[Dict[str, Any]]: ...
 
+@final
 class StreamBatch:
     def __new__(
         cls,
