@@ -402,8 +402,10 @@ def test_a_call_starts_with_its_id_and_name_and_forge_starts_nameless():
     forge_events = forge.feed('<tool>{"tool_name": "f", "arguments": {}}</tool>') + forge.finish()
     assert forge_events[0] == ToolCallStart(0) == ToolCallStart(0, None, None)
     assert (forge_events[0].id, forge_events[0].name, repr(forge_events[0])) == (None, None, "ToolCallStart(index=0)")
-    # A nameless start says nothing to OpenAI; the argument fragments still do.
-    assert openai_deltas(forge_events)[0] == {"tool_calls": [{"index": 0, "function": {"arguments": forge_events[1].fragment}}]}
+    # A nameless start says nothing to OpenAI: the call goes out whole at its end (issue 25).
+    call = forge.result().tool_calls[0]
+    assert openai_deltas(forge_events) == [{"tool_calls": [{"index": 0, "id": call.id, "type": "function",
+                                                            "function": {"name": "f", "arguments": "{}"}}]}]
 
 
 def test_tool_call_start_compares_pickles_and_keeps_its_old_name():

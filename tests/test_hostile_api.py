@@ -135,6 +135,12 @@ def _stream() -> Any:
     return parser
 
 
+def _batch() -> Any:
+    batch = agentmsg.StreamBatch(dialect="hermes")
+    batch.add()
+    return batch
+
+
 def _encoding() -> Any:
     return agentmsg.get_encoding("cl100k_base")
 
@@ -208,6 +214,12 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
      {"thinking": "auto", "tool_format": "auto", "code_fences": True, "start_in_thinking": False}),
     ("StreamParser.feed", _method(_stream, "feed"), ('{"tool_name": "t"',), {}),
     ("StreamParser.finish", _method(_stream, "finish"), (), {}),
+    ("StreamParser.feed_openai", _method(_stream, "feed_openai"), ('{"tool_name": "t"',), {}),
+    ("StreamParser.finish_openai", _method(_stream, "finish_openai"), (), {}),
+    ("StreamBatch", agentmsg.StreamBatch, (), {"dialect": "hermes", "start_in_thinking": False}),
+    ("StreamBatch.step", _method(_batch, "step"), ([(0, "Hi")],), {}),
+    ("StreamBatch.finish", _method(_batch, "finish"), (0,), {}),
+    ("Tools", agentmsg.Tools, ([{"name": "f", "parameters": {"type": "object"}}],), {}),
     ("TextDelta", agentmsg.TextDelta, ("a",), {}),
     ("ThinkingDelta", agentmsg.ThinkingDelta, (0, "a"), {}),
     ("ThinkingEnd", agentmsg.ThinkingEnd, (0, True), {}),

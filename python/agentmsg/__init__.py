@@ -49,7 +49,7 @@ _EXPORTED = {
     "errors": ("AgentMsgError", "MessageError", "MessageTypeError", "ToolCallError", "EncodingError",
                "ToolPairError", "ConversionError", "MissingDependencyError", "DisallowedSpecialTokenError",
                "TokenIdError", "UnknownModelError", "TranscriptError", "TokenizerError"),  # ConversionWarning: with convert
-    "options": ("Dialect",),
+    "options": ("Dialect", "Tools"),
     "model.results": ("Parsed", "ParseIssue", "TextDelta", "ThinkingDelta", "ThinkingEnd", "ToolCallStart",
                       "ToolCallDelta", "ToolCallEnd", "ToolCallHeader"),
     "counting.counter": ("MessageCounter", "token_counter"),
@@ -72,10 +72,10 @@ __all__ = [
     # agentmsg.readers
     "as_messages",
     # agentmsg.parsing
-    "DIALECTS", "parse", "parse_many", "parse_tool_calls", "StreamParser", "validate_tool_call",
+    "DIALECTS", "parse", "parse_many", "parse_tool_calls", "StreamParser", "StreamBatch", "validate_tool_call",
     "format_tool_call", "ToolResultText", "format_tool_result", "parse_tool_result",
     # agentmsg.options
-    "Dialect",
+    "Dialect", "Tools",
     # agentmsg.counting.tokens
     "ENCODINGS", "count_tokens", "count_tokens_batch", "count_tokens_up_to", "fits",
     "message_token_counts", "count_message_tokens", "acount_tokens", "acount_message_tokens",
@@ -134,7 +134,7 @@ if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     )
     from .readers import *  # noqa: F401,F403
     from .parsing import *  # noqa: F401,F403
-    from .options import Dialect  # noqa: F401
+    from .options import Dialect, Tools  # noqa: F401
     from .counting.tokens import *  # noqa: F401,F403
     from .counting.encoding import *  # noqa: F401,F403
     from .counting.counter import MessageCounter, token_counter  # noqa: F401

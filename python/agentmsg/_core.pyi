@@ -40,7 +40,7 @@ def parse(
     code_fences: Optional[bool] = None,
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
-    tools: Optional[Sequence[Any]] = None,
+    tools: Optional[Union[Tools, Sequence[Any]]] = None,
     **unexpected: Any,
 ) -> Parsed:
     """Parses ``text`` into an ``agentmsg.Parsed``."""
@@ -54,7 +54,7 @@ def parse_many(
     code_fences: Optional[bool] = None,
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
-    tools: Optional[Sequence[Any]] = None,
+    tools: Optional[Union[Tools, Sequence[Any]]] = None,
     **unexpected: Any,
 ) -> List[Parsed]:
     """Parses each text into an ``agentmsg.Parsed``, in parallel with the GIL released."""
@@ -69,12 +69,47 @@ class StreamParser:
         code_fences: Optional[bool] = None,
         start_in_thinking: Optional[bool] = None,
         max_calls: Optional[int] = None,
-        tools: Optional[Sequence[Any]] = None,
+        tools: Optional[Union[Tools, Sequence[Any]]] = None,
         **unexpected: Any,
     ) -> Self: ...
     def feed(self, chunk: Optional[str], **unexpected: Any) -> List[Event]: ...
     def finish(self, **unexpected: Any) -> List[Event]: ...
     def result(self) -> Parsed: ...
+    def feed_openai(self, chunk: Optional[str], **unexpected: Any) -> List[Dict[str, Any]]: ...
+    def finish_openai(self, **unexpected: Any) -> List[Dict[str, Any]]: ...
+
+@final
+class StreamBatch:
+    def __new__(
+        cls,
+        *,
+        dialect: Any = None,
+        thinking: Optional[str] = None,
+        tool_format: Optional[str] = None,
+        code_fences: Optional[bool] = None,
+        start_in_thinking: Optional[bool] = None,
+        max_calls: Optional[int] = None,
+        tools: Optional[Union[Tools, Sequence[Any]]] = None,
+        **unexpected: Any,
+    ) -> Self: ...
+    def add(self, **unexpected: Any) -> int: ...
+    def step(self, pairs: List[Tuple[int, str]], **unexpected: Any) -> List[List[Dict[str, Any]]]: ...
+    def finish(self, stream: int, **unexpected: Any) -> List[Dict[str, Any]]: ...
+    def __len__(self) -> int: ...
+
+@final
+class Tools:
+    """Tool definitions compiled once (rust/agentmsg-py/src/tools.rs; public as ``agentmsg.Tools``)."""
+
+    def __new__(cls, definitions: Union[Tools, Sequence[Any]], **unexpected: Any) -> Self: ...
+    @property
+    def definitions(self) -> List[Dict[str, Any]]: ...
+    @property
+    def names(self) -> Tuple[str, ...]: ...
+    def __len__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __reduce__(self) -> Tuple[Any, Tuple[List[Dict[str, Any]]]]: ...
 
 def result_classes() -> List[Tuple[str, str, List[str]]]:
     """``(module, class, fields)`` of each class parse results and stream events are built of without ``__init__``
@@ -309,7 +344,7 @@ def parse_arrow(
     code_fences: Optional[bool] = None,
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
-    tools: Optional[Sequence[Any]] = None,
+    tools: Optional[Union[Tools, Sequence[Any]]] = None,
     **unexpected: Any,
 ) -> ArrowArray:
     """Parses each string of an Arrow string array: a struct array of ``text``, ``thinking``,

@@ -24,7 +24,7 @@ from . import _core
 from ._checks import MAX_JSON_DEPTH, check_calls, json_copy
 from .errors import MessageTypeError
 
-__all__ = ["ThinkingMode", "ToolFormat", "DialectName", "OrphanPolicy", "TrimStrategy", "ParseOptions", "Dialect"]
+__all__ = ["ThinkingMode", "ToolFormat", "DialectName", "OrphanPolicy", "TrimStrategy", "ParseOptions", "Dialect", "Tools"]
 
 ThinkingMode = Literal["auto", "tags", "brackets", "none"]
 """How Forge's parser finds reasoning (``parse(thinking=...)``)."""
@@ -45,6 +45,11 @@ TrimStrategy = Literal["last", "first"]
 """Which end of the history ``trim`` keeps: the newest messages or the oldest."""
 
 
+#: Tool definitions compiled once, accepted wherever ``tools=`` is (the class is the core's;
+#: its docstring has the rules of equality and of the cache of plain lists).
+Tools = _core.Tools
+
+
 class ParseOptions(TypedDict, total=False):
     """The keyword options of ``parse``, ``parse_many``, ``parse_tool_calls``, ``StreamParser``
     and ``agentmsg.arrow.parse_arrow``, each optional, for code that passes them along::
@@ -58,16 +63,17 @@ class ParseOptions(TypedDict, total=False):
     ``dialect`` (default ``"forge"``): a name in ``agentmsg.DIALECTS`` or an
     ``agentmsg.Dialect``. ``start_in_thinking`` (default ``None``: detected; False for a stream):
     the text starts inside the reasoning. ``tools`` (default ``None``): OpenAI tool definitions
-    that type the values a model writes as text. ``strict`` (default False): read only calls
-    written as the chat template writes them (docs/dialects.md, "Strict reading"). ``max_calls``
-    (``None``: no limit): at most this many calls are read, in every dialect. Forge's dialect
-    only: ``thinking`` (default ``"auto"``), ``tool_format`` (``"auto"``), ``code_fences``
-    (True). :func:`agentmsg.parse` gives the rules of each.
+    that type the values a model writes as text, or the same compiled once as :class:`Tools`.
+    ``strict`` (default False): read only calls written as the chat template writes them
+    (docs/dialects.md, "Strict reading"). ``max_calls`` (``None``: no limit): at most this many
+    calls are read, in every dialect. Forge's dialect only: ``thinking`` (default ``"auto"``),
+    ``tool_format`` (``"auto"``), ``code_fences`` (True). :func:`agentmsg.parse` gives the rules
+    of each.
     """
 
     dialect: Union[DialectName, Dialect]
     start_in_thinking: Optional[bool]
-    tools: Optional[Sequence[Mapping[str, Any]]]
+    tools: Optional[Union[Tools, Sequence[Mapping[str, Any]]]]
     strict: bool
     thinking: ThinkingMode
     tool_format: ToolFormat

@@ -6,43 +6,86 @@ to its clients while :class:`agentmsg.StreamParser` reads the model.
     >>> events = parser.feed('Hi <tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>')
     >>> [list(delta) for delta in openai_deltas(events + parser.finish())]
     [['content'], ['tool_calls'], ['tool_calls']]
+
+``StreamParser.feed_openai(chunk)`` and ``finish_openai()`` give the same deltas built in the
+core, without the events.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List
+import json
+from typing import Any, Dict, Iterable, List, Set
 
 from .._checks import as_list, check_calls
-from ..model.results import TextDelta, ThinkingDelta, ToolCallDelta, ToolCallStart
+from ..model.results import TextDelta, ThinkingDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
 
 __all__ = ["openai_deltas"]
+
+#: The key of the delta that tells a client a tool call failed (not an OpenAI field: clients
+#: that do not know it ignore it, and ``from_openai_stream`` reads it).
+ISSUE_KEY = "agentmsg_issue"
 
 
 def openai_deltas(events: Iterable[object]) -> List[Dict[str, Any]]:
     """The ``delta`` dicts of OpenAI Chat Completions chunks for parser events, in order.
 
-    Text becomes ``content``, thinking ``reasoning_content``, a ``ToolCallStart`` with a name the
-    first ``tool_calls`` entry of its call (``index``, ``id``, ``type``, ``function.name``, empty
-    ``function.arguments``; Forge's nameless start adds nothing) and each ``ToolCallDelta`` an entry with the next ``arguments``
-    fragment. ``ThinkingEnd`` and ``ToolCallEnd`` add nothing. ``index`` is the parser's call
-    index (it counts bad calls too, so a bad call leaves a gap).
+    - ``TextDelta`` becomes ``content``, ``ThinkingDelta`` ``reasoning_content``.
+    - A dialect's call (its ``ToolCallStart`` has a name): the start is the call's first
+      ``tool_calls`` entry (``index``, ``id``, ``type``, ``function.name``, empty
+      ``function.arguments``) and each ``ToolCallDelta`` an entry with the next ``arguments``
+      fragment.
+    - A Forge call (its ``ToolCallStart`` comes before the name: ``name`` None): nothing until
+      its ``ToolCallEnd``, then one entry with ``id``, ``type``, ``name`` and the whole
+      ``arguments`` (``json.dumps(input, ensure_ascii=False, separators=(",", ":"))``); its
+      ``ToolCallDelta`` fragments (the raw payload) are not sent. This needs the call's start
+      among the events given: give all of a stream's events, or use
+      ``StreamParser.feed_openai``, which keeps that state between chunks.
+    - A call that fails (``ToolCallEnd`` with ``error``): a delta ``{"agentmsg_issue":
+      {"index", "kind", "message", "span", "raw"}}`` (:data:`ISSUE_KEY`). A dialect's call may
+      have sent its name and some arguments already; a client drops the call of that
+      ``index`` (``from_openai_stream`` does, and keeps the issue in
+      ``metadata["parse_issues"]``). A client that does not know the key ignores it.
+    - ``ThinkingEnd`` and a good call's ``ToolCallEnd`` add nothing. ``index`` is the parser's
+      call index (it counts bad calls too, so a bad call leaves a gap).
 
     >>> from agentmsg import ToolCallDelta, ToolCallStart
     >>> openai_deltas([ToolCallStart(0, "call_1", "f"), ToolCallDelta(0, '{"a":1}')])[1]
     {'tool_calls': [{'index': 0, 'function': {'arguments': '{"a":1}'}}]}
+    >>> import agentmsg
+    >>> forge = agentmsg.StreamParser()
+    >>> events = forge.feed('<tool>{"tool_name": "f", "arguments": {"a": 1.5}}</tool>') + forge.finish()
+    >>> openai_deltas(events)[0]["tool_calls"][0]["function"]
+    {'name': 'f', 'arguments': '{"a":1.5}'}
     """
     deltas: List[Dict[str, Any]] = []
+    nameless: Set[int] = set()
     for event in as_list(events, "events", "a sequence of parser events"):
         if isinstance(event, TextDelta):
             deltas.append({"content": event.text})
         elif isinstance(event, ThinkingDelta):
             deltas.append({"reasoning_content": event.text})
-        elif isinstance(event, ToolCallStart) and event.name is not None:
-            call = {"index": event.index, "id": event.id, "type": "function",
-                    "function": {"name": event.name, "arguments": ""}}
-            deltas.append({"tool_calls": [call]})
+        elif isinstance(event, ToolCallStart):
+            if event.name is None:
+                nameless.add(event.index)
+            else:
+                call = {"index": event.index, "id": event.id, "type": "function",
+                        "function": {"name": event.name, "arguments": ""}}
+                deltas.append({"tool_calls": [call]})
         elif isinstance(event, ToolCallDelta):
-            deltas.append({"tool_calls": [{"index": event.index, "function": {"arguments": event.fragment}}]})
+            if event.index not in nameless:
+                deltas.append({"tool_calls": [{"index": event.index, "function": {"arguments": event.fragment}}]})
+        elif isinstance(event, ToolCallEnd):
+            was_nameless = event.index in nameless
+            nameless.discard(event.index)
+            if event.error is not None:
+                issue = event.error
+                deltas.append({ISSUE_KEY: {"index": event.index, "kind": issue.kind, "message": issue.message,
+                                           "span": list(issue.span), "raw": issue.raw}})
+            elif event.call is not None and was_nameless:
+                arguments = json.dumps(event.call.input, ensure_ascii=False, separators=(",", ":"))
+                call = {"index": event.index, "id": event.call.id, "type": "function",
+                        "function": {"name": event.call.name, "arguments": arguments}}
+                deltas.append({"tool_calls": [call]})
     return deltas
 
 

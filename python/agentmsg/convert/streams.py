@@ -39,7 +39,6 @@ from typing import (
     Sequence,
     Tuple,
     Union,
-    cast,
 )
 
 from .._checks import check_calls, describe, require_int, type_name
@@ -50,6 +49,7 @@ from ..parsing import StreamParser
 from ..readers._fields import build, plain_data
 from ..readers.anthropic import messages_from_anthropic
 from ..readers.openai import message_from_openai
+from .deltas import ISSUE_KEY
 from .stream_items import async_items as _async_items, item_field as _field, stream_object as _object, \
     sync_items as _sync_items
 
@@ -72,7 +72,10 @@ def from_openai_stream(chunks: Iterable[Any], dialect: Optional[DialectOption] =
 
     ``chunks`` are ``ChatCompletionChunk`` objects or their dicts. ``choice`` picks the choice
     of a request with ``n > 1``. Chunks without choices (the usage chunk) carry no message.
-    ``dialect`` and ``tools`` parse the text (see the module).
+    ``dialect`` and ``tools`` parse the text (see the module). A delta holding
+    ``agentmsg_issue`` (what :func:`agentmsg.openai_deltas` sends for a tool call that failed)
+    drops the call of its ``index`` and keeps the issue in ``metadata["parse_issues"]``, as
+    parsing the text keeps one.
 
     >>> chunks = [{"choices": [{"index": 0, "delta": {"tool_calls": [
     ...               {"index": 0, "id": "c1", "type": "function", "function": {"name": "calc", "arguments": '{"a":'}}]}}]},
@@ -235,6 +238,7 @@ class _OpenAIReply:
         self.function_call: Dict[str, List[str]] = {}
         self.finish_reason: Optional[str] = None
         self.seen = False
+        self.issues: List[Dict[str, Any]] = []  # agentmsg_issue deltas: calls that failed
 
     def add(self, chunk: Any, index: int) -> None:
         where = f"chunks[{index}]"
@@ -280,6 +284,9 @@ class _OpenAIReply:
                 raise MessageTypeError(f"{where}.tool_calls must be a list, not {type_name(calls)}")
             for k, call in enumerate(calls):
                 self._add_call(_object(call, f"{where}.tool_calls[{k}]"), k, f"{where}.tool_calls[{k}]")
+        issue = _undeclared(delta, ISSUE_KEY)
+        if issue is not None:
+            self._add_issue(_object(issue, f"{where}.{ISSUE_KEY}"), f"{where}.{ISSUE_KEY}")
         legacy = _field(delta, "function_call")
         if legacy is not None:
             self._add_function(_object(legacy, f"{where}.function_call"), self.function_call, f"{where}.function_call")
@@ -298,6 +305,18 @@ class _OpenAIReply:
         if function is not None:
             self._add_function(_object(function, f"{where}.function"), entry, f"{where}.function")
 
+    def _add_issue(self, issue: Any, where: str) -> None:
+        """A call that failed (``openai_deltas``' ``agentmsg_issue``): the call of its index is
+        dropped, the issue kept as the text parse keeps one."""
+        index = require_int(_field(issue, "index"), f"{where}.index")
+        span = _field(issue, "span")
+        if not isinstance(span, (list, tuple)) or len(span) != 2:
+            raise MessageTypeError(f"{where}.span must be a list of two ints, not {type_name(span)}")
+        self.issues.append({"index": index, "kind": _text_field(issue, "kind", where),
+                            "message": _text_field(issue, "message", where),
+                            "span": [require_int(span[0], f"{where}.span[0]"), require_int(span[1], f"{where}.span[1]")],
+                            "raw": _text_field(issue, "raw", where)})
+
     @staticmethod
     def _add_function(function: Any, entry: Dict[str, Any], where: str) -> None:
         for key in ("name", "arguments"):
@@ -315,19 +334,29 @@ class _OpenAIReply:
             data["reasoning_content"] = "".join(self.reasoning)
         if self.refusal:
             data["refusal"] = "".join(self.refusal)
-        if self.calls:
+        failed = {issue["index"] for issue in self.issues}
+        calls = [entry for index, entry in sorted(self.calls.items()) if index not in failed]
+        if calls:
             data["tool_calls"] = [
                 {"id": entry["id"], "type": entry["type"] or "function",
                  "function": {"name": "".join(entry["name"]), "arguments": "".join(entry["arguments"])}}
-                for _, entry in sorted(self.calls.items())
+                for entry in calls
             ]
         if self.function_call:
             data["function_call"] = {key: "".join(parts) for key, parts in self.function_call.items()}
         fields: Dict[str, Any] = {"finish_reason": self.finish_reason} if self.finish_reason is not None else {}
+        if self.issues and not (text or calls or self.reasoning or self.refusal or self.function_call):
+            issue = self.issues[0]
+            raise ConversionError(f"chunks: the reply holds nothing but the tool call the {issue['kind']} "
+                                  f"issue covers: {issue['message']}")
         message = message_from_openai(data, "chunks", **fields)
-        if self.parser is None or not text:
+        if self.parser is not None and text:
+            message = _with_parsed_text(message, [_parsed(self.parser)], "chunks")
+        if not self.issues:
             return message
-        return _with_parsed_text(message, [_parsed(self.parser)], "chunks")
+        issues = [{key: value for key, value in issue.items() if key != "index"} for issue in self.issues]
+        metadata = {**message.metadata, "parse_issues": [*message.metadata.get("parse_issues", ()), *issues]}
+        return build("chunks", lambda: message.replace(metadata=metadata))
 
 
 # -- Anthropic -----------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ __all__ = [
     "parse_many",
     "parse_tool_calls",
     "StreamParser",
+    "StreamBatch",
     "validate_tool_call",
     "format_tool_call",
     "ToolResultText",
@@ -144,8 +145,10 @@ def parse(text: str, **options: Unpack[ParseOptions]) -> Parsed:
 
 
 def parse_many(texts: Iterable[str], **options: Unpack[ParseOptions]) -> List[Parsed]:
-    """Parses many texts in one call, in parallel, with the GIL released; same rules as :func:`parse`
-    (``max_calls`` applies to each text).
+    """Parses many texts in one call; same rules as :func:`parse` (``max_calls`` applies to each
+    text). A batch of 4 MiB or more is parsed in parallel on the pool with the GIL released; a
+    smaller one serially, each text parsed and built in turn (there the pool lost to a plain loop
+    of :func:`parse`).
 
     >>> [p.text for p in parse_many(["[hm]\\na", "b"])]
     ['a', 'b']
@@ -159,6 +162,11 @@ def parse_many(texts: Iterable[str], **options: Unpack[ParseOptions]) -> List[Pa
 #: Incremental parser of streamed model text in any dialect: :func:`parse`'s rules and options,
 #: chunk by chunk (the class is the core's; its docstring has the rest).
 StreamParser = _core.StreamParser
+
+#: Many streams advanced together, one call per engine step, with the GIL released: the OpenAI
+#: deltas of each stream are :class:`StreamParser`'s ``feed_openai`` (the class is the core's;
+#: its docstring has the rest).
+StreamBatch = _core.StreamBatch
 
 
 def parse_tool_calls(text: str, **options: Unpack[ParseOptions]) -> List[ToolUseBlock]:

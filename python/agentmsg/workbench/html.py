@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import IO, Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import IO, Any, Dict, List, Sequence, Union
 
 from .._checks import check_calls, type_name, utf8_text
 from ..errors import MessageError, MessageTypeError

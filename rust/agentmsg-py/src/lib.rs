@@ -11,8 +11,10 @@ use pyo3::prelude::*;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod arrow;
+mod batch;
 mod classes;
 mod columns;
+mod deltas;
 mod encoding;
 mod errors;
 mod estimate;
@@ -29,6 +31,7 @@ mod stream;
 mod strings;
 mod tokens;
 mod tokenizer;
+mod tools;
 
 // The old name of `strings`, for the token and estimate modules until their next change.
 
@@ -36,7 +39,7 @@ mod tokenizer;
 type Register = fn(&Bound<'_, PyModule>) -> PyResult<()>;
 
 /// Each feature module's `register`, in the order `_core` gains their names.
-const FEATURES: [Register; 12] = [
+const FEATURES: [Register; 14] = [
     estimate::register,
     parse::register,
     stream::register,
@@ -49,6 +52,8 @@ const FEATURES: [Register; 12] = [
     pool::register,
     arrow::register,
     tokenizer::register,
+    tools::register,
+    batch::register,
 ];
 
 #[pymodule]

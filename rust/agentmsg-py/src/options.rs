@@ -219,24 +219,15 @@ impl<'a, 'py> FromPyObject<'a, 'py> for MaxCallsArg {
     }
 }
 
-/// `tools=`: OpenAI tool definitions, as JSON text by `agentmsg.options.tools_json` (the one
-/// writer of that text and of the errors about what cannot be written), read once per call.
+/// `tools=`: an `agentmsg.Tools`, or OpenAI tool definitions compiled through the cache of
+/// [`crate::tools`].
 struct ToolsArg(Arc<Tools>);
 
 impl<'a, 'py> FromPyObject<'a, 'py> for ToolsArg {
     type Error = PyErr;
 
     fn extract(value: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        let py = value.py();
-        static TOOLS_JSON: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-        let tools_json = TOOLS_JSON.get_or_try_init(py, || {
-            Ok::<_, PyErr>(py.import("agentmsg.options")?.getattr("tools_json")?.unbind())
-        })?;
-        let text = tools_json.bind(py).call1((value,))?;
-        let text = text.cast::<PyString>().map_err(PyErr::from)?;
-        let text = text.to_str().map_err(|_| ErrorClass::Message.new_err(py, "tools must be valid text, not hold a lone surrogate"))?;
-        let tools = Tools::from_json(text.as_bytes()).map_err(|error| core_error_in(py, "invalid tools", error))?;
-        Ok(Self(Arc::new(tools)))
+        crate::tools::core_tools(&value).map(Self)
     }
 }
 

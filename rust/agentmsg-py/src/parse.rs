@@ -12,6 +12,10 @@ use crate::strings::{as_text, extract_texts, text_bytes};
 /// Texts of more bytes than this are parsed with the GIL released.
 const DETACH_MIN_BYTES: usize = 1 << 20;
 
+/// `parse_many` of fewer bytes in all than this parses serially: below it the pool lost to a
+/// plain loop of `parse` on a 2-core machine (docs/parsing.md, "Serving: measured").
+const PARALLEL_MIN_BYTES: usize = 4 << 20;
+
 /// Parses a text into a `Parsed` (the options are `agentmsg.parse`'s).
 #[pyfunction]
 #[pyo3(signature = (text, *, dialect=None, thinking=None, tool_format=None, code_fences=None, start_in_thinking=None,
@@ -62,6 +66,18 @@ fn parse_many<'py>(
     let options = args.options(py, "parse_many", StartThinking::Detect)?;
     let strings = extract_texts(py, texts, "texts")?;
     let bytes = strings.iter().map(|s| text_bytes(s)).collect::<PyResult<Vec<_>>>()?;
+    let total: usize = bytes.iter().map(|text| text.len()).sum();
+    if total < PARALLEL_MIN_BYTES {
+        // Waking the pool's threads costs more than they save on a batch this small (and on a
+        // busy machine they may not run at once): each text is parsed and its result built in
+        // turn, as a loop of `parse` does (its document is still in cache when built).
+        let out = PyList::empty(py);
+        let _paused = GcPause::new(py);
+        for text in &bytes {
+            out.append(parsed(py, &core_parse::parse(text, &options))?)?;
+        }
+        return Ok(out);
+    }
     let docs = crate::pool::run_detached(py, || core_parse::parse_many(&bytes, &options))?;
     parsed_list(py, &docs)
 }

@@ -2,10 +2,12 @@
 //! stream machine chunk by chunk, turns its events into Python events and folds them into the
 //! stream's `Parsed`.
 
+use agentmsg_core::parse::deltas::DeltaState;
 use agentmsg_core::parse::{Event, Folder, StartThinking, StreamMachine};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
+use crate::deltas::delta_dict;
 use crate::errors::{describe, ErrorClass};
 use crate::events::{event_object, is_shown};
 use crate::ffi::list_of_len;
@@ -17,10 +19,15 @@ use crate::strings::{as_text, py_str, text_bytes};
 /// public callable gives, where PyO3 would give a bare `TypeError`. Reading them as `**unexpected`
 /// costs nothing when none are given.
 fn refuse_keywords(method: &str, takes: &str, unexpected: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+    refuse_keywords_of(&format!("StreamParser.{method}"), takes, unexpected)
+}
+
+/// [`refuse_keywords`] for any callable (`callable`: its name as the error shows it).
+pub(crate) fn refuse_keywords_of(callable: &str, takes: &str, unexpected: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
     let Some((name, _)) = unexpected.and_then(|keywords| keywords.iter().next()) else {
         return Ok(());
     };
-    let message = format!("StreamParser.{method}() got an unexpected keyword argument {}; it takes: {takes}", describe(&name));
+    let message = format!("{callable}() got an unexpected keyword argument {}; it takes: {takes}", describe(&name));
     Err(ErrorClass::MessageType.new_err(name.py(), message))
 }
 
@@ -57,13 +64,79 @@ pub struct StreamParser {
     folder: Folder<'static>,
     /// The last stream finished: the next `feed` starts a new one.
     finished: bool,
-    /// The text run the last text delta belonged to.
-    text_block: Option<usize>,
+    /// What turning events into text deltas and OpenAI deltas remembers (the text run the last
+    /// text went to, Forge's calls open without a name), whichever of `feed` / `feed_openai`
+    /// reads the stream.
+    deltas: DeltaState,
     /// Event buffer reused across `feed` calls.
     buffer: Vec<Event>,
 }
 
+/// Where a reading method's events come from: a chunk, or the end of the stream.
+enum Step<'a> {
+    Chunk(&'a [u8]),
+    Finish,
+}
+
 impl StreamParser {
+    /// Runs the machine on one step; the events it completes are in `events` (the parser's
+    /// buffer, to be handed back with [`Self::done`]).
+    fn step(&mut self, step: Step<'_>) -> Vec<Event> {
+        match step {
+            Step::Chunk(bytes) => {
+                if std::mem::take(&mut self.finished) {
+                    self.folder = Folder::for_stream();
+                }
+                let mut events = std::mem::take(&mut self.buffer);
+                self.machine.feed_into(bytes, &mut events);
+                events
+            }
+            Step::Finish => self.machine.finish(),
+        }
+    }
+
+    /// Gives the (drained) event buffer back; after `finish`, readies the next stream.
+    fn done(&mut self, events: Vec<Event>, finished: bool) {
+        if finished {
+            self.deltas.reset();
+            self.finished = true;
+        } else {
+            self.buffer = events;
+        }
+    }
+
+    /// Folds an event into the stream's result: argument fragments are not needed there (the
+    /// call arrives whole with its end), and the event moves into the fold, no copy.
+    fn fold(folder: &mut Folder<'static>, event: Event) {
+        if !matches!(event, Event::ToolDelta { .. } | Event::ToolStart { .. }) {
+            folder.push(event);
+        }
+    }
+
+    /// The OpenAI deltas of `events`, which is left empty; folded into the result as `feed`
+    /// folds them.
+    fn openai<'py>(
+        &mut self,
+        py: Python<'py>,
+        events: &mut Vec<Event>,
+        chunk: Option<(&Bound<'py, PyString>, &[u8])>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let text = |bytes: &[u8]| -> PyResult<Bound<'py, PyString>> {
+            match chunk {
+                Some((chunk, chunk_bytes)) if chunk_bytes == bytes => Ok(chunk.clone()),
+                _ => py_str(py, bytes),
+            }
+        };
+        let list = PyList::empty(py);
+        for event in events.drain(..) {
+            if let Some(delta) = self.deltas.delta(&event) {
+                list.append(delta_dict(py, &delta, &text)?)?;
+            }
+            Self::fold(&mut self.folder, event);
+        }
+        Ok(list)
+    }
+
     /// The Python events for `events`, which is left empty (its allocation is reused). A piece
     /// of text equal to the whole `chunk` fed (the usual case for small chunks) is that same
     /// str, not a copy.
@@ -80,14 +153,13 @@ impl StreamParser {
             }
         };
         let shown = events.iter().filter(|event| is_shown(event)).count();
-        let (folder, text_block) = (&mut self.folder, &mut self.text_block);
+        let (folder, deltas) = (&mut self.folder, &mut self.deltas);
         let objects = events.drain(..).filter_map(|event| {
-            let object = event_object(py, &event, text_block, &text).transpose();
-            // Argument fragments are not needed in the result: the call arrives whole with its end.
-            // The event moves into the fold once its Python event is made: no copy.
-            if !matches!(event, Event::ToolDelta { .. } | Event::ToolStart { .. }) {
-                folder.push(event);
+            let object = event_object(py, &event, &mut deltas.text_block, &text).transpose();
+            if matches!(event, Event::ToolStart { .. } | Event::ToolEnd { .. }) {
+                deltas.delta(&event); // Forge's nameless calls, for a later feed_openai
             }
+            Self::fold(folder, event);
             object
         });
         list_of_len(py, shown, objects)
@@ -117,7 +189,7 @@ impl StreamParser {
             machine: StreamMachine::new(options),
             folder: Folder::for_stream(),
             finished: false,
-            text_block: None,
+            deltas: DeltaState::default(),
             buffer: Vec::new(),
         })
     }
@@ -137,13 +209,9 @@ impl StreamParser {
         }
         let chunk = as_text(chunk, "chunk")?;
         let bytes = text_bytes(chunk)?;
-        if std::mem::take(&mut self.finished) {
-            self.folder = Folder::for_stream();
-        }
-        let mut events = std::mem::take(&mut self.buffer);
-        self.machine.feed_into(&bytes, &mut events);
+        let mut events = self.step(Step::Chunk(&bytes));
         let list = self.events(py, &mut events, Some((chunk, &bytes)));
-        self.buffer = events;
+        self.done(events, false);
         list
     }
 
@@ -151,10 +219,50 @@ impl StreamParser {
     #[pyo3(signature = (**unexpected))]
     fn finish<'py>(&mut self, py: Python<'py>, unexpected: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyList>> {
         refuse_keywords("finish", "no arguments", unexpected)?;
-        let mut events = self.machine.finish();
+        let mut events = self.step(Step::Finish);
         let list = self.events(py, &mut events, None);
-        self.text_block = None;
-        self.finished = true;
+        self.done(events, true);
+        list
+    }
+
+    /// Reads the next chunk; returns the ``delta`` dicts of OpenAI Chat Completions chunks for
+    /// the events it completes, built in the core: what
+    /// ``agentmsg.openai_deltas(events)`` gives for the same events (see its rules: a Forge
+    /// call goes out whole at its end, a failed call as an ``agentmsg_issue`` delta).
+    /// ``result()`` follows as with ``feed``.
+    ///
+    /// >>> p = StreamParser(dialect="hermes")
+    /// >>> p.feed_openai('Hi <tool_call>{"name": "f", "arguments": {"a"')
+    /// [{'content': 'Hi'}, {'tool_calls': [{'index': 0, 'id': 'call_...', 'type': 'function', 'function': {'name': 'f', 'arguments': ''}}]}, {'tool_calls': [{'index': 0, 'function': {'arguments': '{"a"'}}]}]
+    /// >>> p.feed_openai(': 1}}</tool_call>'), p.finish_openai()
+    /// ([{'tool_calls': [{'index': 0, 'function': {'arguments': ':1}'}}]}], [])
+    #[pyo3(signature = (chunk, **unexpected))]
+    fn feed_openai<'py>(
+        &mut self,
+        py: Python<'py>,
+        chunk: &Bound<'py, PyAny>,
+        unexpected: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        refuse_keywords("feed_openai", "chunk", unexpected)?;
+        if chunk.is_none() {
+            return Ok(PyList::empty(py));
+        }
+        let chunk = as_text(chunk, "chunk")?;
+        let bytes = text_bytes(chunk)?;
+        let mut events = self.step(Step::Chunk(&bytes));
+        let list = self.openai(py, &mut events, Some((chunk, &bytes)));
+        self.done(events, false);
+        list
+    }
+
+    /// Ends the stream; returns the last OpenAI deltas (``finish()`` as ``feed_openai`` is
+    /// ``feed``).
+    #[pyo3(signature = (**unexpected))]
+    fn finish_openai<'py>(&mut self, py: Python<'py>, unexpected: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyList>> {
+        refuse_keywords("finish_openai", "no arguments", unexpected)?;
+        let mut events = self.step(Step::Finish);
+        let list = self.openai(py, &mut events, None);
+        self.done(events, true);
         list
     }
 

@@ -33,6 +33,7 @@ use std::borrow::Cow;
 
 mod call;
 mod chars;
+pub mod deltas;
 pub mod dialect;
 mod event;
 pub mod json_text;

@@ -1,0 +1,241 @@
+//! Many streams per call: `StreamBatch`, for a server that advances all its streams by one
+//! engine step at a time. One call reads a step's (stream, text) pairs, runs every stream's
+//! machine with the GIL released, and returns each pair's OpenAI deltas.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use agentmsg_core::parse::deltas::DeltaState;
+use agentmsg_core::parse::{Event, Options, StartThinking, StreamMachine};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+
+use crate::deltas::delta_dict;
+use crate::errors::{describe, type_name, ErrorClass};
+use crate::ffi::GcPause;
+use crate::options::ParseArgs;
+use crate::stream::refuse_keywords_of;
+use crate::strings::{py_str, text_bytes};
+
+/// One stream of a batch: its machine and what its deltas remember.
+struct Stream {
+    machine: StreamMachine,
+    deltas: DeltaState,
+}
+
+/// Hashes a stream id as itself: ids are distinct counters, and a step looks one up per pair.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, id: u64) {
+        self.0 = id;
+    }
+}
+
+/// Many streams of model text, advanced together: one call per engine step for all of them.
+///
+/// ``StreamBatch(**options)`` takes ``StreamParser``'s options, shared by its streams. ``add()``
+/// opens a stream and returns its id (an int); ``step(pairs)`` takes one step's ``(stream,
+/// text)`` pairs (a stream may appear more than once; its texts are read in order), runs the
+/// parsers with the GIL released, and returns, for each pair in order, the OpenAI Chat
+/// Completions deltas its text completes; ``finish(stream)`` ends a stream, returns its last
+/// deltas and closes it. Stream by stream, the deltas are what ``StreamParser.feed_openai`` and
+/// ``finish_openai`` give. A bad pair (an unknown stream, a text that is not a str) raises
+/// before any stream moves.
+///
+/// >>> batch = StreamBatch(dialect="hermes")
+/// >>> a, b = batch.add(), batch.add()
+/// >>> batch.step([(a, "Hi"), (b, '<tool_call>{"name": "f", ')])
+/// [[{'content': 'Hi'}], [{'tool_calls': [{'index': 0, 'id': 'call_...', 'type': 'function', 'function': {'name': 'f', 'arguments': ''}}]}]]
+/// >>> batch.step([(b, '"arguments": {}}</tool_call>')])
+/// [[{'tool_calls': [{'index': 0, 'function': {'arguments': '{}'}}]}]]
+/// >>> batch.finish(a), batch.finish(b), len(batch)
+/// ([], [], 0)
+#[pyclass(module = "agentmsg.parsing")]
+pub struct StreamBatch {
+    options: Options,
+    /// The open streams, in no order; `slots` maps a stream's id to its place here.
+    streams: Vec<Stream>,
+    ids: Vec<u64>,
+    slots: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
+    next_id: u64,
+    /// The events of a step, all pairs' in one buffer (`ends[i]`: where pair `i`'s end),
+    /// reused from step to step.
+    events: Vec<Event>,
+    ends: Vec<usize>,
+}
+
+impl StreamBatch {
+    fn unknown(py: Python<'_>, id: &Bound<'_, PyAny>, where_: &str) -> PyErr {
+        ErrorClass::Message.new_err(py, format!("{where_}: no open stream {} in this batch", describe(id)))
+    }
+
+    /// The place of the open stream `id` (a Python value).
+    fn slot(&self, id: &Bound<'_, PyAny>) -> Option<usize> {
+        id.extract::<u64>().ok().and_then(|id| self.slots.get(&id).copied())
+    }
+}
+
+#[pymethods]
+impl StreamBatch {
+    #[new]
+    #[pyo3(signature = (*, dialect=None, thinking=None, tool_format=None, code_fences=None, start_in_thinking=None,
+                        max_calls=None, tools=None, **unexpected))]
+    #[allow(clippy::too_many_arguments)]
+    fn new<'py>(
+        py: Python<'py>,
+        dialect: Option<&Bound<'py, PyAny>>,
+        thinking: Option<&Bound<'py, PyAny>>,
+        tool_format: Option<&Bound<'py, PyAny>>,
+        code_fences: Option<&Bound<'py, PyAny>>,
+        start_in_thinking: Option<&Bound<'py, PyAny>>,
+        max_calls: Option<&Bound<'py, PyAny>>,
+        tools: Option<&Bound<'py, PyAny>>,
+        unexpected: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Self> {
+        let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, unexpected };
+        let options = args.options(py, "StreamBatch", StartThinking::No)?;
+        Ok(Self {
+            options,
+            streams: Vec::new(),
+            ids: Vec::new(),
+            slots: HashMap::default(),
+            next_id: 0,
+            events: Vec::new(),
+            ends: Vec::new(),
+        })
+    }
+
+    /// Opens a stream; returns its id.
+    #[pyo3(signature = (**unexpected))]
+    fn add(&mut self, unexpected: Option<&Bound<'_, PyDict>>) -> PyResult<u64> {
+        refuse_keywords_of("StreamBatch.add", "no arguments", unexpected)?;
+        let id = self.next_id;
+        self.next_id += 1;
+        self.slots.insert(id, self.streams.len());
+        self.ids.push(id);
+        self.streams.push(Stream { machine: StreamMachine::new(self.options.clone()), deltas: DeltaState::default() });
+        Ok(id)
+    }
+
+    /// Reads one step's ``(stream, text)`` pairs; returns each pair's deltas, in order.
+    #[pyo3(signature = (pairs, **unexpected))]
+    fn step<'py>(
+        &mut self,
+        py: Python<'py>,
+        pairs: &Bound<'py, PyAny>,
+        unexpected: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        refuse_keywords_of("StreamBatch.step", "pairs", unexpected)?;
+        let Ok(pairs) = pairs.cast::<PyList>() else {
+            return Err(ErrorClass::MessageType.new_err(py, format!("pairs must be a list of (stream, text) tuples, not {}", type_name(pairs))));
+        };
+        // Read and check every pair first: a bad one moves no stream.
+        let mut slots = Vec::with_capacity(pairs.len());
+        let mut texts: Vec<Bound<'py, PyString>> = Vec::with_capacity(pairs.len());
+        for (i, pair) in pairs.iter().enumerate() {
+            let Some((id, text)) = pair.cast::<PyTuple>().ok().filter(|t| t.len() == 2).map(|t| (t.get_item(0), t.get_item(1))) else {
+                let message = format!("pairs[{i}] must be a (stream, text) tuple, not {}", type_name(&pair));
+                return Err(ErrorClass::MessageType.new_err(py, message));
+            };
+            let (id, text) = (id?, text?);
+            let Some(slot) = self.slot(&id) else { return Err(Self::unknown(py, &id, &format!("pairs[{i}]"))) };
+            let Ok(text) = text.cast_into::<PyString>() else {
+                return Err(ErrorClass::MessageType.new_err(py, format!("pairs[{i}]: the text must be a str")));
+            };
+            slots.push(slot);
+            texts.push(text);
+        }
+        let bytes: Vec<Cow<'_, [u8]>> = texts.iter().map(|text| text_bytes(text)).collect::<PyResult<_>>()?;
+        let (streams, events, ends) = (&mut self.streams, &mut self.events, &mut self.ends);
+        events.clear();
+        ends.clear();
+        py.detach(|| {
+            // Each machine appends to an empty buffer: it merges a piece into the last event
+            // when that is its own text's.
+            let mut scratch = Vec::new();
+            for (&slot, bytes) in slots.iter().zip(&bytes) {
+                streams[slot].machine.feed_into(bytes, &mut scratch);
+                events.append(&mut scratch);
+                ends.push(events.len());
+            }
+        });
+        // Hundreds of new lists and dicts per step would set off collections that traverse
+        // them (and everything older) again and again: a third of a step's time.
+        let _paused = GcPause::new(py);
+        let out = PyList::empty(py);
+        let mut start = 0;
+        for ((&slot, &end), (text, bytes)) in slots.iter().zip(ends.iter()).zip(texts.iter().zip(&bytes)) {
+            let piece = |piece: &[u8]| -> PyResult<Bound<'py, PyString>> {
+                if piece == &bytes[..] { Ok(text.clone()) } else { py_str(py, piece) }
+            };
+            let state = &mut streams[slot].deltas;
+            let mut deltas = Vec::new();
+            for event in &events[start..end] {
+                if let Some(delta) = state.delta(event) {
+                    deltas.push(delta_dict(py, &delta, &piece)?);
+                }
+            }
+            start = end;
+            out.append(PyList::new(py, deltas)?)?;
+        }
+        events.clear();
+        Ok(out)
+    }
+
+    /// Ends a stream: returns its last deltas and closes it.
+    #[pyo3(signature = (stream, **unexpected))]
+    fn finish<'py>(
+        &mut self,
+        py: Python<'py>,
+        stream: &Bound<'py, PyAny>,
+        unexpected: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        refuse_keywords_of("StreamBatch.finish", "stream", unexpected)?;
+        let Some(slot) = self.slot(stream) else { return Err(Self::unknown(py, stream, "finish")) };
+        let mut open = self.streams.swap_remove(slot);
+        self.slots.remove(&self.ids.swap_remove(slot));
+        if let Some(&moved) = self.ids.get(slot) {
+            self.slots.insert(moved, slot); // the last stream took the closed one's place
+        }
+        let events = open.machine.finish();
+        let deltas = PyList::empty(py);
+        for event in &events {
+            if let Some(delta) = open.deltas.delta(event) {
+                deltas.append(delta_dict(py, &delta, &|piece: &[u8]| py_str(py, piece))?)?;
+            }
+        }
+        Ok(deltas)
+    }
+
+    /// The number of open streams.
+    fn __len__(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// Streams in progress are not pickled (see ``StreamParser``).
+    fn __reduce__(&self, py: Python<'_>) -> PyResult<()> {
+        Err(ErrorClass::MessageType.new_err(
+            py,
+            "a StreamBatch cannot be pickled or copied: it holds streams in progress; create one with the \
+             same options in the process that reads the streams",
+        ))
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<StreamBatch>()?;
+    Ok(())
+}
