@@ -4,6 +4,7 @@ import argparse
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -342,7 +343,8 @@ def test_help_lists_each_choice_once(capsys):
         assert "{" not in text.split("options:")[0].replace("{user}", ""), name  # no choice list in the usage
         for action in sub._actions:
             if action.choices and action.help != argparse.SUPPRESS and len(action.choices) > 1:
-                assert all(str(action.help).count(choice) == 1 for choice in action.choices), (name, action.dest)
+                words = re.findall(r"[\w.+-]+", str(action.help))  # deepseek_v3 is not counted in deepseek_v31
+                assert all(words.count(str(choice)) == 1 for choice in action.choices), (name, action.dest)
     _, text, _ = run(capsys, "workbench", "--help")
     assert text.count("trim-user") == 1 and text.count("estimate") == 1
 

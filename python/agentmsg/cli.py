@@ -543,8 +543,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="read incrementally and print each stream event as a JSON line as it is found")
     parsed.add_argument("--chunk-size", type=_chunk_size, default=4096,
                         help=f"characters per read with --stream, 1 to {MAX_CHUNK_SIZE} (default: 4096)")
-    parsed.add_argument("--dialect", choices=list(DIALECTS), default="forge",
-                        help="how the model writes calls and reasoning (default: forge)")
+    parsed.add_argument("--dialect", choices=list(DIALECTS), default="forge", metavar="DIALECT",
+                        help="how the model writes calls and reasoning: forge (the default), "
+                             + ", ".join(name for name in DIALECTS if name != "forge"))
     parsed.add_argument("--tools", metavar="FILE",
                         help="a JSON file of OpenAI tool definitions: types the values a model writes as text")
     parsed.add_argument("--start-in-thinking", action=argparse.BooleanOptionalAction, default=None,
