@@ -93,9 +93,10 @@ PRICES_DATE = "2026-11-25"
 #: writes) and openai.com/api/pricing). They change: pass a :class:`Prices` for others.
 PRICES: Dict[str, Prices] = {
     prices.name: prices for prices in (
-        Prices("claude-opus-4.5", input=5.00, cached_input=0.50, cache_write=6.25),
+        # Opus 4.5 and Haiku 4.5 cache a prefix of at least 4,096 tokens, Sonnet 4.5 of 1,024.
+        Prices("claude-opus-4.5", input=5.00, cached_input=0.50, cache_write=6.25, min_cached_tokens=4096),
         Prices("claude-sonnet-4.5", input=3.00, cached_input=0.30, cache_write=3.75),
-        Prices("claude-haiku-4.5", input=1.00, cached_input=0.10, cache_write=1.25),
+        Prices("claude-haiku-4.5", input=1.00, cached_input=0.10, cache_write=1.25, min_cached_tokens=4096),
         Prices("gpt-4.1", input=2.00, cached_input=0.50, cache_write=2.00, cache_increment=128),
         Prices("gpt-4o", input=2.50, cached_input=1.25, cache_write=2.50, cache_increment=128),
     )

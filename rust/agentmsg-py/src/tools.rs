@@ -29,8 +29,9 @@ struct Compiled {
     names: Vec<String>,
 }
 
-/// A key of more bytes than this is not cached (the cache holds a few copies of it).
-const MAX_KEY_BYTES: usize = 1 << 20;
+/// A key of more bytes than this is not cached: with MAX_ENTRIES, the cache's keys stay under
+/// 64 MiB even when every entry is this large (a real set of 200 tools is about 100 KiB).
+const MAX_KEY_BYTES: usize = 1 << 18;
 /// At most this many tool sets are cached; a full cache is emptied (a server has a few sets).
 const MAX_ENTRIES: usize = 256;
 /// Nesting deeper than this has no key (and `tools_json` names the problem).
