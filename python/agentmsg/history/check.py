@@ -46,7 +46,7 @@ from ..errors import MessageError
 from ..model.blocks import ToolUseBlock
 from ..model.message import Message, Role
 from ..readers import MessageLike, read_messages
-from .toolpairs import INTERRUPTED, pair_messages
+from .toolpairs import interrupted_result, pair_messages
 
 __all__ = ["CHECKED_PROVIDERS", "HistoryProblem", "Repair", "Repaired", "check", "repair"]
 
@@ -211,11 +211,6 @@ def _without(items: List[Message], origin: List[int], drop: Set[int]) -> Tuple[L
     return [items[i] for i in keep], [origin[i] for i in keep]
 
 
-def _placeholder(call: ToolUseBlock) -> Message:
-    return Message.tool(INTERRUPTED, tool_id=call.id or None, name=call.name, is_error=True,
-                        metadata={"repaired": "interrupted"})
-
-
 def _with_placeholders(items: List[Message], origin: List[int], calls: List[Tuple[int, ToolUseBlock]],
                        ) -> Tuple[List[Message], List[int], List[Repair]]:
     """An error result for each unanswered call, after the last result of its turn."""
@@ -229,7 +224,7 @@ def _with_placeholders(items: List[Message], origin: List[int], calls: List[Tupl
 
     def settle() -> None:
         for index, call in pending:
-            out.append(_placeholder(call))
+            out.append(interrupted_result(call))
             out_origin.append(origin[index])
             repairs.append(Repair(origin[index], "unanswered_call", f"added an error result for tool call {call.id!r}"))
         pending.clear()

@@ -136,7 +136,8 @@ def _interjection_text(messages: List[Message], between: int, call: int, result:
             "directly follow their call")
 
 
-def _placeholder(call: ToolUseBlock) -> Message:
+def interrupted_result(call: ToolUseBlock) -> Message:
+    """The error result that stands in for ``call``'s missing one (repairs write it)."""
     return Message.tool(
         INTERRUPTED,
         tool_id=call.id or None,
@@ -166,15 +167,15 @@ def repair_tool_pairs(messages: Iterable[MessageLike]) -> List[Message]:
     pending: List[ToolUseBlock] = []  # placeholders owed by the current tool turn
     for index, message in enumerate(messages):
         if pending and message.role is not Role.TOOL:
-            repaired.extend(_placeholder(call) for call in pending)
+            repaired.extend(interrupted_result(call) for call in pending)
             pending = []
         if index in orphans:
             continue
         repaired.append(message)
         if index in missing:
-            repaired.extend(_placeholder(call) for call in pending)
+            repaired.extend(interrupted_result(call) for call in pending)
             pending = missing[index]
-    repaired.extend(_placeholder(call) for call in pending)
+    repaired.extend(interrupted_result(call) for call in pending)
     return repaired
 
 
