@@ -98,8 +98,8 @@ def test_bad_pairs_move_no_stream() -> None:
         batch.finish(a)
     with pytest.raises(MessageTypeError):
         pickle.dumps(batch)
-    with pytest.raises(MessageError, match="an option of the forge dialect only"):
-        StreamBatch(dialect="hermes", max_calls=3)
+    with pytest.raises(MessageError, match="thinking: an option of the forge dialect only"):
+        StreamBatch(dialect="hermes", thinking="tags")
 
 
 def test_batches_in_threads_give_what_they_give_alone() -> None:
