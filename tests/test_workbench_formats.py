@@ -3,8 +3,10 @@ events, OpenAI Batch lines, a request next to its response), gzipped or not, and
 usage they record, carried into the report."""
 
 import gzip
+import io
 import json
 import shutil
+import warnings
 from pathlib import Path
 
 import pytest
@@ -68,9 +70,78 @@ def test_a_response_without_its_request_is_a_clear_error(tmp_path):
     path.write_text(json.dumps(line) + "\n" + json.dumps(line) + "\n")
     with pytest.raises(TranscriptError) as caught:
         list(iter_transcripts(path))
-    assert (caught.value.line, caught.value.reason) == (1, "a ChatCompletion response without its request: give the "
-                                                           "request's messages too (an object with 'request' or "
-                                                           "'body', and 'response')")
+    assert (caught.value.line, caught.value.reason) == (1, "an OpenAI Batch output line holds no prompt: give its "
+                                                           "Batch request file too (both files, or the folder "
+                                                           "holding them)")
+    with pytest.raises(TranscriptError) as caught:
+        load_transcript(io.StringIO('{"id": "x", "choices": []}'))
+    assert caught.value.reason == ("a ChatCompletion response without its request: give the request's messages too "
+                                   "(an object with 'request' or 'body', and 'response')")
+
+
+BATCH_INPUT, BATCH_OUTPUT = DATASETS / "openai-batch-input.jsonl", DATASETS / "openai-batch-output.jsonl"
+BATCH_LABEL = "openai Batch request JSONL and its output openai-batch-output.jsonl, one conversation per line"
+SKIPPED = (f"{BATCH_OUTPUT}: line 3: custom_id 'task-3' failed in the Batch (rate_limit_exceeded: Too many "
+           f"requests); its conversation was skipped")
+
+
+@pytest.mark.parametrize("sources", [[BATCH_OUTPUT, BATCH_INPUT], [BATCH_INPUT, BATCH_OUTPUT]])
+def test_a_batch_output_file_is_read_with_its_request_file_by_custom_id(sources):
+    with pytest.warns(agentmsg.ConversionWarning) as caught:
+        first, second = iter_transcripts(sources)
+    assert [str(w.message) for w in caught] == [SKIPPED]
+    assert [(t.name, t.format, t.source, t.line, t.usage) for t in (first, second)] == [
+        ("openai-batch-input:task-1", BATCH_LABEL, str(BATCH_INPUT), 1,
+         {"prompt_tokens": 21, "completion_tokens": 2, "total_tokens": 23}),
+        ("openai-batch-input:task-2", BATCH_LABEL, str(BATCH_INPUT), 2,
+         {"prompt_tokens": 14, "completion_tokens": 1, "total_tokens": 15}),
+    ]
+    assert shape(first) == [("system", "Answer briefly.", [], None), ("user", "Capital of France?", [], None),
+                            ("assistant", "Paris.", [], None)]
+    assert shape(second) == [("user", "What is 2 + 2?", [], None), ("assistant", "4", [], None)]
+    with pytest.warns(agentmsg.ConversionWarning):
+        again = list(iter_transcripts(sources))  # the same ids on every read
+    assert [m.id for t in again for m in t.messages] == [m.id for t in (first, second) for m in t.messages]
+
+
+def test_batch_files_in_a_folder_pair_with_the_request_file_holding_their_ids(tmp_path):
+    for name in ("openai-batch.jsonl", BATCH_INPUT.name, BATCH_OUTPUT.name):
+        shutil.copy(DATASETS / name, tmp_path / name)
+    with pytest.warns(agentmsg.ConversionWarning):
+        found = [(t.name, t.format) for t in iter_transcripts(tmp_path)]
+    assert found == [("openai-batch-input:task-1", BATCH_LABEL), ("openai-batch-input:task-2", BATCH_LABEL),
+                     ("openai-batch:req-1", "openai Batch request JSONL, one conversation per line"),
+                     ("openai-batch:req-2", "openai Batch request and response JSONL, one conversation per line")]
+
+
+def test_a_request_without_an_output_line_is_skipped_with_a_warning(tmp_path):
+    (tmp_path / "in.jsonl").write_text(BATCH_INPUT.read_text())
+    (tmp_path / "out.jsonl").write_text(BATCH_OUTPUT.read_text().splitlines()[0] + "\n")
+    with pytest.warns(agentmsg.ConversionWarning) as caught:
+        assert [t.name for t in iter_transcripts(tmp_path)] == ["in:task-2"]
+    assert [str(w.message) for w in caught] == [
+        f"{tmp_path / 'in.jsonl'}: 2 request(s) have no line in out.jsonl (custom_id 'task-1', 'task-3'); skipped"]
+
+
+@pytest.mark.parametrize("output, line, reason", [
+    ('{"custom_id": "task-9", "response": {"status_code": 200, "body": {"choices": [{"message": '
+     '{"role": "assistant", "content": "?"}}]}}}', 1, "custom_id 'task-9' has no request in {request}"),
+    ('{"custom_id": "task-1", "response": {"status_code": 200, "body": {"choices": []}}}', 1,
+     "'response' must be a ChatCompletion with choices[0].message"),
+    ('{"custom_id": "task-1", "error": {"code": "x"}}\n{"custom_id": "task-1", "error": null, "response": null}', 2,
+     "custom_id 'task-1' is answered twice (first at {output} line 1)"),
+    ('{"custom_id": "task-1", "error": null}\n{"id": "batch_req_2"}', 2,
+     "not an OpenAI Batch output line: it has no 'custom_id' string"),
+])
+def test_a_bad_batch_output_line_names_its_file_line_and_reason(tmp_path, output, line, reason):
+    request = tmp_path / "in.jsonl"
+    request.write_text(BATCH_INPUT.read_text())
+    (tmp_path / "out.jsonl").write_text(output + "\n")
+    with pytest.raises(TranscriptError) as caught, warnings.catch_warnings():
+        warnings.simplefilter("ignore", agentmsg.ConversionWarning)
+        list(iter_transcripts(tmp_path))
+    assert (caught.value.path, caught.value.line, caught.value.reason) == (
+        str(tmp_path / "out.jsonl"), line, reason.format(request=request, output=tmp_path / "out.jsonl"))
 
 
 @pytest.mark.parametrize("text, reason", [
@@ -100,11 +171,17 @@ def test_gzip_for_every_format_and_in_folders(tmp_path):
     for source in sources:
         with open(source, "rb") as plain, gzip.open(folder / (source.name + ".gz"), "wb") as packed:
             shutil.copyfileobj(plain, packed)
-        packed_ones = list(iter_transcripts(folder / (source.name + ".gz")))
-        plain_ones = list(iter_transcripts(source))
-        assert [(t.name, t.format, shape(t), t.outcome, t.usage) for t in packed_ones] == [
-            (t.name, t.format, shape(t), t.outcome, t.usage) for t in plain_ones], source.name
-    assert len(list(iter_transcripts(folder))) == sum(len(list(iter_transcripts(s))) for s in sources)
+    # A Batch output file is read with its request file: the two go together.
+    groups = [[BATCH_INPUT, BATCH_OUTPUT] if s == BATCH_INPUT else [s] for s in sources if s != BATCH_OUTPUT]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", agentmsg.ConversionWarning)
+        for group in groups:
+            packed_ones = list(iter_transcripts([folder / (s.name + ".gz") for s in group]))
+            plain_ones = list(iter_transcripts(group))
+            assert [(t.name, t.format.replace(".jsonl.gz", ".jsonl"), shape(t), t.outcome, t.usage)
+                    for t in packed_ones] == [
+                (t.name, t.format, shape(t), t.outcome, t.usage) for t in plain_ones], group[0].name
+        assert len(list(iter_transcripts(folder))) == sum(len(list(iter_transcripts(g))) for g in groups)
     broken = tmp_path / "cut.json.gz"
     broken.write_bytes((folder / "sharegpt.json.gz").read_bytes()[:-12])
     with pytest.raises(TranscriptError) as caught:
@@ -131,9 +208,13 @@ def test_outcomes_and_usage_are_carried_into_the_report(tmp_path, capsys):
 
 def test_detection_names_what_was_found_for_each_dataset_file(capsys):
     assert main(["stats", str(DATASETS)]) == 0
-    found = [line for line in capsys.readouterr().out.splitlines() if line.startswith(str(DATASETS))]
+    out, err = capsys.readouterr()
+    assert err == f"agentmsg: warning: {SKIPPED}\n"
+    found = [line for line in out.splitlines() if line.startswith(str(DATASETS))]
     assert [line.split(" (", 1)[1].split(")")[0] for line in found] == [
         "openai request and response JSON",
+        BATCH_LABEL,
+        BATCH_LABEL,
         "openai Batch request JSONL, one conversation per line",
         "openai Batch request and response JSONL, one conversation per line",
         "openhands JSONL, one message per line",
@@ -141,3 +222,16 @@ def test_detection_names_what_was_found_for_each_dataset_file(capsys):
         "sharegpt JSON",
     ]
     assert agentmsg.TRANSCRIPT_FORMATS[-2:] == ("sharegpt", "openhands")
+
+
+def test_the_cli_pairs_batch_files_given_one_by_one_and_refuses_an_output_alone(tmp_path, capsys):
+    assert main(["stats", str(BATCH_OUTPUT)]) == 1
+    assert capsys.readouterr().err == (f"agentmsg: error: {BATCH_OUTPUT}: line 1: an OpenAI Batch output line holds "
+                                       f"no prompt: give its Batch request file too (both files, or the folder "
+                                       f"holding them)\n")
+    assert main(["workbench", str(BATCH_OUTPUT), str(BATCH_INPUT), "--strategy", "trim", "--budget", "1000",
+                 "--csv", str(tmp_path / "wb.csv")]) == 0
+    assert capsys.readouterr().err == f"agentmsg: warning: {SKIPPED}\n"
+    rows = (tmp_path / "wb.csv").read_text().splitlines()
+    assert [row.split(",", 1)[0] for row in rows[1:]] == ["openai-batch-input:task-1", "openai-batch-input:task-2", "(all)"]
+    assert '"{""completion_tokens"": 1, ""prompt_tokens"": 14, ""total_tokens"": 15}"' in rows[2]

@@ -21,7 +21,7 @@ import os
 import sys
 import warnings
 from importlib import resources
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, TextIO
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, TextIO, Union
 
 from . import __version__
 from ._checks import check_calls, describe, utf8_json, utf8_text
@@ -80,10 +80,10 @@ def _transcripts(files: Sequence[str], fmt: str = "auto", progress: bool = True)
     for long runs when it is a terminal."""
     bar = progress_bar(None, None if progress else False, "conversation")
     try:
-        for name in files:
-            for transcript in iter_transcripts(sys.stdin if name == "-" else name, fmt):
-                yield transcript
-                bar.update()
+        # All files in one call, so a Batch output file finds its request file among them.
+        for transcript in iter_transcripts([sys.stdin if name == "-" else name for name in files], fmt):
+            yield transcript
+            bar.update()
     finally:
         bar.close()
 
@@ -588,6 +588,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message: Union[Warning, str], *_: Any, **__: Any) -> None:
+    print(f"agentmsg: warning: {message}", file=sys.stderr)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the ``agentmsg`` console script; returns the exit status (0 success, 1 bad
     input, 2 usage error).
@@ -601,7 +605,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except SystemExit as stop:  # --help, --version and usage errors
         return stop.code if isinstance(stop.code, int) else 2
     try:
-        status: int = args.run(args)
+        with warnings.catch_warnings():  # a warning (e.g. a skipped Batch request) is one line on stderr
+            warnings.showwarning = _show_warning
+            status: int = args.run(args)
         return status
     except (AgentMsgError, OSError, ValueError, RecursionError, MemoryError) as error:
         if isinstance(error, BrokenPipeError):  # e.g. `agentmsg convert ... | head`: stop quietly

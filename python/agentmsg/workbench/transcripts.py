@@ -17,6 +17,9 @@ or as JSON Lines with one whole conversation per line (a ``messages``, ``traject
 ``history`` field), as the public SWE-agent and OpenHands trajectory datasets ship them. The
 latter is read one line at a time, so :func:`iter_transcripts` runs in constant memory.
 
+An OpenAI Batch output file is read together with its request file, paired by ``custom_id``,
+when both are among the sources (a failed request is skipped with a ``ConversionWarning``).
+
 A file that cannot be read raises :class:`TranscriptError` (a ``ValueError``) naming the file,
 the line and the reason, in one line.
 
@@ -56,7 +59,7 @@ from typing import (
 
 from .._checks import MAX_INT_DIGITS, check_calls, describe, require_int, require_str, type_name, where_label
 from ..convert import from_anthropic, from_bedrock, from_openai
-from ..errors import AgentMsgError, MessageTypeError, TranscriptError
+from ..errors import AgentMsgError, MessageTypeError, TranscriptError, warn_caller
 from ..model.blocks import ToolUseBlock
 from ..model.message import Message, give_ids
 from ..readers import read_messages
@@ -497,7 +500,10 @@ def _messages_from(data: Any, fmt: str, system: Any = None) -> Tuple[List[Messag
                 reply, _ = _reply(data["response"], "'response'")
                 items, kind = [*items, reply], f"{kind} and response"
             return from_openai(_normalized(items), on_orphan="keep"), kind
-        if "choices" in data or "custom_id" in data and "response" in data:
+        if _is_batch_output(data):
+            raise ValueError("an OpenAI Batch output line holds no prompt: give its Batch request file too "
+                             "(both files, or the folder holding them)")
+        if "choices" in data:
             raise ValueError("a ChatCompletion response without its request: give the request's messages too "
                              "(an object with 'request' or 'body', and 'response')")
         if "history" in data and fmt in ("auto", "swe-agent") and not _is_openhands(data["history"]):
@@ -590,7 +596,9 @@ def iter_transcripts(
     is read one line at a time, so memory stays constant however long it is.
 
     ``sources`` is a path, an open file (text or binary, e.g. ``sys.stdin``), or an iterable of
-    them; a directory gives its ``.json``, ``.jsonl`` and ``.traj`` files in name order.
+    them; a directory gives its ``.json``, ``.jsonl`` and ``.traj`` files in name order. An
+    OpenAI Batch output file among them is read with its request file: one conversation per
+    ``custom_id``, at the request file's place.
 
     >>> import io
     >>> lines = io.StringIO('{"messages": [{"role": "user", "content": "a"}]}\\n'
@@ -612,16 +620,157 @@ def _iter_transcripts(sources: Any, format: object, argument: str) -> Generator[
         raise MessageTypeError(f"{argument} must be a path, an open file or an iterable of them, not {type_name(sources)}")
     else:
         named = ((f"{argument}[{index}]", source) for index, source in enumerate(sources))
+    # The files are listed first (folders opened), so a Batch output file finds its request file
+    # wherever it stands among them.
+    files: List[Tuple[str, Any]] = []
     for what, source in named:
         if not _is_source(source):
             raise MessageTypeError(f"{what} must be a path or an open file, not {type_name(source)}")
         if isinstance(source, str):
             source = require_str(source, what)  # a str subclass's methods must not run
         if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
-            for child in _folder_files(source):
-                yield from _transcripts_of(child, fmt, what)
+            files.extend((what, child) for child in _folder_files(source))
+        else:
+            files.append((what, source))
+    outputs_of = _batch_pairs([source for _, source in files], fmt)
+    paired = {output for outputs in outputs_of.values() for output in outputs}
+    for what, source in files:
+        path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
+        if path in paired:
+            continue  # read with its request file
+        if path in outputs_of:
+            yield from _batch_conversations(path, outputs_of[path], fmt, what)
         else:
             yield from _transcripts_of(source, fmt, what)
+
+
+# -- OpenAI Batch request and output files, paired by custom_id ------------------------------------
+
+
+def _is_batch_output(data: Any) -> bool:
+    """Whether a JSON Lines record is an OpenAI Batch output (or error file) line."""
+    return isinstance(data, dict) and "custom_id" in data and "body" not in data \
+        and ("response" in data or "error" in data)
+
+
+def _batch_kind(path: str, what: str) -> Optional[str]:
+    """``"request"`` or ``"output"`` for an OpenAI Batch file (by its first record), else None.
+    A file that cannot be read here is left for the reader proper to report."""
+    try:
+        lines, handle = _binary_lines(path, what)
+    except (OSError, ValueError):
+        return None
+    try:
+        first = next((raw for raw in lines if raw.strip()), b"")
+        data = json.loads(first) if b'"custom_id"' in first else None
+    except (OSError, ValueError, EOFError, zlib.error, RecursionError):
+        return None
+    finally:
+        if handle is not None:
+            handle.close()
+    if not isinstance(data, dict) or not isinstance(data.get("custom_id"), str):
+        return None
+    return "request" if isinstance(data.get("body"), dict) else "output" if _is_batch_output(data) else None
+
+
+def _batch_pairs(sources: List[Any], fmt: str) -> Dict[str, List[str]]:
+    """The Batch output files among ``sources`` by the request file each answers: the only
+    request file, or the one holding the custom_id of the output's first line. Only JSON Lines
+    paths are looked at, and only when there are two or more."""
+    candidates = [os.fspath(s) for s in sources if isinstance(s, (str, os.PathLike))
+                  and os.fspath(s).endswith((".jsonl", ".jsonl.gz"))]
+    if fmt not in ("auto", "openai") or len(candidates) < 2:
+        return {}
+    kinds = {path: _batch_kind(path, "sources") for path in candidates}
+    requests = [path for path, kind in kinds.items() if kind == "request"]
+    outputs = [path for path, kind in kinds.items() if kind == "output"]
+    pairs: Dict[str, List[str]] = {}
+    if not requests or not outputs:
+        return pairs
+    ids = {} if len(requests) == 1 else {path: {cid for _, cid, _ in _batch_lines(path, "request")} for path in requests}
+    for output in outputs:
+        first = next((cid for _, cid, _ in _batch_lines(output, "output")), None)
+        request = requests[0] if len(requests) == 1 else next((r for r in requests if first in ids[r]), None)
+        if request is not None:
+            pairs.setdefault(request, []).append(output)
+    return pairs
+
+
+def _batch_lines(path: str, kind: str) -> Iterator[Tuple[int, str, Dict[str, Any]]]:
+    """The line number, custom_id and record of each line of a Batch ``kind`` file."""
+    lines, handle = _binary_lines(path, "sources")
+    try:
+        for number, raw in enumerate(lines, start=1):
+            text = _decode(raw, path, number, first=number == 1)
+            if not text.strip():
+                continue
+            data = _json(text, path, number)
+            if not isinstance(data, dict) or not isinstance(data.get("custom_id"), str):
+                raise TranscriptError(path, number, f"not an OpenAI Batch {kind} line: it has no 'custom_id' string")
+            if kind == "output" and not _is_batch_output(data):
+                raise TranscriptError(path, number, "not an OpenAI Batch output line: it needs 'response' or 'error'")
+            yield number, data["custom_id"], data
+    finally:
+        if handle is not None:
+            handle.close()
+
+
+def _batch_conversations(request_path: str, output_paths: List[str], fmt: str, what: str) -> Iterator[Transcript]:
+    """One conversation per custom_id of a Batch request file, in its order: the request's
+    messages and the reply its output files give. An output line whose custom_id no request has
+    is an error; a failed request (an ``error`` line, or a status other than 200) and a request
+    with no output line are skipped, with a :class:`ConversionWarning` saying so."""
+    answers: Dict[str, Tuple[str, int, Dict[str, Any]]] = {}
+    for output in output_paths:
+        for number, cid, data in _batch_lines(output, "output"):
+            if cid in answers:
+                raise TranscriptError(output, number, f"custom_id {describe(cid)} is answered twice "
+                                                      f"(first at {where_label(answers[cid][0])} line {answers[cid][1]})")
+            answers[cid] = (output, number, data)
+    names = ", ".join(os.path.basename(output) for output in output_paths)
+    label = f"openai Batch request JSONL and its output {names}, one conversation per line"
+    unanswered: List[str] = []
+    for number, cid, request in _batch_lines(request_path, "request"):
+        answer = answers.pop(cid, None)
+        if answer is None:
+            unanswered.append(cid)
+            continue
+        output, out_number, data = answer
+        response = data.get("response")
+        status = response.get("status_code", 200) if isinstance(response, dict) else None
+        if data.get("error") is not None or status != 200:
+            warn_caller(f"{where_label(output)}: line {out_number}: custom_id {describe(cid)} failed in the Batch "
+                        f"({_batch_failure(data, status)}); its conversation was skipped")
+            continue
+        try:
+            _reply(response, "'response'")
+        except ValueError as error:
+            raise TranscriptError(output, out_number, str(error)) from None
+        record = {**request, "response": response}
+        messages, _ = _read(record, fmt, request_path, number)
+        ids = _ids_of(json.dumps(request, sort_keys=True))
+        ids.update(json.dumps(response, sort_keys=True).encode())
+        yield _transcript(f"{_stem(request_path)}:{cid}", messages, label, request_path, number, ids, record)
+    if answers:
+        cid, (output, out_number, _) = next(iter(answers.items()))
+        raise TranscriptError(output, out_number, f"custom_id {describe(cid)} has no request in "
+                                                  f"{where_label(request_path)}")
+    if unanswered:
+        shown = ", ".join(map(describe, unanswered[:3])) + (", ..." if len(unanswered) > 3 else "")
+        warn_caller(f"{where_label(request_path)}: {len(unanswered)} request(s) have no line in {names} "
+                    f"(custom_id {shown}); skipped")
+
+
+def _batch_failure(data: Dict[str, Any], status: Any) -> str:
+    """What a failed Batch line says of its failure: the error's code and message, or the status."""
+    error = data.get("error")
+    if not isinstance(error, dict):
+        response = data.get("response")
+        body = response.get("body") if isinstance(response, dict) else None
+        error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        return ": ".join(str(error[k]) for k in ("code", "message") if error.get(k) is not None) or "an error"
+    return f"status {status}" if status is not None else "no response"
 
 
 #: The file names a folder's transcripts have (each also gzipped, with ``.gz`` after it).
