@@ -41,6 +41,7 @@ def parse(
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
     tools: Optional[Union[Tools, Sequence[Any]]] = None,
+    strict: Optional[bool] = None,
     **unexpected: Any,
 ) -> Parsed:
     """Parses ``text`` into an ``agentmsg.Parsed``."""
@@ -55,6 +56,7 @@ def parse_many(
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
     tools: Optional[Union[Tools, Sequence[Any]]] = None,
+    strict: Optional[bool] = None,
     **unexpected: Any,
 ) -> List[Parsed]:
     """Parses each text into an ``agentmsg.Parsed``, in parallel with the GIL released."""
@@ -70,6 +72,7 @@ class StreamParser:
         start_in_thinking: Optional[bool] = None,
         max_calls: Optional[int] = None,
         tools: Optional[Union[Tools, Sequence[Any]]] = None,
+        strict: Optional[bool] = None,
         **unexpected: Any,
     ) -> Self: ...
     def feed(self, chunk: Optional[str], **unexpected: Any) -> List[Event]: ...
@@ -90,6 +93,7 @@ class StreamBatch:
         start_in_thinking: Optional[bool] = None,
         max_calls: Optional[int] = None,
         tools: Optional[Union[Tools, Sequence[Any]]] = None,
+        strict: Optional[bool] = None,
         **unexpected: Any,
     ) -> Self: ...
     def add(self, **unexpected: Any) -> int: ...
@@ -345,6 +349,7 @@ def parse_arrow(
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
     tools: Optional[Union[Tools, Sequence[Any]]] = None,
+    strict: Optional[bool] = None,
     **unexpected: Any,
 ) -> ArrowArray:
     """Parses each string of an Arrow string array: a struct array of ``text``, ``thinking``,
