@@ -69,6 +69,12 @@ fn parse_many<'py>(
     let strings = extract_texts(py, texts, "texts")?;
     let bytes = strings.iter().map(|s| text_bytes(s)).collect::<PyResult<Vec<_>>>()?;
     let total: usize = bytes.iter().map(|text| text.len()).sum();
+    if total < PARALLEL_MIN_BYTES && total > DETACH_MIN_BYTES {
+        // Serial, but too long to hold the GIL through (as `parse` of a text this long does
+        // not): parsed with it released, then built.
+        let docs = py.detach(|| bytes.iter().map(|text| core_parse::parse(text, &options)).collect::<Vec<_>>());
+        return parsed_list(py, &docs);
+    }
     if total < PARALLEL_MIN_BYTES {
         // Waking the pool's threads costs more than they save on a batch this small (and on a
         // busy machine they may not run at once): each text is parsed and its result built in
