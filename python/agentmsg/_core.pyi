@@ -62,6 +62,9 @@ def parse_many(
     """Parses each text into an ``agentmsg.Parsed``, in parallel with the GIL released."""
 
 class StreamParser:
+    """Incremental parser of streamed text; used by one thread at a time (a call while another
+    thread's call on the same parser runs raises ``MessageError``)."""
+
     def __new__(
         cls,
         *,
@@ -83,6 +86,9 @@ class StreamParser:
 
 @final
 class StreamBatch:
+    """Many streams advanced together; used by one thread at a time (a call while another
+    thread's call on the same batch runs raises ``MessageError``)."""
+
     def __new__(
         cls,
         *,
