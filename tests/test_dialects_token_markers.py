@@ -220,6 +220,11 @@ GLM = [
          meta=[{}], tools=TOOLS),
     case("value-that-does-not-convert", glm("typed", ("i", "many")), calls=[("typed", {"i": "many"})],
          meta=[{"schema_errors": ["parameter 'i' is not an integer; kept as text"]}], tools=TOOLS),
+    # Past the largest float: kept as text, and the call keeps its other arguments.
+    case("number-past-the-largest-float", glm("typed", ("n", "1e400"), ("o", '{"k": [-1e400]}'), ("i", "7")),
+         calls=[("typed", {"n": "1e400", "o": '{"k": [-1e400]}', "i": 7})],
+         meta=[{"schema_errors": ["parameter 'n' is not a number; kept as text",
+                                  "parameter 'o' is not an object; kept as text"]}], tools=TOOLS),
     case("unknown-tool-flagged", glm("other", ("i", "1")), calls=[("other", {"i": "1"})],
          meta=[{"unknown_tool": True}], tools=TOOLS),
     case("untyped-without-tools", glm("typed", ("i", "5")), calls=[("typed", {"i": "5"})]),

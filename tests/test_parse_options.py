@@ -1,6 +1,7 @@
 """The parsers' options are one ``ParseOptions``, read by one function: every parser takes the
 same keys, names a bad one alike, and gives the same result for the same options."""
 
+import inspect
 import json
 
 import pytest
@@ -8,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import agentmsg
 from agentmsg import MessageError, MessageTypeError, StreamParser, parse, parse_many, parse_tool_calls
+from agentmsg import _core
 from agentmsg.arrow import parse_arrow
 from agentmsg.options import ParseOptions
 
@@ -159,3 +161,23 @@ def test_parse_and_parse_many_agree_for_any_options(options, text):
 def test_each_option_value_is_read_by_one_reader_with_one_message(name, options, error, message):
     with pytest.raises(error, match=message):
         PARSERS[name](**options)
+
+
+NATIVE_PARSERS = {
+    "parse": _core.parse, "parse_many": _core.parse_many, "StreamParser": _core.StreamParser,
+    "StreamBatch": _core.StreamBatch, "parse_arrow": _core.parse_arrow,
+}
+
+
+@pytest.mark.parametrize("name", NATIVE_PARSERS)
+def test_every_native_parser_names_strict_in_its_signature(name):
+    # `strict` once came in through `**unexpected`, hidden from the signature and the stubs.
+    parameter = inspect.signature(NATIVE_PARSERS[name]).parameters["strict"]
+    assert (parameter.kind, parameter.default) == (inspect.Parameter.KEYWORD_ONLY, None)
+    assert list(inspect.signature(NATIVE_PARSERS[name]).parameters)[-2:] == ["strict", "unexpected"]
+
+
+def test_strict_none_is_strict_not_given():
+    text = "<think>" + HERMES_CALL[len("<think>plan</think>Hi "):] + "</think>"
+    assert parse(text, dialect="hermes", strict=None) == parse(text, dialect="hermes")
+    assert parse(text, dialect="hermes", strict=True).thinking == [HERMES_CALL[len("<think>plan</think>Hi "):]]

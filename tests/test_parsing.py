@@ -391,6 +391,18 @@ def test_tool_result_format_and_parse():
         format_tool_result("two\nlines", "x")
 
 
+def test_parse_many_of_each_serial_size_equals_parse_one_by_one():
+    # Under 4 MiB in all parse_many parses serially: with the GIL held up to 1 MiB (as parse
+    # does), released past it (a 3.9 MB batch must not block other threads; that is not timed
+    # here, only that the results are unchanged), and past 4 MiB on the pool.
+    call = 'Hi <tool>{"tool_name": "f", "arguments": {"i": 1}}</tool> '
+    for total in (100_000, 1_100_000, 3_900_000, 4_300_000):
+        texts = [call * (total // len(call) // 8)] * 8
+        results = parse_many(texts)
+        assert results == [parse(texts[0])] * 8
+        assert [len(r.tool_calls) for r in results] == [total // len(call) // 8] * 8
+
+
 def test_parse_many_equals_parse_one_by_one():
     texts = ["[a]\nb", SEED_CALL, "<think>x", "", "plain"] * 20
     assert parse_many(texts) == [parse(t) for t in texts]

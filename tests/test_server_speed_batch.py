@@ -128,3 +128,36 @@ def test_batches_in_threads_give_what_they_give_alone() -> None:
         thread.join()
     assert results == [alone] * 4
     assert agentmsg.parse(texts[0]).tool_calls[0].input == {"i": 0}
+
+
+def test_one_batch_used_from_two_threads_at_once_is_a_message_error() -> None:
+    # While one thread's step parses (the GIL released), another thread's call on the same
+    # batch is refused with agentmsg's MessageError, not PyO3's bare RuntimeError.
+    batch = StreamBatch(dialect="hermes")
+    stream = batch.add()
+    long_text = "word " * 2_000_000
+    refused: List[BaseException] = []
+    failed: List[BaseException] = []
+
+    def step() -> None:
+        try:
+            batch.step([(stream, long_text)])
+        except BaseException as error:  # noqa: BLE001 - reported by the assertion below
+            failed.append(error)
+
+    for _ in range(20):
+        thread = threading.Thread(target=step)
+        thread.start()
+        while thread.is_alive() and not refused:
+            try:
+                len(batch)
+                batch.add()
+            except MessageError as error:
+                refused.append(error)
+        thread.join()
+        if refused:
+            break
+    assert failed == []
+    assert [type(error) for error in refused] == [MessageError]
+    assert str(refused[0]) == "this StreamBatch is in use by another call: a parser is used by one thread at a time"
+    assert isinstance(refused[0], ValueError)

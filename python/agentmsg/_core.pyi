@@ -41,6 +41,7 @@ def parse(
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
     tools: Optional[Union[Tools, Sequence[Any]]] = None,
+    strict: Optional[bool] = None,
     **unexpected: Any,
 ) -> Parsed:
     """Parses ``text`` into an ``agentmsg.Parsed``."""
@@ -55,11 +56,15 @@ def parse_many(
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
     tools: Optional[Union[Tools, Sequence[Any]]] = None,
+    strict: Optional[bool] = None,
     **unexpected: Any,
 ) -> List[Parsed]:
     """Parses each text into an ``agentmsg.Parsed``, in parallel with the GIL released."""
 
 class StreamParser:
+    """Incremental parser of streamed text; used by one thread at a time (a call while another
+    thread's call on the same parser runs raises ``MessageError``)."""
+
     def __new__(
         cls,
         *,
@@ -70,6 +75,7 @@ class StreamParser:
         start_in_thinking: Optional[bool] = None,
         max_calls: Optional[int] = None,
         tools: Optional[Union[Tools, Sequence[Any]]] = None,
+        strict: Optional[bool] = None,
         **unexpected: Any,
     ) -> Self: ...
     def feed(self, chunk: Optional[str], **unexpected: Any) -> List[Event]: ...
@@ -80,6 +86,9 @@ class StreamParser:
 
 @final
 class StreamBatch:
+    """Many streams advanced together; used by one thread at a time (a call while another
+    thread's call on the same batch runs raises ``MessageError``)."""
+
     def __new__(
         cls,
         *,
@@ -90,6 +99,7 @@ class StreamBatch:
         start_in_thinking: Optional[bool] = None,
         max_calls: Optional[int] = None,
         tools: Optional[Union[Tools, Sequence[Any]]] = None,
+        strict: Optional[bool] = None,
         **unexpected: Any,
     ) -> Self: ...
     def add(self, **unexpected: Any) -> int: ...
@@ -345,6 +355,7 @@ def parse_arrow(
     start_in_thinking: Optional[bool] = None,
     max_calls: Optional[int] = None,
     tools: Optional[Union[Tools, Sequence[Any]]] = None,
+    strict: Optional[bool] = None,
     **unexpected: Any,
 ) -> ArrowArray:
     """Parses each string of an Arrow string array: a struct array of ``text``, ``thinking``,

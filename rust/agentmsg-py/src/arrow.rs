@@ -376,7 +376,7 @@ fn parsed_array<O: OffsetSizeTrait>(rows: &[ParsedRow<'_>], nulls: Option<NullBu
 /// dialect's name ("forge" for Forge's parser) or an `agentmsg.dialects.Dialect`.
 #[pyfunction]
 #[pyo3(signature = (texts, *, dialect=None, thinking=None, tool_format=None, code_fences=None, start_in_thinking=None,
-                    max_calls=None, tools=None, **unexpected))]
+                    max_calls=None, tools=None, strict=None, **unexpected))]
 #[allow(clippy::too_many_arguments)]
 fn parse_arrow<'py>(
     py: Python<'py>,
@@ -388,10 +388,11 @@ fn parse_arrow<'py>(
     start_in_thinking: Option<&Bound<'py, PyAny>>,
     max_calls: Option<&Bound<'py, PyAny>>,
     tools: Option<&Bound<'py, PyAny>>,
+    strict: Option<&Bound<'py, PyAny>>,
     unexpected: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<ArrowArray> {
     // The options are read as `parse` reads them.
-    let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, unexpected };
+    let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, strict, unexpected };
     let options = args.options(py, "parse_arrow", StartThinking::Detect)?;
     let column = TextColumn::new(py, import_array(py, texts)?)?;
     let rows = map_texts(py, &column, |text| ParsedRow::new(core_parse::parse(text.as_bytes(), &options)))?;

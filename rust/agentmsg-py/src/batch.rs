@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::deltas::delta_dict;
-use crate::errors::{describe, type_name, ErrorClass};
+use crate::errors::{borrow_parser, borrow_parser_mut, describe, type_name, ErrorClass};
 use crate::ffi::GcPause;
 use crate::options::ParseArgs;
 use crate::stream::refuse_keywords_of;
@@ -53,7 +53,8 @@ impl Hasher for IdHasher {
 /// Completions deltas its text completes; ``finish(stream)`` ends a stream, returns its last
 /// deltas and closes it. Stream by stream, the deltas are what ``StreamParser.feed_openai`` and
 /// ``finish_openai`` give. A bad pair (an unknown stream, a text that is not a str) raises
-/// before any stream moves.
+/// before any stream moves. A batch is used by one thread at a time: a call while another
+/// thread's call on the same batch runs (``step`` releases the GIL) raises ``MessageError``.
 ///
 /// >>> batch = StreamBatch(dialect="hermes")
 /// >>> a, b = batch.add(), batch.add()
@@ -92,7 +93,7 @@ impl StreamBatch {
 impl StreamBatch {
     #[new]
     #[pyo3(signature = (*, dialect=None, thinking=None, tool_format=None, code_fences=None, start_in_thinking=None,
-                        max_calls=None, tools=None, **unexpected))]
+                        max_calls=None, tools=None, strict=None, **unexpected))]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
         py: Python<'py>,
@@ -103,9 +104,10 @@ impl StreamBatch {
         start_in_thinking: Option<&Bound<'py, PyAny>>,
         max_calls: Option<&Bound<'py, PyAny>>,
         tools: Option<&Bound<'py, PyAny>>,
+        strict: Option<&Bound<'py, PyAny>>,
         unexpected: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Self> {
-        let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, unexpected };
+        let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, strict, unexpected };
         let options = args.options(py, "StreamBatch", StartThinking::No)?;
         Ok(Self {
             options,
@@ -120,24 +122,28 @@ impl StreamBatch {
 
     /// Opens a stream; returns its id.
     #[pyo3(signature = (**unexpected))]
-    fn add(&mut self, unexpected: Option<&Bound<'_, PyDict>>) -> PyResult<u64> {
+    fn add(slf: &Bound<'_, Self>, unexpected: Option<&Bound<'_, PyDict>>) -> PyResult<u64> {
+        let mut this = borrow_parser_mut(slf, "StreamBatch")?;
+        let this = &mut *this;
         refuse_keywords_of("StreamBatch.add", "no arguments", unexpected)?;
-        let id = self.next_id;
-        self.next_id += 1;
-        self.slots.insert(id, self.streams.len());
-        self.ids.push(id);
-        self.streams.push(Stream { machine: StreamMachine::new(self.options.clone()), deltas: DeltaState::default() });
+        let id = this.next_id;
+        this.next_id += 1;
+        this.slots.insert(id, this.streams.len());
+        this.ids.push(id);
+        this.streams.push(Stream { machine: StreamMachine::new(this.options.clone()), deltas: DeltaState::default() });
         Ok(id)
     }
 
     /// Reads one step's ``(stream, text)`` pairs; returns each pair's deltas, in order.
     #[pyo3(signature = (pairs, **unexpected))]
     fn step<'py>(
-        &mut self,
+        slf: &Bound<'py, Self>,
         py: Python<'py>,
         pairs: &Bound<'py, PyAny>,
         unexpected: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyList>> {
+        let mut this = borrow_parser_mut(slf, "StreamBatch")?;
+        let this = &mut *this;
         refuse_keywords_of("StreamBatch.step", "pairs", unexpected)?;
         let Ok(pairs) = pairs.cast::<PyList>() else {
             return Err(ErrorClass::MessageType.new_err(py, format!("pairs must be a list of (stream, text) tuples, not {}", type_name(pairs))));
@@ -151,7 +157,7 @@ impl StreamBatch {
                 return Err(ErrorClass::MessageType.new_err(py, message));
             };
             let (id, text) = (id?, text?);
-            let Some(slot) = self.slot(&id) else { return Err(Self::unknown(py, &id, &format!("pairs[{i}]"))) };
+            let Some(slot) = this.slot(&id) else { return Err(Self::unknown(py, &id, &format!("pairs[{i}]"))) };
             let Ok(text) = text.cast_into::<PyString>() else {
                 return Err(ErrorClass::MessageType.new_err(py, format!("pairs[{i}]: the text must be a str")));
             };
@@ -159,7 +165,7 @@ impl StreamBatch {
             texts.push(text);
         }
         let bytes: Vec<Cow<'_, [u8]>> = texts.iter().map(|text| text_bytes(text)).collect::<PyResult<_>>()?;
-        let (streams, events, ends) = (&mut self.streams, &mut self.events, &mut self.ends);
+        let (streams, events, ends) = (&mut this.streams, &mut this.events, &mut this.ends);
         events.clear();
         ends.clear();
         py.detach(|| {
@@ -198,17 +204,19 @@ impl StreamBatch {
     /// Ends a stream: returns its last deltas and closes it.
     #[pyo3(signature = (stream, **unexpected))]
     fn finish<'py>(
-        &mut self,
+        slf: &Bound<'py, Self>,
         py: Python<'py>,
         stream: &Bound<'py, PyAny>,
         unexpected: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyList>> {
+        let mut this = borrow_parser_mut(slf, "StreamBatch")?;
+        let this = &mut *this;
         refuse_keywords_of("StreamBatch.finish", "stream", unexpected)?;
-        let Some(slot) = self.slot(stream) else { return Err(Self::unknown(py, stream, "finish")) };
-        let mut open = self.streams.swap_remove(slot);
-        self.slots.remove(&self.ids.swap_remove(slot));
-        if let Some(&moved) = self.ids.get(slot) {
-            self.slots.insert(moved, slot); // the last stream took the closed one's place
+        let Some(slot) = this.slot(stream) else { return Err(Self::unknown(py, stream, "finish")) };
+        let mut open = this.streams.swap_remove(slot);
+        this.slots.remove(&this.ids.swap_remove(slot));
+        if let Some(&moved) = this.ids.get(slot) {
+            this.slots.insert(moved, slot); // the last stream took the closed one's place
         }
         let events = open.machine.finish();
         let deltas = PyList::empty(py);
@@ -221,12 +229,12 @@ impl StreamBatch {
     }
 
     /// The number of open streams.
-    fn __len__(&self) -> usize {
-        self.streams.len()
+    fn __len__(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        Ok(borrow_parser(slf, "StreamBatch")?.streams.len())
     }
 
     /// Streams in progress are not pickled (see ``StreamParser``).
-    fn __reduce__(&self, py: Python<'_>) -> PyResult<()> {
+    fn __reduce__(_slf: &Bound<'_, Self>, py: Python<'_>) -> PyResult<()> {
         Err(ErrorClass::MessageType.new_err(
             py,
             "a StreamBatch cannot be pickled or copied: it holds streams in progress; create one with the \

@@ -10,6 +10,8 @@ use agentmsg_core::parse::{DialectError, ToolsError};
 use agentmsg_core::prune::PruneError;
 use agentmsg_core::tokens::UnknownEncoding;
 use pyo3::prelude::*;
+use pyo3::pyclass::boolean_struct::False;
+use pyo3::PyClass;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 
@@ -108,4 +110,23 @@ pub(crate) fn describe(value: &Bound<'_, PyAny>) -> String {
         .get_or_try_init(py, || Ok::<_, PyErr>(py.import("agentmsg._checks")?.getattr("describe")?.unbind()))
         .and_then(|describe| describe.bind(py).call1((value,))?.extract::<String>())
         .unwrap_or_else(|_| format!("a {}", type_name(value)))
+}
+
+/// The message when a parser (`StreamParser`, `StreamBatch`) is called while another call
+/// holds it: PyO3's own is a bare `RuntimeError('Already borrowed')`.
+fn in_use_error(py: Python<'_>, class: &str) -> PyErr {
+    ErrorClass::Message.new_err(py, format!("this {class} is in use by another call: a parser is used by one thread at a time"))
+}
+
+/// `slf` borrowed for a call that changes it, or the in-use `MessageError`.
+pub(crate) fn borrow_parser_mut<'py, T: PyClass<Frozen = False>>(
+    slf: &Bound<'py, T>,
+    class: &str,
+) -> PyResult<PyRefMut<'py, T>> {
+    slf.try_borrow_mut().map_err(|_| in_use_error(slf.py(), class))
+}
+
+/// `slf` borrowed for a call that reads it, or the in-use `MessageError`.
+pub(crate) fn borrow_parser<'py, T: PyClass>(slf: &Bound<'py, T>, class: &str) -> PyResult<PyRef<'py, T>> {
+    slf.try_borrow().map_err(|_| in_use_error(slf.py(), class))
 }

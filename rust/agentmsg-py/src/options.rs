@@ -30,6 +30,7 @@ pub(crate) struct ParseArgs<'a, 'py> {
     pub start_in_thinking: Option<&'a Bound<'py, PyAny>>,
     pub max_calls: Option<&'a Bound<'py, PyAny>>,
     pub tools: Option<&'a Bound<'py, PyAny>>,
+    pub strict: Option<&'a Bound<'py, PyAny>>,
     /// Keywords no parser takes (collected by `**unexpected`).
     pub unexpected: Option<&'a Bound<'py, PyDict>>,
 }
@@ -39,14 +40,8 @@ impl<'py> ParseArgs<'_, 'py> {
     /// `start_default` is `start_in_thinking` when not given ("detect" for a whole text, "no"
     /// for a stream, which cannot look ahead).
     pub(crate) fn options(&self, py: Python<'py>, caller: &str, start_default: StartThinking) -> PyResult<Options> {
-        // `strict` arrives with the keywords the signatures do not name (every parser takes it).
-        let mut strict = None;
-        for (name, value) in self.unexpected.into_iter().flat_map(|keywords| keywords.iter()) {
-            let is_strict = name.cast::<PyString>().is_ok_and(|name| name.to_str().is_ok_and(|name| name == "strict"));
-            if !is_strict {
-                return Err(unexpected_keyword(py, caller, &name));
-            }
-            strict = Some(value);
+        if let Some(name) = self.unexpected.and_then(|keywords| keywords.keys().iter().next()) {
+            return Err(unexpected_keyword(py, caller, &name));
         }
         let mut options = match given(self.dialect) {
             Some(dialect) => dialect.extract::<DialectArg>()?.0,
@@ -66,7 +61,7 @@ impl<'py> ParseArgs<'_, 'py> {
         options.forge.max_calls = read(given(self.max_calls), |MaxCallsArg(max)| Some(max), None)?;
         options.start_in_thinking = read(given(self.start_in_thinking), |StartArg(start)| start, start_default)?;
         options.tools = read(given(self.tools), |ToolsArg(tools)| Some(tools), None)?;
-        options.strict = read(strict.as_ref(), |StrictArg(on)| on, false)?;
+        options.strict = read(given(self.strict), |StrictArg(on)| on, false)?;
         Ok(options)
     }
 

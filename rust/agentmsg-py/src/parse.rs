@@ -19,7 +19,7 @@ const PARALLEL_MIN_BYTES: usize = 4 << 20;
 /// Parses a text into a `Parsed` (the options are `agentmsg.parse`'s).
 #[pyfunction]
 #[pyo3(signature = (text, *, dialect=None, thinking=None, tool_format=None, code_fences=None, start_in_thinking=None,
-                    max_calls=None, tools=None, **unexpected))]
+                    max_calls=None, tools=None, strict=None, **unexpected))]
 #[allow(clippy::too_many_arguments)]
 fn parse<'py>(
     py: Python<'py>,
@@ -31,9 +31,10 @@ fn parse<'py>(
     start_in_thinking: Option<&Bound<'py, PyAny>>,
     max_calls: Option<&Bound<'py, PyAny>>,
     tools: Option<&Bound<'py, PyAny>>,
+    strict: Option<&Bound<'py, PyAny>>,
     unexpected: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, unexpected };
+    let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, strict, unexpected };
     let options = args.options(py, "parse", StartThinking::Detect)?;
     let bytes = text_bytes(as_text(text, "text")?)?;
     let parse = || core_parse::parse(&bytes, &options);
@@ -48,7 +49,7 @@ fn parse<'py>(
 /// pool with the GIL released (safe after a fork, like every batch function).
 #[pyfunction]
 #[pyo3(signature = (texts, *, dialect=None, thinking=None, tool_format=None, code_fences=None, start_in_thinking=None,
-                    max_calls=None, tools=None, **unexpected))]
+                    max_calls=None, tools=None, strict=None, **unexpected))]
 #[allow(clippy::too_many_arguments)]
 fn parse_many<'py>(
     py: Python<'py>,
@@ -60,13 +61,20 @@ fn parse_many<'py>(
     start_in_thinking: Option<&Bound<'py, PyAny>>,
     max_calls: Option<&Bound<'py, PyAny>>,
     tools: Option<&Bound<'py, PyAny>>,
+    strict: Option<&Bound<'py, PyAny>>,
     unexpected: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, unexpected };
+    let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, strict, unexpected };
     let options = args.options(py, "parse_many", StartThinking::Detect)?;
     let strings = extract_texts(py, texts, "texts")?;
     let bytes = strings.iter().map(|s| text_bytes(s)).collect::<PyResult<Vec<_>>>()?;
     let total: usize = bytes.iter().map(|text| text.len()).sum();
+    if total < PARALLEL_MIN_BYTES && total > DETACH_MIN_BYTES {
+        // Serial, but too long to hold the GIL through (as `parse` of a text this long does
+        // not): parsed with it released, then built.
+        let docs = py.detach(|| bytes.iter().map(|text| core_parse::parse(text, &options)).collect::<Vec<_>>());
+        return parsed_list(py, &docs);
+    }
     if total < PARALLEL_MIN_BYTES {
         // Waking the pool's threads costs more than they save on a batch this small (and on a
         // busy machine they may not run at once): each text is parsed and its result built in

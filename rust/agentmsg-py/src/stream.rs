@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::deltas::delta_dict;
-use crate::errors::{describe, ErrorClass};
+use crate::errors::{borrow_parser, borrow_parser_mut, describe, ErrorClass};
 use crate::events::{event_object, is_shown};
 use crate::ffi::list_of_len;
 use crate::options::ParseArgs;
@@ -42,6 +42,8 @@ pub(crate) fn refuse_keywords_of(callable: &str, takes: &str, unexpected: Option
 /// stream so far before ``finish()``). After ``finish()`` the next ``feed`` starts a new stream.
 /// A ``ToolCallStart`` carries the call's ``id`` and ``name`` as soon as the name is complete;
 /// Forge's dialect starts a call at its ``<tool>``, before the name is known (both None).
+/// A parser is used by one thread at a time: a call while another thread's call on the same
+/// parser runs raises ``MessageError``.
 ///
 /// >>> p = StreamParser()
 /// >>> p.feed("Hi <thi") + p.feed("nk>hmm</think>")
@@ -170,7 +172,7 @@ impl StreamParser {
 impl StreamParser {
     #[new]
     #[pyo3(signature = (*, dialect=None, thinking=None, tool_format=None, code_fences=None, start_in_thinking=None,
-                        max_calls=None, tools=None, **unexpected))]
+                        max_calls=None, tools=None, strict=None, **unexpected))]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
         py: Python<'py>,
@@ -181,9 +183,10 @@ impl StreamParser {
         start_in_thinking: Option<&Bound<'py, PyAny>>,
         max_calls: Option<&Bound<'py, PyAny>>,
         tools: Option<&Bound<'py, PyAny>>,
+        strict: Option<&Bound<'py, PyAny>>,
         unexpected: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Self> {
-        let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, unexpected };
+        let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, strict, unexpected };
         let options = args.options(py, "StreamParser", StartThinking::No)?;
         Ok(Self {
             machine: StreamMachine::new(options),
@@ -198,30 +201,34 @@ impl StreamParser {
     /// ``None`` is an empty chunk (an SDK delta without content).
     #[pyo3(signature = (chunk, **unexpected))]
     fn feed<'py>(
-        &mut self,
+        slf: &Bound<'py, Self>,
         py: Python<'py>,
         chunk: &Bound<'py, PyAny>,
         unexpected: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyList>> {
+        let mut this = borrow_parser_mut(slf, "StreamParser")?;
+        let this = &mut *this;
         refuse_keywords("feed", "chunk", unexpected)?;
         if chunk.is_none() {
             return Ok(PyList::empty(py));
         }
         let chunk = as_text(chunk, "chunk")?;
         let bytes = text_bytes(chunk)?;
-        let mut events = self.step(Step::Chunk(&bytes));
-        let list = self.events(py, &mut events, Some((chunk, &bytes)));
-        self.done(events, false);
+        let mut events = this.step(Step::Chunk(&bytes));
+        let list = this.events(py, &mut events, Some((chunk, &bytes)));
+        this.done(events, false);
         list
     }
 
     /// Ends the stream; returns the last events.
     #[pyo3(signature = (**unexpected))]
-    fn finish<'py>(&mut self, py: Python<'py>, unexpected: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyList>> {
+    fn finish<'py>(slf: &Bound<'py, Self>, py: Python<'py>, unexpected: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyList>> {
+        let mut this = borrow_parser_mut(slf, "StreamParser")?;
+        let this = &mut *this;
         refuse_keywords("finish", "no arguments", unexpected)?;
-        let mut events = self.step(Step::Finish);
-        let list = self.events(py, &mut events, None);
-        self.done(events, true);
+        let mut events = this.step(Step::Finish);
+        let list = this.events(py, &mut events, None);
+        this.done(events, true);
         list
     }
 
@@ -238,44 +245,49 @@ impl StreamParser {
     /// ([{'tool_calls': [{'index': 0, 'function': {'arguments': ':1}'}}]}], [])
     #[pyo3(signature = (chunk, **unexpected))]
     fn feed_openai<'py>(
-        &mut self,
+        slf: &Bound<'py, Self>,
         py: Python<'py>,
         chunk: &Bound<'py, PyAny>,
         unexpected: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyList>> {
+        let mut this = borrow_parser_mut(slf, "StreamParser")?;
+        let this = &mut *this;
         refuse_keywords("feed_openai", "chunk", unexpected)?;
         if chunk.is_none() {
             return Ok(PyList::empty(py));
         }
         let chunk = as_text(chunk, "chunk")?;
         let bytes = text_bytes(chunk)?;
-        let mut events = self.step(Step::Chunk(&bytes));
-        let list = self.openai(py, &mut events, Some((chunk, &bytes)));
-        self.done(events, false);
+        let mut events = this.step(Step::Chunk(&bytes));
+        let list = this.openai(py, &mut events, Some((chunk, &bytes)));
+        this.done(events, false);
         list
     }
 
     /// Ends the stream; returns the last OpenAI deltas (``finish()`` as ``feed_openai`` is
     /// ``feed``).
     #[pyo3(signature = (**unexpected))]
-    fn finish_openai<'py>(&mut self, py: Python<'py>, unexpected: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyList>> {
+    fn finish_openai<'py>(slf: &Bound<'py, Self>, py: Python<'py>, unexpected: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyList>> {
+        let mut this = borrow_parser_mut(slf, "StreamParser")?;
+        let this = &mut *this;
         refuse_keywords("finish_openai", "no arguments", unexpected)?;
-        let mut events = self.step(Step::Finish);
-        let list = self.openai(py, &mut events, None);
-        self.done(events, true);
+        let mut events = this.step(Step::Finish);
+        let list = this.openai(py, &mut events, None);
+        this.done(events, true);
         list
     }
 
     /// The ``Parsed`` of the stream so far (after ``finish()``: of the whole stream, equal
     /// to the whole-text parse of the text fed with the same options).
-    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        parsed(py, self.folder.document())
+    fn result<'py>(slf: &Bound<'py, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let this = borrow_parser(slf, "StreamParser")?;
+        parsed(py, this.folder.document())
     }
 
     /// A stream in progress is not pickled (nor copied, which goes through pickling): it
     /// belongs to one connection, and a worker that receives text starts its own parser
     /// with the same options.
-    fn __reduce__(&self, py: Python<'_>) -> PyResult<()> {
+    fn __reduce__(_slf: &Bound<'_, Self>, py: Python<'_>) -> PyResult<()> {
         Err(ErrorClass::MessageType.new_err(
             py,
             "a StreamParser cannot be pickled or copied: it holds a stream in progress; create a \

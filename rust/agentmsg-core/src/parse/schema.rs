@@ -337,7 +337,9 @@ fn typed_as(bit: u8, trimmed: &[u8]) -> Option<Json> {
             _ => None,
         };
     }
-    let value = parse_json(trimmed).ok()?;
+    // A number past the largest float reads as an infinity, which the call's arguments cannot
+    // hold: such a value is no number of the schema's and stays text (the other arguments kept).
+    let value = parse_json(trimmed).ok().filter(all_finite)?;
     let fits = match bit {
         INTEGER => matches!(value, JsonValue::Int(_) | JsonValue::BigInt(_)),
         NUMBER => matches!(value, JsonValue::Int(_) | JsonValue::BigInt(_) | JsonValue::Float(_)),
@@ -346,6 +348,16 @@ fn typed_as(bit: u8, trimmed: &[u8]) -> Option<Json> {
         _ => false,
     };
     fits.then_some(value)
+}
+
+/// Whether every float of `value` (nested ones too) is finite.
+fn all_finite(value: &Json) -> bool {
+    match value {
+        JsonValue::Float(f) => f.is_finite(),
+        JsonValue::Array(items) => items.iter().all(all_finite),
+        JsonValue::Object(pairs) => pairs.iter().all(|(_, item)| all_finite(item)),
+        _ => true,
+    }
 }
 
 #[cfg(test)]
@@ -377,6 +389,8 @@ mod tests {
         assert_eq!(typed(&tools, "x", "4.5").unwrap(), "4.5");
         assert_eq!(typed(&tools, "x", "null").unwrap(), "null");
         assert_eq!(typed(&tools, "x", "four").unwrap_err(), "is not a number");
+        assert_eq!(typed(&tools, "x", "1e400").unwrap_err(), "is not a number");
+        assert_eq!(typed(&tools, "x", "-1e400").unwrap_err(), "is not a number");
         assert_eq!(Tools::from_json(b"[{}]").unwrap_err(), ToolsError::Unnamed { index: 0 });
     }
 

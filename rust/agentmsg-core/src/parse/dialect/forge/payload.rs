@@ -216,8 +216,11 @@ mod tests {
         let unknown = decode(br#"{"tool_name": "g", "arguments": {"i": "1"}}"#, ToolFormat::Auto, Some(&tools), 0).unwrap();
         assert_eq!(unknown.input[0].1, JsonValue::Str("1".into()));
         assert_eq!(&unknown.metadata[..], &[("unknown_tool".into(), JsonValue::Bool(true))]);
+        // An XML value past the largest float is no number: it stays text, as in the dialects.
         let past = b"<tool_name>f</tool_name><arguments><n>1e400</n></arguments>";
-        assert_eq!(decode(past, ToolFormat::Auto, Some(&tools), 0).unwrap_err(), out_of_range());
+        let past = decode(past, ToolFormat::Auto, Some(&tools), 0).unwrap();
+        assert_eq!(past.input[0].1, JsonValue::Str("1e400".into()));
+        assert_eq!(format!("{:?}", past.metadata), r#"[("schema_errors", Array([Str("parameter 'n' is not a number; kept as text")]))]"#);
     }
 
     #[test]
