@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import agentmsg
+import agentmsg.dialects  # the old module path (one release): an attribute only once imported
 from agentmsg import MessageError, MessageTypeError, StreamParser, parse, parse_many, parse_tool_calls
 from agentmsg import _core
 from agentmsg.arrow import parse_arrow
