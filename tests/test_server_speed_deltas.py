@@ -1,6 +1,6 @@
 """OpenAI deltas straight from the core (``StreamParser.feed_openai`` / ``finish_openai``) equal
 ``openai_deltas`` of the same events for every chunking, in every dialect and Forge's; Forge's
-calls go out whole, failed calls as ``agentmsg_issue`` deltas, and ``from_openai_stream`` of the
+calls go out whole, failed calls as ``agentmsg_issues`` deltas, and ``from_openai_stream`` of the
 deltas agrees with the parse of the text (issue 25; issue 22's two ``openai_deltas`` defects)."""
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from typing import Any, Dict, List, Sequence
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from openai.lib.streaming.chat import ChatCompletionStreamState
+from openai.types.chat import ChatCompletionChunk
 
 import agentmsg
 from agentmsg import StreamParser, Tools, from_openai_stream, openai_deltas
@@ -77,6 +79,28 @@ def check_client_agrees(text: str, deltas: Sequence[Dict[str, Any]], options: Di
     assert calls == [(c.id, c.name, c.input) for c in parsed.tool_calls]
     issues = [{"kind": e.kind, "message": e.message, "span": list(e.span), "raw": e.raw} for e in parsed.errors]
     assert message.metadata.get("parse_issues", []) == issues
+    sdk_calls, sdk_issues = sdk_accumulated(deltas)
+    assert [(i, n, json.loads(a)) for i, n, a in sdk_calls] == [(c.id, c.name, c.input) for c in parsed.tool_calls]
+    assert sdk_issues == issues
+
+
+def sdk_accumulated(deltas: Sequence[Dict[str, Any]]) -> Any:
+    """The final message the ``openai`` SDK's stream accumulator (what
+    ``client.chat.completions.stream`` uses) builds from the deltas: its calls ``(id, name,
+    arguments)`` without those an issue names, and its issues without their indices."""
+    state = ChatCompletionStreamState()
+    for delta in [*deltas, {}]:
+        state.handle_chunk(ChatCompletionChunk.model_validate({
+            "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": None if delta else "stop"}]}))
+    message = state.get_final_completion().choices[0].message
+    issues = (message.model_extra or {}).get("agentmsg_issues", [])
+    assert [issue["index"] for issue in issues] == list(range(len(issues)))
+    failed = {issue["tool_call_index"] for issue in issues}
+    calls = [(call.id, call.function.name, call.function.arguments)
+             for call in message.tool_calls or [] if call.index not in failed]
+    assert [call.index for call in message.tool_calls or []] == list(range(len(message.tool_calls or [])))
+    return calls, [{key: issue[key] for key in ("kind", "message", "span", "raw")} for issue in issues]
 
 
 def test_forge_calls_go_out_whole_as_the_dialects_calls_read() -> None:
@@ -99,8 +123,8 @@ def test_a_call_that_fails_after_its_name_is_named_and_dropped_by_the_client() -
     deltas = both_ways(text, [text[:50], text[50:]], dialect="hermes")
     issue = agentmsg.parse(text, dialect="hermes").errors[0]
     assert deltas[1]["tool_calls"][0]["function"]["name"] == "calc"  # sent before the failure was known
-    assert deltas[-2] == {"agentmsg_issue": {"index": 0, "kind": issue.kind, "message": issue.message,
-                                             "span": list(issue.span), "raw": issue.raw}}
+    assert deltas[-2] == {"agentmsg_issues": [{"index": 0, "tool_call_index": 0, "kind": issue.kind,
+                                               "message": issue.message, "span": list(issue.span), "raw": issue.raw}]}
     message = from_openai_stream(chunks_of(deltas))
     assert message.tool_calls == () and message.text == "Hi\nok"
     assert message.metadata["parse_issues"] == [{"kind": issue.kind, "message": issue.message,
@@ -109,8 +133,9 @@ def test_a_call_that_fails_after_its_name_is_named_and_dropped_by_the_client() -
 
 def test_a_bad_forge_call_sends_only_its_issue() -> None:
     deltas = both_ways("<tool>{bad</tool>", ["<tool>{b", "ad</tool>"])
-    assert [list(delta) for delta in deltas] == [["agentmsg_issue"]]
-    assert deltas[0]["agentmsg_issue"]["raw"] == "<tool>{bad</tool>"
+    assert [list(delta) for delta in deltas] == [["agentmsg_issues"]]
+    assert deltas[0]["agentmsg_issues"][0]["raw"] == "<tool>{bad</tool>"
+    assert deltas[0]["agentmsg_issues"][0]["tool_call_index"] is None
 
 
 def test_openai_deltas_needs_the_start_of_a_forge_call() -> None:
@@ -148,3 +173,39 @@ def test_forge_arguments_are_written_as_json_dumps_writes_them(number: Any, key:
     deltas = both_ways(text, [text])
     written = deltas[0]["tool_calls"][0]["function"]["arguments"]
     assert written == json.dumps(agentmsg.parse(text).tool_calls[0].input, ensure_ascii=False, separators=(",", ":"))
+
+
+@pytest.mark.parametrize(("dialect", "text"), [
+    ("forge", '<tool>garbage</tool> <tool>{"tool_name": "h", "arguments": {"x": "y"}}</tool>'),
+    ("hermes", '<tool_call>{"nome": 1}</tool_call><tool_call>{"name": "h", "arguments": {"x": "y"}}</tool_call>'),
+    ("hermes", '<tool_call>{"name": "f", "arguments": {"a": 1}} zz</tool_call><tool_call>{"name": "h", "arguments": {"x": "y"}}</tool_call>'),
+])
+@pytest.mark.parametrize("step", [1, 4, 1000])
+def test_the_openai_sdk_accumulates_a_good_call_after_a_failed_one(dialect: str, text: str, step: int) -> None:
+    deltas = both_ways(text, [text[i:i + step] for i in range(0, len(text), step)], dialect=dialect)
+    [issue] = agentmsg.parse(text, dialect=dialect).errors
+    calls, issues = sdk_accumulated(deltas)
+    call_id = agentmsg.parse(text, dialect=dialect).tool_calls[0].id
+    assert calls == [(call_id, "h", '{"x":"y"}')]
+    assert issues == [{"kind": issue.kind, "message": issue.message, "span": list(issue.span), "raw": issue.raw}]
+    sent = [entry["index"] for delta in deltas for entry in delta.get("tool_calls", [])]
+    assert sorted(set(sent)) == list(range(len(set(sent))))  # no gap: the good call follows the sent ones
+
+
+@pytest.mark.parametrize(("dialect", "text", "tool_call_indices"), [
+    ("forge", '<tool>bad</tool>Hi<tool>{"tool_name": "h", "arguments": {}}</tool><tool>{x</tool>', [None, None]),
+    ("hermes", '<tool_call>{"nome": 1}</tool_call><tool_call>{"name": "f", "arguments": {}} zz</tool_call>'
+               + '<tool_call>{"name": "h", "arguments": {}}</tool_call>', [None, 0]),
+])
+def test_the_openai_sdk_keeps_two_issues_apart(dialect: str, text: str, tool_call_indices: List[Any]) -> None:
+    deltas = both_ways(text, [text[i:i + 3] for i in range(0, len(text), 3)], dialect=dialect)
+    parsed = agentmsg.parse(text, dialect=dialect)
+    sent = [entry[0] for delta in deltas if "agentmsg_issues" in delta for entry in [delta["agentmsg_issues"]]]
+    assert [(issue["index"], issue["tool_call_index"]) for issue in sent] == list(enumerate(tool_call_indices))
+    calls, issues = sdk_accumulated(deltas)
+    assert calls == [(parsed.tool_calls[0].id, "h", "{}")]
+    assert issues == [{"kind": e.kind, "message": e.message, "span": list(e.span), "raw": e.raw} for e in parsed.errors]
+    assert len(issues) == 2 and issues[0] != issues[1]
+    message = from_openai_stream(chunks_of(deltas))
+    assert [(c.id, c.name, c.input) for c in message.tool_calls] == [(parsed.tool_calls[0].id, "h", {})]
+    assert message.metadata["parse_issues"] == issues

@@ -22,8 +22,9 @@ from ..model.results import TextDelta, ThinkingDelta, ToolCallDelta, ToolCallEnd
 __all__ = ["openai_deltas"]
 
 #: The key of the delta that tells a client a tool call failed (not an OpenAI field: clients
-#: that do not know it ignore it, and ``from_openai_stream`` reads it).
-ISSUE_KEY = "agentmsg_issue"
+#: that do not know it ignore it, and ``from_openai_stream`` reads it). Its value is a list of
+#: entries with an ``index``, so the ``openai`` SDK's stream accumulator keeps issues apart.
+ISSUE_KEY = "agentmsg_issues"
 
 
 def openai_deltas(events: Iterable[object]) -> List[Dict[str, Any]]:
@@ -40,13 +41,18 @@ def openai_deltas(events: Iterable[object]) -> List[Dict[str, Any]]:
       ``ToolCallDelta`` fragments (the raw payload) are not sent. This needs the call's start
       among the events given: give all of a stream's events, or use
       ``StreamParser.feed_openai``, which keeps that state between chunks.
-    - A call that fails (``ToolCallEnd`` with ``error``): a delta ``{"agentmsg_issue":
-      {"index", "kind", "message", "span", "raw"}}`` (:data:`ISSUE_KEY`). A dialect's call may
-      have sent its name and some arguments already; a client drops the call of that
-      ``index`` (``from_openai_stream`` does, and keeps the issue in
+    - ``index`` in ``tool_calls`` is the client's: calls are numbered 0, 1, 2... in the order
+      their first entry goes out. The parser's index counts failed calls too, and a gap in the
+      indices breaks clients (the ``openai`` SDK's stream accumulator raises ``IndexError``).
+    - A call that fails (``ToolCallEnd`` with ``error``): a delta ``{"agentmsg_issues":
+      [{"index", "tool_call_index", "kind", "message", "span", "raw"}]}`` (:data:`ISSUE_KEY`).
+      ``index`` numbers the stream's issues 0, 1, 2... apart from the calls, so a client that
+      merges list entries by ``index`` (the ``openai`` SDK) keeps each issue whole and apart.
+      ``tool_call_index`` is the ``tool_calls`` index of the call if it sent an entry (a
+      dialect's call may have sent its name and some arguments before it failed), else None; a
+      client drops that call (``from_openai_stream`` does, and keeps the issue in
       ``metadata["parse_issues"]``). A client that does not know the key ignores it.
-    - ``ThinkingEnd`` and a good call's ``ToolCallEnd`` add nothing. ``index`` is the parser's
-      call index (it counts bad calls too, so a bad call leaves a gap).
+    - ``ThinkingEnd`` and a good call's ``ToolCallEnd`` add nothing.
 
     >>> from agentmsg import ToolCallDelta, ToolCallStart
     >>> openai_deltas([ToolCallStart(0, "call_1", "f"), ToolCallDelta(0, '{"a":1}')])[1]
@@ -59,6 +65,16 @@ def openai_deltas(events: Iterable[object]) -> List[Dict[str, Any]]:
     """
     deltas: List[Dict[str, Any]] = []
     nameless: Set[int] = set()
+    sent: Dict[int, int] = {}  # parser index -> client index, for the open calls that sent an entry
+    calls_sent = issues_sent = 0
+
+    def client_index(index: int) -> int:
+        nonlocal calls_sent
+        if index not in sent:
+            sent[index] = calls_sent
+            calls_sent += 1
+        return sent[index]
+
     for event in as_list(events, "events", "a sequence of parser events"):
         if isinstance(event, TextDelta):
             deltas.append({"content": event.text})
@@ -68,23 +84,28 @@ def openai_deltas(events: Iterable[object]) -> List[Dict[str, Any]]:
             if event.name is None:
                 nameless.add(event.index)
             else:
-                call = {"index": event.index, "id": event.id, "type": "function",
+                call = {"index": client_index(event.index), "id": event.id, "type": "function",
                         "function": {"name": event.name, "arguments": ""}}
                 deltas.append({"tool_calls": [call]})
         elif isinstance(event, ToolCallDelta):
             if event.index not in nameless:
-                deltas.append({"tool_calls": [{"index": event.index, "function": {"arguments": event.fragment}}]})
+                fragment = {"index": client_index(event.index), "function": {"arguments": event.fragment}}
+                deltas.append({"tool_calls": [fragment]})
         elif isinstance(event, ToolCallEnd):
             was_nameless = event.index in nameless
             nameless.discard(event.index)
+            tool_call_index = sent.pop(event.index, None)
             if event.error is not None:
                 issue = event.error
-                deltas.append({ISSUE_KEY: {"index": event.index, "kind": issue.kind, "message": issue.message,
-                                           "span": list(issue.span), "raw": issue.raw}})
+                deltas.append({ISSUE_KEY: [{"index": issues_sent, "tool_call_index": tool_call_index,
+                                            "kind": issue.kind, "message": issue.message,
+                                            "span": list(issue.span), "raw": issue.raw}]})
+                issues_sent += 1
             elif event.call is not None and was_nameless:
                 arguments = json.dumps(event.call.input, ensure_ascii=False, separators=(",", ":"))
-                call = {"index": event.index, "id": event.call.id, "type": "function",
+                call = {"index": calls_sent, "id": event.call.id, "type": "function",
                         "function": {"name": event.call.name, "arguments": arguments}}
+                calls_sent += 1
                 deltas.append({"tool_calls": [call]})
     return deltas
 

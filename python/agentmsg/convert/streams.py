@@ -37,6 +37,7 @@ from typing import (
     List,
     Optional,
     Sequence,
+    Set,
     Tuple,
     Union,
 )
@@ -73,9 +74,9 @@ def from_openai_stream(chunks: Iterable[Any], dialect: Optional[DialectOption] =
     ``chunks`` are ``ChatCompletionChunk`` objects or their dicts. ``choice`` picks the choice
     of a request with ``n > 1``. Chunks without choices (the usage chunk) carry no message.
     ``dialect`` and ``tools`` parse the text (see the module). A delta holding
-    ``agentmsg_issue`` (what :func:`agentmsg.openai_deltas` sends for a tool call that failed)
-    drops the call of its ``index`` and keeps the issue in ``metadata["parse_issues"]``, as
-    parsing the text keeps one.
+    ``agentmsg_issues`` (what :func:`agentmsg.openai_deltas` sends for a tool call that failed)
+    drops the call of each entry's ``tool_call_index`` and keeps the issue in
+    ``metadata["parse_issues"]``, as parsing the text keeps one.
 
     >>> chunks = [{"choices": [{"index": 0, "delta": {"tool_calls": [
     ...               {"index": 0, "id": "c1", "type": "function", "function": {"name": "calc", "arguments": '{"a":'}}]}}]},
@@ -238,7 +239,8 @@ class _OpenAIReply:
         self.function_call: Dict[str, List[str]] = {}
         self.finish_reason: Optional[str] = None
         self.seen = False
-        self.issues: List[Dict[str, Any]] = []  # agentmsg_issue deltas: calls that failed
+        self.issues: List[Dict[str, Any]] = []  # agentmsg_issues entries: calls that failed
+        self.failed: Set[int] = set()  # the tool_calls indices the issues name
 
     def add(self, chunk: Any, index: int) -> None:
         where = f"chunks[{index}]"
@@ -284,9 +286,12 @@ class _OpenAIReply:
                 raise MessageTypeError(f"{where}.tool_calls must be a list, not {type_name(calls)}")
             for k, call in enumerate(calls):
                 self._add_call(_object(call, f"{where}.tool_calls[{k}]"), k, f"{where}.tool_calls[{k}]")
-        issue = _undeclared(delta, ISSUE_KEY)
-        if issue is not None:
-            self._add_issue(_object(issue, f"{where}.{ISSUE_KEY}"), f"{where}.{ISSUE_KEY}")
+        issues = _undeclared(delta, ISSUE_KEY)
+        if issues is not None:
+            if not isinstance(issues, (list, tuple)):
+                raise MessageTypeError(f"{where}.{ISSUE_KEY} must be a list, not {type_name(issues)}")
+            for k, issue in enumerate(issues):
+                self._add_issue(_object(issue, f"{where}.{ISSUE_KEY}[{k}]"), f"{where}.{ISSUE_KEY}[{k}]")
         legacy = _field(delta, "function_call")
         if legacy is not None:
             self._add_function(_object(legacy, f"{where}.function_call"), self.function_call, f"{where}.function_call")
@@ -306,13 +311,16 @@ class _OpenAIReply:
             self._add_function(_object(function, f"{where}.function"), entry, f"{where}.function")
 
     def _add_issue(self, issue: Any, where: str) -> None:
-        """A call that failed (``openai_deltas``' ``agentmsg_issue``): the call of its index is
-        dropped, the issue kept as the text parse keeps one."""
-        index = require_int(_field(issue, "index"), f"{where}.index")
+        """A call that failed (an entry of ``openai_deltas``' ``agentmsg_issues``): the call of
+        its ``tool_call_index`` (if it sent an entry) is dropped, the issue kept as the text parse
+        keeps one."""
+        tool_call_index = _field(issue, "tool_call_index")
+        if tool_call_index is not None:
+            self.failed.add(require_int(tool_call_index, f"{where}.tool_call_index"))
         span = _field(issue, "span")
         if not isinstance(span, (list, tuple)) or len(span) != 2:
             raise MessageTypeError(f"{where}.span must be a list of two ints, not {type_name(span)}")
-        self.issues.append({"index": index, "kind": _text_field(issue, "kind", where),
+        self.issues.append({"kind": _text_field(issue, "kind", where),
                             "message": _text_field(issue, "message", where),
                             "span": [require_int(span[0], f"{where}.span[0]"), require_int(span[1], f"{where}.span[1]")],
                             "raw": _text_field(issue, "raw", where)})
@@ -334,8 +342,7 @@ class _OpenAIReply:
             data["reasoning_content"] = "".join(self.reasoning)
         if self.refusal:
             data["refusal"] = "".join(self.refusal)
-        failed = {issue["index"] for issue in self.issues}
-        calls = [entry for index, entry in sorted(self.calls.items()) if index not in failed]
+        calls = [entry for index, entry in sorted(self.calls.items()) if index not in self.failed]
         if calls:
             data["tool_calls"] = [
                 {"id": entry["id"], "type": entry["type"] or "function",
@@ -354,8 +361,7 @@ class _OpenAIReply:
             message = _with_parsed_text(message, [_parsed(self.parser)], "chunks")
         if not self.issues:
             return message
-        issues = [{key: value for key, value in issue.items() if key != "index"} for issue in self.issues]
-        metadata = {**message.metadata, "parse_issues": [*message.metadata.get("parse_issues", ()), *issues]}
+        metadata = {**message.metadata, "parse_issues": [*message.metadata.get("parse_issues", ()), *self.issues]}
         return build("chunks", lambda: message.replace(metadata=metadata))
 
 

@@ -33,15 +33,22 @@ fn call_entry<'py>(
     Ok(delta)
 }
 
-fn issue_delta<'py>(py: Python<'py>, index: usize, issue: &Issue) -> PyResult<Bound<'py, PyDict>> {
+/// `{"agentmsg_issues": [{"index", "tool_call_index", "kind", "message", "span", "raw"}]}`.
+fn issue_delta<'py>(
+    py: Python<'py>,
+    index: usize,
+    tool_call: Option<usize>,
+    issue: &Issue,
+) -> PyResult<Bound<'py, PyDict>> {
     let body = PyDict::new(py);
     body.set_item(intern!(py, "index"), index)?;
+    body.set_item(intern!(py, "tool_call_index"), tool_call)?;
     body.set_item(intern!(py, "kind"), PyString::intern(py, issue.kind.name()))?;
     body.set_item(intern!(py, "message"), &issue.message)?;
     body.set_item(intern!(py, "span"), PyList::new(py, [issue.char_span.0, issue.char_span.1])?)?;
     body.set_item(intern!(py, "raw"), py_str(py, &issue.raw)?)?;
     let delta = PyDict::new(py);
-    delta.set_item(intern!(py, "agentmsg_issue"), body)?;
+    delta.set_item(intern!(py, "agentmsg_issues"), PyList::new(py, [body])?)?;
     Ok(delta)
 }
 
@@ -73,6 +80,6 @@ pub(crate) fn delta_dict<'py>(
         Delta::WholeCall { index, call } => {
             call_entry(py, *index, Some((&call.id, &call.name)), py_str(py, &whole_arguments(call))?).map(Bound::into_any)
         }
-        Delta::Issue { index, issue } => issue_delta(py, *index, issue)?.into_bound_py_any(py),
+        Delta::Issue { index, tool_call, issue } => issue_delta(py, *index, *tool_call, issue)?.into_bound_py_any(py),
     }
 }

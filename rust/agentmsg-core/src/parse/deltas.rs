@@ -7,8 +7,13 @@
 //! - a Forge call (its start comes before its name): nothing until it ends, then one entry with
 //!   id, name and the whole arguments (`json.dumps(input, ensure_ascii=False,
 //!   separators=(",", ":"))`, which [`python_json_into`] writes);
-//! - a call that fails: an `agentmsg_issue` delta naming its index, kind, message, span and raw
-//!   text, sent whether or not the call's start went out (a client drops the call of that index).
+//! - a call's `index` is the client's: calls are numbered densely in the order their first entry
+//!   goes out (the parser's index counts failed calls too, and a gap breaks the `openai` SDK's
+//!   stream accumulator);
+//! - a call that fails: an `agentmsg_issues` delta, a list of one entry naming the issue's own
+//!   `index` (issues are numbered densely apart from calls, so the SDK, which merges list entries
+//!   by `index`, keeps every issue apart), the `tool_call_index` of the call's entries if its
+//!   start went out (a client drops that call) else null, and kind, message, span and raw text.
 
 use super::call::{CallHeader, Issue, Json, ToolCall};
 use super::event::Event;
@@ -23,14 +28,15 @@ pub enum Delta<'e> {
     /// Visible text; `newline`: a new text run, sent after a `"\n"`.
     Content { newline: bool, text: &'e [u8] },
     Reasoning(&'e [u8]),
-    /// A dialect's call started: its first entry (arguments `""`).
+    /// A dialect's call started: its first entry (arguments `""`). `index`: the client's.
     CallStart { index: usize, header: &'e CallHeader },
     /// The next fragment of a dialect call's arguments.
     Arguments { index: usize, fragment: &'e [u8] },
     /// A Forge call, whole, when it ended.
     WholeCall { index: usize, call: &'e ToolCall },
-    /// A call failed (its start may or may not have been sent).
-    Issue { index: usize, issue: &'e Issue },
+    /// A call failed: `index` numbers the issues, `tool_call` is the client index of the call's
+    /// entries if any went out.
+    Issue { index: usize, tool_call: Option<usize>, issue: &'e Issue },
 }
 
 /// What turning a stream's events into deltas remembers between events.
@@ -40,6 +46,12 @@ pub struct DeltaState {
     pub text_block: Option<usize>,
     /// The calls open without a name (Forge's): sent whole at their end.
     nameless: Vec<usize>,
+    /// The open calls that sent an entry: (parser index, client index).
+    sent: Vec<(usize, usize)>,
+    /// The client index of the next call to send an entry.
+    next_call: usize,
+    /// The index of the next issue.
+    next_issue: usize,
 }
 
 impl DeltaState {
@@ -52,30 +64,54 @@ impl DeltaState {
                 Some(Delta::Content { newline, text })
             }
             Event::Thinking { text, .. } => Some(Delta::Reasoning(text)),
-            Event::ToolStart { index, header: Some(header) } => Some(Delta::CallStart { index: *index, header }),
+            Event::ToolStart { index, header: Some(header) } => Some(Delta::CallStart { index: self.client_index(*index), header }),
             Event::ToolStart { index, header: None } => {
                 self.nameless.push(*index);
                 None
             }
-            Event::ToolDelta { index, fragment } => {
-                (!self.nameless.contains(index)).then_some(Delta::Arguments { index: *index, fragment })
-            }
+            Event::ToolDelta { index, fragment } => (!self.nameless.contains(index))
+                .then(|| Delta::Arguments { index: self.client_index(*index), fragment }),
             Event::ToolEnd { index, result } => {
                 let nameless = self.nameless.iter().position(|i| i == index).map(|at| self.nameless.swap_remove(at)).is_some();
                 match result {
-                    Ok(call) if nameless => Some(Delta::WholeCall { index: *index, call }),
-                    Ok(_) => None,
-                    Err(issue) => Some(Delta::Issue { index: *index, issue }),
+                    Ok(call) if nameless => {
+                        self.next_call += 1; // its only entry
+                        Some(Delta::WholeCall { index: self.next_call - 1, call })
+                    }
+                    Ok(_) => {
+                        self.close(*index);
+                        None
+                    }
+                    Err(issue) => {
+                        let tool_call = self.close(*index);
+                        self.next_issue += 1;
+                        Some(Delta::Issue { index: self.next_issue - 1, tool_call, issue })
+                    }
                 }
             }
             Event::ThinkingEnd { .. } | Event::TextSpan { .. } | Event::ThinkingSpan { .. } => None,
         }
     }
 
+    /// The client index of the parser's call `index`, the next one at the call's first entry.
+    fn client_index(&mut self, index: usize) -> usize {
+        if let Some(&(_, client)) = self.sent.iter().find(|(call, _)| *call == index) {
+            return client;
+        }
+        self.sent.push((index, self.next_call));
+        self.next_call += 1;
+        self.next_call - 1
+    }
+
+    /// Forgets the ended call `index`; its client index if it sent an entry.
+    fn close(&mut self, index: usize) -> Option<usize> {
+        let at = self.sent.iter().position(|(call, _)| *call == index)?;
+        Some(self.sent.swap_remove(at).1)
+    }
+
     /// Ready for a new stream.
     pub fn reset(&mut self) {
-        self.text_block = None;
-        self.nameless.clear();
+        *self = Self::default();
     }
 }
 
@@ -244,7 +280,34 @@ mod tests {
         assert!(matches!(deltas[0], Delta::Content { newline: false, text: b"Hi" }));
         assert!(matches!(&deltas[1], Delta::WholeCall { index: 0, call } if call.name == "f"));
         assert!(matches!(deltas[2], Delta::Content { newline: true, text: b"ok" }));
-        assert!(matches!(&deltas[3], Delta::Issue { index: 1, issue } if issue.raw == b"<tool>{bad</tool>"));
+        assert!(matches!(&deltas[3], Delta::Issue { index: 0, tool_call: None, issue } if issue.raw == b"<tool>{bad</tool>"));
         assert_eq!(deltas.len(), 4);
+    }
+
+    #[test]
+    fn client_indices_are_dense_and_issues_numbered_apart() {
+        use crate::parse::{Dialect, Options, StreamMachine};
+        let deltas_of = |options: Options, text: &[u8]| {
+            let mut machine = StreamMachine::new(options);
+            let mut events = machine.feed(text);
+            events.extend(machine.finish());
+            let mut state = DeltaState::default();
+            let deltas = events.iter().filter_map(|event| state.delta(event)).map(|delta| match delta {
+                Delta::CallStart { index, .. } => format!("start {index}"),
+                Delta::Arguments { index, .. } => format!("arguments {index}"),
+                Delta::WholeCall { index, .. } => format!("whole {index}"),
+                Delta::Issue { index, tool_call, .. } => format!("issue {index} {tool_call:?}"),
+                other => format!("{other:?}"),
+            });
+            deltas.collect::<Vec<String>>()
+        };
+        let forge = br#"<tool>bad</tool><tool>{"tool_name": "f", "arguments": {}}</tool><tool>{</tool><tool>{"tool_name": "g", "arguments": {}}</tool>"#;
+        assert_eq!(deltas_of(Options::default(), forge), ["issue 0 None", "whole 0", "issue 1 None", "whole 1"]);
+        let hermes = br#"<tool_call>{"nome": 1}</tool_call><tool_call>{"name": "f", "arguments": {}} x</tool_call><tool_call>{"name": "g", "arguments": {}}</tool_call>"#;
+        let options = Options::new(Dialect::Hermes);
+        assert_eq!(
+            deltas_of(options, hermes),
+            ["issue 0 None", "start 0", "arguments 0", "issue 1 Some(0)", "start 1", "arguments 1"]
+        );
     }
 }
