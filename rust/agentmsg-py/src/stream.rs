@@ -235,7 +235,7 @@ impl StreamParser {
     /// Reads the next chunk; returns the ``delta`` dicts of OpenAI Chat Completions chunks for
     /// the events it completes, built in the core: what
     /// ``agentmsg.openai_deltas(events)`` gives for the same events (see its rules: a Forge
-    /// call goes out whole at its end, a failed call as an ``agentmsg_issue`` delta).
+    /// call goes out whole at its end, a failed call in an ``agentmsg_issues`` delta).
     /// ``result()`` follows as with ``feed``.
     ///
     /// >>> p = StreamParser(dialect="hermes")
