@@ -168,6 +168,47 @@ impl StreamParser {
     }
 }
 
+/// What a `feed` or `finish` returns: the parser's events, or OpenAI deltas.
+#[derive(Clone, Copy)]
+enum Output {
+    Events,
+    OpenAi,
+}
+
+impl StreamParser {
+    /// The one path of `feed`, `finish`, `feed_openai` and `finish_openai`: a chunk (`None`
+    /// here: the finish) run through the machine, its events returned as `output` asks.
+    fn call<'py>(
+        slf: &Bound<'py, Self>,
+        py: Python<'py>,
+        method: &str,
+        chunk: Option<&Bound<'py, PyAny>>,
+        unexpected: Option<&Bound<'py, PyDict>>,
+        output: Output,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut this = borrow_parser_mut(slf, "StreamParser")?;
+        let this = &mut *this;
+        refuse_keywords(method, if chunk.is_some() { "chunk" } else { "no arguments" }, unexpected)?;
+        let text = match chunk {
+            Some(chunk) if chunk.is_none() => return Ok(PyList::empty(py)),
+            Some(chunk) => Some(as_text(chunk, "chunk")?),
+            None => None,
+        };
+        let bytes = text.map(text_bytes).transpose()?;
+        let mut events = match &bytes {
+            Some(bytes) => this.step(Step::Chunk(bytes)),
+            None => this.step(Step::Finish),
+        };
+        let chunk = text.zip(bytes.as_deref());
+        let list = match output {
+            Output::Events => this.events(py, &mut events, chunk),
+            Output::OpenAi => this.openai(py, &mut events, chunk),
+        };
+        this.done(events, bytes.is_none());
+        list
+    }
+}
+
 #[pymethods]
 impl StreamParser {
     #[new]
@@ -206,30 +247,13 @@ impl StreamParser {
         chunk: &Bound<'py, PyAny>,
         unexpected: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let mut this = borrow_parser_mut(slf, "StreamParser")?;
-        let this = &mut *this;
-        refuse_keywords("feed", "chunk", unexpected)?;
-        if chunk.is_none() {
-            return Ok(PyList::empty(py));
-        }
-        let chunk = as_text(chunk, "chunk")?;
-        let bytes = text_bytes(chunk)?;
-        let mut events = this.step(Step::Chunk(&bytes));
-        let list = this.events(py, &mut events, Some((chunk, &bytes)));
-        this.done(events, false);
-        list
+        Self::call(slf, py, "feed", Some(chunk), unexpected, Output::Events)
     }
 
     /// Ends the stream; returns the last events.
     #[pyo3(signature = (**unexpected))]
     fn finish<'py>(slf: &Bound<'py, Self>, py: Python<'py>, unexpected: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyList>> {
-        let mut this = borrow_parser_mut(slf, "StreamParser")?;
-        let this = &mut *this;
-        refuse_keywords("finish", "no arguments", unexpected)?;
-        let mut events = this.step(Step::Finish);
-        let list = this.events(py, &mut events, None);
-        this.done(events, true);
-        list
+        Self::call(slf, py, "finish", None, unexpected, Output::Events)
     }
 
     /// Reads the next chunk; returns the ``delta`` dicts of OpenAI Chat Completions chunks for
@@ -250,31 +274,14 @@ impl StreamParser {
         chunk: &Bound<'py, PyAny>,
         unexpected: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let mut this = borrow_parser_mut(slf, "StreamParser")?;
-        let this = &mut *this;
-        refuse_keywords("feed_openai", "chunk", unexpected)?;
-        if chunk.is_none() {
-            return Ok(PyList::empty(py));
-        }
-        let chunk = as_text(chunk, "chunk")?;
-        let bytes = text_bytes(chunk)?;
-        let mut events = this.step(Step::Chunk(&bytes));
-        let list = this.openai(py, &mut events, Some((chunk, &bytes)));
-        this.done(events, false);
-        list
+        Self::call(slf, py, "feed_openai", Some(chunk), unexpected, Output::OpenAi)
     }
 
     /// Ends the stream; returns the last OpenAI deltas (``finish()`` as ``feed_openai`` is
     /// ``feed``).
     #[pyo3(signature = (**unexpected))]
     fn finish_openai<'py>(slf: &Bound<'py, Self>, py: Python<'py>, unexpected: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyList>> {
-        let mut this = borrow_parser_mut(slf, "StreamParser")?;
-        let this = &mut *this;
-        refuse_keywords("finish_openai", "no arguments", unexpected)?;
-        let mut events = this.step(Step::Finish);
-        let list = this.openai(py, &mut events, None);
-        this.done(events, true);
-        list
+        Self::call(slf, py, "finish_openai", None, unexpected, Output::OpenAi)
     }
 
     /// The ``Parsed`` of the stream so far (after ``finish()``: of the whole stream, equal
