@@ -1,4 +1,5 @@
-"""agentmsg.Tokenizer on the real Qwen 2 and Llama 3 vocabularies.
+"""agentmsg.Tokenizer on real vocabularies: Qwen 2 and Llama 3 (byte-level BPE), Llama 2 and
+Phi-3 (SentencePiece-style BPE with byte fallback).
 
 Each file in tests/data/tokenizers/ is checked two ways: against the models' own reference ids
 (made by their Hugging Face tokenizers, shipped beside the files) and against the `tokenizers`
@@ -15,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 DATA = Path(__file__).parent / "data" / "tokenizers"
-FAMILIES = ["qwen2", "llama3"]
+FAMILIES = ["qwen2", "llama3", "llama2", "phi3"]
 SEPARATOR = "\n__ggml_vocab_test__\n"
 
 
@@ -46,19 +47,20 @@ def test_the_models_own_reference_ids(family):
 
 def test_vocabulary_sizes_and_specials(family):
     name, ours, oracle = family
-    assert ours.vocab_size == {"qwen2": 151936, "llama3": 128256}[name]
+    assert ours.vocab_size == {"qwen2": 151936, "llama3": 128256, "llama2": 32000, "phi3": 32064}[name]
     assert ours.vocab_size == oracle.get_vocab_size(with_added_tokens=True)
-    marker = {"qwen2": "<|im_start|>", "llama3": "<|start_header_id|>"}[name]
+    marker = {"qwen2": "<|im_start|>", "llama3": "<|start_header_id|>", "llama2": "</s>",
+              "phi3": "<|assistant|>"}[name]
     assert ours.token_to_id(marker) == oracle.token_to_id(marker)
     assert ours.encode(f"x{marker}y") == oracle.encode(f"x{marker}y", add_special_tokens=False).ids
 
 
-def test_llama3_frames_with_its_bos(family):
+def test_bos_framing_is_the_post_processors(family):
     name, ours, oracle = family
     for text in ["", "Hello", "a b"]:
         assert ours.encode(text, add_special_tokens=True) == oracle.encode(text).ids
-    if name == "llama3":
-        assert ours.encode("Hi", add_special_tokens=True)[0] == 128000
+    bos = {"qwen2": None, "llama3": 128000, "llama2": 1, "phi3": 1}[name]
+    assert ours.encode("Hi", add_special_tokens=True)[:1] == ([bos] if bos is not None else ours.encode("Hi")[:1])
 
 
 pieces = st.one_of(
@@ -69,7 +71,8 @@ pieces = st.one_of(
     st.text(alphabet="abcXYZ'0123456789.,!?-_ ", max_size=12),
     st.sampled_from(["<|im_start|>", "<|im_end|>", "<|endoftext|>", "<tool_call>", "</tool_call>",
                      "<|begin_of_text|>", "<|eot_id|>", "<|start_header_id|>", "<|python_tag|>",
-                     "'s", "'LL", "\r\n", "  \n", "1234567", "Å", "e\u0301"]),
+                     "<s>", "</s>", "<unk>", "<|assistant|>", "<|end|>",
+                     "'s", "'LL", "\r\n", "  \n", "1234567", "Å", "e\u0301", "\x00", "\U0010ffff"]),
 )
 texts = st.lists(pieces, max_size=12).map("".join)
 
