@@ -333,8 +333,13 @@ def _tool_function(tool: object, index: int) -> Mapping[str, Any]:
     return function
 
 
-def _tool_definition_tokens(tools: Sequence[Mapping[str, Any]], encoding: str) -> int:
-    """The cookbook's count of tool definitions (section 7 of "How to count tokens with tiktoken")."""
+def tool_definition_tokens(tools: Sequence[Mapping[str, Any]], encoding: str) -> int:
+    """The cookbook's count of tool definitions (section 7 of "How to count tokens with tiktoken");
+    shared with :mod:`agentmsg.counting.request`, which counts whole requests.
+
+    >>> tool_definition_tokens([{"name": "now", "description": "The time."}], "o200k_base")
+    21
+    """
     # Checked JSON first: every text below is then a bounded str of plain JSON values.
     tools = json_copy(as_list(tools, "tools", "a list of tool dicts"), "tools")
     if not tools:
@@ -392,7 +397,7 @@ def count_message_tokens(
     """
     encoding = check_encoding(encoding)
     counts = message_token_counts(messages, encoding)
-    total = sum(counts) + _tool_definition_tokens(tools or (), encoding)
+    total = sum(counts) + tool_definition_tokens(tools or (), encoding)
     if encoding != "estimate":
         total += REPLY_PRIMING_TOKENS
     return total
