@@ -77,12 +77,28 @@ COOKBOOK_MESSAGES = [
 
 @pytest.mark.parametrize("model, expected", [("gpt-4o", 101), ("gpt-4o-mini", 101), ("gpt-4", 105),
                                              ("gpt-3.5-turbo", 105)])
-def test_cookbook_tool_example_is_exact(model, expected):
-    # The OpenAI cookbook's published prompt_tokens for its weather-tool request.
+def test_cookbook_tool_example(model, expected):
+    # The OpenAI cookbook's published prompt_tokens for its weather-tool request: the figure is
+    # exact; tool lists in general are not (recorded requests differ by a few tokens), so the
+    # tools part is an estimate whose range holds the figure.
     count = count_request_tokens({"model": model, "messages": COOKBOOK_MESSAGES, "tools": COOKBOOK_TOOLS})
-    assert (count.total, count.exact, count.error_range) == (expected, True, (expected, expected))
+    assert count.total == expected and count.low <= expected <= count.high
     assert count.parts["messages"] + count.parts["tools"] == expected
-    assert count.provider == "openai" and count.estimated == () and count.notes == ()
+    assert count.provider == "openai" and count.estimated == ("tools",)
+
+
+@pytest.mark.parametrize("model, messages, expected", [
+    ("gpt-4o", COOKBOOK_MESSAGES, 33), ("gpt-4", COOKBOOK_MESSAGES, 34), ("gpt-4.1-mini", COOKBOOK_MESSAGES, 33)])
+def test_plain_messages_are_exact(model, messages, expected):
+    count = count_request_tokens({"model": model, "messages": messages})
+    assert (count.total, count.exact, count.error_range, count.estimated) == (expected, True, (expected, expected), ())
+
+
+def test_reasoning_and_unverified_models_are_estimates():
+    o3 = count_request_tokens({"model": "o3-mini", "messages": COOKBOOK_MESSAGES})
+    assert (o3.total, o3.exact) == (32, False) and o3.low == 32
+    search = count_request_tokens({"model": "gpt-4o-search-preview", "messages": COOKBOOK_MESSAGES})
+    assert not search.exact and search.low < search.total < search.high
 
 
 def test_plain_chat_request_equals_count_message_tokens():
@@ -136,7 +152,7 @@ def test_patch_model_images_give_a_rounding_range():
     count = count_request_tokens({"model": "gpt-4.1-mini",
                                   "messages": [image_message(data_url(png_header(1800, 2400)), "high")]})
     assert count.parts["images"] == 2353 and "images" in count.estimated
-    assert count.high - count.low == 1
+    assert (count.low, count.high) == (11 + 2352, 11 + 2355)  # floor of 2352.24 to the rounded-up figure + 2
 
 
 def test_image_sizes_from_real_encoders():
@@ -196,9 +212,10 @@ def test_large_mcp_tool_list_is_counted():
     # LiteLLM #36671 counted 160 MCP tools as 0 tokens.
     request = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}], "tools": mcp_tools(160)}
     count = count_request_tokens(request)
-    assert count.exact and count.parts["tools"] == agentmsg.count_message_tokens(
+    assert count.parts["tools"] == agentmsg.count_message_tokens(
         request["messages"], tools=request["tools"]) - count.parts["messages"]
-    assert count.parts["tools"] > 160 * 30
+    assert count.parts["tools"] > 160 * 30 and count.low < count.total < count.high
+    assert "messages" not in count.estimated
 
 
 def test_nested_tool_schema_is_an_estimate():
