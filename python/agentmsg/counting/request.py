@@ -613,7 +613,7 @@ def _scaled(tally: _Tally, part: str, provider: str, raw: int, count: int, note:
                    note)
 
 
-def _base64_image(data: Any, where: str) -> Optional[Tuple[int, int]]:
+def _base64_image(data: Any, where: str) -> Tuple[int, int]:
     decoded = data_url_bytes("data:;base64," + require_str(data, where), 1 << 16)
     size = image_size(decoded[1]) if decoded else None
     if size is None:
@@ -875,8 +875,8 @@ def count_request_tokens(request: Mapping[str, Any], model: Optional[str] = None
     ...     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}
     >>> count = count_request_tokens({"model": "gpt-4o", "tools": [weather],
     ...                               "messages": [{"role": "user", "content": "Weather in Paris?"}]})
-    >>> count.total, count.exact, dict(count.parts)
-    (39, True, {'messages': 14, 'tools': 25})
+    >>> count.total, count.exact, dict(count.parts), count.estimated, count.error_range
+    (43, False, {'messages': 11, 'tools': 32}, ('tools',), (34, 52))
     """
     request = require_dict(request, "request")
     if model is None and request.get("model") is not None:

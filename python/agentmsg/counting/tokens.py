@@ -338,7 +338,7 @@ def tool_definition_tokens(tools: Sequence[Mapping[str, Any]], encoding: str) ->
     shared with :mod:`agentmsg.counting.request`, which counts whole requests.
 
     >>> tool_definition_tokens([{"name": "now", "description": "The time."}], "o200k_base")
-    21
+    22
     """
     # Checked JSON first: every text below is then a bounded str of plain JSON values.
     tools = json_copy(as_list(tools, "tools", "a list of tool dicts"), "tools")
