@@ -331,23 +331,26 @@ def _openai_parts(messages: Sequence[Any], model: str, tally: _Tally, where: str
                 _openai_file(require_dict(part.get("file"), f"{place}.file"), f"{place}.file", tally)
 
 
+_FLAT_KEYS = frozenset({"type", "description", "enum", "title", "default"})
+
+
 def _flat_schema(parameters: Any) -> bool:
     """Whether a tool's parameters have the shape the cookbook's tool rule was verified on: each
     property a type, a description and maybe an enum (nested objects and arrays of objects go
     beyond what it counts)."""
-    if not isinstance(parameters, Mapping):
+    if not isinstance(parameters, dict):  # plain JSON data here (json_copy): dict checks are exact
         return True
     properties = parameters.get("properties") or {}
-    if not isinstance(properties, Mapping):
+    if not isinstance(properties, dict):
         return False
-    return all(isinstance(schema, Mapping) and set(schema) <= {"type", "description", "enum", "title", "default"}
-               and not isinstance(schema.get("type"), (list, dict)) for schema in properties.values())
+    return all(isinstance(schema, dict) and schema.keys() <= _FLAT_KEYS and not isinstance(schema.get("type"), (list, dict))
+               for schema in properties.values())
 
 
 def _nested_texts(schema: Any, texts: List[str], depth: int = 0) -> int:
     """The ``key:type:description`` texts of properties below the top level, and their count:
     what an estimate adds to the cookbook's rule for a nested schema."""
-    if not isinstance(schema, Mapping) or depth > 64:
+    if not isinstance(schema, dict) or depth > 64:
         return 0
     found = 0
     for key in ("items", "additionalProperties"):
@@ -356,15 +359,15 @@ def _nested_texts(schema: Any, texts: List[str], depth: int = 0) -> int:
         for option in schema.get(key) or ():
             found += _nested_texts(option, texts, depth + 1)
     for defs in ("$defs", "definitions"):
-        for sub in (schema.get(defs) or {}).values() if isinstance(schema.get(defs), Mapping) else ():
+        for sub in (schema.get(defs) or {}).values() if isinstance(schema.get(defs), dict) else ():
             found += _nested_texts(sub, texts, depth + 1)
     properties = schema.get("properties")
-    if depth > 0 and isinstance(properties, Mapping):
+    if depth > 0 and isinstance(properties, dict):
         for key, sub in properties.items():
-            sub = sub if isinstance(sub, Mapping) else {}
+            sub = sub if isinstance(sub, dict) else {}
             texts.append(f"{key}:{sub.get('type', '')}:{sub.get('description', '')}")
             found += 1
-    if isinstance(properties, Mapping):
+    if isinstance(properties, dict):
         for sub in properties.values():
             found += _nested_texts(sub, texts, depth + 1)
     return found
@@ -375,6 +378,7 @@ def _openai_tools(functions: List[Mapping[str, Any]], encoding: str, tally: _Tal
     requests; nested schemas add their inner properties."""
     if not functions:
         return
+    functions = json_copy(functions, "request.tools")
     tokens = tool_definition_tokens(functions, encoding)
     texts: List[str] = []
     nested = 0

@@ -346,6 +346,8 @@ def tool_definition_tokens(tools: Sequence[Mapping[str, Any]], encoding: str) ->
         return 0
     if encoding == "estimate":
         return _core.count_tokens(json.dumps(tools, ensure_ascii=False), encoding)
+    # json_copy made every object a plain dict, so `isinstance(..., dict)` is the cheap exact check
+    # below (typing.Mapping's costs a call into the ABC machinery each time).
     fixed = 0
     texts: List[str] = []
     for index, tool in enumerate(tools):
@@ -354,14 +356,14 @@ def tool_definition_tokens(tools: Sequence[Mapping[str, Any]], encoding: str) ->
         description = str(function.get("description") or "")
         texts.append(function["name"] + ":" + _strip_period(description))
         parameters = function.get("parameters", function.get("input_schema")) or {}
-        properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
-        if properties is not None and not isinstance(properties, Mapping):
+        properties = parameters.get("properties") if isinstance(parameters, dict) else None
+        if properties is not None and not isinstance(properties, dict):
             raise MessageError(f"tools[{index}]: parameters.properties must be a dict")
         if properties:
             fixed += _PROPERTIES_START
             for key, schema in properties.items():
                 fixed += _PROPERTY_KEY
-                schema = schema if isinstance(schema, Mapping) else {}
+                schema = schema if isinstance(schema, dict) else {}
                 if "enum" in schema:
                     fixed += _ENUM_START
                     for item in schema["enum"] or ():
