@@ -46,7 +46,7 @@ REQUEST_PROVIDERS = ("openai", "openai-responses", "anthropic", "gemini")
 #: plain text (no tools, media, thinking or output formats). Claude Opus 4.7 and the models
 #: after it have a new tokenizer (about 1.4 times the tokens), so they have their own row.
 ESTIMATE_CALIBRATION: Mapping[str, Mapping[str, Any]] = MappingProxyType({
-    "anthropic": MappingProxyType({"ratio": 1.02, "per_message": 6, "fixed": 2, "low": 0.91, "high": 1.27,
+    "anthropic": MappingProxyType({"ratio": 1.02, "per_message": 6, "fixed": 2, "low": 0.88, "high": 1.27,
                                    "records": 14}),
     "anthropic-opus-4.7": MappingProxyType({"ratio": 1.41, "per_message": 2, "fixed": 2, "low": 0.93, "high": 1.3,
                                             "records": 9}),
