@@ -154,8 +154,6 @@ class _Tally:
 
     def exact(self, part: str, tokens: int) -> None:
         self.estimate(part, tokens, tokens, tokens)
-        if part not in self.estimated:
-            self.parts.setdefault(part, 0)
 
     def estimate(self, part: str, tokens: int, low: int, high: Optional[int], note: str = "") -> None:
         self.parts[part] = self.parts.get(part, 0) + tokens
