@@ -405,3 +405,30 @@ def test_gemini_estimates_on_recorded_usage():
     # not generateContent requests.
     assert measured("gemini") == {"equal": 0, "exact": 0, "inside": 95, "bounded": 96, "unbounded": 208,
                                   "refused": 36}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 2500), st.integers(1, 2500), st.sampled_from(["PNG", "JPEG", "GIF", "WEBP"]))
+def test_header_sizes_equal_pillows(width, height, fmt):
+    image_module = pytest.importorskip("PIL.Image")
+    if fmt == "WEBP" and max(width, height) > 16383:
+        return
+    buffer = io.BytesIO()
+    image_module.new("L", (width, height), 7).save(buffer, fmt)
+    assert image_size(buffer.getvalue()) == (width, height)
+
+
+def test_pdf_pages_in_anthropic_and_gemini_requests():
+    pdf = b"%PDF-1.4\n" + b"".join(b"%d 0 obj << /Type /Page /Parent 1 0 R >> endobj\n" % i for i in range(3)) + \
+        b"1 0 obj << /Type /Pages /Count 3 >> endobj\n%%EOF"
+    assert pdf_page_count(pdf) == 3
+    data = base64.b64encode(pdf).decode()
+    claude = count_request_tokens({"model": "claude-sonnet-4-5", "max_tokens": 10, "messages": [{"role": "user", "content": [
+        {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": data}}]}]})
+    assert (claude.parts["documents"], "documents" in claude.estimated) == (3 * 2250, True)
+    gemini = count_request_tokens({"contents": [{"role": "user", "parts": [
+        {"inlineData": {"mimeType": "application/pdf", "data": data}}]}]}, model="gemini-2.5-flash")
+    assert gemini.parts["documents"] == 3 * 258
+    chat = count_request_tokens({"model": "gpt-4o", "messages": [{"role": "user", "content": [
+        {"type": "file", "file": {"filename": "a.pdf", "file_data": "data:application/pdf;base64," + data}}]}]})
+    assert chat.parts["documents"] == 3 * 255 and chat.error_range[1] - chat.total == 3 * (3000 - 255)
