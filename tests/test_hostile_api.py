@@ -235,6 +235,20 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
      {"encoding": "estimate"}),
     ("count_message_tokens", agentmsg.count_message_tokens, (OPENAI_DICTS,),
      {"encoding": "o200k_base", "tools": TOOLS}),
+    ("count_request_tokens", agentmsg.count_request_tokens,
+     ({"model": "gpt-4o", "messages": OPENAI_DICTS, "tools": TOOLS},), {"model": "gpt-4o", "provider": "openai"}),
+    ("count_request_tokens(responses)", agentmsg.count_request_tokens,
+     ({"model": "gpt-4.1", "instructions": "Be brief.", "input": [
+         {"role": "user", "content": [{"type": "input_text", "text": "Hi"}]},
+         {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+         {"type": "function_call_output", "call_id": "c1", "output": "ok"}]},), {}),
+    ("count_request_tokens(anthropic)", agentmsg.count_request_tokens,
+     ({"model": "claude-sonnet-4-5", "max_tokens": 10, "system": "Be brief.",
+       "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
+       "tools": [{"name": "f", "description": "F.", "input_schema": {"type": "object"}}]},), {}),
+    ("count_request_tokens(gemini)", agentmsg.count_request_tokens,
+     ({"contents": [{"role": "user", "parts": [{"text": "Hi"}]}],
+       "tools": [{"functionDeclarations": [{"name": "f", "description": "F."}]}]},), {"model": "gemini-2.5-flash"}),
     ("acount_tokens", agentmsg.acount_tokens, ("Hello",), {"encoding": "o200k_base"}),
     ("acount_message_tokens", agentmsg.acount_message_tokens, (_messages(),),
      {"encoding": "cl100k_base", "tools": TOOLS}),
@@ -332,7 +346,7 @@ NOT_CALLED = {
     "TOKEN_ENCODINGS", "DisallowedSpecialTokenError", "TokenIdError", "UnknownModelError",
     "CHECKED_PROVIDERS", "HistoryProblem", "Repair", "Repaired",
     "SentPrompt", "PROMPT_STATUSES", "PRICES", "PRICES_DATE", "HTML_TEXT_CHARS",
-    "TokenizerError",
+    "TokenizerError", "RequestCount", "REQUEST_PROVIDERS", "ESTIMATE_CALIBRATION",
 }
 _PENDING_MODULES = ("agentmsg.history.memory", "agentmsg.history.compaction", "agentmsg.history.toolpairs")
 

@@ -31,6 +31,7 @@ _MODULES = (
     "counting.encoding",
     "counting.counter",
     "counting.tokenizer",
+    "counting.request",
     "history.conversation",
     "history.toolpairs",
     "history.check",
@@ -87,6 +88,8 @@ __all__ = [
     "MessageCounter", "token_counter",
     # agentmsg.counting.tokenizer
     "Tokenizer",
+    # agentmsg.counting.request
+    "RequestCount", "count_request_tokens", "REQUEST_PROVIDERS", "ESTIMATE_CALIBRATION",
     # agentmsg.history.conversation
     "filter_by_role", "count_by_role", "ConversationStats", "conversation_stats",
     # agentmsg.history.toolpairs
@@ -139,6 +142,7 @@ if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     from .counting.encoding import *  # noqa: F401,F403
     from .counting.counter import MessageCounter, token_counter  # noqa: F401
     from .counting.tokenizer import *  # noqa: F401,F403
+    from .counting.request import *  # noqa: F401,F403
     from .history.conversation import *  # noqa: F401,F403
     from .history.toolpairs import *  # noqa: F401,F403
     from .history.check import *  # noqa: F401,F403
