@@ -21,7 +21,9 @@ import pytest
 
 import agentmsg
 import agentmsg.convert
-from agentmsg import AgentMsgError, Message, TextBlock, ThinkingBlock, ToolUseBlock
+from agentmsg import (
+    AgentMsgError, Message, ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock, ToolUseBlock,
+)
 
 SAMPLE_SIZE = 2500
 MAX_ERROR_LENGTH = 1000
@@ -92,6 +94,12 @@ ANTHROPIC = [
             {"type": "redacted_thinking", "data": "abc"},
             {"type": "text", "text": "Searching"},
             {"type": "tool_use", "id": "t1", "name": "search", "input": {"q": "x"}},
+            {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "x"}},
+            {"type": "web_search_tool_result", "tool_use_id": "s1", "content": [
+                {"type": "web_search_result", "url": "https://e.com", "title": "e", "encrypted_content": "E"}]},
+            {"type": "mcp_tool_use", "id": "m1", "name": "ask", "server_name": "wiki", "input": {"q": "x"}},
+            {"type": "mcp_tool_result", "tool_use_id": "m1", "is_error": False,
+             "content": [{"type": "text", "text": "found"}]},
         ]},
         {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "t1", "is_error": False, "content": [
@@ -182,6 +190,9 @@ RESPONSES = [
     {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "plan"}],
      "encrypted_content": "gAAA"},
     {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "x"}},
+    {"type": "file_search_call", "id": "fs_1", "queries": ["x"], "status": "completed", "results": [{"text": "x"}]},
+    {"type": "code_interpreter_call", "id": "ci_1", "code": "1", "container_id": "c", "status": "completed",
+     "outputs": [{"type": "logs", "logs": "1"}]},
     {"type": "mcp_list_tools", "id": "ml_1", "server_label": "wiki", "tools": [{"name": "ask", "input_schema": {}}]},
     {"type": "mcp_call", "id": "mcp_1", "name": "ask", "arguments": '{"q": "x"}', "server_label": "wiki",
      "output": "found"},
@@ -348,6 +359,12 @@ def _message_histories(hostile):
                                                    "bedrock": {"redacted_reasoning": [hostile]}})],
         lambda: [Message.assistant("Hi", metadata={"wolo": {"text_part_ids": hostile, "tools": hostile}})],
         lambda: [Message("assistant", [ThinkingBlock("only thinking")])],
+        lambda: [Message("assistant", [ServerToolUseBlock("s1", "web_search", hostile, provider=provider),
+                                       ServerToolResultBlock("s1", hostile, provider=provider)])
+                 for provider in ("", "anthropic", "openai")],
+        lambda: [Message("assistant", [ServerToolUseBlock("s1", "ask", {}, "wiki", provider, hostile),
+                                       ServerToolResultBlock("s1", None, provider=provider, metadata=hostile)])
+                 for provider in ("", "anthropic", "openai")],
     ]
     for build in builders:
         try:

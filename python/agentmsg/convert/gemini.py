@@ -38,8 +38,8 @@ from .._checks import check_calls, describe, require, require_dict, type_name
 from ..errors import ConversionError, Losses, MessageTypeError
 from ..model.arguments import call_extras_lost, call_place, json_object, json_output_copy, json_text
 from ..model.blocks import (
-    AudioBlock, Base64Source, Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
-    URLSource, VideoBlock,
+    SERVER_BLOCKS, AudioBlock, Base64Source, Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock,
+    ToolUseBlock, URLSource, VideoBlock,
 )
 from ..model.message import ASSISTANT_ROLE, TOOL_ROLE, Message, metadata_view
 from ..readers import check_messages
@@ -118,6 +118,9 @@ def _parts(message: Message, index: int, losses: Losses, call_names: Dict[str, s
             call: Dict[str, Any] = {"id": block.id} if block.id else {}
             call.update(name=block.name, args=json_output_copy(block.input, call_place(index, block, "input")))
             part = {"functionCall": call}
+        elif kind in SERVER_BLOCKS:
+            losses.add(f"{block.type} blocks (tools another provider ran)", index)
+            part = None
         else:
             part = _media_part(block, index, losses)
         if part is None:
