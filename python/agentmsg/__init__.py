@@ -109,6 +109,7 @@ __all__ = [
     "WoloToolPart", "WoloMessage", "from_wolo", "to_wolo", "to_llm_messages", "WOLO_SYSTEM_PROMPT",
     "WOLO_SENT_STATUSES", "to_langchain", "from_langchain",
     "to_responses", "from_responses", "to_gemini", "from_gemini", "from_gemini_stream", "afrom_gemini_stream",
+    "from_mcp_result",
     # agentmsg.convert.deltas
     "openai_deltas",
     # agentmsg.convert.streams
