@@ -142,11 +142,15 @@ def _parts(message: Message, index: int, losses: Losses, call_names: Dict[str, s
 
 
 def _is_base64(text: str) -> bool:
-    try:
-        base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    return True
+    """Base64 in either alphabet, as protobuf's JSON reads bytes (Google's placeholder
+    signature for calls Gemini did not sign, ``skip_thought_signature_validator``, is URL-safe)."""
+    for altchars in (None, b"-_"):
+        try:
+            base64.b64decode(text, altchars, validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        return True
+    return False
 
 
 def _signatures(kept: Mapping[str, Any], index: int) -> Dict[int, str]:
