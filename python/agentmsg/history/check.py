@@ -80,7 +80,8 @@ _SERVER_OUTPUTS = {
     "computer_call_output": "computer_call", "local_shell_call_output": "local_shell_call",
     "shell_call_output": "shell_call", "apply_patch_call_output": "apply_patch_call",
 }
-_USER_FIRST = frozenset(("anthropic", "bedrock", "gemini"))
+#: Providers whose conversation must open with a user turn (trim starts its kept run on one).
+USER_FIRST_PROVIDERS = frozenset(("anthropic", "bedrock", "gemini"))
 #: Providers that refuse a text block of only whitespace.
 _NO_BLANK_TEXT = frozenset(("anthropic", "bedrock"))
 #: The server blocks each provider takes back (those it ran; "" is unknown, taken by both).
@@ -158,7 +159,7 @@ def check(messages: Iterable[MessageLike], provider: CheckedProvider = "openai",
     if name == "gemini" and thinking_on:
         problems += [HistoryProblem(i, "missing_thought_signature", f"the first function call of this model turn "
                                     f"({call.name}) has no thoughtSignature") for i, _, call in _unsigned_calls(items)]
-    if name in _USER_FIRST:
+    if name in USER_FIRST_PROVIDERS:
         problems += [HistoryProblem(i, "first_not_user", f"the conversation must begin with a user message, "
                                     f"not {items[i].role.value}") for i in _before_first_user(items)]
     _, orphans, unanswered, _ = pair_messages(items, refuse_lone_surrogates=True)
@@ -201,7 +202,7 @@ def repair(messages: Iterable[MessageLike], provider: CheckedProvider = "openai"
             items[index] = _with_placeholder_signature(items[index], position)
             repairs.append(Repair(origin[index], "missing_thought_signature", f"gave function call {call.name!r} "
                                   f"the placeholder signature {GEMINI_UNSIGNED_CALL!r}"))
-    if name in _USER_FIRST:
+    if name in USER_FIRST_PROVIDERS:
         leading = set(_before_first_user(items))
         repairs += [Repair(i, "first_not_user", f"dropped {_a(items[i].role.value)} message before the first "
                            "user message") for i in sorted(leading)]

@@ -4,8 +4,8 @@ strategy keeps, loses and breaks.
 At each model call (each assistant message of a transcript) the prompt is the history so far,
 reduced by a strategy to a token budget. For each strategy x budget, per transcript and overall,
 :func:`run_workbench` measures the prompt tokens (mean, p95, max, how many prompts were over the
-budget), the messages kept, the share of prompts valid under the OpenAI, Anthropic and Bedrock
-ordering rules (:func:`ordering_problem`), the prefix stability (the share of each prompt's
+budget), the messages kept, the share of prompts the OpenAI, Anthropic and Bedrock APIs would
+accept (:func:`agentmsg.check`; :func:`ordering_problem` names the first problem), the prefix stability (the share of each prompt's
 tokens equal to the previous prompt's prefix: what a provider's prompt cache can reuse), what
 was lost (tool outputs and user turns no longer intact in the last prompt; the recall of file
 paths and identifiers the agent uses that appeared earlier in the history) and the time per turn.
