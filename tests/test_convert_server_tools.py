@@ -243,3 +243,27 @@ def test_server_blocks_survive_block_dicts_and_pickles(blocks):
     message = Message("assistant", blocks)
     assert [agentmsg.block_from_dict(agentmsg.block_to_dict(b)) for b in blocks] == blocks
     assert pickle_round_trip(message) == message
+
+
+def test_an_anthropic_stream_reads_server_and_mcp_blocks_with_their_streamed_input():
+    events = [
+        {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "model": "c",
+                                              "content": [], "usage": {"input_tokens": 1, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": '{"query"'}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": ': "x"}'}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": SEARCH[2]},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "content_block_start", "index": 2, "content_block": {
+            "type": "mcp_tool_use", "id": "mcptoolu_1", "name": "ask", "server_name": "wiki", "input": {}}},
+        {"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": '{"q": 1}'}},
+        {"type": "content_block_stop", "index": 2},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}},
+        {"type": "message_stop"}]
+    message = agentmsg.from_anthropic_stream(events)
+    assert message.content == (
+        ServerToolUseBlock("srvtoolu_1", "web_search", {"query": "x"}, provider="anthropic"),
+        from_anthropic(None, [{"role": "assistant", "content": [SEARCH[2]]}])[0].content[0],
+        ServerToolUseBlock("mcptoolu_1", "ask", {"q": 1}, "wiki", provider="anthropic"))
