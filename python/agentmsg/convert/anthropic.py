@@ -219,19 +219,6 @@ def _server_block(block: Any, message: Message, index: int, losses: Losses) -> O
     if block.is_error or kind == "mcp_tool_result":
         data["is_error"] = block.is_error
     return data
-    kind = data.get("type")
-    if not isinstance(kind, str) or not kind.endswith("_tool_result") or kind == "tool_result":
-        known = call_names.get(block.tool_use_id, "")
-        if not known.startswith(_SERVER_CALL):
-            losses.add("server tool results of unknown type without their call", index)
-            return None
-        kind = known[len(_SERVER_CALL):]
-    data.update(type=kind, tool_use_id=block.tool_use_id)
-    if block.content is not None:
-        data["content"] = json_copy(block.content, f"messages[{index}].{block.type}.content")
-    if block.is_error or kind == "mcp_tool_result":
-        data["is_error"] = block.is_error
-    return data
 
 
 def from_anthropic(

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from .._checks import check_calls, json_copy_dict, require, require_dict, shown
 from ..errors import ConversionError, MessageTypeError
 from ..model.arguments import json_text
-from ..model.blocks import AudioBlock, Base64Source, Block, ImageBlock, TextBlock, VideoBlock
+from ..model.blocks import AudioBlock, Base64Source, Block, ImageBlock, Source, TextBlock, VideoBlock
 from ..model.message import Message
 from ..readers._fields import block_kind, build, check_dicts, plain_data, require_str_key
 
@@ -35,7 +35,7 @@ __all__ = ["from_mcp_result"]
 
 NAMESPACE = "mcp"
 _CONTENT_TYPES = ("text", "image", "audio", "resource", "resource_link")
-_MEDIA = {"image": ImageBlock, "audio": AudioBlock, "video": VideoBlock}
+_MEDIA: Dict[str, Callable[[Source], Block]] = {"image": ImageBlock, "audio": AudioBlock, "video": VideoBlock}
 
 
 def from_mcp_result(result: Any, *, tool_id: Optional[str] = None, name: Optional[str] = None) -> Message:
@@ -97,13 +97,14 @@ def _content_block(part: Mapping[str, Any], where: str) -> Optional[Block]:
         if "text" in resource:
             return TextBlock(require_str_key(resource, "text", f"{where}.resource"))
         blob = require_str_key(resource, "blob", f"{where}.resource")
-        media_type = resource.get("mimeType")
-        family = media_type.split("/", 1)[0] if isinstance(media_type, str) else None
-        if family in _MEDIA:
-            return build(where, lambda: _MEDIA[family](Base64Source(media_type, blob)))  # type: ignore[index,arg-type]
+        blob_type = resource.get("mimeType")
+        family = blob_type.split("/", 1)[0] if isinstance(blob_type, str) else ""
+        blob_media = _MEDIA.get(family)
+        if blob_media is not None:
+            return build(where, lambda: blob_media(Base64Source(str(blob_type), blob)))
         # a blob no block holds (a PDF...): named for the model, kept whole in the metadata
         uri = resource.get("uri")
-        return TextBlock(f"[resource: {uri if isinstance(uri, str) else '?'}] ({media_type or 'binary'}, not shown)")
+        return TextBlock(f"[resource: {uri if isinstance(uri, str) else '?'}] ({blob_type or 'binary'}, not shown)")
     if kind == "resource_link":
         uri = require_str_key(part, "uri", where)
         label = part.get("title") or part.get("name") or uri

@@ -234,7 +234,7 @@ def repair(messages: Iterable[MessageLike], provider: CheckedProvider = "openai"
 
 def _optional_bool(value: object, where: str) -> Optional[bool]:
     if value is None or value is True or value is False:
-        return value  # type: ignore[return-value]
+        return value
     raise MessageError(f"{where} must be True, False or None, not {describe(value)}")
 
 
@@ -271,6 +271,7 @@ def _content_fixes(items: List[Message], name: str, thinking_on: bool) -> List[F
             continue
         found: List[Tuple[str, str, str]] = []
         kept: List[Any] = []
+        block: Any  # dispatched on its class, which mypy cannot follow through `kind`
         has_call = role is Role.ASSISTANT and any(type(b) is ToolUseBlock for b in message.content)
         for block in message.content:
             kind = type(block)
@@ -352,7 +353,7 @@ def _carried(block: Any, message: Message, name: str, servers: Optional[Tuple[st
     return True
 
 
-def _gemini_signatures(message: Message) -> Dict[int, Any]:
+def _gemini_signatures(message: Message) -> Dict[Any, Any]:
     kept = message.metadata.get("gemini") if message.metadata else None
     found = kept.get("signatures") if isinstance(kept, dict) else None
     if not isinstance(found, list):

@@ -99,7 +99,7 @@ def server_call_from_anthropic(block: Mapping[str, Any], kind: str, where: str) 
     """A ``server_tool_use`` (a built-in tool Anthropic runs) or ``mcp_tool_use`` (a tool of an
     MCP server its connector calls, ``server_name`` kept) block."""
     call_id, name, arguments = (require(block, k, where) for k in ("id", "name", "input"))
-    arguments = require_dict(arguments, f"{where}.input")
+    arguments = dict(require_dict(arguments, f"{where}.input"))
     server = require_str_key(block, "server_name", where) if kind == "mcp_tool_use" else None
     extra = {k: v for k, v in block.items() if k not in _SERVER_CALL_FIELDS}
     return build(where, lambda: ServerToolUseBlock(call_id, name, arguments, server, "anthropic", extra))
