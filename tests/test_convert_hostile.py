@@ -230,6 +230,19 @@ GEMINI = [
                                    {"functionResponse": {"name": "calc", "response": {"temp": 20}}}]},
     ],
 ]
+MCP_RESULT = {
+    "content": [
+        {"type": "text", "text": "Sunny"},
+        {"type": "image", "data": "iVBO", "mimeType": "image/png"},
+        {"type": "audio", "data": "UklG", "mimeType": "audio/wav"},
+        {"type": "resource", "resource": {"uri": "file:///a.md", "mimeType": "text/markdown", "text": "# A"}},
+        {"type": "resource", "resource": {"uri": "file:///b.pdf", "mimeType": "application/pdf", "blob": "JVBE"}},
+        {"type": "resource_link", "uri": "https://e.com/r", "name": "r", "description": "radar"},
+    ],
+    "structuredContent": {"sky": "clear"},
+    "isError": False,
+    "_meta": {"k": 1},
+}
 GEMINI_CHUNKS = [
     {"candidates": [{"content": {"role": "model", "parts": [{"text": "It is ", "thought": True}]}}]},
     {"candidates": [{"content": {"role": "model", "parts": [{"text": "42."}, {"functionCall": {"name": "f", "args": {}}}]},
@@ -290,6 +303,7 @@ def _reader_cases():
         ("from_responses_stream", lambda d: agentmsg.from_responses_stream(d, on_orphan="keep"), RESPONSES_EVENTS),
         ("from_gemini", lambda d: agentmsg.from_gemini(_pair(d)[1], _pair(d)[0], on_orphan="keep"), GEMINI),
         ("from_gemini_stream", lambda d: agentmsg.from_gemini_stream(d, on_orphan="keep"), GEMINI_CHUNKS),
+        ("from_mcp_result", lambda d: agentmsg.from_mcp_result(d, tool_id="c1"), MCP_RESULT),
         ("to_llm_messages", lambda d: agentmsg.to_llm_messages(d), WOLO),
         ("filter_for_bedrock", lambda d: agentmsg.filter_for_bedrock(d), OPENAI),
         ("is_cached_block", lambda d: agentmsg.is_cached_block(d), OPENAI[2]),

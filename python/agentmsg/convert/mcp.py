@@ -98,7 +98,9 @@ def _content_block(part: Mapping[str, Any], where: str) -> Optional[Block]:
             return TextBlock(require_str_key(resource, "text", f"{where}.resource"))
         blob = require_str_key(resource, "blob", f"{where}.resource")
         blob_type = resource.get("mimeType")
-        family = blob_type.split("/", 1)[0] if isinstance(blob_type, str) else ""
+        if not isinstance(blob_type, str):
+            blob_type = None  # the spec's field is optional text; anything else names nothing
+        family = blob_type.split("/", 1)[0] if blob_type else ""
         blob_media = _MEDIA.get(family)
         if blob_media is not None:
             return build(where, lambda: blob_media(Base64Source(str(blob_type), blob)))
@@ -107,7 +109,7 @@ def _content_block(part: Mapping[str, Any], where: str) -> Optional[Block]:
         return TextBlock(f"[resource: {uri if isinstance(uri, str) else '?'}] ({blob_type or 'binary'}, not shown)")
     if kind == "resource_link":
         uri = require_str_key(part, "uri", where)
-        label = part.get("title") or part.get("name") or uri
+        label = next((value for value in (part.get("title"), part.get("name")) if isinstance(value, str) and value), uri)
         line = f"[resource: {label}]({uri})"
         description = part.get("description")
         if isinstance(description, str) and description:
