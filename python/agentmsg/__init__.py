@@ -65,6 +65,7 @@ __all__ = [
     # agentmsg.model.blocks
     "URLSource", "Base64Source", "Source", "TextBlock", "ImageBlock", "AudioBlock", "VideoBlock",
     "ThinkingBlock", "ToolUseBlock", "ToolResultBlock", "Block", "block_to_dict", "block_from_dict",
+    "ServerToolUseBlock", "ServerToolResultBlock",
     # agentmsg.model.message
     "Role", "Message", "system", "user", "assistant", "tool", "ROLE_CODES",
     # agentmsg.model.results
@@ -111,6 +112,7 @@ __all__ = [
     "WoloToolPart", "WoloMessage", "from_wolo", "to_wolo", "to_llm_messages", "WOLO_SYSTEM_PROMPT",
     "WOLO_SENT_STATUSES", "to_langchain", "from_langchain",
     "to_responses", "from_responses", "to_gemini", "from_gemini", "from_gemini_stream", "afrom_gemini_stream",
+    "from_mcp_result",
     # agentmsg.convert.deltas
     "openai_deltas",
     # agentmsg.convert.streams
