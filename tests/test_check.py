@@ -273,3 +273,17 @@ def test_a_memory_for_a_provider_gives_what_it_accepts(history, provider, budget
     memory = agentmsg.ConversationMemory(budget, provider=provider)
     memory.extend(history)
     assert check(memory.messages, provider) == []
+
+
+def test_a_dropped_turn_that_held_a_server_call_takes_its_later_result_with_it():
+    """Dropping an empty turn removes the server call a later turn's result answered: the rules
+    run again, so that later turn (now holding only that result) is dropped too."""
+    def turn(ids, provider):
+        blocks = [b for i in ids for b in (ServerToolUseBlock(i, "web_search", {}, provider=provider),
+                                            ServerToolResultBlock(i, [], provider=provider))]
+        return Message("assistant", blocks[1:] + [TextBlock(" ")])
+    history = [Message.system("0"), Message.user("0"), turn(["s1", "s2"], "openai"), turn(["s2"], "")]
+    fixed, repairs = repair(history, "anthropic")
+    assert [(r.index, r.rule) for r in repairs] == [(2, "empty_message"), (3, "blank_text"), (3, "empty_message")]
+    assert [m.role.value for m in fixed] == ["system", "user"]
+    assert check(fixed, "anthropic") == []

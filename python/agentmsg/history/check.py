@@ -307,20 +307,22 @@ def _content_fixes(items: List[Message], name: str, thinking_on: bool) -> List[F
 
 def _with_content_fixed(items: List[Message], origin: List[int], name: str, thinking_on: bool,
                         ) -> Tuple[List[Message], List[int], List[Repair]]:
-    fixes = _content_fixes(items, name, thinking_on)
-    if not fixes:
-        return items, origin, []
-    repairs = []
-    gone = set()
-    items = list(items)
-    for index, fixed, found in fixes:
-        repairs += [Repair(origin[index], rule, action) for rule, _, action in found]
-        if fixed is None:
-            gone.add(index)
-        else:
-            items[index] = fixed
-    items, origin = _without(items, origin, gone)
-    return items, origin, repairs
+    repairs: List[Repair] = []
+    # A dropped turn can take with it the server call a later result needed, so the rules run
+    # again until nothing changes (each pass drops or shortens a message, so this ends).
+    while True:
+        fixes = _content_fixes(items, name, thinking_on)
+        if not fixes:
+            return items, origin, repairs
+        gone = set()
+        items = list(items)
+        for index, fixed, found in fixes:
+            repairs += [Repair(origin[index], rule, action) for rule, _, action in found]
+            if fixed is None:
+                gone.add(index)
+            else:
+                items[index] = fixed
+        items, origin = _without(items, origin, gone)
 
 
 def _redacted(message: Message) -> bool:
