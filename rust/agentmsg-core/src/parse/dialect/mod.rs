@@ -24,6 +24,7 @@
 
 mod driver;
 mod element_call;
+mod gemma_call;
 pub mod forge;
 mod harmony;
 mod held;
@@ -123,6 +124,11 @@ impl DialectMachine {
                 | Dialect::DeepseekV31
                 | Dialect::KimiK2
                 | Dialect::Glm45
+                | Dialect::DeepseekV32
+                | Dialect::DeepseekV4
+                | Dialect::Gemma4
+                | Dialect::FunctionGemma
+                | Dialect::Step3p5
                 | Dialect::Custom,
             ) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
         };
