@@ -41,6 +41,8 @@ mod tagged;
 mod tests;
 #[cfg(test)]
 mod tests_soups;
+#[cfg(test)]
+mod tests_families_b;
 
 use std::sync::Arc;
 
