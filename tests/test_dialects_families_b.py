@@ -11,6 +11,7 @@ into the history is what the model writes).
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -189,8 +190,67 @@ STEP3P5 = QWEN + [
          "</function>\n</tool_call>", thinking=["Plan it."], calls=[("f", {"a": "1"})]),
 ]
 
+# -- Cohere Command R7B / Command A -------------------------------------------------------------
+
+
+def action(*items):
+    """An action as the templates write it: ``(id, name, parameters)`` items."""
+    body = ",\n".join(
+        "    " + json.dumps({"tool_call_id": i, "tool_name": n, "parameters": p}, ensure_ascii=False) for i, n, p in items)
+    return "<|START_ACTION|>[\n" + body + "\n]<|END_ACTION|>"
+
+
+ID0 = {"tool_call_id": "0"}
+CO_WEATHER = ("0", "get_weather", {"city": "Paris"})
+
+COHERE = [
+    case("plain-text", "Hello there.", out="Hello there."),
+    case("response-markers-dropped", "<|START_RESPONSE|>Hello there.<|END_RESPONSE|>", out="Hello there."),
+    case("one-call", action(CO_WEATHER), calls=[("get_weather", {"city": "Paris"})], meta=[ID0]),
+    case("two-calls", action(CO_WEATHER, ("1", "get_time", {"zone": "CET"})),
+         calls=[("get_weather", {"city": "Paris"}), ("get_time", {"zone": "CET"})],
+         meta=[ID0, {"tool_call_id": "1"}]),
+    case("thinking-then-call", "<|START_THINKING|>Need the weather.<|END_THINKING|>" + action(CO_WEATHER),
+         thinking=["Need the weather."], calls=[("get_weather", {"city": "Paris"})]),
+    case("starts-inside-thinking", "Need it.<|END_THINKING|>" + action(CO_WEATHER), thinking=["Need it."],
+         calls=[("get_weather", {"city": "Paris"})], start_in_thinking=True),
+    case("empty-thinking-then-response", "<|START_THINKING|><|END_THINKING|><|START_RESPONSE|>Hi<|END_RESPONSE|>",
+         out="Hi", thinking=[""]),
+    case("text-before-the-action", "Let me check. " + action(CO_WEATHER), out="Let me check.",
+         calls=[("get_weather", {"city": "Paris"})]),
+    case("text-after-the-action", action(CO_WEATHER) + " Done.", out="Done.", calls=[("get_weather", {"city": "Paris"})]),
+    case("unclosed-call", '<|START_ACTION|>[{"tool_name": "f", "parameters": {"a": 1', errors=["unclosed_tool"]),
+    case("invalid-json-then-text", '<|START_ACTION|>[{"tool_name": "f", "parameters": {"a": 1,}}]<|END_ACTION|> ok',
+         out="ok", errors=["invalid_json"]),
+    case("missing-tool-name", '<|START_ACTION|>[{"parameters": {}}]<|END_ACTION|>', errors=["missing_field"]),
+    case("parameters-not-an-object", '<|START_ACTION|>[{"tool_name": "f", "parameters": [1]}]<|END_ACTION|>',
+         errors=["invalid_field"]),
+    case("marker-without-a-list-is-text", "Use <|START_ACTION|> to act.", out="Use <|START_ACTION|> to act."),
+    case("empty-list-is-text", "<|START_ACTION|>[]<|END_ACTION|>", out="<|START_ACTION|>[]"),
+    case("markers-in-a-string", action(("0", "run", {"s": "<|END_ACTION|>] <|START_THINKING|>"})),
+         calls=[("run", {"s": "<|END_ACTION|>] <|START_THINKING|>"})]),
+    case("unicode", "Voilà " + action(("0", "überprüfen", {"stadt": "Zürich 東京 🎉"})), out="Voilà",
+         calls=[("überprüfen", {"stadt": "Zürich 東京 🎉"})]),
+    case("empty-parameters", action(("0", "now", {})), calls=[("now", {})]),
+    case("nested-parameters", action(("0", "f", {"a": {"b": [1, None, True]}, "n": -1.5, "big": 12345678901234567890123})),
+         calls=[("f", {"a": {"b": [1, None, True]}, "n": -1.5, "big": 12345678901234567890123})]),
+    case("list-ends-early-rest-is-text", '<|START_ACTION|>[{"tool_name": "f", "parameters": {}} and more',
+         out="and more", calls=[("f", {})]),
+    case("trailing-comma-forgiven", '<|START_ACTION|>[{"tool_name": "f", "parameters": {}},]<|END_ACTION|>',
+         calls=[("f", {})]),
+    case("thinking-cut-off", "<|START_THINKING|>hmm", thinking=["hmm"], incomplete=True),
+    case("stray-thinking-closer-is-text", "It ends with <|END_THINKING|>.", out="It ends with <|END_THINKING|>.",
+         start_in_thinking=False),
+    case("unknown-tool-flagged", action(CO_WEATHER), calls=[("get_weather", {"city": "Paris"})],
+         meta=[{"tool_call_id": "0", "unknown_tool": True}], tools=INT_TOOLS),
+    case("action-in-thinking-is-thinking", "<|START_THINKING|>maybe " + action(CO_WEATHER) + "<|END_THINKING|>ok",
+         out="ok", thinking=["maybe " + action(CO_WEATHER)]),
+    case("without-call-id", '<|START_ACTION|>[{"tool_name": "f", "parameters": {"a": 1}}]<|END_ACTION|>',
+         calls=[("f", {"a": 1})], meta=[{}]),
+]
+
 ALL = [("deepseek_v32", DSML), ("deepseek_v4", DSML_V4), ("gemma4", GEMMA4), ("functiongemma", FUNCTIONGEMMA),
-       ("step3p5", STEP3P5)]
+       ("step3p5", STEP3P5), ("cohere", COHERE)]
 
 
 @pytest.mark.parametrize("dialect, text, expected, options",
@@ -215,6 +275,8 @@ test_marker_soups_stream_as_whole = marker_soup_test({
                "<|channel>thought", "<channel|>", "<|tool_response>", "<", "|", " ", "\n"],
     "functiongemma": ["<start_function_call>", "<end_function_call>", "call:", "f", "{", "}", "[", "]", ":", ",",
                       "<escape>", "a", "1", "<start_function_response>", "<", " ", "true"],
+    "cohere": ["<|START_ACTION|>", "<|END_ACTION|>", "<|START_THINKING|>", "<|END_THINKING|>", "<|START_RESPONSE|>",
+               "<|END_RESPONSE|>", "[", "]", ",", '{"tool_name": "f", "parameters": ', "{}", "}", '"', "x", " ", "<|"],
     "step3p5": ["<tool_call>", "</tool_call>", "<function=f>", "</function>", "<parameter=a>", "</parameter>",
                 "<think>", "</think>", "x", " ", "\n", "<"],
 }, any_start=True)
@@ -229,6 +291,8 @@ MAX_CALLS = {
     "gemma4": ("a <|tool_call>call:f{}<tool_call|> b <|tool_call>call:g{}<tool_call|> c", "<|tool_call>call:g"),
     "functiongemma": ("a <start_function_call>call:f{}<end_function_call> b <start_function_call>call:g{}"
                       "<end_function_call> c", "<start_function_call>call:g"),
+    "cohere": ('a <|START_ACTION|>[{"tool_name": "f", "parameters": {}}, {"tool_name": "g", "parameters": {}}]'
+               "<|END_ACTION|> c", '{"tool_name": "g"'),
     "step3p5": ("a <tool_call>\n<function=f>\n</function>\n</tool_call> b <tool_call>\n<function=g>\n</function>\n"
                 "</tool_call> c", "<tool_call>\n<function=g>"),
 }
@@ -317,6 +381,7 @@ LINEAR = {
     + "<|tool_call>call:f{a:" + "[" * 60 + '<|"|>' + "<|" * n,
     "functiongemma": lambda n: "<start_function_call>call:f{a:<escape>x<escape>}<end_function_call>" * n
     + "<start_function_call>call:f{a:<escape>" + "<esc" * n,
+    "cohere": lambda n: action(*[("0", "f", {"a": "x" * 20})] * n) + "<|START_ACT" * n + "<|START_ACTION|>[" + "{" * n,
     "step3p5": lambda n: "<tool_call>\n<function=f>\n<parameter=a>\nx\n</parameter>\n</function>\n</tool_call>" * n
     + "<tool_call" * n,
 }

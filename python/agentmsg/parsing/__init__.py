@@ -64,6 +64,7 @@ DIALECTS: Dict[str, str] = {
     "gemma4": "<|tool_call>call:NAME{key:<|\"|>text<|\"|>,n:5}<tool_call|>, <|channel>thought...<channel|>: Gemma 4",
     "functiongemma": "<start_function_call>call:NAME{key:<escape>text<escape>}<end_function_call>: FunctionGemma",
     "step3p5": "qwen3_coder's <tool_call><function=NAME><parameter=KEY> and <think>: Step 3.5 (StepFun)",
+    "cohere": "<|START_ACTION|>[{\"tool_name\", \"parameters\"}]<|END_ACTION|>, <|START_THINKING|>: Command R7B, Command A",
 }
 
 assert list(DIALECTS) == list(_core.dialect_names()), "DIALECTS must list the core's dialects"

@@ -111,7 +111,12 @@ impl DialectMachine {
         };
         let machine = match (syntax, options.dialect) {
             (Some(syntax), _) => Machine::Tagged(tagged::TaggedMachine::new(core, syntax, start_in_thinking, options.strict)),
-            (None, Dialect::Mistral) => Machine::Mistral(mistral::MistralMachine::new(core, start_in_thinking, options.strict)),
+            (None, Dialect::Mistral) => {
+                Machine::Mistral(mistral::MistralMachine::new(core, mistral::MISTRAL, start_in_thinking, options.strict))
+            }
+            (None, Dialect::Cohere) => {
+                Machine::Mistral(mistral::MistralMachine::new(core, mistral::COHERE, start_in_thinking, options.strict))
+            }
             (None, Dialect::Llama3Json) => Machine::LlamaJson(llama_json::LlamaJsonMachine::new(core)),
             (None, Dialect::Pythonic) => Machine::Pythonic(pythonic::PythonicMachine::new(core)),
             (None, Dialect::GptOss) => Machine::Harmony(harmony::HarmonyMachine::new(core)),

@@ -22,13 +22,14 @@ pub enum Dialect {
     Gemma4,
     FunctionGemma,
     Step3p5,
+    Cohere,
     /// A dialect from parts (`Options::custom`).
     Custom,
 }
 
 impl Dialect {
     /// Every named dialect with its name, in the order they are documented (Forge's first).
-    pub const ALL: [(&'static str, Dialect); 16] = [
+    pub const ALL: [(&'static str, Dialect); 17] = [
         ("forge", Self::Forge),
         ("hermes", Self::Hermes),
         ("qwen3_coder", Self::Qwen3Coder),
@@ -45,6 +46,7 @@ impl Dialect {
         ("gemma4", Self::Gemma4),
         ("functiongemma", Self::FunctionGemma),
         ("step3p5", Self::Step3p5),
+        ("cohere", Self::Cohere),
     ];
 
     pub fn from_name(name: &str) -> Option<Self> {

@@ -109,6 +109,7 @@ impl Syntax {
             | Dialect::Mistral
             | Dialect::Llama3Json
             | Dialect::Pythonic
+            | Dialect::Cohere
             | Dialect::Custom => {
                 return None
             }

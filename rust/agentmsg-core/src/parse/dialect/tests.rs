@@ -97,7 +97,7 @@ fn adversarial(dialect: Dialect, n: usize) -> String {
             "◁/thin <".repeat(n / 48),
             "<|tool_call_argument_be".repeat(n / 46)
         ),
-        Dialect::DeepseekV32 | Dialect::DeepseekV4 | Dialect::Gemma4 | Dialect::FunctionGemma | Dialect::Step3p5 => {
+        Dialect::DeepseekV32 | Dialect::DeepseekV4 | Dialect::Gemma4 | Dialect::FunctionGemma | Dialect::Step3p5 | Dialect::Cohere => {
             super::tests_families_b::adversarial(dialect, n)
         }
         Dialect::Glm45 | Dialect::Custom => format!(
@@ -260,6 +260,7 @@ fn soup(dialect: Dialect, picks: &[usize]) -> String {
         Dialect::Pythonic => &["[f(", "a=", "'s'", ")", ")]", ", ", "<|python_start|>", "<|python_end|>", "\n["],
         Dialect::DeepseekV32 | Dialect::DeepseekV4 => super::tests_families_b::DSML,
         Dialect::Gemma4 | Dialect::FunctionGemma => super::tests_families_b::GEMMA,
+        Dialect::Cohere => super::tests_families_b::COHERE,
         Dialect::Step3p5 => &["<tool_call>", "</tool_call>", "<function=f>", "</function>", "<parameter=a>", "</parameter>"],
         Dialect::Glm45 | Dialect::Custom => &["<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"],
     };

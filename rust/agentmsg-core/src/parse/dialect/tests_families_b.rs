@@ -10,7 +10,8 @@ use super::tests::{streamed, whole};
 use super::Dialect;
 use crate::parse::Block;
 
-const NEW: [Dialect; 5] = [Dialect::DeepseekV32, Dialect::DeepseekV4, Dialect::Gemma4, Dialect::FunctionGemma, Dialect::Step3p5];
+const NEW: [Dialect; 6] =
+    [Dialect::DeepseekV32, Dialect::DeepseekV4, Dialect::Gemma4, Dialect::FunctionGemma, Dialect::Step3p5, Dialect::Cohere];
 
 pub(super) const DSML: &[&str] = &[
     "<｜DSML｜function_calls>", "</｜DSML｜function_calls>", "<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>",
@@ -21,6 +22,12 @@ pub(super) const GEMMA: &[&str] = &[
     "<|tool_call>", "<tool_call|>", "<start_function_call>", "<end_function_call>", "call:", "f", "{", "}", "[", "]",
     ":", ",", "<|\"|>", "<escape>", "<|channel>thought", "<channel|>", "<|tool_response>", "<|", "<", "1", "true",
     " ", "\n", "é",
+];
+
+pub(super) const COHERE: &[&str] = &[
+    "<|START_ACTION|>", "<|END_ACTION|>", "<|START_THINKING|>", "<|END_THINKING|>", "<|START_RESPONSE|>",
+    "<|END_RESPONSE|>", "[", "]", "{", "}", ",", "\"", "\\", "{\"tool_name\": \"f\", \"parameters\": ",
+    "\"tool_call_id\": \"0\", ", "{}", "<|", " ", "\n", "é", "1",
 ];
 
 /// Text made of `pieces` and arbitrary bytes.
@@ -60,6 +67,11 @@ proptest! {
     }
 
     #[test]
+    fn cohere_soup_streams_as_whole(text in soup(COHERE), size in 1usize..8) {
+        streams_as_whole(&text, Dialect::Cohere, size)?;
+    }
+
+    #[test]
     fn arbitrary_bytes_never_panic_and_stream_as_whole(
         bytes in proptest::collection::vec(prop_oneof![
             Just(b'<'), Just(b'>'), Just(b'|'), Just(b'{'), Just(b'}'), Just(b'"'), Just(b':'),
@@ -80,6 +92,7 @@ fn each_reads_parallel_calls_with_markers_in_values() {
         (Dialect::DeepseekV4, "x<｜DSML｜tool_calls><｜DSML｜invoke name=\"a\"><｜DSML｜parameter name=\"n\" string=\"false\">[1, {\"b\": 2}]</｜DSML｜parameter></｜DSML｜invoke><｜DSML｜invoke name=\"b\"></｜DSML｜invoke></｜DSML｜tool_calls> y"),
         (Dialect::Gemma4, "x<|tool_call>call:a{s:<|\"|><tool_call|>{,}<|\"|>,n:[1,{m:true}]}<tool_call|><|tool_call>call:b{}<tool_call|><|tool_response> y"),
         (Dialect::FunctionGemma, "x<start_function_call>call:a{s:<escape><end_function_call><escape>}<end_function_call><start_function_call>call:b{}<end_function_call> y"),
+        (Dialect::Cohere, "x<|START_ACTION|>[\n    {\"tool_call_id\": \"0\", \"tool_name\": \"a\", \"parameters\": {\"s\": \"<|END_ACTION|>]\"}},\n    {\"tool_call_id\": \"1\", \"tool_name\": \"b\", \"parameters\": {}}\n]<|END_ACTION|> y"),
         (Dialect::Step3p5, "x<tool_call>\n<function=a>\n<parameter=s>\n</tool_call>\n</parameter>\n</function>\n</tool_call><tool_call>\n<function=b>\n</function>\n</tool_call> y"),
     ];
     for (dialect, text) in cases {
@@ -109,6 +122,12 @@ pub(super) fn adversarial(dialect: Dialect, n: usize) -> String {
             "<|tool_cal <start_function_cal <|channel>though ".repeat(n / 48),
             "1,{b:[],c:<|\"|>x<|\"|>},".repeat(n / 48),
             "<tool_call <|\" <escap".repeat(n / 24)
+        ),
+        Dialect::Cohere => format!(
+            "{}<|START_ACTION|>[{}{{\"tool_name\": \"f\", \"parameters\": {{\"s\": \"{}",
+            "<|START_ACTIO <|END_THINKIN [".repeat(n / 30),
+            "{\"tool_name\": \"f\", \"parameters\": {}},".repeat(n / 40),
+            "<|END_ACTION|> ]".repeat(n / 16)
         ),
         _ => format!("<tool_call><function=f><parameter=s>{}", "</paramete <".repeat(n / 12)),
     }
