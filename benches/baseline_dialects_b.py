@@ -110,5 +110,44 @@ class FunctionGemmaServer(GemmaServer):
     think_open = None
 
 
+class CohereServer(_Server):
+    """A Command R7B / A action parser that re-reads all the text on every delta."""
+
+    action = "<|START_ACTION|>"
+
+    def feed(self, delta: str) -> List[Dict[str, Any]]:
+        self.text += delta
+        out: List[Dict[str, Any]] = []
+        end = self.text.find("<|END_THINKING|>")
+        if self.text.startswith("<|START_THINKING|>"):
+            reasoning = self.text[len("<|START_THINKING|>"):] if end < 0 else self.text[len("<|START_THINKING|>"):end]
+            if end < 0 and "<" in reasoning[-16:]:
+                reasoning = reasoning[: reasoning.rindex("<")]
+            if len(reasoning) > self.sent_reasoning:
+                out.append({"reasoning_content": reasoning[self.sent_reasoning:]})
+                self.sent_reasoning = len(reasoning)
+            if end < 0:
+                return out
+        body = self.text[end + len("<|END_THINKING|>"):] if end >= 0 else self.text
+        self._content(body, self.action, out)
+        # Every action list of the reply, its calls numbered on from the last list's.
+        calls = []
+        for segment in body.split(self.action)[1:]:
+            payload, closed = segment.split("<|END_ACTION|>")[0], "<|END_ACTION|>" in segment
+            try:
+                items = partial_json_parser.loads(payload)
+            except Exception:
+                continue
+            if isinstance(items, list):
+                calls += [(item, closed or k + 1 < len(items)) for k, item in enumerate(items) if isinstance(item, dict)]
+        for index in range(max(self.current, 0), len(calls)):
+            item, closed = calls[index]
+            arguments = item.get("parameters")
+            text = json.dumps(arguments, ensure_ascii=False) if arguments is not None else None
+            self._stream_arguments(index, item.get("tool_name"), text, closed, out)
+        return out
+
+
 SERVERS_B = {"deepseek_v32": DsmlServer, "deepseek_v4": DsmlV4Server, "gemma4": GemmaServer,
-             "functiongemma": FunctionGemmaServer, "step3p5": Qwen3CoderServer}
+             "functiongemma": FunctionGemmaServer, "step3p5": Qwen3CoderServer,
+             "cohere": CohereServer}

@@ -110,7 +110,10 @@ WRITERS_B: Dict[str, Callable] = {
     "functiongemma": lambda calls: "".join(
         f"<start_function_call>call:{n}{_gemma_value(a, '<escape>')}<end_function_call>" for n, a in calls),
 }
-HEADS_B = {"gemma4": "<|channel>thought\n{thinking}\n<channel|>I will look at the files first.\n\n",
+WRITERS_B["cohere"] = lambda calls: "<|START_ACTION|>[\n" + ",\n".join(
+    "    " + json.dumps({"tool_call_id": str(i), "tool_name": n, "parameters": a}, ensure_ascii=False)
+    for i, (n, a) in enumerate(calls)) + "\n]<|END_ACTION|>"
+HEADS_B = {"cohere": "<|START_THINKING|>{thinking}<|END_THINKING|>I will look at the files first.\n\n", "gemma4": "<|channel>thought\n{thinking}\n<channel|>I will look at the files first.\n\n",
            "functiongemma": "I will look at the files first.\n\n"}
 
 
