@@ -59,6 +59,12 @@ DIALECTS: Dict[str, str] = {
     "deepseek_v31": "<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>, <think>: DeepSeek V3.1, V3.2",
     "kimi_k2": "<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}, ◁think▷ or <think>: Kimi K2",
     "glm45": "<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>, <think>: GLM 4.5, 4.6, 4.7",
+    "deepseek_v32": "<｜DSML｜function_calls> of <｜DSML｜invoke name=...> with <｜DSML｜parameter> elements, <think>: DeepSeek V3.2",
+    "deepseek_v4": "<｜DSML｜tool_calls> of <｜DSML｜invoke name=...> with <｜DSML｜parameter> elements, <think>: DeepSeek V4",
+    "gemma4": "<|tool_call>call:NAME{key:<|\"|>text<|\"|>,n:5}<tool_call|>, <|channel>thought...<channel|>: Gemma 4",
+    "functiongemma": "<start_function_call>call:NAME{key:<escape>text<escape>}<end_function_call>: FunctionGemma",
+    "step3p5": "qwen3_coder's <tool_call><function=NAME><parameter=KEY> and <think>: Step 3.5 (StepFun)",
+    "cohere": "<|START_ACTION|>[{\"tool_name\", \"parameters\"}]<|END_ACTION|>, <|START_THINKING|>: Command R7B, Command A",
 }
 
 assert list(DIALECTS) == list(_core.dialect_names()), "DIALECTS must list the core's dialects"

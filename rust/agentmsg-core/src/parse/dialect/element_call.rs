@@ -6,6 +6,9 @@
 //!   chat template writes the value on its own line).
 //! - glm45: `NAME` then `<arg_key>KEY</arg_key><arg_value>value</arg_value>` pairs; a value is
 //!   everything up to the first `</arg_value>`, stripped of blanks at both ends.
+//! - DeepSeek's DSML (deepseek_v32, deepseek_v4): ` name="NAME">` (after `<｜DSML｜invoke`), then
+//!   `<｜DSML｜parameter name="KEY" string="true|false">value</｜DSML｜parameter>` elements; a value
+//!   is everything up to its closing tag, as written; `string="false"` says it is JSON.
 //!
 //! Blanks between elements are ignored; nothing but its closing tag ends a value, so any other
 //! marker inside is value text. Text values are streamed as JSON string text; a value whose
@@ -25,12 +28,16 @@ pub(crate) const ARG_KEY_OPEN: &[u8] = b"<arg_key>";
 const ARG_KEY_CLOSE: &[u8] = b"</arg_key>";
 const ARG_VALUE_OPEN: &[u8] = b"<arg_value>";
 const ARG_VALUE_CLOSE: &[u8] = b"</arg_value>";
+const DSML_PARAMETER_OPEN: &[u8] = "<｜DSML｜parameter".as_bytes();
+const DSML_PARAMETER_CLOSE: &[u8] = "</｜DSML｜parameter>".as_bytes();
 
 /// Which element notation a call is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ElementForm {
     Qwen3Coder,
     Glm45,
+    /// DeepSeek's DSML invoke: attributes name the call and each parameter.
+    Dsml,
 }
 
 impl ElementForm {
@@ -38,6 +45,7 @@ impl ElementForm {
         match self {
             Self::Qwen3Coder => PARAMETER_OPEN,
             Self::Glm45 => ARG_KEY_OPEN,
+            Self::Dsml => DSML_PARAMETER_OPEN,
         }
     }
 
@@ -45,6 +53,7 @@ impl ElementForm {
         match self {
             Self::Qwen3Coder => PARAMETER_CLOSE,
             Self::Glm45 => ARG_VALUE_CLOSE,
+            Self::Dsml => DSML_PARAMETER_CLOSE,
         }
     }
 }
@@ -165,7 +174,7 @@ impl ElementCall {
                     i += k + 1;
                     self.end_name();
                 }
-                State::ParamName if self.form == ElementForm::Qwen3Coder => {
+                State::ParamName if self.form != ElementForm::Glm45 => {
                     let Some(k) = memchr(b'>', &data[i..]) else {
                         self.key.extend_from_slice(&data[i..]);
                         return Step::Wait(data.len());
@@ -235,6 +244,7 @@ impl ElementCall {
                         _ => self.fail(match (between, self.form) {
                             (true, ElementForm::Qwen3Coder) => "expected <parameter=…> or </function>",
                             (true, ElementForm::Glm45) => "expected <arg_key> or the end of the call",
+                            (true, ElementForm::Dsml) => "expected <｜DSML｜parameter …> or the end of the invoke",
                             (false, _) => "expected the end of the call after </function>",
                         }),
                     }
@@ -268,6 +278,13 @@ impl ElementCall {
     }
 
     fn end_name(&mut self) {
+        if self.form == ElementForm::Dsml {
+            // ` name="NAME"`: the name is the attribute's value.
+            match attributes(&self.name_bytes).and_then(|attrs| attrs.into_iter().find(|(k, _)| *k == b"name")) {
+                Some((_, name)) => self.name_bytes = name.to_vec(),
+                None => return self.fail("the invoke has no name=\"…\" attribute"),
+            }
+        }
         match std::str::from_utf8(self.name_bytes.trim_ascii()) {
             Ok(name) if !name.is_empty() && !name.contains('<') => {
                 self.name = Some(name.to_owned());
@@ -280,6 +297,16 @@ impl ElementCall {
     }
 
     fn begin_value(&mut self, tools: Option<&Tools>) {
+        // DSML: ` name="KEY" string="false"` names the key and says whether the value is JSON.
+        let mut json = false;
+        if self.form == ElementForm::Dsml {
+            let Some(attrs) = attributes(&self.key) else { return self.fail("a parameter's attributes are malformed") };
+            json = attrs.iter().any(|(k, v)| *k == b"string" && *v == b"false");
+            let Some((_, name)) = attrs.into_iter().find(|(k, _)| *k == b"name") else {
+                return self.fail("a parameter has no name=\"…\" attribute");
+            };
+            self.key = name.to_vec();
+        }
         let key = self.key.trim_ascii().to_vec();
         if key.is_empty() || key.contains(&b'<') {
             self.fail("a parameter name is empty or holds '<'");
@@ -296,6 +323,10 @@ impl ElementCall {
             (Some(tools), Some(name), Ok(key)) => tools.param_type(name, key),
             _ => ParamType::Text,
         };
+        if json && self.value_type.is_text() {
+            // The model says the value is JSON: any JSON value but a string.
+            self.value_type = ParamType::json();
+        }
         if self.value_type.is_text() {
             self.arguments.push(b'"');
         }
@@ -323,6 +354,7 @@ impl ElementCall {
                     piece = &piece[piece.iter().take_while(|b| is_space(**b)).count()..];
                     self.at_value_start = piece.is_empty();
                 }
+                ElementForm::Dsml => self.at_value_start = false,
             }
         }
         if piece.is_empty() {
@@ -331,10 +363,11 @@ impl ElementCall {
         let tail = match self.form {
             ElementForm::Qwen3Coder => usize::from(piece.last() == Some(&b'\n')),
             ElementForm::Glm45 => piece.iter().rev().take_while(|b| is_space(**b)).count(),
+            ElementForm::Dsml => 0,
         };
         let (body, tail) = piece.split_at(piece.len() - tail);
         // qwen3_coder trims one newline only: a held one is text once another arrives.
-        if !body.is_empty() || self.form == ElementForm::Qwen3Coder {
+        if !body.is_empty() || self.form != ElementForm::Glm45 {
             let mut held = std::mem::take(&mut self.held_blanks);
             self.value_piece(&held);
             self.value_piece(body);
@@ -364,5 +397,27 @@ impl ElementCall {
             self.schema_errors.push(format!("parameter '{key}' {why}; kept as text"));
         }
         self.state = State::Between;
+    }
+}
+
+/// The `key="value"` attributes of a tag (blanks between them), or None if they are malformed.
+/// Values are taken as written: DeepSeek's template writes them unescaped.
+fn attributes(mut text: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+    let mut attrs = Vec::new();
+    loop {
+        text = text.trim_ascii_start();
+        if text.is_empty() {
+            return Some(attrs);
+        }
+        let eq = memchr(b'=', text)?;
+        let key = text[..eq].trim_ascii();
+        let rest = text[eq + 1..].trim_ascii_start();
+        let body = rest.strip_prefix(b"\"")?;
+        let close = memchr(b'"', body)?;
+        if key.is_empty() || key.iter().any(|b| is_space(*b)) {
+            return None;
+        }
+        attrs.push((key, &body[..close]));
+        text = &body[close + 1..];
     }
 }

@@ -14,6 +14,11 @@
 //! Anything else after `[TOOL_CALLS]` (or a name followed by anything else, or an empty list)
 //! is not a call: the marker and what was read are text. `[THINK]` opens reasoning up to
 //! `[/THINK]`; a `[/THINK]` with nothing open is text.
+//!
+//! cohere (Command R7B, Command A) is this machine with other markers: `<|START_ACTION|>` opens
+//! a JSON list of `{"tool_call_id", "tool_name", "parameters"}` objects (no named form),
+//! `<|START_THINKING|>`…`<|END_THINKING|>` is reasoning, and `<|END_ACTION|>`,
+//! `<|START_RESPONSE|>` and `<|END_RESPONSE|>` are dropped where they stand in text.
 
 use std::sync::Arc;
 
@@ -31,7 +36,34 @@ const ARGS: &[u8] = b"[ARGS]";
 const CALL_ID: &[u8] = b"[CALL_ID]";
 const THINK_OPEN: &[u8] = b"[THINK]";
 const THINK_CLOSE: &[u8] = b"[/THINK]";
-const TEXT_MARKERS: &[&[u8]] = &[TOOL_CALLS, THINK_OPEN, THINK_CLOSE];
+
+/// The markers and keys of a `[TOOL_CALLS]`-like dialect.
+#[derive(Clone, Debug)]
+pub(crate) struct ListSyntax {
+    /// What text is searched for: the call opener, the reasoning opener and closer, then
+    /// markers that are dropped.
+    markers: &'static [&'static [u8]],
+    name_key: &'static str,
+    arguments_key: &'static str,
+    /// Whether `NAME[ARGS]{…}` calls are read (mistral's v11+ form).
+    named: bool,
+}
+
+pub(crate) const MISTRAL: ListSyntax =
+    ListSyntax { markers: &[TOOL_CALLS, THINK_OPEN, THINK_CLOSE], name_key: "name", arguments_key: "arguments", named: true };
+pub(crate) const COHERE: ListSyntax = ListSyntax {
+    markers: &[
+        b"<|START_ACTION|>",
+        b"<|START_THINKING|>",
+        b"<|END_THINKING|>",
+        b"<|END_ACTION|>",
+        b"<|START_RESPONSE|>",
+        b"<|END_RESPONSE|>",
+    ],
+    name_key: "tool_name",
+    arguments_key: "parameters",
+    named: false,
+};
 
 #[derive(Clone, Debug)]
 enum State {
@@ -59,6 +91,7 @@ pub(crate) struct MistralMachine {
     tags: ThinkingTags,
     /// `[TOOL_CALLS]` repeated (blanks between) is text, not one opener.
     strict: bool,
+    syntax: ListSyntax,
 }
 
 fn is_name_byte(b: u8) -> bool {
@@ -66,7 +99,7 @@ fn is_name_byte(b: u8) -> bool {
 }
 
 impl MistralMachine {
-    pub fn new(mut core: Core, start_in_thinking: bool, strict: bool) -> Self {
+    pub fn new(mut core: Core, syntax: ListSyntax, start_in_thinking: bool, strict: bool) -> Self {
         let mut tags = ThinkingTags::default();
         let state = if start_in_thinking {
             tags.open(&mut core);
@@ -74,18 +107,21 @@ impl MistralMachine {
         } else {
             State::Text
         };
-        Self { core, state, tags, strict }
+        Self { core, state, tags, strict, syntax }
     }
 
     fn text(&mut self, input: &mut Input, i: usize) -> Flow {
-        let (at, which) = match read_until(&mut self.core, input, i, TEXT_MARKERS, false) {
+        let (at, which) = match read_until(&mut self.core, input, i, self.syntax.markers, false) {
             Ok(found) => found,
             Err(flow) => return flow,
         };
-        let marker = TEXT_MARKERS[which];
-        if marker == TOOL_CALLS {
+        let marker = self.syntax.markers[which];
+        if which == 0 {
             self.state = State::Opening(Held::new(input.at(at), marker));
-        } else if marker == THINK_OPEN {
+        } else if which > 2 {
+            // cohere's action and response markers: dropped.
+            self.core.out.end_text();
+        } else if which == 1 {
             self.tags.open(&mut self.core);
             self.state = State::Thinking;
         } else {
@@ -95,7 +131,7 @@ impl MistralMachine {
     }
 
     fn thinking(&mut self, input: &Input, i: usize) -> Flow {
-        match read_thinking(&mut self.core, input, i, &[THINK_CLOSE]) {
+        match read_thinking(&mut self.core, input, i, &[self.syntax.markers[2]]) {
             Ok(next) => {
                 self.state = State::Text;
                 Flow::Continue(next)
@@ -110,11 +146,12 @@ impl MistralMachine {
         let Some(i) = held.hold_blanks(data, i) else { return Flow::Continue(data.len()) };
         if !self.strict {
             // Mistral 7B v0.3 writes `[TOOL_CALLS] [TOOL_CALLS] [...]`: one opener.
-            match input.settle(match_at(data, i, &[TOOL_CALLS])) {
+            let opener = self.syntax.markers[0];
+            match input.settle(match_at(data, i, &[opener])) {
                 Found::Partial { .. } => return Flow::Wait(i),
                 Found::Marker { .. } => {
-                    held.bytes.extend_from_slice(TOOL_CALLS);
-                    return Flow::Continue(i + TOOL_CALLS.len());
+                    held.bytes.extend_from_slice(opener);
+                    return Flow::Continue(i + opener.len());
                 }
                 Found::None => {}
             }
@@ -125,7 +162,7 @@ impl MistralMachine {
             held.bytes.push(b);
             self.state = State::ListItem { held: Some(held) };
             Flow::Continue(i + 1)
-        } else if is_name_byte(b) {
+        } else if is_name_byte(b) && self.syntax.named {
             let name_at = held.bytes.len();
             self.state = State::Name { held, name_at };
             Flow::Continue(i)
@@ -230,7 +267,8 @@ impl MistralMachine {
                         (start, start_chars, Vec::new())
                     }
                 };
-                let json = JsonCall::new(JsonShape::Fields { name_key: "name".into(), arguments_key: "arguments".into() }).ending_at_close();
+                let (name_key, arguments_key) = (self.syntax.name_key.into(), self.syntax.arguments_key.into());
+                let json = JsonCall::new(JsonShape::Fields { name_key, arguments_key }).ending_at_close();
                 let call = self.core.open_call(start, start_chars, raw, Payload::Json(json));
                 self.state = State::Call { call, id: None, in_list: true };
                 Flow::Continue(i)
@@ -329,7 +367,7 @@ impl StateMachine for MistralMachine {
                 held.into_text(&mut self.core)
             }
             State::CallId { call, .. } | State::ArgumentsStart { call, .. } | State::Call { call, .. } => {
-                self.core.cut_off(call, "a [TOOL_CALLS] call")
+                self.core.cut_off(call, "a tool call")
             }
         }
     }

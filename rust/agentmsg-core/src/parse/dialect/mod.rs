@@ -24,6 +24,7 @@
 
 mod driver;
 mod element_call;
+mod gemma_call;
 pub mod forge;
 mod harmony;
 mod held;
@@ -40,6 +41,8 @@ mod tagged;
 mod tests;
 #[cfg(test)]
 mod tests_soups;
+#[cfg(test)]
+mod tests_families_b;
 
 use std::sync::Arc;
 
@@ -108,7 +111,12 @@ impl DialectMachine {
         };
         let machine = match (syntax, options.dialect) {
             (Some(syntax), _) => Machine::Tagged(tagged::TaggedMachine::new(core, syntax, start_in_thinking, options.strict)),
-            (None, Dialect::Mistral) => Machine::Mistral(mistral::MistralMachine::new(core, start_in_thinking, options.strict)),
+            (None, Dialect::Mistral) => {
+                Machine::Mistral(mistral::MistralMachine::new(core, mistral::MISTRAL, start_in_thinking, options.strict))
+            }
+            (None, Dialect::Cohere) => {
+                Machine::Mistral(mistral::MistralMachine::new(core, mistral::COHERE, start_in_thinking, options.strict))
+            }
             (None, Dialect::Llama3Json) => Machine::LlamaJson(llama_json::LlamaJsonMachine::new(core)),
             (None, Dialect::Pythonic) => Machine::Pythonic(pythonic::PythonicMachine::new(core)),
             (None, Dialect::GptOss) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
@@ -123,6 +131,11 @@ impl DialectMachine {
                 | Dialect::DeepseekV31
                 | Dialect::KimiK2
                 | Dialect::Glm45
+                | Dialect::DeepseekV32
+                | Dialect::DeepseekV4
+                | Dialect::Gemma4
+                | Dialect::FunctionGemma
+                | Dialect::Step3p5
                 | Dialect::Custom,
             ) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
         };

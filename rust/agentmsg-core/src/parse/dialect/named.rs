@@ -17,13 +17,19 @@ pub enum Dialect {
     DeepseekV31,
     KimiK2,
     Glm45,
+    DeepseekV32,
+    DeepseekV4,
+    Gemma4,
+    FunctionGemma,
+    Step3p5,
+    Cohere,
     /// A dialect from parts (`Options::custom`).
     Custom,
 }
 
 impl Dialect {
     /// Every named dialect with its name, in the order they are documented (Forge's first).
-    pub const ALL: [(&'static str, Dialect); 11] = [
+    pub const ALL: [(&'static str, Dialect); 17] = [
         ("forge", Self::Forge),
         ("hermes", Self::Hermes),
         ("qwen3_coder", Self::Qwen3Coder),
@@ -35,6 +41,12 @@ impl Dialect {
         ("deepseek_v31", Self::DeepseekV31),
         ("kimi_k2", Self::KimiK2),
         ("glm45", Self::Glm45),
+        ("deepseek_v32", Self::DeepseekV32),
+        ("deepseek_v4", Self::DeepseekV4),
+        ("gemma4", Self::Gemma4),
+        ("functiongemma", Self::FunctionGemma),
+        ("step3p5", Self::Step3p5),
+        ("cohere", Self::Cohere),
     ];
 
     pub fn from_name(name: &str) -> Option<Self> {

@@ -19,6 +19,7 @@
 
 use std::sync::Arc;
 
+use super::gemma_call::GemmaCall;
 use super::element_call::{ElementCall, ElementForm, Step, ARG_KEY_OPEN, FUNCTION_CLOSE, FUNCTION_OPEN, PARAMETER_OPEN};
 use super::json_call::{JsonCall, JsonShape};
 use super::syntax::{Form, HeaderKind, Syntax};
@@ -27,6 +28,8 @@ use super::driver::{Core, Flow, Input, JsonStep, OpenCall, Payload, StateMachine
 use crate::parse::scan::{find_marker, is_space, match_at, take_run, Found};
 
 const FENCE: u8 = b'`';
+/// What follows a Gemma call marker (blanks allowed before it) for a call to open.
+const GEMMA_CALL: &[u8] = b"call:";
 /// The longest name read after a `<function=` with no `<tool_call>` (longer: text).
 const MAX_BARE_NAME: usize = 256;
 
@@ -98,6 +101,9 @@ impl TaggedMachine {
                     let (start, start_chars) = input.at(at);
                     let held = marker.clone();
                     self.state = State::Opening { start, start_chars, held, name: Vec::new(), thinking: None, bare, named: false };
+                } else if syntax.dropped.is_some() && which + 1 == syntax.text_markers.len() {
+                    // The stop token after calls (gemma4's `<|tool_response>`): dropped.
+                    self.core.out.end_text();
                 } else if which <= syntax.think_opens {
                     self.call_ended_thinking = false;
                     self.tags.open(&mut self.core);
@@ -164,10 +170,17 @@ impl TaggedMachine {
             Found::Marker { at, which: 0 } => {
                 let (start, start_chars) = input.at(at);
                 let raw = syntax.call_open.clone();
+                let next = at + syntax.call_open.len();
+                if let Form::Element(form) = syntax.form {
+                    // DSML: the invoke's attributes and elements follow its marker.
+                    let call = self.core.open_call(start, start_chars, raw, Payload::Element(ElementCall::new(form)));
+                    self.state = State::Call(Box::new(call));
+                    return Flow::Continue(next);
+                }
                 let payload = Payload::Json(JsonCall::new(JsonShape::Arguments).ending_at_close());
                 let call = self.core.open_call(start, start_chars, raw, payload);
                 self.state = State::Header { call: Box::new(call), header: Vec::new(), name: None };
-                Flow::Continue(at + syntax.call_open.len())
+                Flow::Continue(next)
             }
             Found::Marker { at, .. } => {
                 self.core.out.end_text();
@@ -330,6 +343,15 @@ impl TaggedMachine {
                 let Some(next) = take_run(data, i, held, is_space) else { return Flow::Continue(data.len()) };
                 i = next;
                 match &syntax.form {
+                    Form::Gemma { delimiter } => match input.settle(match_at(data, i, &[GEMMA_CALL])) {
+                        Found::Partial { .. } => return Flow::Wait(i),
+                        Found::Marker { .. } => {
+                            held.extend_from_slice(GEMMA_CALL);
+                            i += GEMMA_CALL.len();
+                            Some(Payload::Gemma(GemmaCall::new(delimiter)))
+                        }
+                        Found::None => None,
+                    },
                     Form::Element(ElementForm::Qwen3Coder) => match input.settle(match_at(data, i, &[FUNCTION_OPEN])) {
                         Found::Partial { .. } => return Flow::Wait(i),
                         Found::Marker { .. } => {
@@ -404,6 +426,21 @@ impl TaggedMachine {
                     self.core.progress(call);
                     if input.at_end {
                         // Nothing more will come: what was held back is part of the cut-off call.
+                        call.raw.extend_from_slice(&data[stop..]);
+                        return Flow::Continue(data.len());
+                    }
+                    Flow::Wait(stop)
+                }
+                Step::End(stop) => {
+                    call.raw.extend_from_slice(&data[i..stop]);
+                    self.end_call(stop)
+                }
+            },
+            Payload::Gemma(gemma) => match gemma.scan(data, i, close, self.core.tools.as_deref()) {
+                Step::Wait(stop) => {
+                    call.raw.extend_from_slice(&data[i..stop]);
+                    self.core.progress(call);
+                    if input.at_end {
                         call.raw.extend_from_slice(&data[stop..]);
                         return Flow::Continue(data.len());
                     }
