@@ -124,6 +124,16 @@ impl StreamMachine {
         }
     }
 
+    /// [`feed_into`](Self::feed_into), where no marker is read at the stream ranges `spelled`
+    /// (`(start, len)`): there an added token's text spelled by ordinary tokens is text (see
+    /// [`crate::ids`]). Forge's markers are no model's tokens: its machine reads as `feed_into`.
+    pub fn feed_into_spelled(&mut self, chunk: &[u8], spelled: &[(usize, usize)], events: &mut Vec<Event>) {
+        match self {
+            Self::Forge(machine) => machine.feed_into(chunk, events),
+            Self::Dialect(machine) => machine.feed_into_spelled(chunk, spelled, events),
+        }
+    }
+
     /// Ends the stream: flushes what was held back and reports an unclosed call or thinking
     /// block. The machine is then ready for a new stream with the same options.
     pub fn finish(&mut self) -> Vec<Event> {
