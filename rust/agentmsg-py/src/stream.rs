@@ -9,11 +9,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::deltas::delta_dict;
-use crate::errors::{borrow_parser, borrow_parser_mut, describe, ErrorClass};
+use crate::errors::{borrow_parser_mut, describe, ErrorClass};
 use crate::events::{event_object, is_shown};
 use crate::ffi::list_of_len;
 use crate::options::ParseArgs;
-use crate::results::parsed;
+use crate::results::StreamResult;
 use crate::strings::{as_text, py_str, text_bytes};
 use crate::tokenizer::{extract_ids, id_vocabulary_of, raise};
 
@@ -76,6 +76,8 @@ pub struct StreamParser {
     buffer: Vec<Event>,
     /// With a tokenizer: the stream's ids decoded as they come (`feed_ids`).
     ids: Option<IdReader>,
+    /// What `result()` built before, kept so that the next builds only what changed.
+    built: StreamResult,
 }
 
 /// Where a reading method's events come from: a chunk (with, from ids, the places where
@@ -93,6 +95,7 @@ impl StreamParser {
             Step::Chunk(bytes, spelled) => {
                 if std::mem::take(&mut self.finished) {
                     self.folder = Folder::for_stream();
+                    self.built.reset();
                 }
                 let mut events = std::mem::take(&mut self.buffer);
                 if spelled.is_empty() {
@@ -297,6 +300,7 @@ impl StreamParser {
             deltas: DeltaState::default(),
             buffer: Vec::new(),
             ids,
+            built: StreamResult::default(),
         })
     }
 
@@ -384,10 +388,15 @@ impl StreamParser {
     }
 
     /// The ``Parsed`` of the stream so far (after ``finish()``: of the whole stream, equal
-    /// to the whole-text parse of the text fed with the same options).
+    /// to the whole-text parse of the text fed with the same options). Built incrementally:
+    /// the blocks built by an earlier call are kept, so calling it after every chunk costs what
+    /// changed (the open text or thinking run and the new blocks), not the stream so far; while
+    /// nothing changed it is the same (frozen) object.
     fn result<'py>(slf: &Bound<'py, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let this = borrow_parser(slf, "StreamParser")?;
-        parsed(py, this.folder.document())
+        let mut this = borrow_parser_mut(slf, "StreamParser")?;
+        let this = &mut *this;
+        let changed_from = this.folder.take_changed_from();
+        this.built.parsed(py, this.folder.document(), changed_from)
     }
 
     /// A stream in progress is not pickled (nor copied, which goes through pickling): it
