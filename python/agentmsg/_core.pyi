@@ -92,8 +92,8 @@ class StreamParser:
         start_in_thinking: Optional[bool] = None,
         max_calls: Optional[int] = None,
         tools: Optional[Union[Tools, Sequence[Any]]] = None,
-        strict: Optional[bool] = None,
         tokenizer: Any = None,
+        strict: Optional[bool] = None,
         **unexpected: Any,
     ) -> Self: ...
     def feed(self, chunk: Optional[str], **unexpected: Any) -> List[Event]: ...
@@ -119,8 +119,8 @@ class StreamBatch:
         start_in_thinking: Optional[bool] = None,
         max_calls: Optional[int] = None,
         tools: Optional[Union[Tools, Sequence[Any]]] = None,
-        strict: Optional[bool] = None,
         tokenizer: Any = None,
+        strict: Optional[bool] = None,
         **unexpected: Any,
     ) -> Self: ...
     def add(self, **unexpected: Any) -> int: ...
