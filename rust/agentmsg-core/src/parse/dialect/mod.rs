@@ -50,6 +50,7 @@ use super::call::{Issue, IssueKind};
 use super::chars::{count_chars, CharClock};
 use super::event::Event;
 use super::options::{Options, StartThinking};
+use super::scan;
 use named::Dialect;
 use driver::{Core, StateMachine};
 use syntax::Syntax;
@@ -79,6 +80,9 @@ pub struct DialectMachine {
     offset_chars: usize,
     /// Past `max_calls`: the rest of the text, from the first call over the limit.
     rest: Option<Rest>,
+    /// Stream ranges `(start, len)` not yet read where a marker's spelling is text (see
+    /// [`Self::feed_into_spelled`]).
+    spelled: Vec<(usize, usize)>,
 }
 
 /// The text from the first call past `max_calls` on, kept raw for its one issue.
@@ -139,7 +143,7 @@ impl DialectMachine {
                 | Dialect::Custom,
             ) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
         };
-        Self { options, spans, machine, pending: Vec::new(), offset: 0, offset_chars: 0, rest: None }
+        Self { options, spans, machine, pending: Vec::new(), offset: 0, offset_chars: 0, rest: None, spelled: Vec::new() }
     }
 
     pub fn options(&self) -> &Options {
@@ -169,6 +173,14 @@ impl DialectMachine {
             self.run(&data, false);
         }
         events.append(&mut self.core().out.events);
+    }
+
+    /// [`Self::feed_into`], where no marker is read at the stream ranges `spelled` (`(start,
+    /// len)`, in this chunk or held back before it): there a marker's spelling is text. Token
+    /// ids in ([`crate::ids`]) give the places where ordinary tokens spell an added token.
+    pub fn feed_into_spelled(&mut self, chunk: &[u8], spelled: &[(usize, usize)], events: &mut Vec<Event>) {
+        self.spelled.extend_from_slice(spelled);
+        self.feed_into(chunk, events);
     }
 
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<Event> {
@@ -226,12 +238,22 @@ impl DialectMachine {
     /// Reads `data` (at the current offset); keeps what could not be decided yet.
     fn run(&mut self, data: &[u8], at_end: bool) {
         let mut clock = CharClock::new(self.offset, self.offset_chars);
-        let read = match &mut self.machine {
-            Machine::Tagged(m) => m.run(data, &mut clock, at_end),
-            Machine::Harmony(m) => m.run(data, &mut clock, at_end),
-            Machine::Mistral(m) => m.run(data, &mut clock, at_end),
-            Machine::LlamaJson(m) => m.run(data, &mut clock, at_end),
-            Machine::Pythonic(m) => m.run(data, &mut clock, at_end),
+        let mut read_data = |clock: &mut CharClock| match &mut self.machine {
+            Machine::Tagged(m) => m.run(data, clock, at_end),
+            Machine::Harmony(m) => m.run(data, clock, at_end),
+            Machine::Mistral(m) => m.run(data, clock, at_end),
+            Machine::LlamaJson(m) => m.run(data, clock, at_end),
+            Machine::Pythonic(m) => m.run(data, clock, at_end),
+        };
+        let read = if self.spelled.is_empty() {
+            read_data(&mut clock)
+        } else {
+            let spelled = std::mem::take(&mut self.spelled);
+            let read = scan::reading_not_markers(data, self.offset, &spelled, || read_data(&mut clock));
+            // What was read is never read again: only the ranges held back stay.
+            let offset = clock.abs(read);
+            self.spelled = spelled.into_iter().filter(|&(start, _)| start >= offset).collect();
+            read
         };
         if let Some(limit) = self.core().limit.take() {
             // Past `max_calls`: what the machine read after the call opened is dropped, and the
