@@ -118,6 +118,14 @@ def test_count_per_encoding_and_model(capsys):
     assert code == 1 and err.startswith("agentmsg: error: unknown model 'llama-3': give --encoding")
 
 
+def test_count_with_gpt_oss_encoding(capsys):
+    expected = count_message_tokens(load_transcript(SIMPLE).messages, encoding="o200k_harmony")
+    for how in (["--model", "gpt-oss-120b"], ["--encoding", "o200k_harmony"]):
+        code, out, _ = run(capsys, "count", SIMPLE, "--json", *how)
+        assert code == 0 and json.loads(out)["encoding"] == "o200k_harmony"
+        assert json.loads(out)["prompt_tokens"] == expected
+
+
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_convert_to_every_target(capsys, target, tmp_path):
     out_file = tmp_path / f"out.{target}.json"
