@@ -315,6 +315,7 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("Dialect", agentmsg.Dialect, (), {"name": "mine", "call_start": "[C]", "call_end": "[/C]", "payload": "json",
                                        "name_key": "tool", "arguments_key": "args", "think_start": "[T]",
                                        "think_end": "[/T]"}),
+    ("dialect_for_model", agentmsg.dialect_for_model, ("Qwen/Qwen3-32B",), {}),
     ("Prices", agentmsg.Prices, ("mine",), {"input": 1.0, "cached_input": 0.1, "cache_write": 1.25}),
     ("openai_deltas", agentmsg.openai_deltas,
      ([agentmsg.ToolCallHeader(0, "call_1", "f"), agentmsg.ToolCallDelta(0, '{"a":1}'),
@@ -332,7 +333,7 @@ NOT_CALLED = {
     "TOKEN_ENCODINGS", "DisallowedSpecialTokenError", "TokenIdError", "UnknownModelError",
     "CHECKED_PROVIDERS", "HistoryProblem", "Repair", "Repaired",
     "SentPrompt", "PROMPT_STATUSES", "PRICES", "PRICES_DATE", "HTML_TEXT_CHARS",
-    "TokenizerError",
+    "TokenizerError", "MODEL_DIALECTS", "ModelDialect",
 }
 _PENDING_MODULES = ("agentmsg.history.memory", "agentmsg.history.compaction", "agentmsg.history.toolpairs")
 

@@ -26,6 +26,7 @@ _MODULES = (
     "model.results",
     "readers",
     "parsing",
+    "parsing.models",
     "options",
     "counting.tokens",
     "counting.encoding",
@@ -74,6 +75,8 @@ __all__ = [
     # agentmsg.parsing
     "DIALECTS", "parse", "parse_many", "parse_tool_calls", "StreamParser", "StreamBatch", "validate_tool_call",
     "format_tool_call", "ToolResultText", "format_tool_result", "parse_tool_result",
+    # agentmsg.parsing.models
+    "dialect_for_model", "MODEL_DIALECTS", "ModelDialect",
     # agentmsg.options
     "Dialect", "Tools",
     # agentmsg.counting.tokens
@@ -134,6 +137,7 @@ if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     )
     from .readers import *  # noqa: F401,F403
     from .parsing import *  # noqa: F401,F403
+    from .parsing.models import *  # noqa: F401,F403
     from .options import Dialect, Tools  # noqa: F401
     from .counting.tokens import *  # noqa: F401,F403
     from .counting.encoding import *  # noqa: F401,F403
