@@ -316,6 +316,10 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
                                        "name_key": "tool", "arguments_key": "args", "think_start": "[T]",
                                        "think_end": "[/T]"}),
     ("dialect_for_model", agentmsg.dialect_for_model, ("Qwen/Qwen3-32B",), {}),
+    ("Dialect.from_response_template", agentmsg.Dialect.from_response_template, (
+        {"start_anchor": "<s>", "fields": {"tool_calls": {"open": "<c>", "close": "</c>", "content": "json",
+                                                          "transform": {"type": "function", "function": "{content}"}},
+                                           "content": {}}},), {}),
     ("Prices", agentmsg.Prices, ("mine",), {"input": 1.0, "cached_input": 0.1, "cache_write": 1.25}),
     ("openai_deltas", agentmsg.openai_deltas,
      ([agentmsg.ToolCallHeader(0, "call_1", "f"), agentmsg.ToolCallDelta(0, '{"a":1}'),
@@ -333,7 +337,7 @@ NOT_CALLED = {
     "TOKEN_ENCODINGS", "DisallowedSpecialTokenError", "TokenIdError", "UnknownModelError",
     "CHECKED_PROVIDERS", "HistoryProblem", "Repair", "Repaired",
     "SentPrompt", "PROMPT_STATUSES", "PRICES", "PRICES_DATE", "HTML_TEXT_CHARS",
-    "TokenizerError", "MODEL_DIALECTS", "ModelDialect",
+    "TokenizerError", "DialectTemplateError", "MODEL_DIALECTS", "ModelDialect",
 }
 _PENDING_MODULES = ("agentmsg.history.memory", "agentmsg.history.compaction", "agentmsg.history.toolpairs")
 

@@ -49,7 +49,8 @@ _MODULES = (
 _EXPORTED = {
     "errors": ("AgentMsgError", "MessageError", "MessageTypeError", "ToolCallError", "EncodingError",
                "ToolPairError", "ConversionError", "MissingDependencyError", "DisallowedSpecialTokenError",
-               "TokenIdError", "UnknownModelError", "TranscriptError", "TokenizerError"),  # ConversionWarning: with convert
+               "TokenIdError", "UnknownModelError", "TranscriptError", "TokenizerError",
+               "DialectTemplateError"),  # ConversionWarning: with convert
     "options": ("Dialect", "Tools"),
     "model.results": ("Parsed", "ParseIssue", "TextDelta", "ThinkingDelta", "ThinkingEnd", "ToolCallStart",
                       "ToolCallDelta", "ToolCallEnd", "ToolCallHeader"),
@@ -62,6 +63,7 @@ __all__ = [
     "AgentMsgError", "MessageError", "MessageTypeError", "ToolCallError", "EncodingError",
     "ToolPairError", "ConversionError", "MissingDependencyError", "DisallowedSpecialTokenError",
     "TokenIdError", "UnknownModelError", "TranscriptError", "TokenizerError",
+    "DialectTemplateError",
     # agentmsg.model.blocks
     "URLSource", "Base64Source", "Source", "TextBlock", "ImageBlock", "AudioBlock", "VideoBlock",
     "ThinkingBlock", "ToolUseBlock", "ToolResultBlock", "Block", "block_to_dict", "block_from_dict",

@@ -32,6 +32,7 @@ __all__ = [
     "UnknownModelError",
     "TranscriptError",
     "TokenizerError",
+    "DialectTemplateError",
     "ConversionWarning",
 ]
 
@@ -154,6 +155,18 @@ class TokenizerError(AgentMsgError, ValueError):
     Traceback (most recent call last):
     ...
     agentmsg.errors.TokenizerError: no tokenizer file at '/no/such/model'
+    """
+
+
+class DialectTemplateError(AgentMsgError, ValueError):
+    """A model's chat template or ``response_template`` from which no dialect can be derived; the
+    message names the part and says why.
+
+    >>> from agentmsg import Dialect
+    >>> Dialect.from_response_template({"start_anchor": "<s>", "fields": {"answer": {"open": "<a>"}}})
+    Traceback (most recent call last):
+    ...
+    agentmsg.errors.DialectTemplateError: response_template field 'answer': agentmsg reads reasoning ...
     """
 
 

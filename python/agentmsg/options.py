@@ -22,6 +22,7 @@ from typing import Any, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
 from . import _core
 from ._checks import MAX_JSON_DEPTH, check_calls, json_copy
+from .dialect_templates import DerivedDialect, response_template_dialect
 from .errors import MessageTypeError
 
 __all__ = ["ThinkingMode", "ToolFormat", "DialectName", "OrphanPolicy", "TrimStrategy", "ParseOptions", "Dialect", "Tools"]
@@ -121,6 +122,40 @@ class Dialect:
 
     def __post_init__(self) -> None:
         _core.check_dialect(self)
+
+    @classmethod
+    def from_response_template(cls, spec: Mapping[str, Any]) -> ParseOptions:
+        """The parse options of a model's ``response_template`` (the spec transformers >= 5.13
+        runs in ``tokenizer.parse_response``; a ``tokenizer_config.json`` dict holding one is
+        accepted too): ``{"dialect": ...}``, a named dialect when the markers are exactly its
+        own, else a :class:`Dialect`. The spec's ``thinking`` field becomes the reasoning
+        markers, its ``tool_calls`` field (literal ``open``/``close``, a JSON object payload) the
+        call markers and keys, its implicit ``content`` field the text. Anything else (regex
+        markers, other fields, relaxed JSON) raises :class:`~agentmsg.DialectTemplateError`
+        saying which field and why (docs/dialects.md, "Dialects from a model's template").
+
+        >>> spec = {"start_anchor": "<|assistant|>", "fields": {
+        ...     "thinking": {"open": "[THINK]", "close": "[/THINK]"},
+        ...     "tool_calls": {"open": "<call>", "close": "</call>", "repeats": True, "content": "json",
+        ...                    "transform": {"type": "function", "function": "{content}"}},
+        ...     "content": {}}}
+        >>> options = Dialect.from_response_template(spec)
+        >>> options["dialect"].call_start
+        '<call>'
+        >>> from agentmsg import parse
+        >>> parse('[THINK]plan[/THINK]<call>{"name": "f", "arguments": {}}</call>', **options).tool_calls[0].name
+        'f'
+        """
+        return _options_of(response_template_dialect(spec))
+
+
+def _options_of(derived: DerivedDialect) -> ParseOptions:
+    """The parse options of a derived dialect."""
+    dialect: Union[str, Dialect] = derived.name if derived.name is not None else Dialect(**derived.parts)
+    options: ParseOptions = {"dialect": dialect}  # type: ignore[typeddict-item]
+    if derived.start_in_thinking:
+        options["start_in_thinking"] = True
+    return options
 
 
 def tools_json(tools: Sequence[Mapping[str, Any]]) -> str:
