@@ -149,6 +149,17 @@ class Dialect:
         return _options_of(response_template_dialect(spec))
 
 
+def read_with(text: str, dialect: Union[str, Mapping[str, str]], start_in_thinking: bool) -> Any:
+    """``text`` parsed by a dialect name or the parts of a :class:`Dialect` (how derived dialects
+    are checked against the replies a template writes).
+
+    >>> read_with('<c>{"name": "f"}</c>', {"name": "x", "call_start": "<c>", "call_end": "</c>"}, False).tool_calls[0].name
+    'f'
+    """
+    chosen = dialect if isinstance(dialect, str) else Dialect(**dialect)
+    return _core.parse(text, dialect=chosen, start_in_thinking=start_in_thinking)
+
+
 def _options_of(derived: DerivedDialect) -> ParseOptions:
     """The parse options of a derived dialect."""
     dialect: Union[str, Dialect] = derived.name if derived.name is not None else Dialect(**derived.parts)
