@@ -137,7 +137,8 @@ class TokenIdError(AgentMsgError, KeyError):
 
 
 class UnknownModelError(AgentMsgError, KeyError):
-    """A model name that maps to no encoding (tiktoken's KeyError, with tiktoken's message).
+    """A model name that maps to no encoding (tiktoken's KeyError, with tiktoken's message), or
+    to no dialect (``dialect_for_model``, whose message says how to describe the model).
 
     >>> encoding_for_model("my-model")
     Traceback (most recent call last):
