@@ -433,3 +433,13 @@ def test_o200k_harmony_on_random_text_is_tiktokens(text):
     ours, theirs = agentmsg.get_encoding("o200k_harmony"), tiktoken_oracle.encoding("o200k_harmony")
     assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
     assert outcome(lambda: ours.encode(text)) == outcome(lambda: theirs.encode(text))
+
+
+def test_o200k_harmony_special_tokens_from_threads():
+    enc = agentmsg.get_encoding("o200k_harmony")
+    texts = [HARMONY_REPLY * n + f"<|reserved_{200100 + n}|>" for n in range(1, 40)]
+    serial = [enc.encode(text, allowed_special="all") for text in texts]
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(lambda text: enc.encode(text, allowed_special="all"), texts)) == serial
+        errors = list(pool.map(lambda text: outcome(lambda: enc.encode(text)), texts))
+    assert all(kind == "ValueError" and "<|start|>" in message for kind, message in errors)
