@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -114,6 +115,10 @@ def test_config_files_are_read(tmp_path):
     tokenizer_config = tmp_path / "tokenizer_config.json"
     tokenizer_config.write_text(json.dumps({"name_or_path": "zai-org/GLM-4.6", "chat_template": "..."}))
     assert dialect_for_model(tokenizer_config) == {"dialect": "glm45"}
+    # A tokenizer_config.json with no known name that ships its response_template.
+    spec = json.loads((Path(__file__).parent / "data" / "response_templates" / "bracket_calls.json").read_text())
+    tokenizer_config.write_text(json.dumps({"name_or_path": "my-org/new-model", "response_template": spec}))
+    assert dialect_for_model(tokenizer_config)["dialect"].call_start == "[CALL]"
 
 
 @pytest.mark.parametrize("config", [

@@ -18,7 +18,7 @@ from typing import Any, Mapping, NamedTuple, Optional, Tuple, Union
 
 from .._checks import check_calls, describe, type_name
 from ..errors import MessageTypeError, UnknownModelError
-from ..options import ParseOptions
+from ..options import Dialect, ParseOptions
 
 __all__ = ["dialect_for_model", "MODEL_DIALECTS", "ModelDialect"]
 
@@ -145,6 +145,9 @@ def _from_config(config: Mapping[str, Any]) -> ParseOptions:
         name = config.get(key)
         if isinstance(name, str) and name and (row := _lookup(name)) is not None:
             return _options(row)
+    if isinstance(config.get("response_template"), Mapping):
+        # A tokenizer_config.json that ships the model's own response_template.
+        return Dialect.from_response_template(config["response_template"])
     names = []
     model_type = config.get("model_type")
     if isinstance(model_type, str):
@@ -168,7 +171,8 @@ def dialect_for_model(name_or_config: Union[str, Mapping[str, Any], "os.PathLike
     ``name_or_config`` is a model name (a Hugging Face repo id such as ``"Qwen/Qwen3-32B"``, a
     local folder or file name, an alias such as ``"qwen3"``, ``"gpt-oss"``, ``"deepseek"``), a
     model's ``config.json`` as a dict (its ``model_type`` and ``architectures`` are looked up)
-    or the path of a ``config.json`` or ``tokenizer_config.json`` (its ``name_or_path``).
+    or the path of a ``config.json`` or ``tokenizer_config.json`` (its ``name_or_path``, else the
+    ``response_template`` it ships, read by :meth:`Dialect.from_response_template`).
     :data:`MODEL_DIALECTS` is the table. A model it does not know raises
     :class:`~agentmsg.UnknownModelError` (a ``KeyError``) saying how to describe the model.
 
