@@ -316,6 +316,11 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
                                        "name_key": "tool", "arguments_key": "args", "think_start": "[T]",
                                        "think_end": "[/T]"}),
     ("dialect_for_model", agentmsg.dialect_for_model, ("Qwen/Qwen3-32B",), {}),
+    ("Dialect.from_chat_template", agentmsg.Dialect.from_chat_template,
+     ("{% for m in messages %}{{ m.content }}{% for c in m.tool_calls or [] %}<c>{{ c.function|tojson }}</c>"
+      "{% endfor %}{% endfor %}",), {}),
+    ("template_messages", agentmsg.template_messages, ([agentmsg.user("Hi")],), {}),
+    ("ChatTemplate", agentmsg.ChatTemplate, ("{{ messages|length }}",), {}),
     ("Dialect.from_response_template", agentmsg.Dialect.from_response_template, (
         {"start_anchor": "<s>", "fields": {"tool_calls": {"open": "<c>", "close": "</c>", "content": "json",
                                                           "transform": {"type": "function", "function": "{content}"}},
@@ -337,7 +342,9 @@ NOT_CALLED = {
     "TOKEN_ENCODINGS", "DisallowedSpecialTokenError", "TokenIdError", "UnknownModelError",
     "CHECKED_PROVIDERS", "HistoryProblem", "Repair", "Repaired",
     "SentPrompt", "PROMPT_STATUSES", "PRICES", "PRICES_DATE", "HTML_TEXT_CHARS",
-    "TokenizerError", "DialectTemplateError", "MODEL_DIALECTS", "ModelDialect",
+    "TokenizerError", "DialectTemplateError", "MODEL_DIALECTS", "ModelDialect", "TemplateError",
+    # Any keyword of render_chat is a template variable (enable_thinking=...): none is unknown.
+    "render_chat",
 }
 _PENDING_MODULES = ("agentmsg.history.memory", "agentmsg.history.compaction", "agentmsg.history.toolpairs")
 

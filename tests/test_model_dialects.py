@@ -139,7 +139,7 @@ def test_unknown_models_say_how_to_describe_them(name):
     with pytest.raises(agentmsg.UnknownModelError) as error:
         dialect_for_model(name)
     message = str(error.value)
-    for way in ["Dialect.from_response_template", "agentmsg.Dialect(", "DIALECTS"]:
+    for way in ["Dialect.from_chat_template", "Dialect.from_response_template", "agentmsg.Dialect(", "DIALECTS"]:
         assert way in message
     assert len(message) < 800
 

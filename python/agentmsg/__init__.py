@@ -32,6 +32,7 @@ _MODULES = (
     "counting.encoding",
     "counting.counter",
     "counting.tokenizer",
+    "counting.chat_template",
     "history.conversation",
     "history.toolpairs",
     "history.check",
@@ -50,7 +51,7 @@ _EXPORTED = {
     "errors": ("AgentMsgError", "MessageError", "MessageTypeError", "ToolCallError", "EncodingError",
                "ToolPairError", "ConversionError", "MissingDependencyError", "DisallowedSpecialTokenError",
                "TokenIdError", "UnknownModelError", "TranscriptError", "TokenizerError",
-               "DialectTemplateError"),  # ConversionWarning: with convert
+               "TemplateError", "DialectTemplateError"),  # ConversionWarning: with convert
     "options": ("Dialect", "Tools"),
     "model.results": ("Parsed", "ParseIssue", "TextDelta", "ThinkingDelta", "ThinkingEnd", "ToolCallStart",
                       "ToolCallDelta", "ToolCallEnd", "ToolCallHeader"),
@@ -63,7 +64,7 @@ __all__ = [
     "AgentMsgError", "MessageError", "MessageTypeError", "ToolCallError", "EncodingError",
     "ToolPairError", "ConversionError", "MissingDependencyError", "DisallowedSpecialTokenError",
     "TokenIdError", "UnknownModelError", "TranscriptError", "TokenizerError",
-    "DialectTemplateError",
+    "TemplateError", "DialectTemplateError",
     # agentmsg.model.blocks
     "URLSource", "Base64Source", "Source", "TextBlock", "ImageBlock", "AudioBlock", "VideoBlock",
     "ThinkingBlock", "ToolUseBlock", "ToolResultBlock", "Block", "block_to_dict", "block_from_dict",
@@ -92,6 +93,8 @@ __all__ = [
     "MessageCounter", "token_counter",
     # agentmsg.counting.tokenizer
     "Tokenizer",
+    # agentmsg.counting.chat_template
+    "ChatTemplate", "render_chat", "template_messages",
     # agentmsg.history.conversation
     "filter_by_role", "count_by_role", "ConversationStats", "conversation_stats",
     # agentmsg.history.toolpairs
@@ -145,6 +148,7 @@ if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     from .counting.encoding import *  # noqa: F401,F403
     from .counting.counter import MessageCounter, token_counter  # noqa: F401
     from .counting.tokenizer import *  # noqa: F401,F403
+    from .counting.chat_template import ChatTemplate, render_chat, template_messages  # noqa: F401
     from .history.conversation import *  # noqa: F401,F403
     from .history.toolpairs import *  # noqa: F401,F403
     from .history.check import *  # noqa: F401,F403

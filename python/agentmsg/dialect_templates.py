@@ -1,8 +1,7 @@
 """Dialects read from what a model ships: its ``response_template`` (transformers' response
-parsing spec) and its Jinja chat template. ``agentmsg.Dialect.from_response_template`` calls the
-first; the second takes the renderer as a parameter (the core's Jinja renderer, once it lands, in
-``Dialect.from_chat_template``). Each returns the parts of a dialect as a :class:`DerivedDialect`,
-which ``options`` turns into parse options.
+parsing spec) and its Jinja chat template. ``agentmsg.Dialect.from_response_template`` and
+``Dialect.from_chat_template`` (which passes the core's Jinja renderer) call these; each returns
+the parts of a dialect as a :class:`DerivedDialect`, which ``options`` turns into parse options.
 
     >>> spec = {"start_anchor": "<|im_start|>assistant\\n", "fields": {
     ...     "thinking": {"open": "<think>", "close": "</think>"},

@@ -32,6 +32,7 @@ __all__ = [
     "UnknownModelError",
     "TranscriptError",
     "TokenizerError",
+    "TemplateError",
     "DialectTemplateError",
     "ConversionWarning",
 ]
@@ -158,6 +159,28 @@ class TokenizerError(AgentMsgError, ValueError):
     agentmsg.errors.TokenizerError: no tokenizer file at '/no/such/model'
     """
 
+
+class TemplateError(AgentMsgError, ValueError):
+    """A chat template that cannot be compiled or rendered. ``kind`` says why: ``"syntax"`` (not
+    valid Jinja, or an include, import or extends, which templates cannot use; ``line`` names
+    the line), ``"raised"`` (the template called ``raise_exception``; ``template_message`` is
+    its message), ``"limit"`` (the render ran out of fuel or output) or ``"render"`` (an error
+    while rendering, on ``line`` when known).
+
+    >>> from agentmsg import ChatTemplate
+    >>> ChatTemplate("{{ raise_exception('Only user and assistant roles are supported') }}").render([])
+    Traceback (most recent call last):
+    ...
+    agentmsg.errors.TemplateError: the template raised: Only user and assistant roles are supported
+    """
+
+    def __init__(self, message: str, kind: str = "render", line: Optional[int] = None,
+                 template_message: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.kind, self.line, self.template_message = kind, line, template_message
+
+    def __reduce__(self) -> "tuple[type, tuple[str, str, Optional[int], Optional[str]]]":
+        return (type(self), (str(self), self.kind, self.line, self.template_message))
 
 class DialectTemplateError(AgentMsgError, ValueError):
     """A model's chat template or ``response_template`` from which no dialect can be derived; the

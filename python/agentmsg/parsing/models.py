@@ -123,6 +123,7 @@ def _options(row: ModelDialect) -> ParseOptions:
 def _unknown(what: str) -> UnknownModelError:
     return UnknownModelError(
         f"no dialect is known for {what}. Describe the model instead: "
+        "agentmsg.Dialect.from_chat_template(its chat template), "
         "agentmsg.Dialect.from_response_template(its response_template), "
         "agentmsg.Dialect(name=..., call_start=..., call_end=..., ...) from its markers, or one of "
         "agentmsg.DIALECTS by name"
