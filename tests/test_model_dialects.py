@@ -119,6 +119,10 @@ def test_config_files_are_read(tmp_path):
     spec = json.loads((Path(__file__).parent / "data" / "response_templates" / "bracket_calls.json").read_text())
     tokenizer_config.write_text(json.dumps({"name_or_path": "my-org/new-model", "response_template": spec}))
     assert dialect_for_model(tokenizer_config)["dialect"].call_start == "[CALL]"
+    # One that ships only its chat template.
+    template = (Path(__file__).parent / "data" / "chat_templates" / "Qwen3-Coder.jinja").read_text()
+    tokenizer_config.write_text(json.dumps({"name_or_path": "my-org/new-coder", "chat_template": template}))
+    assert dialect_for_model(tokenizer_config) == {"dialect": "qwen3_coder"}
 
 
 @pytest.mark.parametrize("config", [

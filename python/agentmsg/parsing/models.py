@@ -17,7 +17,7 @@ import os
 from typing import Any, Mapping, NamedTuple, Optional, Tuple, Union
 
 from .._checks import check_calls, describe, type_name
-from ..errors import MessageTypeError, UnknownModelError
+from ..errors import DialectTemplateError, MessageTypeError, TemplateError, UnknownModelError
 from ..options import Dialect, ParseOptions
 
 __all__ = ["dialect_for_model", "MODEL_DIALECTS", "ModelDialect"]
@@ -149,6 +149,11 @@ def _from_config(config: Mapping[str, Any]) -> ParseOptions:
     if isinstance(config.get("response_template"), Mapping):
         # A tokenizer_config.json that ships the model's own response_template.
         return Dialect.from_response_template(config["response_template"])
+    if isinstance(config.get("chat_template"), str):
+        try:
+            return Dialect.from_chat_template(config["chat_template"])
+        except (DialectTemplateError, TemplateError):
+            pass  # the model_type may still say it
     names = []
     model_type = config.get("model_type")
     if isinstance(model_type, str):
@@ -173,7 +178,8 @@ def dialect_for_model(name_or_config: Union[str, Mapping[str, Any], "os.PathLike
     local folder or file name, an alias such as ``"qwen3"``, ``"gpt-oss"``, ``"deepseek"``), a
     model's ``config.json`` as a dict (its ``model_type`` and ``architectures`` are looked up)
     or the path of a ``config.json`` or ``tokenizer_config.json`` (its ``name_or_path``, else the
-    ``response_template`` it ships, read by :meth:`Dialect.from_response_template`).
+    ``response_template`` it ships, read by :meth:`Dialect.from_response_template`, else its
+    ``chat_template``, read by :meth:`Dialect.from_chat_template`).
     :data:`MODEL_DIALECTS` is the table. A model it does not know raises
     :class:`~agentmsg.UnknownModelError` (a ``KeyError``) saying how to describe the model.
 
