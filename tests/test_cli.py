@@ -134,6 +134,12 @@ def test_count_whole_requests(capsys, tmp_path):
     chat.write_text(json.dumps({"model": "gpt-4o", "messages": "Hi"}))
     code, _, err = run(capsys, "count", "--request", str(chat))
     assert code == 1 and err == "agentmsg: error: request.messages must be a list, not str\n"
+def test_count_with_gpt_oss_encoding(capsys):
+    expected = count_message_tokens(load_transcript(SIMPLE).messages, encoding="o200k_harmony")
+    for how in (["--model", "gpt-oss-120b"], ["--encoding", "o200k_harmony"]):
+        code, out, _ = run(capsys, "count", SIMPLE, "--json", *how)
+        assert code == 0 and json.loads(out)["encoding"] == "o200k_harmony"
+        assert json.loads(out)["prompt_tokens"] == expected
 
 
 @pytest.mark.parametrize("target", sorted(TARGETS))

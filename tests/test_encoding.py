@@ -21,7 +21,7 @@ from agentmsg.encoding import (
     encoding_name_for_model,
 )
 
-NAMES = ("o200k_base", "cl100k_base")
+NAMES = ("o200k_base", "cl100k_base", "o200k_harmony")
 
 
 @pytest.fixture(params=NAMES)
@@ -44,7 +44,8 @@ def outcome(call):
 unicode_text = st.lists(
     st.one_of(
         st.characters(min_codepoint=0, max_codepoint=0x10FFFF, codec=None),
-        st.sampled_from(list(" \t\n\r'sSlLdDtT0123456789.,!?/<|>_-") + ["<|endoftext|>", "<|fim_prefix|>", "<|endofprompt|>", "'ll", "\u00a0", "\u0301"]),
+        st.sampled_from(list(" \t\n\r'sSlLdDtT0123456789.,!?/<|>_-") + ["<|endoftext|>", "<|fim_prefix|>", "<|endofprompt|>", "'ll", "\u00a0", "\u0301"]
+                        + ["<|start|>", "<|channel|>", "<|message|>", "<|call|>", "<|reserved_200018|>", "<|reserved_201087|>"]),
     ),
     max_size=60,
 ).map("".join)
@@ -149,8 +150,10 @@ def test_encode_ordinary_is_tiktokens_on_all_unicode(text):
 @settings(max_examples=200, deadline=None)
 @given(
     text=unicode_text,
-    allowed=st.one_of(st.just("all"), st.sets(st.sampled_from(["<|endoftext|>", "<|fim_prefix|>", "<|fim_suffix|>", "<|endofprompt|>", "plain"]))),
-    disallowed=st.one_of(st.just("all"), st.just(()), st.sets(st.sampled_from(["<|endoftext|>", "<|fim_middle|>", "<|endofprompt|>"]))),
+    allowed=st.one_of(st.just("all"), st.sets(st.sampled_from(["<|endoftext|>", "<|fim_prefix|>", "<|fim_suffix|>", "<|endofprompt|>", "plain",
+                                                               "<|start|>", "<|channel|>", "<|reserved_200018|>"]))),
+    disallowed=st.one_of(st.just("all"), st.just(()), st.sets(st.sampled_from(["<|endoftext|>", "<|fim_middle|>", "<|endofprompt|>",
+                                                                               "<|message|>", "<|reserved_201087|>"]))),
 )
 def test_encode_with_special_arguments_is_tiktokens(text, allowed, disallowed):
     for name in NAMES:
@@ -165,7 +168,10 @@ def test_encode_with_special_arguments_is_tiktokens(text, allowed, disallowed):
 
 def test_every_special_token_allowed_and_disallowed(pair):
     ours, theirs = pair
-    for token in sorted(theirs.special_tokens_set):
+    tokens = sorted(theirs.special_tokens_set)
+    if len(tokens) > 100:  # o200k_harmony: its named tokens and every 97th reserved one
+        tokens = [t for t in tokens if "reserved" not in t] + tokens[::97]
+    for token in tokens:
         text = f"before {token} after{token}"
         for kwargs in [
             {},
@@ -268,7 +274,8 @@ def test_decode_tokens_bytes_and_batch(pair):
 
 def test_invalid_ids_raise_tiktokens_key_error(pair):
     ours, theirs = pair
-    hole = theirs.max_token_value - 1  # no token in either encoding
+    # No token: a hole below the last special token, or past the last one (o200k_harmony has no hole).
+    hole = theirs.max_token_value - 1 if ours.name != "o200k_harmony" else theirs.n_vocab
     for tokens in [[hole], [1, 2, hole, theirs.n_vocab], [theirs.n_vocab + 5]]:
         assert outcome(lambda: ours.decode(tokens)) == outcome(lambda: theirs.decode(tokens))
     with pytest.raises(TokenIdError) as error:
@@ -381,3 +388,58 @@ def test_concurrent_use_from_threads_gives_the_serial_results():
             assert list(pool.map(enc.encode_ordinary, texts)) == serial
             futures = [pool.submit(enc.encode_ordinary, long) for _ in range(4)]
             assert len({tuple(f.result()) for f in futures}) == 1
+
+
+# -- o200k_harmony (gpt-oss) -------------------------------------------------------------------------
+
+HARMONY_REPLY = ('<|start|>assistant<|channel|>analysis<|message|>Need the weather.<|end|>'
+                 '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json'
+                 '<|message|>{"city": "Paris"}<|call|>')
+
+
+def test_o200k_harmony_is_what_gpt_oss_counts_with():
+    theirs = tiktoken_oracle.encoding("o200k_harmony")
+    for model in ["gpt-oss-120b", "gpt-oss-20b"]:
+        assert agentmsg.encoding_for_model(model) is agentmsg.get_encoding("o200k_harmony")
+        assert agentmsg.resolve_encoding(model) == "o200k_harmony"
+    ours = agentmsg.get_encoding("o200k_harmony")
+    ids = ours.encode(HARMONY_REPLY, allowed_special="all")
+    assert ids == theirs.encode(HARMONY_REPLY, allowed_special="all")
+    assert ids[:3] == [200006, 173781, 200005]  # <|start|> assistant <|channel|>
+    assert ours.decode(ids) == HARMONY_REPLY
+    # Counters read special-token text as plain text, as encode_ordinary does.
+    assert agentmsg.count_tokens(HARMONY_REPLY, "o200k_harmony") == len(theirs.encode_ordinary(HARMONY_REPLY))
+    assert agentmsg.count_tokens(HARMONY_REPLY, "o200k_harmony") == agentmsg.count_tokens(HARMONY_REPLY, "o200k_base")
+    assert agentmsg.truncate_tokens(HARMONY_REPLY, 3, "o200k_harmony") == "<|start"
+
+
+def test_o200k_harmony_special_tokens_are_tiktokens():
+    ours, theirs = agentmsg.get_encoding("o200k_harmony"), tiktoken_oracle.encoding("o200k_harmony")
+    assert list(ours._special_tokens.items()) == list(theirs._special_tokens.items())
+    assert (ours.n_vocab, ours.eot_token, len(ours.special_tokens_set)) == (201088, 199999, 1091)
+    every = "".join(sorted(theirs.special_tokens_set))
+    assert ours.encode(every, allowed_special="all") == theirs.encode(every, allowed_special="all")
+    assert ours.encode_ordinary(every) == theirs.encode_ordinary(every)
+    for token in theirs.special_tokens_set:
+        if theirs._special_tokens[token] != 200018:  # two names for one id: see below
+            assert ours.decode_single_token_bytes(theirs._special_tokens[token]) == token.encode()
+    # 200018 is both <|endofprompt|> (o200k_base's) and <|reserved_200018|>; it decodes to the first.
+    assert ours.decode([200018]) == "<|endofprompt|>"
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=unicode_text)
+def test_o200k_harmony_on_random_text_is_tiktokens(text):
+    ours, theirs = agentmsg.get_encoding("o200k_harmony"), tiktoken_oracle.encoding("o200k_harmony")
+    assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
+    assert outcome(lambda: ours.encode(text)) == outcome(lambda: theirs.encode(text))
+
+
+def test_o200k_harmony_special_tokens_from_threads():
+    enc = agentmsg.get_encoding("o200k_harmony")
+    texts = [HARMONY_REPLY * n + f"<|reserved_{200100 + n}|>" for n in range(1, 40)]
+    serial = [enc.encode(text, allowed_special="all") for text in texts]
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(lambda text: enc.encode(text, allowed_special="all"), texts)) == serial
+        errors = list(pool.map(lambda text: outcome(lambda: enc.encode(text)), texts))
+    assert all(kind == "ValueError" and "<|start|>" in message for kind, message in errors)

@@ -341,6 +341,16 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("Dialect", agentmsg.Dialect, (), {"name": "mine", "call_start": "[C]", "call_end": "[/C]", "payload": "json",
                                        "name_key": "tool", "arguments_key": "args", "think_start": "[T]",
                                        "think_end": "[/T]"}),
+    ("dialect_for_model", agentmsg.dialect_for_model, ("Qwen/Qwen3-32B",), {}),
+    ("Dialect.from_chat_template", agentmsg.Dialect.from_chat_template,
+     ("{% for m in messages %}{{ m.content }}{% for c in m.tool_calls or [] %}<c>{{ c.function|tojson }}</c>"
+      "{% endfor %}{% endfor %}",), {}),
+    ("template_messages", agentmsg.template_messages, ([agentmsg.user("Hi")],), {}),
+    ("ChatTemplate", agentmsg.ChatTemplate, ("{{ messages|length }}",), {}),
+    ("Dialect.from_response_template", agentmsg.Dialect.from_response_template, (
+        {"start_anchor": "<s>", "fields": {"tool_calls": {"open": "<c>", "close": "</c>", "content": "json",
+                                                          "transform": {"type": "function", "function": "{content}"}},
+                                           "content": {}}},), {}),
     ("Prices", agentmsg.Prices, ("mine",), {"input": 1.0, "cached_input": 0.1, "cache_write": 1.25}),
     ("openai_deltas", agentmsg.openai_deltas,
      ([agentmsg.ToolCallHeader(0, "call_1", "f"), agentmsg.ToolCallDelta(0, '{"a":1}'),
@@ -359,6 +369,9 @@ NOT_CALLED = {
     "CHECKED_PROVIDERS", "HistoryProblem", "Repair", "Repaired",
     "SentPrompt", "PROMPT_STATUSES", "PRICES", "PRICES_DATE", "HTML_TEXT_CHARS",
     "TokenizerError", "RequestCount", "REQUEST_PROVIDERS", "ESTIMATE_CALIBRATION",
+    "TokenizerError", "DialectTemplateError", "MODEL_DIALECTS", "ModelDialect", "TemplateError",
+    # Any keyword of render_chat is a template variable (enable_thinking=...): none is unknown.
+    "render_chat",
 }
 _PENDING_MODULES = ("agentmsg.history.memory", "agentmsg.history.compaction", "agentmsg.history.toolpairs")
 

@@ -148,7 +148,7 @@ def test_arrow_name_arguments_are_checked_and_described_briefly():
     texts = pa.array(["a b"])
     # A model name gives its encoding, as for count_tokens_batch.
     assert arrow.count_tokens_arrow(texts, "gpt-4o").to_pylist() == agentmsg.count_tokens_batch(["a b"], "gpt-4o")
-    known = "known encodings: o200k_base, cl100k_base, estimate"
+    known = "known encodings: o200k_base, cl100k_base, o200k_harmony, estimate"
     with pytest.raises(EncodingError, match=rf"^unknown encoding '\\ud800'; {known}$"):
         arrow.count_tokens_arrow(texts, "\ud800")
     with pytest.raises(EncodingError, match=rf"^unknown encoding 'xxxx.*'\.\.\. \(10000000 characters\); {known}$"):
@@ -406,7 +406,7 @@ def test_core_estimate_and_encoder_name_their_arguments():
     with pytest.raises(MessageError, match=rf"^unknown role {SHOWN_BIG}; valid roles: system, user, assistant, tool$"):
         _core.estimate_tokens("a", BIG)
     assert _core.estimate_tokens("abcd") == agentmsg.estimate_tokens("abcd")
-    known = "known encodings: o200k_base, cl100k_base, estimate"
+    known = "known encodings: o200k_base, cl100k_base, o200k_harmony, estimate"
     with pytest.raises(EncodingError, match=rf'^unknown encoding "x{{40}}"\.\.\. \(10000000 characters\); {known}$'):
         _core.TokenEncoder(BIG)
     with pytest.raises(EncodingError, match=rf"^unknown encoding '\\ud800'; {known}$"):

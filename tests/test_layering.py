@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "python" / "agentmsg"
 
 #: Each module's layer, by its first dotted part (a folder, or a top-level module).
 LAYERS = {
-    "errors": 0, "options": 0, "_checks": 0, "pool": 0, "_core": 0, "_sdk_types": 0,
+    "errors": 0, "options": 0, "dialect_templates": 0, "_checks": 0, "pool": 0, "_core": 0, "_sdk_types": 0,
     "model": 1,
     "parsing": 2, "readers": 2,
     "counting": 3,

@@ -229,7 +229,7 @@ def test_unknown_encoding_lists_the_known_ones(call):
         call("p50k_base")
     assert isinstance(raised.value, ValueError)
     assert str(raised.value) == (
-        'unknown encoding "p50k_base"; known encodings: o200k_base, cl100k_base, estimate'
+        'unknown encoding "p50k_base"; known encodings: o200k_base, cl100k_base, o200k_harmony, estimate'
     )
 
 
@@ -250,7 +250,7 @@ def test_wrong_types_raise_message_type_error():
 
 
 def test_encodings_constant():
-    assert agentmsg.ENCODINGS == ("o200k_base", "cl100k_base", "estimate")
+    assert agentmsg.ENCODINGS == ("o200k_base", "cl100k_base", "o200k_harmony", "estimate")
 
 
 def test_counting_leaves_no_utf8_copy_on_the_string():

@@ -26,12 +26,14 @@ _MODULES = (
     "model.results",
     "readers",
     "parsing",
+    "parsing.models",
     "options",
     "counting.tokens",
     "counting.encoding",
     "counting.counter",
     "counting.tokenizer",
     "counting.request",
+    "counting.chat_template",
     "history.conversation",
     "history.toolpairs",
     "history.check",
@@ -49,7 +51,8 @@ _MODULES = (
 _EXPORTED = {
     "errors": ("AgentMsgError", "MessageError", "MessageTypeError", "ToolCallError", "EncodingError",
                "ToolPairError", "ConversionError", "MissingDependencyError", "DisallowedSpecialTokenError",
-               "TokenIdError", "UnknownModelError", "TranscriptError", "TokenizerError"),  # ConversionWarning: with convert
+               "TokenIdError", "UnknownModelError", "TranscriptError", "TokenizerError",
+               "TemplateError", "DialectTemplateError"),  # ConversionWarning: with convert
     "options": ("Dialect", "Tools"),
     "model.results": ("Parsed", "ParseIssue", "TextDelta", "ThinkingDelta", "ThinkingEnd", "ToolCallStart",
                       "ToolCallDelta", "ToolCallEnd", "ToolCallHeader"),
@@ -62,6 +65,7 @@ __all__ = [
     "AgentMsgError", "MessageError", "MessageTypeError", "ToolCallError", "EncodingError",
     "ToolPairError", "ConversionError", "MissingDependencyError", "DisallowedSpecialTokenError",
     "TokenIdError", "UnknownModelError", "TranscriptError", "TokenizerError",
+    "TemplateError", "DialectTemplateError",
     # agentmsg.model.blocks
     "URLSource", "Base64Source", "Source", "TextBlock", "ImageBlock", "AudioBlock", "VideoBlock",
     "ThinkingBlock", "ToolUseBlock", "ToolResultBlock", "Block", "block_to_dict", "block_from_dict",
@@ -77,6 +81,8 @@ __all__ = [
     "DIALECTS", "parse", "parse_many", "parse_tool_calls", "StreamParser", "StreamBatch", "validate_tool_call",
     "format_tool_call", "ToolResultText", "format_tool_result", "parse_tool_result",
     "parse_ids",
+    # agentmsg.parsing.models
+    "dialect_for_model", "MODEL_DIALECTS", "ModelDialect",
     # agentmsg.options
     "Dialect", "Tools",
     # agentmsg.counting.tokens
@@ -92,6 +98,8 @@ __all__ = [
     "Tokenizer",
     # agentmsg.counting.request
     "RequestCount", "count_request_tokens", "REQUEST_PROVIDERS", "ESTIMATE_CALIBRATION",
+    # agentmsg.counting.chat_template
+    "ChatTemplate", "render_chat", "template_messages",
     # agentmsg.history.conversation
     "filter_by_role", "count_by_role", "ConversationStats", "conversation_stats",
     # agentmsg.history.toolpairs
@@ -140,12 +148,14 @@ if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     )
     from .readers import *  # noqa: F401,F403
     from .parsing import *  # noqa: F401,F403
+    from .parsing.models import *  # noqa: F401,F403
     from .options import Dialect, Tools  # noqa: F401
     from .counting.tokens import *  # noqa: F401,F403
     from .counting.encoding import *  # noqa: F401,F403
     from .counting.counter import MessageCounter, token_counter  # noqa: F401
     from .counting.tokenizer import *  # noqa: F401,F403
     from .counting.request import *  # noqa: F401,F403
+    from .counting.chat_template import ChatTemplate, render_chat, template_messages  # noqa: F401
     from .history.conversation import *  # noqa: F401,F403
     from .history.toolpairs import *  # noqa: F401,F403
     from .history.check import *  # noqa: F401,F403

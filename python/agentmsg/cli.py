@@ -167,8 +167,9 @@ TARGETS: Dict[str, Callable[[List[Message]], Any]] = {
 def _stats_block(transcript: Transcript, as_json: bool) -> str:
     messages = transcript.messages
     stats = conversation_stats(messages)
-    # Exact counts in every embedded encoding, OpenAI chat format.
-    exact = {name: count_message_tokens(messages, encoding=name) for name in TOKEN_ENCODINGS}
+    # Exact counts in the encodings of OpenAI's chat models (o200k_harmony, gpt-oss's, counts text
+    # as o200k_base does), OpenAI chat format.
+    exact = {name: count_message_tokens(messages, encoding=name) for name in TOKEN_ENCODINGS[:2]}
     if as_json:
         return _dumps({"name": transcript.name, "source": transcript.source, "format": transcript.format,
                        **stats.__dict__, "prompt_tokens": exact})
@@ -511,8 +512,8 @@ def _counting(sub: argparse.ArgumentParser) -> None:
     """--encoding or --model: how tokens are counted, the same in every command."""
     how = sub.add_mutually_exclusive_group()
     how.add_argument("--encoding", default="o200k_base", choices=ENCODING_CHOICES, metavar="ENCODING",
-                     help="how tokens are counted: o200k_base (the default), cl100k_base, or estimate (4 characters "
-                          "a token)")
+                     help="how tokens are counted: o200k_base (the default), cl100k_base, o200k_harmony (gpt-oss), "
+                          "or estimate (4 characters a token)")
     how.add_argument("--model", help="an OpenAI model name, e.g. gpt-4o or gpt-4 (picks the encoding)")
 
 

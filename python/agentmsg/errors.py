@@ -32,6 +32,8 @@ __all__ = [
     "UnknownModelError",
     "TranscriptError",
     "TokenizerError",
+    "TemplateError",
+    "DialectTemplateError",
     "ConversionWarning",
 ]
 
@@ -136,7 +138,8 @@ class TokenIdError(AgentMsgError, KeyError):
 
 
 class UnknownModelError(AgentMsgError, KeyError):
-    """A model name that maps to no encoding (tiktoken's KeyError, with tiktoken's message).
+    """A model name that maps to no encoding (tiktoken's KeyError, with tiktoken's message), or
+    to no dialect (``dialect_for_model``, whose message says how to describe the model).
 
     >>> encoding_for_model("my-model")
     Traceback (most recent call last):
@@ -154,6 +157,40 @@ class TokenizerError(AgentMsgError, ValueError):
     Traceback (most recent call last):
     ...
     agentmsg.errors.TokenizerError: no tokenizer file at '/no/such/model'
+    """
+
+
+class TemplateError(AgentMsgError, ValueError):
+    """A chat template that cannot be compiled or rendered. ``kind`` says why: ``"syntax"`` (not
+    valid Jinja, or an include, import or extends, which templates cannot use; ``line`` names
+    the line), ``"raised"`` (the template called ``raise_exception``; ``template_message`` is
+    its message), ``"limit"`` (the render ran out of fuel or output) or ``"render"`` (an error
+    while rendering, on ``line`` when known).
+
+    >>> from agentmsg import ChatTemplate
+    >>> ChatTemplate("{{ raise_exception('Only user and assistant roles are supported') }}").render([])
+    Traceback (most recent call last):
+    ...
+    agentmsg.errors.TemplateError: the template raised: Only user and assistant roles are supported
+    """
+
+    def __init__(self, message: str, kind: str = "render", line: Optional[int] = None,
+                 template_message: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.kind, self.line, self.template_message = kind, line, template_message
+
+    def __reduce__(self) -> "tuple[type, tuple[str, str, Optional[int], Optional[str]]]":
+        return (type(self), (str(self), self.kind, self.line, self.template_message))
+
+class DialectTemplateError(AgentMsgError, ValueError):
+    """A model's chat template or ``response_template`` from which no dialect can be derived; the
+    message names the part and says why.
+
+    >>> from agentmsg import Dialect
+    >>> Dialect.from_response_template({"start_anchor": "<s>", "fields": {"answer": {"open": "<a>"}}})
+    Traceback (most recent call last):
+    ...
+    agentmsg.errors.DialectTemplateError: response_template field 'answer': agentmsg reads reasoning ...
     """
 
 

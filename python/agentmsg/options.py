@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Optional, Sequence, TypedDict, Union
+from typing import Any, Dict, List, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
 from . import _core
 from ._checks import MAX_JSON_DEPTH, check_calls, json_copy
+from .dialect_templates import DerivedDialect, chat_template_dialect, response_template_dialect
 from .errors import MessageTypeError
 
 __all__ = ["ThinkingMode", "ToolFormat", "DialectName", "OrphanPolicy", "TrimStrategy", "ParseOptions", "Dialect", "Tools"]
@@ -45,6 +46,9 @@ OrphanPolicy = Literal["raise", "repair", "keep"]
 TrimStrategy = Literal["last", "first"]
 """Which end of the history ``trim`` keeps: the newest messages or the oldest."""
 
+
+#: The render budget of each probe of ``Dialect.from_chat_template`` (MiniJinja fuel, output bytes).
+_PROBE_FUEL, _PROBE_OUTPUT_BYTES = 50_000_000, 4 << 20
 
 #: Tool definitions compiled once, accepted wherever ``tools=`` is (the class is the core's;
 #: its docstring has the rules of equality and of the cache of plain lists).
@@ -122,6 +126,84 @@ class Dialect:
 
     def __post_init__(self) -> None:
         _core.check_dialect(self)
+
+    @classmethod
+    def from_response_template(cls, spec: Mapping[str, Any]) -> ParseOptions:
+        """The parse options of a model's ``response_template`` (the spec transformers >= 5.13
+        runs in ``tokenizer.parse_response``; a ``tokenizer_config.json`` dict holding one is
+        accepted too): ``{"dialect": ...}``, a named dialect when the markers are exactly its
+        own, else a :class:`Dialect`. The spec's ``thinking`` field becomes the reasoning
+        markers, its ``tool_calls`` field (literal ``open``/``close``, a JSON object payload) the
+        call markers and keys, its implicit ``content`` field the text. Anything else (regex
+        markers, other fields, relaxed JSON) raises :class:`~agentmsg.DialectTemplateError`
+        saying which field and why (docs/dialects.md, "Dialects from a model's template").
+
+        >>> spec = {"start_anchor": "<|assistant|>", "fields": {
+        ...     "thinking": {"open": "[THINK]", "close": "[/THINK]"},
+        ...     "tool_calls": {"open": "<call>", "close": "</call>", "repeats": True, "content": "json",
+        ...                    "transform": {"type": "function", "function": "{content}"}},
+        ...     "content": {}}}
+        >>> options = Dialect.from_response_template(spec)
+        >>> options["dialect"].call_start
+        '<call>'
+        >>> from agentmsg import parse
+        >>> parse('[THINK]plan[/THINK]<call>{"name": "f", "arguments": {}}</call>', **options).tool_calls[0].name
+        'f'
+        """
+        return _options_of(response_template_dialect(spec))
+
+    @classmethod
+    def from_chat_template(cls, template: Any) -> ParseOptions:
+        """The parse options of the dialect a Jinja chat ``template`` writes (its source, or an
+        ``agentmsg.ChatTemplate``, whose special tokens it renders with): ``{"dialect": ...}``,
+        with ``"start_in_thinking": True`` when the generation prompt opens the reasoning. The
+        template is rendered in the core (``render_chat``) with probe messages (text, one call,
+        two calls, text and a call, reasoning), and the result is the first named dialect that
+        reads every reply back as what its message held, else a :class:`Dialect` of the markers
+        found around the probes that does (docs/dialects.md, "From a Jinja chat template"). A
+        template no dialect reads raises :class:`~agentmsg.DialectTemplateError` showing what it
+        wrote for a call; one that does not compile, :class:`~agentmsg.errors.TemplateError`.
+
+        >>> from pathlib import Path
+        >>> source = Path("tests/data/chat_templates/Qwen3-Coder.jinja").read_text()
+        >>> Dialect.from_chat_template(source)
+        {'dialect': 'qwen3_coder'}
+        """
+        render_dicts = getattr(template, "render_dicts", None)
+        if render_dicts is None:
+            if not isinstance(template, str):
+                raise MessageTypeError(f"template must be a str or a ChatTemplate, not {type(template).__name__}")
+            # The probes are a few short messages: a small budget bounds a hostile template.
+            native = _core.ChatTemplate(template, _PROBE_FUEL, _PROBE_OUTPUT_BYTES)
+
+            def render(messages: List[Dict[str, Any]], tools: List[Dict[str, Any]], prompt: bool) -> str:
+                # Templates add bos_token and eos_token to strings; their text does not matter here.
+                return str(native.render(messages, tools, prompt, {"bos_token": "", "eos_token": ""}, 0))
+        else:
+            def render(messages: List[Dict[str, Any]], tools: List[Dict[str, Any]], prompt: bool) -> str:
+                return str(render_dicts(messages, tools, prompt))
+        names = [name for name in _core.dialect_names() if name != "forge"]
+        return _options_of(chat_template_dialect(render, read_with, names))
+
+
+def read_with(text: str, dialect: Union[str, Mapping[str, str]], start_in_thinking: bool) -> Any:
+    """``text`` parsed by a dialect name or the parts of a :class:`Dialect` (how derived dialects
+    are checked against the replies a template writes).
+
+    >>> read_with('<c>{"name": "f"}</c>', {"name": "x", "call_start": "<c>", "call_end": "</c>"}, False).tool_calls[0].name
+    'f'
+    """
+    chosen = dialect if isinstance(dialect, str) else Dialect(**dialect)
+    return _core.parse(text, dialect=chosen, start_in_thinking=start_in_thinking)
+
+
+def _options_of(derived: DerivedDialect) -> ParseOptions:
+    """The parse options of a derived dialect."""
+    dialect: Union[str, Dialect] = derived.name if derived.name is not None else Dialect(**derived.parts)
+    options: ParseOptions = {"dialect": dialect}  # type: ignore[typeddict-item]
+    if derived.start_in_thinking:
+        options["start_in_thinking"] = True
+    return options
 
 
 def tools_json(tools: Sequence[Mapping[str, Any]]) -> str:

@@ -2,7 +2,8 @@
 
 ``get_encoding(name)`` and ``encoding_for_model(model)`` return an :class:`Encoding` with
 tiktoken's methods and semantics (same ids, same special-token rules, same exceptions, as
-subclasses of :class:`agentmsg.AgentMsgError`), for ``o200k_base`` and ``cl100k_base``.
+subclasses of :class:`agentmsg.AgentMsgError`), for ``o200k_base``, ``cl100k_base`` and
+``o200k_harmony`` (gpt-oss).
 
     >>> import agentmsg
     >>> enc = agentmsg.encoding_for_model("gpt-4o")
@@ -36,7 +37,7 @@ __all__ = ["Encoding",
     "TOKEN_ENCODINGS"]
 
 #: The encodings with token ids (``"estimate"``, which counters also accept, has none).
-TOKEN_ENCODINGS = ("o200k_base", "cl100k_base")
+TOKEN_ENCODINGS = ("o200k_base", "cl100k_base", "o200k_harmony")
 
 
 # tiktoken's model.py, with the same meaning: an exact name first, then the first matching
@@ -69,7 +70,8 @@ def encoding_name_for_model(model: str) -> str:
 
 def resolve_encoding(encoding_or_model: str) -> str:
     """The encoding a counter should use for ``encoding_or_model``: the name itself when it is
-    one the counters accept (``"o200k_base"``, ``"cl100k_base"``, ``"estimate"``), else the
+    one the counters accept (``"o200k_base"``, ``"cl100k_base"``, ``"o200k_harmony"``,
+    ``"estimate"``), else the
     encoding of that model. :class:`agentmsg.EncodingError` (a ``ValueError``, as for an unknown
     encoding name today) when it is neither, or names a model whose encoding is not embedded.
 
@@ -95,8 +97,9 @@ _encodings: Dict[str, "Encoding"] = {}
 
 
 def get_encoding(name: str) -> "Encoding":
-    """The encoding called ``name`` (``"o200k_base"`` or ``"cl100k_base"``), built once and
-    shared; :class:`agentmsg.EncodingError` (a ``ValueError``, as tiktoken raises) for any other.
+    """The encoding called ``name`` (``"o200k_base"``, ``"cl100k_base"`` or ``"o200k_harmony"``),
+    built once and shared; :class:`agentmsg.EncodingError` (a ``ValueError``, as tiktoken raises)
+    for any other.
 
     >>> get_encoding("cl100k_base").encode_ordinary("hello world")
     [15339, 1917]
@@ -114,11 +117,11 @@ def get_encoding(name: str) -> "Encoding":
 
 def encoding_for_model(model: str) -> "Encoding":
     """The encoding ``model`` uses (see :func:`encoding_name_for_model`). A model whose encoding
-    is not embedded here (GPT-2 and the deprecated r50k/p50k models, gpt-oss's o200k_harmony)
-    raises :class:`agentmsg.EncodingError` naming it.
+    is not embedded here (GPT-2 and the deprecated r50k/p50k models) raises
+    :class:`agentmsg.EncodingError` naming it.
 
-    >>> encoding_for_model("gpt-4").name
-    'cl100k_base'
+    >>> encoding_for_model("gpt-4").name, encoding_for_model("gpt-oss-120b").name
+    ('cl100k_base', 'o200k_harmony')
     """
     name = encoding_name_for_model(model)
     if name not in TOKEN_ENCODINGS:

@@ -1,8 +1,8 @@
 """Exact token counts, offline, with OpenAI's BPE data embedded in the Rust core.
 
 ``count_tokens(text, encoding)`` equals ``len(tiktoken.get_encoding(encoding).encode_ordinary(text))``
-for ``o200k_base`` and ``cl100k_base``; ``encoding="estimate"`` switches any counter to Forge's
-heuristic instead. Counting is linear on every input and releases the GIL.
+for ``o200k_base``, ``cl100k_base`` and ``o200k_harmony``; ``encoding="estimate"`` switches any
+counter to Forge's heuristic instead. Counting is linear on every input and releases the GIL.
 
     >>> import agentmsg
     >>> agentmsg.count_tokens("Hello, world!")
@@ -52,7 +52,8 @@ REPLY_PRIMING_TOKENS = 3
 # The same cookbook's tool-definition constants (section 7, measured against the API): gpt-4o
 # and gpt-4o-mini (o200k_base) start each function at 7, gpt-4 and gpt-3.5-turbo (cl100k_base)
 # at 10; the rest are shared.
-_FUNCTION_START = {"o200k_base": 7, "cl100k_base": 10}
+# o200k_harmony (gpt-oss) shares o200k_base's tokens; OpenAI's API publishes no figure for it.
+_FUNCTION_START = {"o200k_base": 7, "cl100k_base": 10, "o200k_harmony": 7}
 _PROPERTIES_START = 3
 _PROPERTY_KEY = 3
 _ENUM_START = -3

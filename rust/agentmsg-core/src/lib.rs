@@ -9,6 +9,7 @@ pub mod pairs;
 pub mod parse;
 pub mod prune;
 pub mod role;
+pub mod template;
 pub mod tokenizer;
 pub mod tokens;
 

@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use agentmsg_core::tokens::encode::{self as core_encode, first_occurrence};
+use agentmsg_core::tokens::encode as core_encode;
 use agentmsg_core::tokens::{models, Encoding, ENCODING_NAMES};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyString};
@@ -47,6 +47,7 @@ impl TokenEncoder {
     /// in order, and nothing is encoded (tiktoken checks each text before encoding it, so the
     /// first failing text is the one it reports).
     fn unless_disallowed<T>(
+        &self,
         texts: &[Cow<'_, str>],
         disallowed: &[String],
         encode: impl FnOnce(&[Cow<'_, str>]) -> T,
@@ -56,7 +57,7 @@ impl TokenEncoder {
         }
         let needles: Vec<&str> = disallowed.iter().map(String::as_str).collect();
         let found = texts.iter().enumerate().find_map(|(index, text)| {
-            first_occurrence(text, &needles).map(|(_, needle)| (index, disallowed[needle].clone()))
+            self.inner.first_disallowed(text, &needles).map(|needle| (index, disallowed[needle].clone()))
         });
         match found {
             Some(found) => Err(found),
@@ -130,7 +131,7 @@ impl TokenEncoder {
             let storages: Vec<Storage<'_>> = texts.iter().map(storage).collect::<PyResult<_>>()?;
             let result = crate::pool::run_detached(py, || {
                 let valid: Vec<Cow<'_, str>> = storages.iter().map(Storage::utf8).collect();
-                Self::unless_disallowed(&valid, &disallowed, |valid| core_encode::encode_batch(&self.inner, valid, &allowed))
+                self.unless_disallowed(&valid, &disallowed, |valid| core_encode::encode_batch(&self.inner, valid, &allowed))
             })?;
             return match result {
                 Ok(ids) => ids.into_pyobject(py),
@@ -139,7 +140,7 @@ impl TokenEncoder {
         };
         let storage = storage(text)?;
         let result = run_for_text(py, storage.chars(), || {
-            Self::unless_disallowed(&[storage.utf8()], &disallowed, |text| self.inner.encode(&text[0], &allowed))
+            self.unless_disallowed(&[storage.utf8()], &disallowed, |text| self.inner.encode(&text[0], &allowed))
         })?;
         match result {
             Ok(ids) => ids.into_pyobject(py),

@@ -29,6 +29,7 @@ mod prune;
 mod results;
 mod stream;
 mod strings;
+mod template;
 mod tokens;
 mod tokenizer;
 mod tools;
@@ -39,7 +40,7 @@ mod tools;
 type Register = fn(&Bound<'_, PyModule>) -> PyResult<()>;
 
 /// Each feature module's `register`, in the order `_core` gains their names.
-const FEATURES: [Register; 14] = [
+const FEATURES: [Register; 15] = [
     estimate::register,
     parse::register,
     stream::register,
@@ -54,6 +55,7 @@ const FEATURES: [Register; 14] = [
     tokenizer::register,
     tools::register,
     batch::register,
+    template::register,
 ];
 
 #[pymodule]

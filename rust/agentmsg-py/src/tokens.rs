@@ -54,7 +54,8 @@ pub(crate) fn encoding_from_name(py: Python<'_>, name: Option<&Bound<'_, PyAny>>
 pub(crate) fn loaded(encoding: Encoding) -> Encoding {
     static LOADED: [Once; 2] = [Once::new(), Once::new()];
     let slot = match encoding {
-        Encoding::O200kBase => 0,
+        // o200k_harmony shares o200k_base's tables.
+        Encoding::O200kBase | Encoding::O200kHarmony => 0,
         Encoding::Cl100kBase => 1,
         Encoding::Estimate => return encoding,
     };

@@ -8,6 +8,10 @@
 //! stack for short pieces, the bpe crate's linear backtracking encoder for long ones, which
 //! gives the same ids).
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, MatchKind};
 use memchr::memmem;
 use rayon::prelude::*;
 
@@ -26,12 +30,85 @@ const CL100K_SPECIAL: [SpecialToken; 5] = [
 
 const O200K_SPECIAL: [SpecialToken; 2] = [("<|endoftext|>", 199_999), ("<|endofprompt|>", 200_018)];
 
+/// The Harmony format's named tokens from 200,000 on (tiktoken >= 0.12's `o200k_harmony`); every
+/// other id up to 201,087 is `<|reserved_ID|>`.
+const HARMONY_NAMED: [SpecialToken; 7] = [
+    ("<|return|>", 200_002),
+    ("<|constrain|>", 200_003),
+    ("<|channel|>", 200_005),
+    ("<|start|>", 200_006),
+    ("<|end|>", 200_007),
+    ("<|message|>", 200_008),
+    ("<|call|>", 200_012),
+];
+/// One past the last reserved id of o200k_harmony (its `n_vocab`).
+const HARMONY_END: u32 = 201_088;
+
+/// The special tokens of one encoding, with one finder for all of them.
+pub struct Specials {
+    /// In tiktoken's order.
+    tokens: Vec<SpecialToken>,
+    /// Leftmost-first over `tokens`: what tiktoken's alternation of them finds.
+    finder: AhoCorasick,
+    /// The index in `tokens` of each token's text.
+    index: HashMap<&'static str, usize>,
+    /// The text each special id decodes to.
+    by_id: HashMap<u32, &'static str>,
+}
+
+impl Specials {
+    fn new(tokens: Vec<SpecialToken>) -> Self {
+        let finder = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(tokens.iter().map(|&(text, _)| text))
+            .expect("special tokens are short literals");
+        let index = tokens.iter().enumerate().map(|(i, &(text, _))| (text, i)).collect();
+        // The first token listed with an id is the text it decodes to.
+        let mut by_id = HashMap::with_capacity(tokens.len());
+        for &(text, id) in &tokens {
+            by_id.entry(id).or_insert(text);
+        }
+        Self { tokens, finder, index, by_id }
+    }
+
+    /// Whether each special token is one of `names` (names that are not special are ignored).
+    fn mask(&self, names: &[&str]) -> Vec<bool> {
+        let mut mask = vec![false; self.tokens.len()];
+        for name in names {
+            if let Some(&i) = self.index.get(name) {
+                mask[i] = true;
+            }
+        }
+        mask
+    }
+}
+
+static CL100K_SPECIALS: LazyLock<Specials> = LazyLock::new(|| Specials::new(CL100K_SPECIAL.to_vec()));
+static O200K_SPECIALS: LazyLock<Specials> = LazyLock::new(|| Specials::new(O200K_SPECIAL.to_vec()));
+static HARMONY_SPECIALS: LazyLock<Specials> = LazyLock::new(|| {
+    // tiktoken's order: o200k_base's, <|startoftext|>, then every id from 200,000 (200,018 is
+    // both <|endofprompt|> and <|reserved_200018|>, as in tiktoken).
+    let mut tokens = O200K_SPECIAL.to_vec();
+    tokens.push(("<|startoftext|>", 199_998));
+    for id in 200_000..HARMONY_END {
+        match HARMONY_NAMED.iter().find(|&&(_, named)| named == id) {
+            Some(&token) => tokens.push(token),
+            None => {
+                // Built once per process: the names live as long as the tables.
+                let name: &'static str = Box::leak(format!("<|reserved_{id}|>").into_boxed_str());
+                tokens.push((name, id));
+            }
+        }
+    }
+    Specials::new(tokens)
+});
+
 /// One exact encoding with its ids: tiktoken's `Encoding` for the same name.
 #[derive(Clone, Copy)]
 pub struct TokenEncoder {
     encoding: Encoding,
     bpe: &'static Bpe,
-    special: &'static [SpecialToken],
+    specials: &'static Specials,
 }
 
 /// A token id that is neither a mergeable token nor a special token of the encoding.
@@ -48,15 +125,16 @@ impl TokenEncoder {
     /// assert!(TokenEncoder::new(Encoding::Estimate).is_none());
     /// ```
     pub fn new(encoding: Encoding) -> Option<Self> {
-        let special: &'static [SpecialToken] = match encoding {
-            Encoding::O200kBase => &O200K_SPECIAL,
-            Encoding::Cl100kBase => &CL100K_SPECIAL,
+        let specials: &'static Specials = match encoding {
+            Encoding::O200kBase => &O200K_SPECIALS,
+            Encoding::Cl100kBase => &CL100K_SPECIALS,
+            Encoding::O200kHarmony => &HARMONY_SPECIALS,
             Encoding::Estimate => return None,
         };
         Some(Self {
             encoding,
             bpe: encoding.bpe()?,
-            special,
+            specials,
         })
     }
 
@@ -66,7 +144,7 @@ impl TokenEncoder {
 
     /// The special tokens, in tiktoken's order.
     pub fn special_tokens(&self) -> &'static [SpecialToken] {
-        self.special
+        &self.specials.tokens
     }
 
     /// The number of mergeable (ordinary) tokens: their ids are `0..mergeable_tokens()`.
@@ -77,7 +155,7 @@ impl TokenEncoder {
     /// tiktoken's `n_vocab`: the largest id plus one (the id space has holes before the last
     /// special tokens, as in tiktoken).
     pub fn n_vocab(&self) -> u32 {
-        let largest_special = self.special.iter().map(|&(_, id)| id).max().unwrap_or(0);
+        let largest_special = self.specials.tokens.iter().map(|&(_, id)| id).max().unwrap_or(0);
         largest_special.max(self.mergeable_tokens() as u32 - 1) + 1
     }
 
@@ -101,26 +179,44 @@ impl TokenEncoder {
     /// assert_eq!(cl100k.encode("hi<|endoftext|>", &[]).len(), 8);
     /// ```
     pub fn encode(&self, text: &str, allowed_special: &[&str]) -> Vec<u32> {
-        let allowed: Vec<SpecialToken> = self
-            .special
-            .iter()
-            .copied()
-            .filter(|(token, _)| allowed_special.contains(token))
-            .collect();
-        if allowed.is_empty() {
+        let allowed = self.specials.mask(allowed_special);
+        if !allowed.contains(&true) {
             return self.encode_ordinary(text);
         }
         let mut out = Vec::with_capacity(text.len() / 4);
-        let mut occurrences = NextOccurrences::new(allowed.iter().map(|&(token, _)| token));
         let mut start = 0;
-        while let Some((at, index)) = occurrences.leftmost(text, start) {
-            self.encode_ordinary_into(&text[start..at], &mut out);
-            let (token, id) = allowed[index];
-            out.push(id);
-            start = at + token.len();
+        // Every special token is found and those not allowed are passed over, as tiktoken
+        // does; no special token can overlap another, so passing over one hides none.
+        for found in self.specials.finder.find_iter(text) {
+            if allowed[found.pattern().as_usize()] {
+                self.encode_ordinary_into(&text[start..found.start()], &mut out);
+                out.push(self.specials.tokens[found.pattern().as_usize()].1);
+                start = found.end();
+            }
         }
         self.encode_ordinary_into(&text[start..], &mut out);
         out
+    }
+
+    /// The leftmost occurrence in `text` of a string of `disallowed`, as the index of that
+    /// string (the first one listed when several start there): tiktoken's check for
+    /// disallowed special tokens. Special tokens are found with the encoding's one finder;
+    /// other strings by [`first_occurrence`].
+    ///
+    /// ```
+    /// use agentmsg_core::tokens::{encode::TokenEncoder, Encoding};
+    /// let cl100k = TokenEncoder::new(Encoding::Cl100kBase).unwrap();
+    /// assert_eq!(cl100k.first_disallowed("a<|fim_prefix|><|endoftext|>", &["<|endoftext|>", "<|fim_prefix|>"]), Some(1));
+    /// assert_eq!(cl100k.first_disallowed("a<|endoftext|>", &["<|fim_prefix|>"]), None);
+    /// ```
+    pub fn first_disallowed(&self, text: &str, disallowed: &[&str]) -> Option<usize> {
+        if !disallowed.iter().all(|name| self.specials.index.contains_key(name)) {
+            return first_occurrence(text, disallowed).map(|(_, needle)| needle);
+        }
+        let mask = self.specials.mask(disallowed);
+        let found = self.specials.finder.find_iter(text).find(|found| mask[found.pattern().as_usize()])?;
+        let token = self.specials.tokens[found.pattern().as_usize()].0;
+        disallowed.iter().position(|&name| name == token)
     }
 
     /// The bytes of `tokens`, special tokens included (tiktoken's `decode_bytes`); the first id
@@ -145,10 +241,7 @@ impl TokenEncoder {
         if (token as usize) < self.mergeable_tokens() {
             return Some(self.bpe.tokenizer.bpe.token_bytes(token));
         }
-        self.special
-            .iter()
-            .find(|&&(_, id)| id == token)
-            .map(|&(text, _)| text.as_bytes())
+        self.specials.by_id.get(&token).map(|text| text.as_bytes())
     }
 
     /// The text of the first `max_tokens` tokens of `text` (encoded as by
@@ -386,6 +479,41 @@ mod tests {
                 let bytes = encoder.decode_bytes(&ids[ids.len().saturating_sub(max)..]).unwrap();
                 assert!(bytes.ends_with(cut.as_bytes()) && text.ends_with(cut));
                 assert!(bytes.len() - cut.len() < 4, "dropped at most one character");
+            }
+        }
+    }
+
+    #[test]
+    fn harmony_is_o200k_base_with_the_harmony_tokens() {
+        let harmony = TokenEncoder::new(Encoding::O200kHarmony).unwrap();
+        let [o200k, _] = encoders();
+        assert_eq!((harmony.mergeable_tokens(), harmony.n_vocab()), (199_998, 201_088));
+        assert_eq!(harmony.special_tokens().len(), 1091);
+        let text = "<|start|>assistant<|channel|>final<|message|>Hi<|return|>";
+        assert_eq!(harmony.encode_ordinary(text), o200k.encode_ordinary(text));
+        let ids = harmony.encode(text, &["<|start|>", "<|channel|>", "<|message|>", "<|return|>"]);
+        assert_eq!(ids[..3], [200_006, 173_781, 200_005]);
+        assert_eq!(harmony.decode_bytes(&ids).unwrap(), text.as_bytes());
+        // 200,018 has two names; it decodes to the first, o200k_base's.
+        assert_eq!(harmony.token_bytes(200_018), Some(&b"<|endofprompt|>"[..]));
+        assert_eq!(harmony.token_bytes(201_087), Some(&b"<|reserved_201087|>"[..]));
+        assert_eq!(harmony.token_bytes(201_088), None);
+        assert_eq!(harmony.first_disallowed("a <|end|> <|call|>", &["<|call|>", "<|end|>"]), Some(1));
+    }
+
+    #[test]
+    fn no_special_token_can_overlap_another() {
+        // Passing over a token that is not allowed never hides one that is (`encode`).
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase, Encoding::O200kHarmony] {
+            let tokens = TokenEncoder::new(encoding).unwrap().special_tokens();
+            let starts: std::collections::HashSet<&[u8]> = tokens
+                .iter()
+                .flat_map(|(t, _)| (1..t.len()).map(move |n| &t.as_bytes()[..n]))
+                .collect();
+            for (token, _) in tokens {
+                for cut in 1..token.len() {
+                    assert!(!starts.contains(&token.as_bytes()[cut..]), "{token}");
+                }
             }
         }
     }

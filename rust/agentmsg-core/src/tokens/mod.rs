@@ -36,12 +36,14 @@ pub enum Encoding {
     O200kBase,
     /// GPT-4, GPT-3.5-turbo, text-embedding-3.
     Cl100kBase,
+    /// gpt-oss: o200k_base's tokens and pattern, with the Harmony format's special tokens.
+    O200kHarmony,
     /// Forge's heuristic: a quarter of the UTF-8 bytes, plus 10 for a `<tool>` tag.
     Estimate,
 }
 
 /// The names [`Encoding::from_name`] accepts, in the order error messages list them.
-pub const ENCODING_NAMES: [&str; 3] = ["o200k_base", "cl100k_base", "estimate"];
+pub const ENCODING_NAMES: [&str; 4] = ["o200k_base", "cl100k_base", "o200k_harmony", "estimate"];
 
 /// An encoding name that is not one of [`ENCODING_NAMES`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,6 +80,7 @@ impl Encoding {
         match name {
             "o200k_base" => Ok(Self::O200kBase),
             "cl100k_base" => Ok(Self::Cl100kBase),
+            "o200k_harmony" => Ok(Self::O200kHarmony),
             "estimate" => Ok(Self::Estimate),
             _ => Err(UnknownEncoding {
                 name: name.to_owned(),
@@ -90,6 +93,7 @@ impl Encoding {
         match self {
             Self::O200kBase => "o200k_base",
             Self::Cl100kBase => "cl100k_base",
+            Self::O200kHarmony => "o200k_harmony",
             Self::Estimate => "estimate",
         }
     }
@@ -107,7 +111,8 @@ impl Encoding {
 
     fn bpe(self) -> Option<&'static Bpe> {
         match self {
-            Self::O200kBase => Some(&O200K_BASE),
+            // Harmony differs from o200k_base only in its special tokens (`encode.rs`).
+            Self::O200kBase | Self::O200kHarmony => Some(&O200K_BASE),
             Self::Cl100kBase => Some(&CL100K_BASE),
             Self::Estimate => None,
         }
@@ -273,7 +278,7 @@ mod tests {
         let error = Encoding::from_name("p50k_base").unwrap_err();
         assert_eq!(
             error.to_string(),
-            "unknown encoding \"p50k_base\"; known encodings: o200k_base, cl100k_base, estimate"
+            "unknown encoding \"p50k_base\"; known encodings: o200k_base, cl100k_base, o200k_harmony, estimate"
         );
     }
 
@@ -284,7 +289,7 @@ mod tests {
         let shown = "é".repeat(40);
         assert_eq!(
             message,
-            format!("unknown encoding \"{shown}\"... (10000 characters); known encodings: o200k_base, cl100k_base, estimate")
+            format!("unknown encoding \"{shown}\"... (10000 characters); known encodings: o200k_base, cl100k_base, o200k_harmony, estimate")
         );
     }
 

@@ -1,0 +1,136 @@
+"""Dialect.from_chat_template on the models' own chat templates (tests/data/chat_templates),
+rendered by the core's Jinja renderer with probe messages and read back: the day-zero test of
+issue 22. For each of the families agentmsg reads by hand, the template derives that dialect,
+and the derived dialect gives the hand-written one's results and events on every conformance
+case of the dialect tables.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import agentmsg
+import test_dialects
+import test_dialects_json_and_pythonic
+import test_dialects_lenient
+import test_dialects_token_markers
+from agentmsg import Dialect, DialectTemplateError
+from test_dialects import stream
+
+TEMPLATES = Path(__file__).resolve().parent / "data" / "chat_templates"
+
+
+def derive(template: str):
+    return Dialect.from_chat_template((TEMPLATES / f"{template}.jinja").read_text(encoding="utf-8"))
+
+
+#: Template -> (the hand-written dialect it derives, whether its prompt opens the reasoning).
+DERIVED = {
+    "Qwen-Qwen3-0.6B": ("hermes", False),
+    "Qwen-Qwen2.5-7B-Instruct": ("hermes", False),
+    "Qwen-QwQ-32B": ("hermes", False),  # this copy closes the <think> it opens unless enable_thinking
+    "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use": ("hermes", False),
+    "NousResearch-Hermes-3-Llama-3.1-8B-tool_use": ("hermes", False),
+    "ibm-granite-granite-4.0": ("hermes", False),
+    "Qwen3-Coder": ("qwen3_coder", False),
+    "Qwen3.5-4B": ("qwen3_coder", True),
+    "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": ("qwen3_coder", True),
+    "StepFun3.5-Flash": ("qwen3_coder", True),
+    "meta-llama-Llama-3.1-8B-Instruct": ("llama3_json", False),
+    "meta-llama-Llama-3.2-3B-Instruct": ("llama3_json", False),
+    "meta-llama-Llama-3.3-70B-Instruct": ("llama3_json", False),
+    "Mistral-Small-3.2-24B-Instruct-2506": ("mistral", False),
+    "mistralai-Mistral-Nemo-Instruct-2407": ("mistral", False),
+    "mistralai-Ministral-3-14B-Reasoning-2512": ("mistral", False),
+    "unsloth-mistral-Devstral-Small-2507": ("mistral", False),
+    "deepseek-ai-DeepSeek-V3.1": ("deepseek_v31", False),
+    "moonshotai-Kimi-K2": ("kimi_k2", False),
+    "GLM-4.6": ("glm45", False),
+    "GLM-4.7-Flash": ("glm45", True),
+    "poolside-Laguna-XS.2": ("glm45", False),
+    # Its replies continue the prompt's "<|start|>assistant" header; two calls are two messages.
+    "openai-gpt-oss-120b": ("gpt_oss", False),
+}
+
+
+@pytest.mark.parametrize("template", list(DERIVED))
+def test_templates_derive_their_hand_written_dialect(template):
+    name, starts_in_thinking = DERIVED[template]
+    assert derive(template) == ({"dialect": name, "start_in_thinking": True} if starts_in_thinking else {"dialect": name})
+
+
+def test_a_template_with_other_markers_derives_a_custom_dialect():
+    dialect = derive("ByteDance-Seed-OSS")["dialect"]
+    assert dialect == Dialect(name="chat_template", payload="qwen3_coder", call_start="<seed:tool_call>",
+                              call_end="</seed:tool_call>", think_start="<seed:think>", think_end="</seed:think>")
+    reply = ("<seed:think>Weather first.</seed:think>Checking.<seed:tool_call>\n<function=get_weather>\n"
+             "<parameter=city>\nParis\n</parameter>\n</function>\n</seed:tool_call>")
+    parsed = agentmsg.parse(reply, dialect=dialect)
+    assert (parsed.thinking, parsed.text, parsed.tool_calls[0].input) == (["Weather first."], "Checking.", {"city": "Paris"})
+
+
+#: Templates that derive no dialect today, and why (the report of issue 22 lists them).
+NOT_DERIVED = {
+    "HuggingFaceTB-SmolLM3-3B": "writes no tool call",
+    "deepseek-ai-DeepSeek-V3.2": "no dialect reads",  # DSML
+    "google-gemma-4-31B-it": "no dialect reads",
+    "MiniMax-M2": "no dialect reads",
+    "CohereForAI-c4ai-command-r7b-12-2024-tool_use": "no dialect reads",
+    # These copies call list.append, which the renderer refuses (as transformers' sandbox does).
+    "Kimi-K2-Instruct": "does not render an assistant message with a tool call",
+    "Kimi-K2-Thinking": "does not render an assistant message with a tool call",
+}
+
+
+@pytest.mark.parametrize("template", list(NOT_DERIVED))
+def test_templates_no_dialect_reads_say_what_they_write(template):
+    with pytest.raises(DialectTemplateError) as error:
+        derive(template)
+    assert NOT_DERIVED[template] in str(error.value)
+    assert isinstance(error.value, ValueError)
+
+
+# -- the derived dialect on every conformance case of its hand-written one -------------------------
+
+def cases(dialect: str):
+    tables = [test_dialects.ALL, test_dialects_json_and_pythonic.ALL, test_dialects_token_markers.ALL]
+    found = [c for table in tables for name, rows in table if name == dialect for c in rows]
+    found += [c for name, c in test_dialects_lenient.ALL_CASES if name == dialect]
+    return found
+
+
+def test_a_chat_template_object_and_bad_templates():
+    qwen3 = agentmsg.ChatTemplate.from_file(TEMPLATES / "Qwen-Qwen3-0.6B.jinja")
+    assert Dialect.from_chat_template(qwen3) == {"dialect": "hermes"}
+    with pytest.raises(agentmsg.TemplateError):
+        Dialect.from_chat_template("{% if %}")
+    with pytest.raises(agentmsg.TemplateError, match="raised"):
+        Dialect.from_chat_template("{{ raise_exception('no') }}")
+    refuses_calls = "{% for m in messages %}{% if m.tool_calls %}{{ raise_exception('no calls') }}{% endif %}{{ m.content }}{% endfor %}"
+    with pytest.raises(DialectTemplateError, match="does not render an assistant message with a tool call: .*no calls"):
+        Dialect.from_chat_template(refuses_calls)
+    with pytest.raises(agentmsg.MessageTypeError):
+        Dialect.from_chat_template(5)
+
+
+def derived_dialects():
+    seen = {}
+    for template, (name, _) in DERIVED.items():
+        seen.setdefault(name, template)
+    return [(name, template) for name, template in seen.items()]
+
+
+@pytest.mark.parametrize("hand_written, template", derived_dialects())
+def test_derived_dialect_equals_the_hand_written_one_on_every_case(hand_written, template):
+    options = derive(template)
+    dialect = options["dialect"]
+    rows = cases(hand_written)
+    assert len(rows) >= 10
+    for row in rows:
+        text, _, options = row.values
+        assert agentmsg.parse(text, dialect=dialect, **options) == agentmsg.parse(text, dialect=hand_written, **options)
+        for pieces in ([text], [text[i:i + 3] for i in range(0, len(text), 3)]):
+            events, result = stream(text, dialect, options, pieces)
+            assert (events, result) == stream(text, hand_written, options, pieces)
