@@ -40,7 +40,7 @@ SPECIAL_TOKEN_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_
 DEFAULT_FUEL = 10_000_000
 DEFAULT_MAX_OUTPUT_BYTES = 64 << 20
 
-_MEDIA_TYPES = {ImageBlock: "image", AudioBlock: "audio", VideoBlock: "video"}
+_MEDIA_TYPES: Dict[type, str] = {ImageBlock: "image", AudioBlock: "audio", VideoBlock: "video"}
 
 
 def _template_message(message: Message) -> Dict[str, Any]:
