@@ -12,8 +12,9 @@ from agentmsg import ToolUseBlock
 TEMPLATES = Path(__file__).resolve().parent / "data" / "chat_templates"
 TEMPLATE_FILES = sorted(p for p in TEMPLATES.glob("*.jinja"))
 
-#: The special tokens both renderers get (transformers passes its tokenizer's).
-SPECIAL_TOKENS = {"bos_token": "<|bos|>", "eos_token": "<|eos|>"}
+#: The special tokens both renderers get (transformers passes its tokenizer's): those of the
+#: oracle's tokenizer file, so the counting tests read them as the tokens they are.
+SPECIAL_TOKENS = {"bos_token": "<｜begin▁of▁sentence｜>", "eos_token": "<｜end▁of▁sentence｜>"}
 
 WEATHER = {
     "type": "function",

@@ -212,7 +212,7 @@ def test_templates_cannot_load_files(source: str) -> None:
 ])
 def test_unbounded_templates_are_stopped(source: str) -> None:
     with pytest.raises(TemplateError) as caught:
-        ChatTemplate(source).render([agentmsg.user("x")])
+        ChatTemplate(source, fuel=1_000_000).render([agentmsg.user("x")])
     assert caught.value.kind in ("limit", "render")
 
 
@@ -234,7 +234,7 @@ def test_values_a_template_cannot_hold_are_typed_errors() -> None:
     with pytest.raises(agentmsg.MessageTypeError, match="x must be a JSON-like value"):
         template.render([], x=object())
     with pytest.raises(agentmsg.MessageTypeError):
-        template.render([], messages=[])
+        template.render([], documents=[])
     with pytest.raises(agentmsg.MessageTypeError):
         render_chat([], 3)  # type: ignore[arg-type]
 

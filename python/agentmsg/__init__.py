@@ -34,6 +34,7 @@ _MODULES = (
     "counting.tokenizer",
     "counting.request",
     "counting.chat_template",
+    "counting.chat_tokens",
     "history.conversation",
     "history.toolpairs",
     "history.check",
@@ -100,6 +101,8 @@ __all__ = [
     "RequestCount", "count_request_tokens", "REQUEST_PROVIDERS", "ESTIMATE_CALIBRATION",
     # agentmsg.counting.chat_template
     "ChatTemplate", "render_chat", "template_messages",
+    # agentmsg.counting.chat_tokens
+    "count_chat_tokens", "ChatCounter",
     # agentmsg.history.conversation
     "filter_by_role", "count_by_role", "ConversationStats", "conversation_stats",
     # agentmsg.history.toolpairs
@@ -156,6 +159,7 @@ if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     from .counting.tokenizer import *  # noqa: F401,F403
     from .counting.request import *  # noqa: F401,F403
     from .counting.chat_template import ChatTemplate, render_chat, template_messages  # noqa: F401
+    from .counting.chat_tokens import ChatCounter, count_chat_tokens  # noqa: F401
     from .history.conversation import *  # noqa: F401,F403
     from .history.toolpairs import *  # noqa: F401,F403
     from .history.check import *  # noqa: F401,F403

@@ -407,6 +407,7 @@ class Tokenizer:
     def decode_bytes(self, ids: Sequence[int], skip_special_tokens: bool) -> bytes: ...
     def truncate(self, text: str, max_tokens: int) -> str: ...
 
+@final
 class ChatTemplate:
     """A compiled chat template; ``agentmsg.ChatTemplate`` wraps it. Errors are
     ``agentmsg.errors.TemplateError``."""

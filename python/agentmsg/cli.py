@@ -29,8 +29,11 @@ from .convert import (
     to_agentscope, to_anthropic, to_arcaelas, to_bedrock, to_dashscope, to_db_rows, to_forge, to_openai,
     to_wolo,
 )
+from .counting.chat_template import ChatTemplate
+from .counting.chat_tokens import count_chat_tokens
 from .counting.encoding import TOKEN_ENCODINGS, resolve_encoding
 from .counting.request import count_request_tokens
+from .counting.tokenizer import Tokenizer
 from .counting.tokens import ENCODINGS, count_message_tokens
 from .errors import AgentMsgError, EncodingError, MissingDependencyError, TranscriptError
 from .history.conversation import conversation_stats
@@ -226,10 +229,19 @@ def _count_requests(args: argparse.Namespace) -> int:
 def _count(args: argparse.Namespace) -> int:
     if args.request:
         return _count_requests(args)
+    if (args.tokenizer is None) != (args.template is None):
+        raise EncodingError("--tokenizer and --template go together: a model's tokenizer and its chat template")
     encoding = _encoding(args)
+    tokenizer = template = None
+    if args.tokenizer is not None:
+        tokenizer, template = Tokenizer.from_file(args.tokenizer), ChatTemplate.from_file(args.template)
+        encoding = f"{utf8_text(args.template)} + {utf8_text(args.tokenizer)}"
     total = conversations = 0
     for transcript in _transcripts(args.files, args.format):
-        tokens = count_message_tokens(transcript.messages, encoding=encoding)
+        if tokenizer is not None and template is not None:
+            tokens = count_chat_tokens(transcript.messages, tokenizer=tokenizer, template=template)
+        else:
+            tokens = count_message_tokens(transcript.messages, encoding=encoding)
         total += tokens
         conversations += 1
         if args.json:
@@ -543,6 +555,11 @@ def _parser() -> argparse.ArgumentParser:
                      "agentmsg count chats.jsonl --model gpt-4o", _count)
     _inputs(count)
     _counting(count)
+    count.add_argument("--tokenizer", metavar="PATH",
+                       help="count in an open model's tokens: its tokenizer.json, or a model directory (with --template)")
+    count.add_argument("--template", metavar="PATH",
+                       help="the model's chat template: a .jinja file, a tokenizer_config.json or a model directory; "
+                            "the count is the whole rendered request with the generation prompt")
     count.add_argument("--json", action="store_true", help="one JSON object per conversation")
     count.add_argument("--request", action="store_true",
                        help="each FILE is one request body (OpenAI Chat Completions or Responses, Anthropic, Gemini): "

@@ -34,12 +34,13 @@ __all__ = ["ChatTemplate", "render_chat", "template_messages"]
 #: (its ``special_tokens_map``), in its order.
 SPECIAL_TOKEN_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
 
-#: A render's default budget: MiniJinja fuel (one per instruction and per 64 bytes made) and
-#: output bytes. A 10,000-message history with tools takes a few million fuel.
-DEFAULT_FUEL = 1_000_000_000
+#: A render's default budget: MiniJinja fuel (one per instruction and per 64 bytes made, so at
+#: most about 640 MB of data) and output bytes. A 10,000-message history with tools takes less
+#: than a million fuel.
+DEFAULT_FUEL = 10_000_000
 DEFAULT_MAX_OUTPUT_BYTES = 64 << 20
 
-_MEDIA_TYPES = {ImageBlock: "image", AudioBlock: "audio", VideoBlock: "video"}
+_MEDIA_TYPES: Dict[type, str] = {ImageBlock: "image", AudioBlock: "audio", VideoBlock: "video"}
 
 
 def _template_message(message: Message) -> Dict[str, Any]:

