@@ -13,6 +13,8 @@ from agentmsg import (
     Message,
     MessageError,
     MessageTypeError,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     ToolUseBlock,
     URLSource,
     estimate_tokens,
@@ -74,6 +76,23 @@ def test_measured_text_of_blocks():
     image = Message.user([ImageBlock(URLSource("https://e.com/a.png")), ImageBlock(Base64Source("image/png", "A" * 999))])
     assert measured_text(image) == "https://e.com/a.png"
     assert measured_text(Message.tool("Result: 8", name="calculator")) == "Result: 8"
+
+
+def test_a_tool_the_provider_ran_counts_as_a_call_and_its_result_as_json():
+    search = ServerToolUseBlock("srvtoolu_1", "web_search", {"query": "Paris"}, provider="anthropic")
+    found = ServerToolResultBlock("srvtoolu_1", [{"type": "web_search_result", "title": "Météo", "n": 1.5}],
+                                  provider="anthropic")
+    message = Message("assistant", [search, found, agentmsg.TextBlock("Sunny.")])
+    assert measured_text(message) == (
+        '<tool>{"server_name": null, "tool_name": "web_search", "arguments": {"query": "Paris"}}</tool>\n'
+        '[{"type": "web_search_result", "title": "Météo", "n": 1.5}]\nSunny.'
+    )
+    assert estimate_tokens(message) == reference(measured_text(message), "assistant")
+    # A content json.dumps writes in its own way (a subclass of dict) is measured by Python.
+    class Ordered(dict):
+        pass
+    odd = Message("assistant", [ServerToolResultBlock("srvtoolu_1", Ordered(a="é"))])
+    assert estimate_tokens(odd) == reference(measured_text(odd), "assistant")
 
 
 def test_estimate_many_matches_one_by_one():

@@ -21,7 +21,8 @@ from .._checks import as_list, check_calls, describe, json_copy, require_int, re
 from ..errors import AgentMsgError, EncodingError, MessageError, MessageTypeError
 from ..model.arguments import dump_arguments
 from ..model.blocks import (
-    AudioBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource, VideoBlock,
+    AudioBlock, ImageBlock, ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock, ToolResultBlock,
+    ToolUseBlock, URLSource, VideoBlock,
 )
 from ..model.message import ROLE_CODES, Message, Role, to_role
 from ..readers import MessageLike, messages_or_openai_dicts, read_messages
@@ -442,7 +443,7 @@ async def acount_message_tokens(
     return await asyncio.to_thread(count_message_tokens, messages, encoding, tools)
 
 
-def _tool_call_json(block: ToolUseBlock) -> str:
+def _tool_call_json(block: Union[ToolUseBlock, ServerToolUseBlock]) -> str:
     payload = {"server_name": block.server_name, "tool_name": block.name, "arguments": block.input}
     return json.dumps(payload, ensure_ascii=False)
 
@@ -453,7 +454,8 @@ def measured_text(message: Message) -> str:
     Text and thinking count as written; a tool call counts as Forge's payload JSON wrapped in
     ``<tool>...</tool>`` (so the XML overhead applies, as it does to the same call written in
     text); a tool result counts its output's text; media count only their URL (base64 data is
-    not text a model reads as tokens).
+    not text a model reads as tokens). A tool the provider ran counts as a tool call does, and its
+    result as its content's JSON (what the provider puts before the model).
 
     >>> from agentmsg import ToolUseBlock
     >>> measured_text(Message.assistant(tool_calls=[ToolUseBlock("c1", "calc", {"a": 1})]))
@@ -471,6 +473,10 @@ def measured_text(message: Message) -> str:
             parts.append("<tool>" + _tool_call_json(block) + "</tool>")
         elif isinstance(block, ToolResultBlock):
             parts.append(block.text)
+        elif isinstance(block, ServerToolUseBlock):
+            parts.append("<tool>" + _tool_call_json(block) + "</tool>")
+        elif isinstance(block, ServerToolResultBlock):
+            parts.append(json.dumps(block.content, ensure_ascii=False))
         elif isinstance(block, (ImageBlock, AudioBlock, VideoBlock)):
             if isinstance(block.source, URLSource):
                 parts.append(block.source.url)

@@ -63,6 +63,10 @@ struct Model {
     tool_use: Class<4>,
     /// tool_use_id, output
     tool_result: Class<2>,
+    /// A tool the provider ran: id, name, input, server_name (as `tool_use`).
+    server_use: Class<4>,
+    /// Its result: content (any JSON value).
+    server_result: Class<1>,
     /// Image, audio and video blocks: source.
     media: [Class<1>; 3],
     url_source: Class<1>,
@@ -116,6 +120,8 @@ fn model(py: Python<'_>) -> PyResult<&Model> {
             thinking: Class::load(&package, "ThinkingBlock", ["thinking"])?,
             tool_use: Class::load(&package, "ToolUseBlock", ["id", "name", "input", "server_name"])?,
             tool_result: Class::load(&package, "ToolResultBlock", ["tool_use_id", "output"])?,
+            server_use: Class::load(&package, "ServerToolUseBlock", ["id", "name", "input", "server_name"])?,
+            server_result: Class::load(&package, "ServerToolResultBlock", ["content"])?,
             media: [
                 Class::load(&package, "ImageBlock", ["source"])?,
                 Class::load(&package, "AudioBlock", ["source"])?,
@@ -210,9 +216,14 @@ impl<'py> Messages<'py> {
             } else if model.thinking.holds(&block)? {
                 parts.push(measure_str(&model.thinking.get(&block, 0)?, &where_)?);
             } else if model.tool_use.holds(&block)? {
-                parts.push(model.tool_call_measure(&block, &where_)?);
+                parts.push(model.tool_call_measure(&model.tool_use, &block, &where_)?);
             } else if model.tool_result.holds(&block)? {
                 parts.push(model.result_text_measure(&block, &where_)?);
+            } else if model.server_use.holds(&block)? {
+                parts.push(model.tool_call_measure(&model.server_use, &block, &where_)?);
+            } else if model.server_result.holds(&block)? {
+                let content = model.server_result.get(&block, 0)?;
+                parts.push(Measure { utf8_len: model.json_text_len(&content, &where_)?, has_tool_tag: false });
             } else {
                 for media in &model.media {
                     if media.holds(&block)? {
@@ -342,26 +353,35 @@ impl Model {
     /// "arguments": …}, ensure_ascii=False)` + `</tool>`. The JSON's length is computed here for
     /// the values `json.dumps` writes in a way known exactly (exact dict, list, tuple, str, int,
     /// finite float, bool, None); for any other value, Python writes it.
-    fn tool_call_measure(&self, block: &Bound<'_, PyAny>, where_: &dyn Fn() -> String) -> PyResult<Measure> {
-        let server = self.tool_use.get(block, CALL_SERVER)?;
-        let name = self.tool_use.get(block, CALL_NAME)?;
-        let input = self.tool_use.get(block, CALL_INPUT)?;
+    fn tool_call_measure(&self, class: &Class<4>, block: &Bound<'_, PyAny>, where_: &dyn Fn() -> String) -> PyResult<Measure> {
+        let server = class.get(block, CALL_SERVER)?;
+        let name = class.get(block, CALL_NAME)?;
+        let input = class.get(block, CALL_INPUT)?;
         let lengths = (json_len(&server, 0)?, json_len(&name, 0)?, json_len(&input, 0)?);
         let json_len = match lengths {
             (Some(server), Some(name), Some(input)) => CALL_JSON_FRAME_LEN + server + name + input,
             _ => {
-                let py = block.py();
-                let payload = PyDict::new(py);
+                let payload = PyDict::new(block.py());
                 payload.set_item("server_name", server)?;
                 payload.set_item("tool_name", name)?;
                 payload.set_item("arguments", input)?;
-                let options = PyDict::new(py);
-                options.set_item("ensure_ascii", false)?;
-                let text = self.json_dumps.bind(py).call((payload,), Some(&options))?;
-                measure_str(&text, where_)?.utf8_len
+                self.json_text_len(payload.as_any(), where_)?
             }
         };
         Ok(Measure { utf8_len: TOOL_TAGS_LEN + json_len, has_tool_tag: true })
+    }
+
+    /// The UTF-8 length of `json.dumps(value, ensure_ascii=False)`: computed here for the values
+    /// `json.dumps` writes in a way known exactly, else written by Python.
+    fn json_text_len(&self, value: &Bound<'_, PyAny>, where_: &dyn Fn() -> String) -> PyResult<usize> {
+        if let Some(len) = json_len(value, 0)? {
+            return Ok(len);
+        }
+        let py = value.py();
+        let options = PyDict::new(py);
+        options.set_item("ensure_ascii", false)?;
+        let text = self.json_dumps.bind(py).call((value,), Some(&options))?;
+        Ok(measure_str(&text, where_)?.utf8_len)
     }
 
     /// The measure of a result's text: the text blocks of its output joined with newlines.
