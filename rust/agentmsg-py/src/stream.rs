@@ -21,6 +21,10 @@ use crate::tokenizer::{extract_ids, id_vocabulary_of, raise};
 /// public callable gives, where PyO3 would give a bare `TypeError`. Reading them as `**unexpected`
 /// costs nothing when none are given.
 fn refuse_keywords(method: &str, takes: &str, unexpected: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+    // The name is formatted only when there is something to refuse: this runs on every delta.
+    if unexpected.is_none_or(|keywords| keywords.is_empty()) {
+        return Ok(());
+    }
     refuse_keywords_of(&format!("StreamParser.{method}"), takes, unexpected)
 }
 
