@@ -59,6 +59,18 @@ DIALECTS: Dict[str, str] = {
     "deepseek_v31": "<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>, <think>: DeepSeek V3.1, V3.2",
     "kimi_k2": "<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}, ◁think▷ or <think>: Kimi K2",
     "glm45": "<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>, <think>: GLM 4.5, 4.6, 4.7",
+    "seed_oss": "<seed:tool_call><function=NAME><parameter=KEY>value</parameter></function></seed:tool_call>, <seed:think>: Seed-OSS",
+    "minimax_m2": "<minimax:tool_call><invoke name=\"NAME\"><parameter name=\"KEY\">value</parameter></invoke>, <think>: MiniMax M2",
+    "magistral": "mistral's [TOOL_CALLS], with [THINK] or plain <think> reasoning: Magistral, Ministral 3 reasoning",
+    "granite": "<|tool_call|>[{\"name\", \"arguments\"}] and <tool_call>{...}</tool_call>, <think>: Granite 3.x, 4.x",
+    "lfm2": "<|tool_call_start|>[name(key=literal)]<|tool_call_end|>, <think>: LFM2, LFM2.5",
+    "phi4_mini": "<|tool_call|>[{\"name\", \"arguments\"}]<|/tool_call|> or functools[...]: Phi-4-mini",
+    "xlam": "a JSON list of {\"name\", \"arguments\"} at the reply start or in a ```json fence: xLAM",
+    "hunyuan": "<tool_calls>[{\"name\", \"arguments\"}]</tool_calls>, <think> and <answer>: Hunyuan A13B",
+    "apertus": "<|tools_prefix|>[{\"NAME\": {...}}]<|tools_suffix|>, <|inner_prefix|> reasoning: Apertus",
+    "jamba": "<tool_calls>[{\"name\", \"arguments\"}]</tool_calls>: Jamba 1.5-1.7",
+    "internlm2": "<|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|>: InternLM 2, 2.5",
+    "longcat": "<longcat_tool_call>{\"name\", \"arguments\"}</longcat_tool_call>, <longcat_think>: LongCat Flash",
 }
 
 assert list(DIALECTS) == list(_core.dialect_names()), "DIALECTS must list the core's dialects"

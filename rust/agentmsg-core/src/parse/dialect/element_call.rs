@@ -18,6 +18,7 @@ use crate::parse::scan::{find_marker, is_space, match_at, Found};
 use crate::parse::schema::{typed_value_into, ParamType, Tools};
 
 pub(crate) const PARAMETER_OPEN: &[u8] = b"<parameter=";
+const PARAMETER_NAME_OPEN: &[u8] = b"<parameter name=";
 const PARAMETER_CLOSE: &[u8] = b"</parameter>";
 pub(crate) const FUNCTION_CLOSE: &[u8] = b"</function>";
 pub(crate) const FUNCTION_OPEN: &[u8] = b"<function=";
@@ -31,19 +32,23 @@ const ARG_VALUE_CLOSE: &[u8] = b"</arg_value>";
 pub enum ElementForm {
     Qwen3Coder,
     Glm45,
+    /// minimax_m2: `<invoke name="NAME"><parameter name="KEY">value</parameter>…</invoke>`; the
+    /// name and keys are written in quotes, the values as qwen3_coder's.
+    Invoke,
 }
 
 impl ElementForm {
     fn key_open(self) -> &'static [u8] {
         match self {
             Self::Qwen3Coder => PARAMETER_OPEN,
+            Self::Invoke => PARAMETER_NAME_OPEN,
             Self::Glm45 => ARG_KEY_OPEN,
         }
     }
 
     fn value_close(self) -> &'static [u8] {
         match self {
-            Self::Qwen3Coder => PARAMETER_CLOSE,
+            Self::Qwen3Coder | Self::Invoke => PARAMETER_CLOSE,
             Self::Glm45 => ARG_VALUE_CLOSE,
         }
     }
@@ -165,7 +170,7 @@ impl ElementCall {
                     i += k + 1;
                     self.end_name();
                 }
-                State::ParamName if self.form == ElementForm::Qwen3Coder => {
+                State::ParamName if self.form != ElementForm::Glm45 => {
                     let Some(k) = memchr(b'>', &data[i..]) else {
                         self.key.extend_from_slice(&data[i..]);
                         return Step::Wait(data.len());
@@ -235,6 +240,7 @@ impl ElementCall {
                         _ => self.fail(match (between, self.form) {
                             (true, ElementForm::Qwen3Coder) => "expected <parameter=…> or </function>",
                             (true, ElementForm::Glm45) => "expected <arg_key> or the end of the call",
+                            (true, ElementForm::Invoke) => "expected <parameter name=…> or </invoke>",
                             (false, _) => "expected the end of the call after </function>",
                         }),
                     }
@@ -268,7 +274,8 @@ impl ElementCall {
     }
 
     fn end_name(&mut self) {
-        match std::str::from_utf8(self.name_bytes.trim_ascii()) {
+        let name = self.unquoted(self.name_bytes.trim_ascii());
+        match std::str::from_utf8(name) {
             Ok(name) if !name.is_empty() && !name.contains('<') => {
                 self.name = Some(name.to_owned());
                 self.name_ready = true;
@@ -279,8 +286,16 @@ impl ElementCall {
         }
     }
 
+    /// A name or key as written: minimax_m2 quotes them (`name="KEY"`).
+    fn unquoted<'a>(&self, written: &'a [u8]) -> &'a [u8] {
+        match written {
+            [b'"', inner @ .., b'"'] if self.form == ElementForm::Invoke => inner,
+            _ => written,
+        }
+    }
+
     fn begin_value(&mut self, tools: Option<&Tools>) {
-        let key = self.key.trim_ascii().to_vec();
+        let key = self.unquoted(self.key.trim_ascii()).to_vec();
         if key.is_empty() || key.contains(&b'<') {
             self.fail("a parameter name is empty or holds '<'");
             return;
@@ -313,7 +328,7 @@ impl ElementCall {
         }
         if self.at_value_start {
             match self.form {
-                ElementForm::Qwen3Coder => {
+                ElementForm::Qwen3Coder | ElementForm::Invoke => {
                     self.at_value_start = false;
                     if piece[0] == b'\n' {
                         piece = &piece[1..];
@@ -329,12 +344,12 @@ impl ElementCall {
             return;
         }
         let tail = match self.form {
-            ElementForm::Qwen3Coder => usize::from(piece.last() == Some(&b'\n')),
+            ElementForm::Qwen3Coder | ElementForm::Invoke => usize::from(piece.last() == Some(&b'\n')),
             ElementForm::Glm45 => piece.iter().rev().take_while(|b| is_space(**b)).count(),
         };
         let (body, tail) = piece.split_at(piece.len() - tail);
         // qwen3_coder trims one newline only: a held one is text once another arrives.
-        if !body.is_empty() || self.form == ElementForm::Qwen3Coder {
+        if !body.is_empty() || self.form != ElementForm::Glm45 {
             let mut held = std::mem::take(&mut self.held_blanks);
             self.value_piece(&held);
             self.value_piece(body);

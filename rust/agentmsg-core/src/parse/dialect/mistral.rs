@@ -13,7 +13,8 @@
 //!
 //! Anything else after `[TOOL_CALLS]` (or a name followed by anything else, or an empty list)
 //! is not a call: the marker and what was read are text. `[THINK]` opens reasoning up to
-//! `[/THINK]`; a `[/THINK]` with nothing open is text.
+//! `[/THINK]`; a `[/THINK]` with nothing open is text. magistral is this machine with
+//! `<think>…</think>` reasoning too (each block ends at its own pair's closer).
 
 use std::sync::Arc;
 
@@ -29,14 +30,18 @@ use crate::parse::scan::{is_space, match_at, run_end, take_run, Found};
 const TOOL_CALLS: &[u8] = b"[TOOL_CALLS]";
 const ARGS: &[u8] = b"[ARGS]";
 const CALL_ID: &[u8] = b"[CALL_ID]";
-const THINK_OPEN: &[u8] = b"[THINK]";
-const THINK_CLOSE: &[u8] = b"[/THINK]";
-const TEXT_MARKERS: &[&[u8]] = &[TOOL_CALLS, THINK_OPEN, THINK_CLOSE];
+/// The reasoning markers: `[THINK]` (Magistral 2507+, Ministral 3 reasoning), then magistral's
+/// plain `<think>` (Magistral Small 2506, whose `<think>` is not a special token).
+const THINK_PAIRS: [(&[u8], &[u8]); 2] = [(b"[THINK]", b"[/THINK]"), (b"<think>", b"</think>")];
+/// Looked for in text: `[TOOL_CALLS]`, then each pair's opener and closer.
+const TEXT_MARKERS: [&[u8]; 5] = [TOOL_CALLS, THINK_PAIRS[0].0, THINK_PAIRS[0].1, THINK_PAIRS[1].0, THINK_PAIRS[1].1];
+const CLOSES: [&[u8]; 2] = [THINK_PAIRS[0].1, THINK_PAIRS[1].1];
 
 #[derive(Clone, Debug)]
 enum State {
     Text,
-    Thinking,
+    /// Reasoning opened by pair `pair` (None: the reply started inside it; any closer ends it).
+    Thinking { pair: Option<usize> },
     /// After `[TOOL_CALLS]` and blanks: `[` opens a list, a name character a named call.
     Opening(Held),
     /// A named call's name, from `bytes[name_at..]`.
@@ -59,6 +64,8 @@ pub(crate) struct MistralMachine {
     tags: ThinkingTags,
     /// `[TOOL_CALLS]` repeated (blanks between) is text, not one opener.
     strict: bool,
+    /// How many reasoning pairs are read: 1 (`[THINK]`, mistral) or 2 (also `<think>`, magistral).
+    think_pairs: usize,
 }
 
 fn is_name_byte(b: u8) -> bool {
@@ -66,28 +73,30 @@ fn is_name_byte(b: u8) -> bool {
 }
 
 impl MistralMachine {
-    pub fn new(mut core: Core, start_in_thinking: bool, strict: bool) -> Self {
+    /// `plain_think`: `<think>` reasoning too (magistral).
+    pub fn new(mut core: Core, start_in_thinking: bool, strict: bool, plain_think: bool) -> Self {
         let mut tags = ThinkingTags::default();
         let state = if start_in_thinking {
             tags.open(&mut core);
-            State::Thinking
+            State::Thinking { pair: None }
         } else {
             State::Text
         };
-        Self { core, state, tags, strict }
+        Self { core, state, tags, strict, think_pairs: if plain_think { 2 } else { 1 } }
     }
 
     fn text(&mut self, input: &mut Input, i: usize) -> Flow {
-        let (at, which) = match read_until(&mut self.core, input, i, TEXT_MARKERS, false) {
+        let markers = &TEXT_MARKERS[..1 + 2 * self.think_pairs];
+        let (at, which) = match read_until(&mut self.core, input, i, markers, false) {
             Ok(found) => found,
             Err(flow) => return flow,
         };
-        let marker = TEXT_MARKERS[which];
-        if marker == TOOL_CALLS {
+        let marker = markers[which];
+        if which == 0 {
             self.state = State::Opening(Held::new(input.at(at), marker));
-        } else if marker == THINK_OPEN {
+        } else if which % 2 == 1 {
             self.tags.open(&mut self.core);
-            self.state = State::Thinking;
+            self.state = State::Thinking { pair: Some(which / 2) };
         } else {
             self.tags.stray_close(&mut self.core, marker, input.abs(at));
         }
@@ -95,7 +104,12 @@ impl MistralMachine {
     }
 
     fn thinking(&mut self, input: &Input, i: usize) -> Flow {
-        match read_thinking(&mut self.core, input, i, &[THINK_CLOSE]) {
+        let State::Thinking { pair } = self.state else { return Flow::Wait(i) };
+        let closes = match pair {
+            Some(pair) => &CLOSES[pair..=pair],
+            None => &CLOSES[..self.think_pairs],
+        };
+        match read_thinking(&mut self.core, input, i, closes) {
             Ok(next) => {
                 self.state = State::Text;
                 Flow::Continue(next)
@@ -309,7 +323,7 @@ impl StateMachine for MistralMachine {
     fn step(&mut self, input: &mut Input, i: usize) -> Flow {
         match self.state {
             State::Text => self.text(input, i),
-            State::Thinking => self.thinking(input, i),
+            State::Thinking { .. } => self.thinking(input, i),
             State::Opening(_) => self.opening(input, i),
             State::Name { .. } => self.name(input, i),
             State::CallId { .. } => self.call_id(input, i),
@@ -324,7 +338,7 @@ impl StateMachine for MistralMachine {
     fn finish(&mut self) {
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text | State::ListNext | State::ListItem { held: None } => {}
-            State::Thinking => self.core.out.end_thinking(false),
+            State::Thinking { .. } => self.core.out.end_thinking(false),
             State::Opening(held) | State::Name { held, .. } | State::ListItem { held: Some(held) } => {
                 held.into_text(&mut self.core)
             }

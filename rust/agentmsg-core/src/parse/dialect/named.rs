@@ -17,13 +17,25 @@ pub enum Dialect {
     DeepseekV31,
     KimiK2,
     Glm45,
+    SeedOss,
+    MinimaxM2,
+    Magistral,
+    Granite,
+    Lfm2,
+    Phi4Mini,
+    Xlam,
+    Hunyuan,
+    Apertus,
+    Jamba,
+    Internlm2,
+    Longcat,
     /// A dialect from parts (`Options::custom`).
     Custom,
 }
 
 impl Dialect {
     /// Every named dialect with its name, in the order they are documented (Forge's first).
-    pub const ALL: [(&'static str, Dialect); 11] = [
+    pub const ALL: [(&'static str, Dialect); 23] = [
         ("forge", Self::Forge),
         ("hermes", Self::Hermes),
         ("qwen3_coder", Self::Qwen3Coder),
@@ -35,6 +47,18 @@ impl Dialect {
         ("deepseek_v31", Self::DeepseekV31),
         ("kimi_k2", Self::KimiK2),
         ("glm45", Self::Glm45),
+        ("seed_oss", Self::SeedOss),
+        ("minimax_m2", Self::MinimaxM2),
+        ("magistral", Self::Magistral),
+        ("granite", Self::Granite),
+        ("lfm2", Self::Lfm2),
+        ("phi4_mini", Self::Phi4Mini),
+        ("xlam", Self::Xlam),
+        ("hunyuan", Self::Hunyuan),
+        ("apertus", Self::Apertus),
+        ("jamba", Self::Jamba),
+        ("internlm2", Self::Internlm2),
+        ("longcat", Self::Longcat),
     ];
 
     pub fn from_name(name: &str) -> Option<Self> {

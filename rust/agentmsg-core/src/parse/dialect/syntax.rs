@@ -15,7 +15,8 @@ const KIMI_THINK: (&[u8], &[u8]) = ("◁think▷".as_bytes(), "◁/think▷".as_
 pub(crate) enum Form {
     /// A JSON object holding the name and the arguments (hermes).
     Json(JsonShape),
-    /// `<function=NAME>` or `NAME` followed by elements (qwen3_coder, glm45).
+    /// `<function=NAME>`, `<invoke name="NAME">` or `NAME` followed by elements (qwen3_coder,
+    /// seed_oss, minimax_m2, glm45).
     Element(ElementForm),
     /// A header up to `sep`, then the arguments as JSON (the special-token dialects).
     Header { sep: &'static [u8], kind: HeaderKind },
@@ -75,11 +76,38 @@ impl Syntax {
                 Form::Header { sep: b"<|tool_call_argument_begin|>", kind: HeaderKind::FunctionsId },
                 &[KIMI_THINK, THINK],
             ),
+            Dialect::SeedOss => (
+                None,
+                (b"<seed:tool_call>", b"</seed:tool_call>"),
+                Form::Element(ElementForm::Qwen3Coder),
+                &[(b"<seed:think>", b"</seed:think>")],
+            ),
+            Dialect::MinimaxM2 => (
+                Some((b"<minimax:tool_call>", b"</minimax:tool_call>")),
+                (b"<invoke name=", b"</invoke>"),
+                Form::Element(ElementForm::Invoke),
+                &[THINK],
+            ),
+            Dialect::Longcat => (
+                None,
+                (b"<longcat_tool_call>", b"</longcat_tool_call>"),
+                Form::Json(fields("name", "arguments")),
+                &[(b"<longcat_think>", b"</longcat_think>")],
+            ),
             Dialect::Forge
             | Dialect::GptOss
             | Dialect::Mistral
+            | Dialect::Magistral
             | Dialect::Llama3Json
             | Dialect::Pythonic
+            | Dialect::Lfm2
+            | Dialect::Granite
+            | Dialect::Phi4Mini
+            | Dialect::Xlam
+            | Dialect::Hunyuan
+            | Dialect::Apertus
+            | Dialect::Jamba
+            | Dialect::Internlm2
             | Dialect::Custom => {
                 return None
             }

@@ -4,7 +4,7 @@ use proptest::prelude::*;
 
 use crate::parse::{parse, Block, CustomDialect, Dialect, DialectError, Document, Options, StartThinking, StreamMachine};
 
-const ALL: [Dialect; 11] = [
+const ALL: [Dialect; 23] = [
     Dialect::Forge,
     Dialect::Hermes,
     Dialect::Qwen3Coder,
@@ -16,6 +16,18 @@ const ALL: [Dialect; 11] = [
     Dialect::DeepseekV31,
     Dialect::KimiK2,
     Dialect::Glm45,
+    Dialect::SeedOss,
+    Dialect::MinimaxM2,
+    Dialect::Magistral,
+    Dialect::Granite,
+    Dialect::Lfm2,
+    Dialect::Phi4Mini,
+    Dialect::Xlam,
+    Dialect::Hunyuan,
+    Dialect::Apertus,
+    Dialect::Jamba,
+    Dialect::Internlm2,
+    Dialect::Longcat,
 ];
 
 /// The document of `text` streamed in `size`-byte pieces (cut only at character boundaries).
@@ -102,6 +114,29 @@ fn adversarial(dialect: Dialect, n: usize) -> String {
             "<tool_call>name <tool_call>\n".repeat(n / 56),
             "</arg_valu <".repeat(n / 12)
         ),
+        Dialect::SeedOss => format!(
+            "{}<seed:tool_call><function=f><parameter=s>{}",
+            "<seed:tool_call x <seed:thin".repeat(n / 54),
+            "</paramete <".repeat(n / 24)
+        ),
+        Dialect::MinimaxM2 => format!(
+            "{}<minimax:tool_call><invoke name=\"f\"><parameter name=\"s\">{}",
+            "<minimax:tool_cal <".repeat(n / 38),
+            "</paramete <".repeat(n / 24)
+        ),
+        Dialect::Magistral => format!("{}[TOOL_CALLS]f[ARGS]{{\"s\": \"{}", "[TOOL_CALL <thin ".repeat(n / 34), "</think [ARG ".repeat(n / 26)),
+        Dialect::Lfm2 => format!("{}<|tool_call_start|>[g(s='{}", "<|tool_call_sta <thin\n[".repeat(n / 48), "\\'<|tool_call_end|>".repeat(n / 40)),
+        Dialect::Granite | Dialect::Phi4Mini | Dialect::Xlam | Dialect::Hunyuan | Dialect::Jamba | Dialect::Internlm2 | Dialect::Apertus | Dialect::Longcat => {
+            let (opener, partial) = match dialect {
+                Dialect::Granite | Dialect::Phi4Mini => ("<|tool_call|>[", "<|tool_cal [ "),
+                Dialect::Xlam => ("```json\n[", "`` ``json x "),
+                Dialect::Hunyuan | Dialect::Jamba => ("<tool_calls>[", "<tool_call </tool_calls "),
+                Dialect::Apertus => ("<|tools_prefix|>[", "<|tools_prefi <|tools_suffi "),
+                Dialect::Internlm2 => ("<|action_start|><|plugin|>", "<|action_start|><|plu "),
+                _ => ("<longcat_tool_call>", "<longcat_tool_cal "),
+            };
+            format!("{}{opener}{{\"name\": \"f\", \"arguments\": {{\"s\": \"{}", partial.repeat(n / 24), "\\\" <|/tool_call|> ]".repeat(n / 40))
+        }
     }
 }
 
@@ -256,6 +291,17 @@ fn soup(dialect: Dialect, picks: &[usize]) -> String {
         Dialect::Llama3Json => &["<|python_tag|>", "{\"name\": \"f\", \"parameters\": ", ";"],
         Dialect::Pythonic => &["[f(", "a=", "'s'", ")", ")]", ", ", "<|python_start|>", "<|python_end|>", "\n["],
         Dialect::Glm45 | Dialect::Custom => &["<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"],
+        Dialect::SeedOss => &["<seed:tool_call>", "</seed:tool_call>", "<function=f>", "</function>", "<parameter=a>", "</parameter>", "<seed:think>", "</seed:think>"],
+        Dialect::MinimaxM2 => &["<minimax:tool_call>", "</minimax:tool_call>", "<invoke name=\"f\">", "</invoke>", "<parameter name=\"a\">", "</parameter>"],
+        Dialect::Magistral => &["[TOOL_CALLS]", "[ARGS]", "[THINK]", "[/THINK]", "f", "]"],
+        Dialect::Lfm2 => &["<|tool_call_start|>", "<|tool_call_end|>", "[f(", "a=", "'s'", ")", ")]", ", "],
+        Dialect::Granite => &["<|tool_call|>", "<tool_call>", "</tool_call>", "[", "]", "{\"name\": \"f\", \"arguments\": ", ",", "<response>"],
+        Dialect::Phi4Mini => &["<|tool_call|>", "<|/tool_call|>", "functools", "[", "]", "{\"name\": \"f\", \"arguments\": ", ","],
+        Dialect::Xlam => &["```", "json", "[TOOL_CALLS]", "[", "]", "{\"name\": \"f\", \"arguments\": ", ","],
+        Dialect::Hunyuan | Dialect::Jamba => &["<tool_calls>", "</tool_calls>", "[", "]", "{\"name\": \"f\", \"arguments\": ", ",", "<answer>"],
+        Dialect::Apertus => &["<|tools_prefix|>", "<|tools_suffix|>", "<|inner_prefix|>", "<|inner_suffix|>", "[", "]", "{\"f\": ", ","],
+        Dialect::Internlm2 => &["<|action_start|><|plugin|>", "<|action_end|>", "{\"name\": \"f\", \"parameters\": ", "<|action_start|>"],
+        Dialect::Longcat => &["<longcat_tool_call>", "</longcat_tool_call>", "{\"name\": \"f\", \"arguments\": ", "<longcat_think>", "</longcat_think>"],
     };
     picks.iter().map(|p| if p % 2 == 0 { own[p / 2 % own.len()] } else { common[p / 2 % common.len()] }).collect()
 }
