@@ -202,6 +202,15 @@ impl JsonListMachine {
     fn start(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
         let Some(i) = text_blanks(&mut self.core, input, i, is_space) else { return Flow::Continue(data.len()) };
+        // A marker (`[TOOL_CALLS]`) is read as one, not as a list.
+        match input.settle(match_at(data, i, &self.text_markers)) {
+            Found::Partial { .. } => return Flow::Wait(i),
+            Found::Marker { .. } => {
+                self.state = State::Text;
+                return Flow::Continue(i);
+            }
+            Found::None => {}
+        }
         if data[i] == b'[' {
             let opener = self.syntax.openers.len();
             self.state = State::Item { held: Some(Held::new(input.at(i), b"[")), opener };
