@@ -255,7 +255,7 @@ def element_calls(opener: str, closer: str, function: "re.Pattern[str]", paramet
                 arguments = {}
                 for key, value in parameter.findall(match.group(2)):
                     arguments[key] = value
-                done = closed or match.group(0).endswith(("</invoke>", "</function>"))
+                done = closed or match.group(0).endswith(("</invoke>", "</function>", "</tool_call:opensource>"))
                 found.append((match.group(1), json.dumps(arguments, ensure_ascii=False), done))
         return found
     return calls
@@ -349,5 +349,10 @@ FAMILY_SERVERS = {
                                                                                       "<|action_end|>")),
     "longcat": lambda: RescanServer(("<longcat_think>", "</longcat_think>"), "<longcat_tool_call>",
                                     json_calls("<longcat_tool_call>", "</longcat_tool_call>")),
+    "hy3": lambda: RescanServer(("<think:opensource>", "</think:opensource>"), "<tool_calls:opensource>", element_calls(
+        "<tool_calls:opensource>", "</tool_calls:opensource>",
+        re.compile(r"<tool_call:opensource>(.*?)<tool_sep:opensource>(.*?)(?:</tool_call:opensource>|$)", re.DOTALL),
+        re.compile(r"<arg_key:opensource>(.*?)</arg_key:opensource>\s*<arg_value:opensource>(.*?)"
+                   r"</arg_value:opensource>", re.DOTALL))),
 }
 SERVERS.update(FAMILY_SERVERS)

@@ -38,6 +38,7 @@ TINY = {
     "jamba": '<tool_calls>[{"name": "f", "arguments": {}}]</tool_calls>',
     "internlm2": '<|action_start|><|plugin|>{"name": "f", "parameters": {}}<|action_end|>',
     "longcat": '<longcat_tool_call>{"name": "f", "arguments": {}}</longcat_tool_call>',
+    "hy3": "<tool_calls:opensource><tool_call:opensource>f<tool_sep:opensource></tool_call:opensource></tool_calls:opensource>",
 }
 
 

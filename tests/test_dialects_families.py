@@ -1,5 +1,5 @@
 """The dialects of issue 22, section 2 (seed_oss, minimax_m2, magistral, granite, lfm2, phi4_mini,
-xlam, hunyuan, apertus, jamba, internlm2, longcat): conformance cases written from each model's
+xlam, hunyuan, apertus, jamba, internlm2, longcat, hy3): conformance cases written from each model's
 chat template (tests/data/chat_templates) and the behaviour documented for it.
 
 Every case runs through ``run_case`` of ``test_dialects``: parsed whole, then streamed with every
@@ -66,6 +66,10 @@ WRITERS = {
     "jamba": lambda calls: "<tool_calls>" + name_arguments(calls) + "</tool_calls>",
     "internlm2": lambda calls: "".join(
         "<|action_start|><|plugin|>\n" + js({"name": n, "parameters": a}) + "<|action_end|>" for n, a in calls),
+    "hy3": lambda calls: "<tool_calls:opensource>\n" + "".join(
+        f"<tool_call:opensource>{n}<tool_sep:opensource>\n" + "".join(
+            f"<arg_key:opensource>{k}</arg_key:opensource>\n<arg_value:opensource>{text(v)}</arg_value:opensource>\n"
+            for k, v in a.items()) + "</tool_call:opensource>\n" for n, a in calls) + "</tool_calls:opensource>",
     "longcat": lambda calls: "".join(
         "<longcat_tool_call>\n" + js({"name": n, "arguments": a}) + "\n</longcat_tool_call>" for n, a in calls),
 }
@@ -84,10 +88,11 @@ THINK = {
     "jamba": None,
     "internlm2": None,
     "longcat": ("<longcat_think>", "</longcat_think>"),
+    "hy3": ("<think:opensource>", "</think:opensource>"),
 }
 
 # Families whose values are text, typed by the tool schema.
-TEXT_VALUES = {"seed_oss", "minimax_m2"}
+TEXT_VALUES = {"seed_oss", "minimax_m2", "hy3"}
 
 
 def as_text(calls):
@@ -328,6 +333,27 @@ SPECIFIC = {
              "<|action_end|>", calls=[("f", {"s": "<|action_end|>"})]),
         case("marker-then-prose", "<|action_start|><|plugin|> none", out="<|action_start|><|plugin|> none"),
     ],
+    "hy3": [
+        case("template-form", "Checking.<tool_calls:opensource>\n<tool_call:opensource>get_weather<tool_sep:opensource>\n"
+             "<arg_key:opensource>city</arg_key:opensource>\n<arg_value:opensource>Paris</arg_value:opensource>\n"
+             "</tool_call:opensource>\n</tool_calls:opensource>", out="Checking.", calls=[WEATHER]),
+        case("typed-by-schema", "<tool_calls:opensource><tool_call:opensource>add<tool_sep:opensource><arg_key:opensource>a"
+             "</arg_key:opensource><arg_value:opensource> 2 </arg_value:opensource></tool_call:opensource>"
+             "</tool_calls:opensource>", calls=[("add", {"a": 2})],
+             tools=[{"name": "add", "parameters": {"properties": {"a": {"type": "integer"}}}}]),
+        case("cut-off", "<tool_calls:opensource><tool_call:opensource>f<tool_sep:opensource><arg_key:opensource>a",
+             errors=["unclosed_tool"]),
+        case("no-separator-is-an-issue", "<tool_calls:opensource><tool_call:opensource>f</tool_call:opensource>"
+             "</tool_calls:opensource> after", out="after", errors=["invalid_xml"]),
+        case("malformed-is-an-issue", "<tool_calls:opensource><tool_call:opensource>f<tool_sep:opensource>junk"
+             "</tool_call:opensource></tool_calls:opensource>after", out="after", errors=["invalid_xml"]),
+        case("section-ends-unclosed-reasoning", "<think:opensource>plan<tool_calls:opensource><tool_call:opensource>f"
+             "<tool_sep:opensource></tool_call:opensource></tool_calls:opensource>", thinking=["plan"], calls=[("f", {})]),
+        case("plain-markers-are-text", "<tool_calls>[x]</tool_calls> <think>y</think>",
+             out="<tool_calls>[x]</tool_calls> <think>y</think>"),
+        case("section-without-end", "<tool_calls:opensource><tool_call:opensource>f<tool_sep:opensource>"
+             "</tool_call:opensource>", calls=[("f", {})]),
+    ],
     "longcat": [
         case("cut-off", 'Sure <longcat_tool_call>{"name": "f", "argu', out="Sure", errors=["unclosed_tool"]),
         case("malformed-is-an-issue", '<longcat_tool_call>{"name": "f", "arguments": {"a": 1}</longcat_tool_call> next',
@@ -395,6 +421,9 @@ def _grouped(cases):
 test_random_chunkings_of_every_case = chunkings_test(_grouped(ALL_CASES), 300)
 
 SOUPS = {
+    "hy3": ["<tool_calls:opensource>", "</tool_calls:opensource>", "<tool_call:opensource>", "</tool_call:opensource>",
+            "<tool_sep:opensource>", "<arg_key:opensource>", "</arg_key:opensource>", "<arg_value:opensource>",
+            "</arg_value:opensource>", "<think:opensource>", "</think:opensource>", "f", "x", " ", "\n", "<"],
     "seed_oss": ["<seed:tool_call>", "</seed:tool_call>", "<function=f>", "</function>", "<parameter=a>",
                  "</parameter>", "<function=", "<seed:think>", "</seed:think>", "x", " ", "\n", "<", ">"],
     "minimax_m2": ["<minimax:tool_call>", "</minimax:tool_call>", '<invoke name="f">', "</invoke>",

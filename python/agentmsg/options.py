@@ -36,7 +36,7 @@ DialectName = Literal[
     "forge", "hermes", "qwen3_coder", "gpt_oss", "mistral", "llama3_json", "pythonic", "deepseek_v3",
     "deepseek_v31", "kimi_k2", "glm45",
     "seed_oss", "minimax_m2", "magistral", "granite", "lfm2", "phi4_mini", "xlam", "hunyuan", "apertus",
-    "jamba", "internlm2", "longcat",
+    "jamba", "internlm2", "longcat", "hy3",
 ]
 """The model dialects ``parse``, ``StreamParser`` and ``agentmsg.dialects`` read (``DIALECTS``)."""
 

@@ -6,6 +6,8 @@
 //!   chat template writes the value on its own line).
 //! - glm45: `NAME` then `<arg_key>KEY</arg_key><arg_value>value</arg_value>` pairs; a value is
 //!   everything up to the first `</arg_value>`, stripped of blanks at both ends.
+//! - minimax_m2: qwen3_coder's values in `<invoke name="NAME">` / `<parameter name="KEY">`;
+//!   hy3: glm45's pairs with Tencent's `:opensource` markers, the name ending at its separator.
 //!
 //! Blanks between elements are ignored; nothing but its closing tag ends a value, so any other
 //! marker inside is value text. Text values are streamed as JSON string text; a value whose
@@ -25,6 +27,7 @@ pub(crate) const FUNCTION_OPEN: &[u8] = b"<function=";
 pub(crate) const ARG_KEY_OPEN: &[u8] = b"<arg_key>";
 const ARG_KEY_CLOSE: &[u8] = b"</arg_key>";
 const ARG_VALUE_OPEN: &[u8] = b"<arg_value>";
+const HY3_TOOL_SEP: &[u8] = b"<tool_sep:opensource>";
 const ARG_VALUE_CLOSE: &[u8] = b"</arg_value>";
 
 /// Which element notation a call is written in.
@@ -35,6 +38,9 @@ pub enum ElementForm {
     /// minimax_m2: `<invoke name="NAME"><parameter name="KEY">value</parameter>…</invoke>`; the
     /// name and keys are written in quotes, the values as qwen3_coder's.
     Invoke,
+    /// hy3: `NAME<tool_sep:opensource>`, then glm45's pairs with Tencent's suffixed markers
+    /// (`<arg_key:opensource>KEY</arg_key:opensource><arg_value:opensource>…`).
+    Hy3,
 }
 
 impl ElementForm {
@@ -43,6 +49,7 @@ impl ElementForm {
             Self::Qwen3Coder => PARAMETER_OPEN,
             Self::Invoke => PARAMETER_NAME_OPEN,
             Self::Glm45 => ARG_KEY_OPEN,
+            Self::Hy3 => b"<arg_key:opensource>",
         }
     }
 
@@ -50,7 +57,21 @@ impl ElementForm {
         match self {
             Self::Qwen3Coder | Self::Invoke => PARAMETER_CLOSE,
             Self::Glm45 => ARG_VALUE_CLOSE,
+            Self::Hy3 => b"</arg_value:opensource>",
         }
+    }
+
+    fn key_close(self) -> &'static [u8] {
+        if self == Self::Hy3 { b"</arg_key:opensource>" } else { ARG_KEY_CLOSE }
+    }
+
+    fn value_open(self) -> &'static [u8] {
+        if self == Self::Hy3 { b"<arg_value:opensource>" } else { ARG_VALUE_OPEN }
+    }
+
+    /// glm45's and hy3's pairs: a key element, then a value element stripped of blanks.
+    fn pairs(self) -> bool {
+        matches!(self, Self::Glm45 | Self::Hy3)
     }
 }
 
@@ -161,6 +182,25 @@ impl ElementCall {
         let mut i = from;
         while i < data.len() {
             match self.state {
+                State::Name if self.form == ElementForm::Hy3 => match find_marker(data, i, &[HY3_TOOL_SEP, end_marker]) {
+                    Found::Marker { at, which: 1 } => {
+                        self.fail("expected <tool_sep:opensource> after the function name");
+                        return Step::End(at + end_marker.len());
+                    }
+                    Found::Marker { at, .. } => {
+                        self.name_bytes.extend_from_slice(&data[i..at]);
+                        i = at + HY3_TOOL_SEP.len();
+                        self.end_name();
+                    }
+                    Found::Partial { at } => {
+                        self.name_bytes.extend_from_slice(&data[i..at]);
+                        return Step::Wait(at);
+                    }
+                    Found::None => {
+                        self.name_bytes.extend_from_slice(&data[i..]);
+                        return Step::Wait(data.len());
+                    }
+                },
                 State::Name => {
                     let Some(k) = memchr(b'>', &data[i..]) else {
                         self.name_bytes.extend_from_slice(&data[i..]);
@@ -170,7 +210,7 @@ impl ElementCall {
                     i += k + 1;
                     self.end_name();
                 }
-                State::ParamName if self.form != ElementForm::Glm45 => {
+                State::ParamName if !self.form.pairs() => {
                     let Some(k) = memchr(b'>', &data[i..]) else {
                         self.key.extend_from_slice(&data[i..]);
                         return Step::Wait(data.len());
@@ -179,10 +219,10 @@ impl ElementCall {
                     i += k + 1;
                     self.begin_value(tools);
                 }
-                State::ParamName => match find_marker(data, i, &[ARG_KEY_CLOSE]) {
+                State::ParamName => match find_marker(data, i, &[self.form.key_close()]) {
                     Found::Marker { at, .. } => {
                         self.key.extend_from_slice(&data[i..at]);
-                        i = at + ARG_KEY_CLOSE.len();
+                        i = at + self.form.key_close().len();
                         self.state = State::ValueOpen;
                     }
                     Found::Partial { at } => {
@@ -199,13 +239,13 @@ impl ElementCall {
                         i += 1;
                         continue;
                     }
-                    match match_at(data, i, &[ARG_VALUE_OPEN]) {
+                    match match_at(data, i, &[self.form.value_open()]) {
                         Found::Partial { at } => return Step::Wait(at),
                         Found::Marker { .. } => {
-                            i += ARG_VALUE_OPEN.len();
+                            i += self.form.value_open().len();
                             self.begin_value(tools);
                         }
-                        Found::None => self.fail("expected <arg_value> after </arg_key>"),
+                        Found::None => self.fail("expected a value element after the key"),
                     }
                 }
                 State::Between | State::AfterFunction => {
@@ -239,7 +279,7 @@ impl ElementCall {
                         _ if self.is_complete() => return Step::End(i),
                         _ => self.fail(match (between, self.form) {
                             (true, ElementForm::Qwen3Coder) => "expected <parameter=…> or </function>",
-                            (true, ElementForm::Glm45) => "expected <arg_key> or the end of the call",
+                            (true, ElementForm::Glm45 | ElementForm::Hy3) => "expected a key element or the end of the call",
                             (true, ElementForm::Invoke) => "expected <parameter name=…> or </invoke>",
                             (false, _) => "expected the end of the call after </function>",
                         }),
@@ -334,7 +374,7 @@ impl ElementCall {
                         piece = &piece[1..];
                     }
                 }
-                ElementForm::Glm45 => {
+                ElementForm::Glm45 | ElementForm::Hy3 => {
                     piece = &piece[piece.iter().take_while(|b| is_space(**b)).count()..];
                     self.at_value_start = piece.is_empty();
                 }
@@ -345,11 +385,11 @@ impl ElementCall {
         }
         let tail = match self.form {
             ElementForm::Qwen3Coder | ElementForm::Invoke => usize::from(piece.last() == Some(&b'\n')),
-            ElementForm::Glm45 => piece.iter().rev().take_while(|b| is_space(**b)).count(),
+            ElementForm::Glm45 | ElementForm::Hy3 => piece.iter().rev().take_while(|b| is_space(**b)).count(),
         };
         let (body, tail) = piece.split_at(piece.len() - tail);
         // qwen3_coder trims one newline only: a held one is text once another arrives.
-        if !body.is_empty() || self.form != ElementForm::Glm45 {
+        if !body.is_empty() || !self.form.pairs() {
             let mut held = std::mem::take(&mut self.held_blanks);
             self.value_piece(&held);
             self.value_piece(body);

@@ -137,6 +137,7 @@ impl DialectMachine {
                 | Dialect::SeedOss
                 | Dialect::MinimaxM2
                 | Dialect::Longcat
+                | Dialect::Hy3
                 | Dialect::Custom,
             ) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
         };

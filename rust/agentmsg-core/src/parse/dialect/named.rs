@@ -29,13 +29,14 @@ pub enum Dialect {
     Jamba,
     Internlm2,
     Longcat,
+    Hy3,
     /// A dialect from parts (`Options::custom`).
     Custom,
 }
 
 impl Dialect {
     /// Every named dialect with its name, in the order they are documented (Forge's first).
-    pub const ALL: [(&'static str, Dialect); 23] = [
+    pub const ALL: [(&'static str, Dialect); 24] = [
         ("forge", Self::Forge),
         ("hermes", Self::Hermes),
         ("qwen3_coder", Self::Qwen3Coder),
@@ -59,6 +60,7 @@ impl Dialect {
         ("jamba", Self::Jamba),
         ("internlm2", Self::Internlm2),
         ("longcat", Self::Longcat),
+        ("hy3", Self::Hy3),
     ];
 
     pub fn from_name(name: &str) -> Option<Self> {

@@ -94,6 +94,12 @@ impl Syntax {
                 Form::Json(fields("name", "arguments")),
                 &[(b"<longcat_think>", b"</longcat_think>")],
             ),
+            Dialect::Hy3 => (
+                Some((b"<tool_calls:opensource>", b"</tool_calls:opensource>")),
+                (b"<tool_call:opensource>", b"</tool_call:opensource>"),
+                Form::Element(ElementForm::Hy3),
+                &[(b"<think:opensource>", b"</think:opensource>")],
+            ),
             Dialect::Forge
             | Dialect::GptOss
             | Dialect::Mistral

@@ -7,9 +7,9 @@
 //!   for qwen3_coder, a name then `<arg_key>` or the end marker for glm45; otherwise the marker
 //!   is text. A JSON call ends at the first end marker outside a JSON string; an element call at
 //!   the first end marker outside a value.
-//! - Special-token dialects (deepseek_v3, deepseek_v31, kimi_k2, minimax_m2): calls open only
-//!   inside the calls section; a call is a header up to a separator, then JSON arguments up to
-//!   the call's end token (minimax_m2: an element call, `<invoke name="NAME">` to `</invoke>`). Their tokens cannot occur in prose, so a call marker in the section always opens
+//! - Special-token dialects (deepseek_v3, deepseek_v31, kimi_k2, minimax_m2, hy3): calls open
+//!   only inside the calls section; a call is a header up to a separator, then JSON arguments up
+//!   to the call's end token (minimax_m2 and hy3: an element call up to its end token). Their tokens cannot occur in prose, so a call marker in the section always opens
 //!   a call (a malformed one is reported with its raw text).
 //! - Reasoning runs from an opening to its closing marker; a closing marker with nothing open is
 //!   text. Unless strict, a call (or section) opener in reasoning that opens a call ends the

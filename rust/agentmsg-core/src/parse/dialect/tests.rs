@@ -4,7 +4,7 @@ use proptest::prelude::*;
 
 use crate::parse::{parse, Block, CustomDialect, Dialect, DialectError, Document, Options, StartThinking, StreamMachine};
 
-const ALL: [Dialect; 23] = [
+const ALL: [Dialect; 24] = [
     Dialect::Forge,
     Dialect::Hermes,
     Dialect::Qwen3Coder,
@@ -28,6 +28,7 @@ const ALL: [Dialect; 23] = [
     Dialect::Jamba,
     Dialect::Internlm2,
     Dialect::Longcat,
+    Dialect::Hy3,
 ];
 
 /// The document of `text` streamed in `size`-byte pieces (cut only at character boundaries).
@@ -123,6 +124,11 @@ fn adversarial(dialect: Dialect, n: usize) -> String {
             "{}<minimax:tool_call><invoke name=\"f\"><parameter name=\"s\">{}",
             "<minimax:tool_cal <".repeat(n / 38),
             "</paramete <".repeat(n / 24)
+        ),
+        Dialect::Hy3 => format!(
+            "{}<tool_calls:opensource><tool_call:opensource>f<tool_sep:opensource><arg_key:opensource>k</arg_key:opensource><arg_value:opensource>{}",
+            "<tool_calls:opens <".repeat(n / 38),
+            "</arg_value:opensourc <".repeat(n / 46)
         ),
         Dialect::Magistral => format!("{}[TOOL_CALLS]f[ARGS]{{\"s\": \"{}", "[TOOL_CALL <thin ".repeat(n / 34), "</think [ARG ".repeat(n / 26)),
         Dialect::Lfm2 => format!("{}<|tool_call_start|>[g(s='{}", "<|tool_call_sta <thin\n[".repeat(n / 48), "\\'<|tool_call_end|>".repeat(n / 40)),
@@ -294,6 +300,11 @@ fn soup(dialect: Dialect, picks: &[usize]) -> String {
         Dialect::SeedOss => &["<seed:tool_call>", "</seed:tool_call>", "<function=f>", "</function>", "<parameter=a>", "</parameter>", "<seed:think>", "</seed:think>"],
         Dialect::MinimaxM2 => &["<minimax:tool_call>", "</minimax:tool_call>", "<invoke name=\"f\">", "</invoke>", "<parameter name=\"a\">", "</parameter>"],
         Dialect::Magistral => &["[TOOL_CALLS]", "[ARGS]", "[THINK]", "[/THINK]", "f", "]"],
+        Dialect::Hy3 => &[
+            "<tool_calls:opensource>", "</tool_calls:opensource>", "<tool_call:opensource>", "</tool_call:opensource>",
+            "<tool_sep:opensource>", "<arg_key:opensource>", "</arg_key:opensource>", "<arg_value:opensource>",
+            "</arg_value:opensource>", "<think:opensource>", "</think:opensource>",
+        ],
         Dialect::Lfm2 => &["<|tool_call_start|>", "<|tool_call_end|>", "[f(", "a=", "'s'", ")", ")]", ", "],
         Dialect::Granite => &["<|tool_call|>", "<tool_call>", "</tool_call>", "[", "]", "{\"name\": \"f\", \"arguments\": ", ",", "<response>"],
         Dialect::Phi4Mini => &["<|tool_call|>", "<|/tool_call|>", "functools", "[", "]", "{\"name\": \"f\", \"arguments\": ", ","],
