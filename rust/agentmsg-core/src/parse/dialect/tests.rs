@@ -74,6 +74,22 @@ fn each_dialect_reads_its_calls_whole_and_streamed() {
             "Hi <|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"s\": \"<|tool_call_end|>\"}<|tool_call_end|><|tool_calls_section_end|> ok",
         ),
         (Dialect::Glm45, "Hi <tool_call>f\n<arg_key>s</arg_key>\n<arg_value></tool_call></arg_value>\n</tool_call> ok"),
+        (Dialect::SeedOss, "Hi <seed:tool_call><function=f><parameter=s></seed:tool_call></parameter></function></seed:tool_call> ok"),
+        (Dialect::MinimaxM2, "Hi <minimax:tool_call><invoke name=\"f\"><parameter name=\"s\"></invoke></parameter></invoke></minimax:tool_call> ok"),
+        (Dialect::Magistral, "Hi <think>[/THINK]</think>[TOOL_CALLS]f[ARGS]{\"s\": \"[TOOL_CALLS]\"} ok"),
+        (Dialect::Granite, "Hi <|tool_call|>[{\"name\": \"f\", \"arguments\": {\"s\": \"]\"}}] ok"),
+        (Dialect::Lfm2, "Hi <|tool_call_start|>[f(s='<|tool_call_end|>')]<|tool_call_end|> ok"),
+        (Dialect::Phi4Mini, "Hi <|tool_call|>[{\"name\": \"f\", \"arguments\": {\"s\": \"<|/tool_call|>\"}}]<|/tool_call|> ok"),
+        (Dialect::Xlam, "Hi\n```json\n[{\"name\": \"f\", \"arguments\": {\"s\": \"```\"}}]\n``` ok"),
+        (Dialect::Hunyuan, "Hi <tool_calls>[{\"name\": \"f\", \"arguments\": {\"s\": \"</tool_calls>\"}}]</tool_calls> ok"),
+        (Dialect::Apertus, "Hi <|tools_prefix|>[{\"f\": {\"s\": \"<|tools_suffix|>\"}}]<|tools_suffix|> ok"),
+        (Dialect::Jamba, "Hi <tool_calls>[{\"name\": \"f\", \"arguments\": {\"s\": \"</tool_calls>\"}}]</tool_calls> ok"),
+        (Dialect::Internlm2, "Hi <|action_start|><|plugin|>{\"name\": \"f\", \"parameters\": {\"s\": \"<|action_end|>\"}}<|action_end|> ok"),
+        (Dialect::Longcat, "Hi <longcat_tool_call>{\"name\": \"f\", \"arguments\": {\"s\": \"</longcat_tool_call>\"}}</longcat_tool_call> ok"),
+        (
+            Dialect::Hy3,
+            "Hi <tool_calls:opensource><tool_call:opensource>f<tool_sep:opensource><arg_key:opensource>s</arg_key:opensource><arg_value:opensource></tool_call:opensource></arg_value:opensource></tool_call:opensource></tool_calls:opensource> ok",
+        ),
     ];
     for (dialect, text) in cases {
         let doc = whole(text, dialect);
