@@ -30,12 +30,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from agentmsg import TextBlock, ToolUseBlock  # noqa: E402
 from agentmsg.dialects import StreamParser, openai_deltas  # noqa: E402
 from baseline_dialects import FAMILY_SERVERS, SERVERS  # noqa: E402
+from baseline_dialects_b import SERVERS_B  # noqa: E402
 from test_dialects_families import THINK, WRITERS  # noqa: E402
 from tiktoken_oracle import encoding  # noqa: E402
 from transcripts import all_messages  # noqa: E402
 
 LENGTHS = (500, 2000, 8000, 32000)
 DIALECTS = ("hermes", "qwen3_coder", "gpt_oss")
+DIALECTS += tuple(SERVERS_B)
+SERVERS = {**SERVERS, **SERVERS_B}
 # The families of issue 22, section 2: each against its re-scanning server, at 2,000 and 8,000
 # tokens (flat per token is the claim; `python benches/bench_dialects.py families`).
 FAMILIES = tuple(FAMILY_SERVERS)
@@ -68,7 +71,9 @@ def _calls(dialect: str, calls: list) -> str:
             f'<tool_call>\n{json.dumps({"name": n, "arguments": a}, ensure_ascii=False)}\n</tool_call>\n'
             for n, a in calls
         )
-    if dialect == "qwen3_coder":
+    if dialect in WRITERS_B:
+        return WRITERS_B[dialect](calls)
+    if dialect in ("qwen3_coder", "step3p5"):
         body = ""
         for name, arguments in calls:
             params = "".join(
@@ -84,6 +89,41 @@ def _calls(dialect: str, calls: list) -> str:
     )
 
 
+def _gemma_value(value, q: str) -> str:
+    if isinstance(value, str):
+        return q + value + q
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{_gemma_value(v, q)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_gemma_value(v, q) for v in value) + "]"
+    return json.dumps(value)
+
+
+def _dsml(section: str, calls: list) -> str:
+    ds = "｜DSML｜"
+    body = "".join(
+        f'<{ds}invoke name="{name}">\n' + "".join(
+            f'<{ds}parameter name="{k}" string="{str(isinstance(v, str)).lower()}">'
+            f'{v if isinstance(v, str) else json.dumps(v)}</{ds}parameter>\n' for k, v in arguments.items())
+        + f"</{ds}invoke>\n" for name, arguments in calls)
+    return f"\n\n<{ds}{section}>\n{body}</{ds}{section}>"
+
+
+GEMMA_QUOTE = '<|"|>'
+WRITERS_B: Dict[str, Callable] = {
+    "deepseek_v32": lambda calls: _dsml("function_calls", calls),
+    "deepseek_v4": lambda calls: _dsml("tool_calls", calls),
+    "gemma4": lambda calls: "".join(f"<|tool_call>call:{n}{_gemma_value(a, GEMMA_QUOTE)}<tool_call|>" for n, a in calls),
+    "functiongemma": lambda calls: "".join(
+        f"<start_function_call>call:{n}{_gemma_value(a, '<escape>')}<end_function_call>" for n, a in calls),
+}
+WRITERS_B["cohere"] = lambda calls: "<|START_ACTION|>[\n" + ",\n".join(
+    "    " + json.dumps({"tool_call_id": str(i), "tool_name": n, "parameters": a}, ensure_ascii=False)
+    for i, (n, a) in enumerate(calls)) + "\n]<|END_ACTION|>"
+HEADS_B = {"cohere": "<|START_THINKING|>{thinking}<|END_THINKING|>I will look at the files first.\n\n", "gemma4": "<|channel>thought\n{thinking}\n<channel|>I will look at the files first.\n\n",
+           "functiongemma": "I will look at the files first.\n\n"}
+
+
 @lru_cache(maxsize=None)
 def reply(dialect: str, tokens: int) -> str:
     """A reply of at least ``tokens`` o200k tokens: the first turn's text as reasoning, a line of
@@ -94,6 +134,8 @@ def reply(dialect: str, tokens: int) -> str:
     thinking = turns[0][0]
     if dialect == "gpt_oss":
         head = f"<|channel|>analysis<|message|>{thinking}<|end|>"
+    elif dialect in HEADS_B:
+        head = HEADS_B[dialect].format(thinking=thinking)
     elif dialect in THINK and THINK[dialect] is None:
         head = f"{thinking}\n\nI will look at the files first.\n\n"
     elif dialect in THINK:

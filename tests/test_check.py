@@ -2,7 +2,10 @@
 
 Each rule is the peer bug it prevents: an orphaned tool result after pruning (LangChain #33245,
 LiteLLM #10696), a call left without its result, an approval whose request was pruned (Vercel AI
-#20953), a user message typed while a tool ran, a conversation that starts with the assistant.
+#20953), a user message typed while a tool ran, a conversation that starts with the assistant,
+a server tool's result whose call was pruned, blank text Anthropic refuses, an empty turn,
+thinking whose signature was lost in a conversion (LiteLLM #27946, #26916), a Gemini 3 function
+call without its thought signature.
 """
 
 import warnings
@@ -12,8 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentmsg
-from agentmsg import CHECKED_PROVIDERS, HistoryProblem, Message, Repair, ToolUseBlock, check, repair
-from convert_strategies import histories
+from agentmsg import (
+    CHECKED_PROVIDERS, HistoryProblem, Message, Repair, ServerToolResultBlock, ServerToolUseBlock, TextBlock,
+    ThinkingBlock, ToolUseBlock, check, repair,
+)
+from convert_strategies import histories, nonempty_text
 
 CALC = ToolUseBlock("c1", "calc", {"a": 1})
 SEARCH = ToolUseBlock("c2", "search", {"q": "x"})
@@ -90,10 +96,77 @@ def test_a_stale_approval_and_a_server_result_without_its_call_are_removed():
     assert check(fixed, "responses") == [] and agentmsg.to_responses(fixed) == [{"role": "user", "content": "q"}]
 
 
+def test_a_server_result_without_its_call_blank_text_and_empty_turns():
+    search = ServerToolUseBlock("srvtoolu_1", "web_search", {"query": "x"}, provider="anthropic")
+    found = ServerToolResultBlock("srvtoolu_1", [], provider="anthropic")
+    stray = ServerToolResultBlock("srvtoolu_0", [], provider="anthropic")
+    chat = [Message.user("q"), Message("assistant", [stray, search, found, TextBlock(" ")]),
+            Message.user([TextBlock("\n")]), Message("assistant", [ThinkingBlock("lost its signature")]),
+            Message.user("next")]
+    assert check(chat, "anthropic", thinking=False) == [
+        HistoryProblem(1, "orphan_server_result", "server tool result 'srvtoolu_0' has no server tool call before it"),
+        HistoryProblem(1, "blank_text", "a text block of only whitespace"),
+        HistoryProblem(2, "empty_message", "a user message with nothing anthropic takes (an empty turn)"),
+        HistoryProblem(3, "empty_message", "an assistant message with nothing anthropic takes (an empty turn)")]
+    fixed, repairs = repair(chat, "anthropic")
+    assert [str(r) for r in repairs] == [
+        "messages[1]: orphan_server_result: dropped server tool result 'srvtoolu_0'",
+        "messages[1]: blank_text: dropped a text block of only whitespace",
+        "messages[2]: empty_message: dropped a user message with nothing to send",
+        "messages[3]: empty_message: dropped an assistant message with nothing to send"]
+    assert [m.content for m in fixed] == [chat[0].content, (search, found), chat[4].content]
+    assert check(fixed, "anthropic") == []
+    # OpenAI takes whitespace, and drops server blocks and thinking: only the empty turn is its problem
+    assert [(p.index, p.rule) for p in check(chat, "openai")] == [(3, "empty_message")]
+
+
+def test_unsigned_thinking_with_tool_calls_when_thinking_is_on():
+    signed = Message("assistant", [ThinkingBlock("plan", "sig"), TextBlock("ok")])
+    lost = Message("assistant", [ThinkingBlock("from another provider"), CALC])
+    chat = [Message.user("q"), signed, Message.user("go"), lost, Message.tool("2", tool_id="c1")]
+    problem = HistoryProblem(3, "unsigned_thinking", "thinking without its signature, in a turn with tool calls "
+                                                     "(Anthropic refuses unsigned thinking)")
+    assert check(chat, "anthropic") == [problem]  # thinking found on: the signed block
+    assert check(chat, "anthropic", thinking=False) == [] and check(chat[2:], "anthropic") == []
+    assert check(chat[2:], "anthropic", thinking=True) == [HistoryProblem(1, problem.rule, problem.detail)]
+    fixed, repairs = repair(chat, "anthropic")
+    assert [str(r) for r in repairs] == [
+        "messages[3]: unsigned_thinking: dropped thinking without its signature; this turn's tool loop is still "
+        "open, so send this request with thinking off (the signature cannot be rebuilt)"]
+    assert fixed[3].content == (CALC,) and check(fixed, "anthropic") == []
+    closed = chat + [Message.assistant("2"), Message.user("thanks")]
+    assert repair(closed, "anthropic").repairs[0].action == (
+        "dropped thinking without its signature (Anthropic takes earlier turns without their thinking)")
+
+
+def test_gemini_function_calls_of_the_current_turn_need_a_thought_signature():
+    signed = Message.assistant(tool_calls=[CALC], metadata={"gemini": {"signatures": [{"block": 0, "signature": "c2ln"}]}})
+    unsigned = Message.assistant(tool_calls=[SEARCH])
+    chat = [Message.user("q"), signed, Message.tool("2", tool_id="c1", name="calc"), unsigned,
+            Message.tool("x", tool_id="c2", name="search")]
+    assert check(chat, "gemini") == [
+        HistoryProblem(3, "missing_thought_signature", "the first function call of this model turn (search) has no "
+                                                       "thoughtSignature")]
+    assert check(chat, "gemini", thinking=False) == []
+    fixed, repairs = repair(chat, "gemini")
+    assert [str(r) for r in repairs] == [
+        "messages[3]: missing_thought_signature: gave function call 'search' the placeholder signature "
+        "'skip_thought_signature_validator'"]
+    assert check(fixed, "gemini") == []
+    _, contents = agentmsg.to_gemini(fixed)
+    assert contents[3]["parts"][0]["thoughtSignature"] == "skip_thought_signature_validator"
+    # before the last user text is an earlier turn: Gemini does not check it
+    assert check(chat + [Message.assistant("done"), Message.user("new question")], "gemini") == []
+    # Gemini wants the conversation to open with a user turn, like Anthropic
+    assert [p.rule for p in check(chat[1:3], "gemini", thinking=False)] == ["first_not_user", "first_not_user"]
+
+
 def test_bad_arguments_are_typed_errors():
     with pytest.raises(agentmsg.MessageError, match="provider must be one of openai, responses, anthropic, "
-                                                    "bedrock, not 'gemini'"):
-        check([], "gemini")
+                                                    "bedrock, gemini, not 'cohere'"):
+        check([], "cohere")
+    with pytest.raises(agentmsg.MessageError, match="thinking must be True, False or None, not 'yes'"):
+        check([], "anthropic", thinking="yes")
     with pytest.raises(agentmsg.MessageError, match="unanswered must be 'synthesize' or 'drop'"):
         repair([], "openai", unanswered="keep")
 
@@ -114,20 +187,35 @@ def test_trim_with_a_provider_gives_a_history_it_accepts():
 def same_messages(fixed, repairs, history):
     """Every output message is an input message unchanged, a placeholder result, or named in a repair."""
     given_ids = {id(m) for m in history}
-    changed = sum(1 for r in repairs if r.action.startswith(("dropped tool calls", "removed")))
+    changed = sum(1 for r in repairs if r.action.startswith((
+        "dropped tool calls", "removed", "dropped a text block", "dropped thinking", "dropped server tool result",
+        "gave function call")))
     others = [m for m in fixed if id(m) not in given_ids and m.metadata.get("repaired") != "interrupted"]
     return len(others) <= changed
 
 
+server_turns = st.builds(
+    lambda ids, provider, blank: Message("assistant", [
+        block for i in ids for block in (ServerToolUseBlock(i, "web_search", {}, provider=provider),
+                                         ServerToolResultBlock(i, [], provider=provider))][1:] + [TextBlock(blank)]),
+    st.lists(st.sampled_from(["s1", "s2", "s3"]), min_size=1, max_size=3, unique=True),
+    st.sampled_from(["", "anthropic", "openai"]), st.sampled_from([" ", "\n", "ok"]))
+gemini_turns = st.builds(lambda text: [Message.user(text), Message.assistant(tool_calls=[ToolUseBlock("g1", "f", {})]),
+                                       Message.tool("r", tool_id="g1", name="f")], nonempty_text)
+mixed_histories = st.tuples(histories, st.lists(server_turns, max_size=2), st.lists(gemini_turns, max_size=1)).map(
+    lambda parts: parts[0] + parts[1] + [m for turn in parts[2] for m in turn])
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(histories, st.sampled_from(CHECKED_PROVIDERS), st.sampled_from(["synthesize", "drop"]))
-def test_a_repaired_history_passes_check_and_keeps_its_messages(history, provider, unanswered):
+@given(mixed_histories, st.sampled_from(CHECKED_PROVIDERS), st.sampled_from(["synthesize", "drop"]),
+       st.sampled_from([None, True, False]))
+def test_a_repaired_history_passes_check_and_keeps_its_messages(history, provider, unanswered, thinking):
     try:
-        problems = check(history, provider)
+        problems = check(history, provider, thinking=thinking)
     except agentmsg.MessageError:
         return  # ids with lone surrogates: refused by the pairing rule itself
-    fixed, repairs = repair(history, provider, unanswered=unanswered)
-    assert check(fixed, provider) == []
+    fixed, repairs = repair(history, provider, unanswered=unanswered, thinking=thinking)
+    assert check(fixed, provider, thinking=thinking) == []
     assert same_messages(fixed, repairs, history)
     assert bool(problems) == bool(repairs)
 
@@ -185,3 +273,17 @@ def test_a_memory_for_a_provider_gives_what_it_accepts(history, provider, budget
     memory = agentmsg.ConversationMemory(budget, provider=provider)
     memory.extend(history)
     assert check(memory.messages, provider) == []
+
+
+def test_a_dropped_turn_that_held_a_server_call_takes_its_later_result_with_it():
+    """Dropping an empty turn removes the server call a later turn's result answered: the rules
+    run again, so that later turn (now holding only that result) is dropped too."""
+    def turn(ids, provider):
+        blocks = [b for i in ids for b in (ServerToolUseBlock(i, "web_search", {}, provider=provider),
+                                            ServerToolResultBlock(i, [], provider=provider))]
+        return Message("assistant", blocks[1:] + [TextBlock(" ")])
+    history = [Message.system("0"), Message.user("0"), turn(["s1", "s2"], "openai"), turn(["s2"], "")]
+    fixed, repairs = repair(history, "anthropic")
+    assert [(r.index, r.rule) for r in repairs] == [(2, "empty_message"), (3, "blank_text"), (3, "empty_message")]
+    assert [m.role.value for m in fixed] == ["system", "user"]
+    assert check(fixed, "anthropic") == []

@@ -118,6 +118,24 @@ def test_count_per_encoding_and_model(capsys):
     assert code == 1 and err.startswith("agentmsg: error: unknown model 'llama-3': give --encoding")
 
 
+def test_count_whole_requests(capsys, tmp_path):
+    tool = {"type": "function", "function": {"name": "now", "description": "The time."}}
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": "Hi"}], "tools": [tool]}))
+    expected = agentmsg.count_request_tokens(json.loads(chat.read_text()))
+    code, out, err = run(capsys, "count", "--request", str(chat))
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [f"{expected.total}\testimate, {expected.low}-{expected.high}\t{chat}",
+                                f"  messages: {expected.parts['messages']}", f"  tools: {expected.parts['tools']} (estimate)",
+                                *[f"  note: {note}" for note in expected.notes]]
+    code, out, _ = run(capsys, "count", "--request", str(chat), "--json", "--model", "claude-sonnet-4-5")
+    data = json.loads(out)
+    assert code == 0 and data["provider"] == "anthropic" and data["exact"] is False and data["name"] == str(chat)
+    chat.write_text(json.dumps({"model": "gpt-4o", "messages": "Hi"}))
+    code, _, err = run(capsys, "count", "--request", str(chat))
+    assert code == 1 and err == "agentmsg: error: request.messages must be a list, not str\n"
+
+
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_convert_to_every_target(capsys, target, tmp_path):
     out_file = tmp_path / f"out.{target}.json"

@@ -229,3 +229,23 @@ def test_a_stream_gives_what_the_whole_response_gives():
     assert asyncio.run(agentmsg.afrom_gemini_stream(stream()))[0].content == whole[0].content
     with pytest.raises(ConversionError, match="the stream held no chunk"):
         agentmsg.from_gemini_stream([])
+
+
+def test_function_call_ids_can_be_left_out_for_endpoints_that_refuse_them():
+    calls = [ToolUseBlock("c1", "calc", {"a": 1}), ToolUseBlock("c2", "search", {"q": "x"})]
+    chat = [Message.user("q"), Message.assistant(tool_calls=calls),
+            Message.tool("2", tool_id="c1", name="calc"), Message.tool("found", tool_id="c2", name="search")]
+    system, contents = to_gemini(chat, function_call_ids=False)
+    check_gemini(system, contents)
+    assert contents[1:] == [
+        {"role": "model", "parts": [{"functionCall": {"name": "calc", "args": {"a": 1}}},
+                                    {"functionCall": {"name": "search", "args": {"q": "x"}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "calc", "response": {"output": "2"}}},
+                                   {"functionResponse": {"name": "search", "response": {"output": "found"}}}]}]
+    back = from_gemini(contents)  # read back, the calls pair with their responses by name
+    assert [(m.role.value, m.text) for m in back[2:]] == [("tool", "2"), ("tool", "found")]
+    assert [(c.id, c.name) for c in back[1].tool_calls] == [("", "calc"), ("", "search")]
+    assert [(m.tool_id, m.name) for m in back[2:]] == [(None, "calc"), (None, "search")]
+    assert to_gemini(chat)[1][1]["parts"][0]["functionCall"]["id"] == "c1"  # the default writes them
+    with pytest.raises(agentmsg.MessageTypeError, match="function_call_ids must be a bool, not str"):
+        to_gemini(chat, function_call_ids="no")

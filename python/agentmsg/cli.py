@@ -30,6 +30,7 @@ from .convert import (
     to_wolo,
 )
 from .counting.encoding import TOKEN_ENCODINGS, resolve_encoding
+from .counting.request import count_request_tokens
 from .counting.tokens import ENCODINGS, count_message_tokens
 from .errors import AgentMsgError, EncodingError, MissingDependencyError, TranscriptError
 from .history.conversation import conversation_stats
@@ -200,7 +201,30 @@ def _encoding(args: argparse.Namespace) -> str:
     return _model_encoding(args.model) if args.model else str(args.encoding)
 
 
+def _count_requests(args: argparse.Namespace) -> int:
+    """``count --request``: each FILE is one request body (JSON), counted whole."""
+    for name in args.files:
+        text = _read_text(name)
+        try:
+            request = json.loads(text)
+        except ValueError as error:
+            raise TranscriptError(name, getattr(error, "lineno", None), f"not JSON ({getattr(error, 'msg', error)})") from None
+        count = count_request_tokens(request, model=args.model)
+        if args.json:
+            print(_dumps({"name": name, **count.as_dict()}))
+            continue
+        how = "exact" if count.exact else f"estimate, {count.low}-{'?' if count.high is None else count.high}"
+        print(f"{count.total}\t{how}\t{utf8_text(name)}")
+        for part, tokens in count.parts.items():
+            print(f"  {part}: {tokens}{' (estimate)' if part in count.estimated else ''}")
+        for note in count.notes:
+            print(f"  note: {utf8_text(note)}")
+    return 0
+
+
 def _count(args: argparse.Namespace) -> int:
+    if args.request:
+        return _count_requests(args)
     encoding = _encoding(args)
     total = conversations = 0
     for transcript in _transcripts(args.files, args.format):
@@ -519,6 +543,9 @@ def _parser() -> argparse.ArgumentParser:
     _inputs(count)
     _counting(count)
     count.add_argument("--json", action="store_true", help="one JSON object per conversation")
+    count.add_argument("--request", action="store_true",
+                       help="each FILE is one request body (OpenAI Chat Completions or Responses, Anthropic, Gemini): "
+                            "count all of it (tools, images, schemas) and say what is estimated")
 
     trimmed = _command(commands, "trim", "keep the newest messages of each conversation that fit a token budget "
                        "(system messages and tool pairs kept) and write them",

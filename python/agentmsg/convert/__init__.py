@@ -22,6 +22,7 @@ from .wolo import *  # noqa: F401,F403
 from .langchain import *  # noqa: F401,F403
 from .responses import *  # noqa: F401,F403
 from .gemini import *  # noqa: F401,F403
+from .mcp import *  # noqa: F401,F403
 # A literal list, so type checkers see every name (mypy cannot follow a list built at run time);
 # tests/test_typing.py checks it equals the modules' own __all__.
 __all__ = [
@@ -64,4 +65,5 @@ __all__ = [
     "from_gemini",
     "from_gemini_stream",
     "afrom_gemini_stream",
+    "from_mcp_result",
 ]

@@ -2,7 +2,13 @@
 
 System text goes in the separate ``system`` argument; tool results become ``tool_result`` blocks
 in a user turn; consecutive turns of the same role are merged (the API wants them alternating);
-thinking blocks keep their signature; images go as base64 or URL sources.
+thinking blocks keep their signature; images go as base64 or URL sources. The tools Anthropic
+runs itself are server blocks both ways: ``server_tool_use`` (web search, web fetch, code
+execution...) and the MCP connector's ``mcp_tool_use`` (``server_name`` kept) are
+:class:`ServerToolUseBlock`; every ``*_tool_result`` block of theirs (``web_search_tool_result``,
+``code_execution_tool_result``, ``mcp_tool_result``...) a :class:`ServerToolResultBlock`, its
+``content`` as sent and its ``type`` in ``metadata``. Server blocks another provider ran are left
+out, with a warning (their ids and results mean nothing to Anthropic).
 
 What the format cannot carry, left out with a :class:`ConversionWarning`: thinking without a
 signature and ``reasoning_content`` (the API rejects unsigned thinking), audio and video, images
@@ -24,10 +30,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, cast
 
 from .. import _core
-from .._checks import check_calls, json_copy_dict
+from .._checks import check_calls, json_copy, json_copy_dict
 from ..errors import AgentMsgError, ConversionError, Losses, MessageTypeError
 from ..model.arguments import call_extras_lost, call_place, json_object, json_output_copy
-from ..model.blocks import ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource
+from ..model.blocks import (
+    ImageBlock, ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
+    URLSource,
+)
 from ..model.message import ROLE_NAMES, TOOL_ROLE, Message, metadata_view
 from ..readers import check_messages
 from ..readers._fields import check_dicts, own_namespace
@@ -174,9 +183,42 @@ def _blocks_to_anthropic(
                 blocks.append({"type": "thinking", "thinking": block.thinking, "signature": block.signature})
         elif kind is ImageBlock and (image := _image(block)) is not None:
             blocks.append(image)
+        elif kind is ServerToolUseBlock or kind is ServerToolResultBlock:
+            written = _server_block(block, message, index, losses)
+            if written is not None:
+                blocks.append(written)
         else:
             losses.add(f"{block.type} blocks" if kind is not ImageBlock else "images of that media type", index)
     return ROLE_NAMES[role], blocks
+
+
+def _server_block(block: Any, message: Message, index: int, losses: Losses) -> Optional[Dict[str, Any]]:
+    """A server tool call or result Anthropic ran, as its block; None (a loss) for another
+    provider's, or for a result whose block type is unknown (none kept, no call in its turn)."""
+    if block.provider not in ("", "anthropic"):
+        losses.add(f"server tool blocks run by {block.provider}", index)
+        return None
+    data: Dict[str, Any] = json_copy_dict(block.metadata, f"messages[{index}].{block.type}.metadata")
+    if type(block) is ServerToolUseBlock:
+        data.update(type="server_tool_use" if block.server_name is None else "mcp_tool_use", id=block.id,
+                    name=block.name, input=json_output_copy(block.input, f"messages[{index}].{block.type}.input"))
+        if block.server_name is not None:
+            data["server_name"] = block.server_name
+        return data
+    kind = data.get("type")
+    if not isinstance(kind, str) or not kind.endswith("_tool_result") or kind == "tool_result":
+        # Anthropic answers a server call in the call's own turn: its name gives the result's type
+        call = next((b for b in message.content if type(b) is ServerToolUseBlock and b.id == block.tool_use_id), None)
+        if call is None:
+            losses.add("server tool results of unknown type without their call", index)
+            return None
+        kind = "mcp_tool_result" if call.server_name is not None else call.name + "_tool_result"
+    data.update(type=kind, tool_use_id=block.tool_use_id)
+    if block.content is not None:
+        data["content"] = json_copy(block.content, f"messages[{index}].{block.type}.content")
+    if block.is_error or kind == "mcp_tool_result":
+        data["is_error"] = block.is_error
+    return data
 
 
 def from_anthropic(

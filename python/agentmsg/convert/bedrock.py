@@ -28,8 +28,8 @@ from .._checks import check_calls, objects_in, require, require_choice, require_
 from ..errors import ConversionError, Losses, MessageTypeError
 from ..model.arguments import call_extras_lost, call_place, json_output_copy, json_text
 from ..model.blocks import (
-    AudioBlock, Base64Source, Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
-    VideoBlock,
+    SERVER_BLOCKS, AudioBlock, Base64Source, Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock,
+    ToolUseBlock, VideoBlock,
 )
 from ..model.message import TOOL_ROLE, Message, metadata_view
 from ..readers import check_messages
@@ -171,6 +171,8 @@ def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[st
             if block.signature is not None:
                 reasoning["signature"] = block.signature
             blocks.append({"reasoningContent": {"reasoningText": reasoning}})
+        elif kind in SERVER_BLOCKS:
+            losses.add(f"{block.type} blocks (tools another provider ran)", index)
         else:
             media = _media(block, index, losses)
             if media is not None:

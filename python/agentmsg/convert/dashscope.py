@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional,
 from .._checks import check_calls, objects_in, require, require_choice, require_dict, require_list, shown_keys
 from ..errors import ConversionError, Losses, MessageTypeError
 from ..model.blocks import (
-    AudioBlock, Block, ImageBlock, Source, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
+    SERVER_BLOCKS, AudioBlock, Block, ImageBlock, Source, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
     URLSource, VideoBlock,
 )
 from ..model.message import TOOL_ROLE, Message
@@ -88,6 +88,8 @@ def _to_dashscope(message: Message, index: int, losses: Losses) -> Optional[Dict
             thinking.append(block.thinking)
             if block.signature is not None:
                 losses.add("thinking signatures", index)
+        elif kind in SERVER_BLOCKS:
+            losses.add(f"{block.type} blocks (tools another provider ran)", index)
         else:
             items.append({block.type: _url(block.source)})
     data = {"role": role.value}

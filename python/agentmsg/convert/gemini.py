@@ -38,8 +38,8 @@ from .._checks import check_calls, describe, require, require_dict, type_name
 from ..errors import ConversionError, Losses, MessageTypeError
 from ..model.arguments import call_extras_lost, call_place, json_object, json_output_copy, json_text
 from ..model.blocks import (
-    AudioBlock, Base64Source, Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
-    URLSource, VideoBlock,
+    SERVER_BLOCKS, AudioBlock, Base64Source, Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock,
+    ToolUseBlock, URLSource, VideoBlock,
 )
 from ..model.message import ASSISTANT_ROLE, TOOL_ROLE, Message, metadata_view
 from ..readers import check_messages
@@ -65,9 +65,16 @@ _PART_KINDS = ("text", "inlineData", "fileData", "functionCall", "functionRespon
 # -- writing --------------------------------------------------------------------------------------
 
 
-def to_gemini(messages: Iterable[Message]) -> Tuple[Optional[Dict[str, Any]], List[Dict[str, Any]]]:
+def to_gemini(messages: Iterable[Message], *, function_call_ids: bool = True,
+              ) -> Tuple[Optional[Dict[str, Any]], List[Dict[str, Any]]]:
     """Converts messages to ``(system_instruction, contents)`` for ``client.models.generate_content``
     (``contents=``, and ``config={"system_instruction": ...}``; None when there is no system text).
+
+    ``function_call_ids``: write each call's ``id`` on its ``functionCall`` and ``functionResponse``
+    (the default: the Gemini API takes them, and they pair parallel calls of one function). Give
+    False for endpoints that refuse the field (some Vertex AI and OpenAI-compatible Gemini
+    gateways answer 400 "Unknown name \"id\""): calls and responses then pair by name and order,
+    as Gemini's own did before ids.
 
     >>> call = ToolUseBlock("c1", "calc", {"a": 1})
     >>> _, contents = to_gemini([Message.user("Add"), Message.assistant(tool_calls=[call]),
@@ -75,12 +82,14 @@ def to_gemini(messages: Iterable[Message]) -> Tuple[Optional[Dict[str, Any]], Li
     >>> contents[1:]
     [{'role': 'model', 'parts': [{'functionCall': {'id': 'c1', 'name': 'calc', 'args': {'a': 1}}}]}, {'role': 'user', 'parts': [{'functionResponse': {'id': 'c1', 'name': 'calc', 'response': {'output': '2'}}}]}]
     """
+    if function_call_ids is not True and function_call_ids is not False:
+        raise MessageTypeError(f"function_call_ids must be a bool, not {type_name(function_call_ids)}")
     items = check_messages(messages)
     losses = Losses("to_gemini")
     call_names: Dict[str, str] = {}
     system, turns, _ = split_system_and_merge_turns(
         items, "to_gemini", losses, lambda text: {"text": text},
-        lambda message, index: _parts(message, index, losses, call_names),
+        lambda message, index: _parts(message, index, losses, call_names, function_call_ids),
     )
     if losses.found:
         losses.warn()
@@ -88,12 +97,13 @@ def to_gemini(messages: Iterable[Message]) -> Tuple[Optional[Dict[str, Any]], Li
     return ({"parts": system} if system else None), contents
 
 
-def _parts(message: Message, index: int, losses: Losses, call_names: Dict[str, str]) -> Tuple[str, List[Dict[str, Any]]]:
+def _parts(message: Message, index: int, losses: Losses, call_names: Dict[str, str], ids: bool,
+           ) -> Tuple[str, List[Dict[str, Any]]]:
     if message.reasoning_content is not None:
         losses.add("reasoning_content", index)
     kept = own_namespace(metadata_view(message), "gemini")
     if message.role is TOOL_ROLE:
-        return "user", [_response_part(message, index, losses, call_names, kept)]
+        return "user", [_response_part(message, index, losses, call_names, kept, ids)]
     if message.name is not None:
         losses.add("name on messages", index)
     signatures = _signatures(kept, index)
@@ -115,9 +125,12 @@ def _parts(message: Message, index: int, losses: Losses, call_names: Dict[str, s
             if call_extras_lost(block):
                 losses.add("a tool call's server_name or metadata", index)
             call_names[block.id] = block.name
-            call: Dict[str, Any] = {"id": block.id} if block.id else {}
+            call: Dict[str, Any] = {"id": block.id} if block.id and ids else {}
             call.update(name=block.name, args=json_output_copy(block.input, call_place(index, block, "input")))
             part = {"functionCall": call}
+        elif kind in SERVER_BLOCKS:
+            losses.add(f"{block.type} blocks (tools another provider ran)", index)
+            part = None
         else:
             part = _media_part(block, index, losses)
         if part is None:
@@ -129,11 +142,15 @@ def _parts(message: Message, index: int, losses: Losses, call_names: Dict[str, s
 
 
 def _is_base64(text: str) -> bool:
-    try:
-        base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    return True
+    """Base64 in either alphabet, as protobuf's JSON reads bytes (Google's placeholder
+    signature for calls Gemini did not sign, ``skip_thought_signature_validator``, is URL-safe)."""
+    for altchars in (None, b"-_"):
+        try:
+            base64.b64decode(text, altchars, validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        return True
+    return False
 
 
 def _signatures(kept: Mapping[str, Any], index: int) -> Dict[int, str]:
@@ -165,7 +182,7 @@ def _media_part(block: Any, index: int, losses: Losses) -> Optional[Dict[str, An
 
 
 def _response_part(message: Message, index: int, losses: Losses, call_names: Dict[str, str],
-                   kept: Mapping[str, Any]) -> Dict[str, Any]:
+                   kept: Mapping[str, Any], ids: bool) -> Dict[str, Any]:
     result = cast(ToolResultBlock, message.content[0])
     name = message.name or call_names.get(message.tool_id or "")
     if not name:
@@ -178,7 +195,7 @@ def _response_part(message: Message, index: int, losses: Losses, call_names: Dic
     if not (isinstance(response, dict) and json_object(text) is not None
             and json_text(response, f"messages[{index}].metadata['gemini']['response']") == text):
         response = {"error" if result.is_error else "output": text}
-    answer: Dict[str, Any] = {"id": message.tool_id} if message.tool_id else {}
+    answer: Dict[str, Any] = {"id": message.tool_id} if message.tool_id and ids else {}
     answer.update(name=name, response=json_output_copy(response, f"messages[{index}] response"))
     return {"functionResponse": answer}
 

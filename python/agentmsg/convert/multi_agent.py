@@ -16,7 +16,7 @@ import json
 from typing import Any, Dict, Iterable, List, Optional, Tuple, cast
 
 from .._checks import check_calls
-from ..model.blocks import Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from ..model.blocks import SERVER_BLOCKS, Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from ..model.message import Message, Role
 from ..readers import check_messages
 
@@ -65,7 +65,7 @@ def format_multi_agent(messages: Iterable[Message], *, self_name: Optional[str] 
             elif kind is ToolUseBlock:
                 foreign_calls[block.id] = name
                 texts.append(f"[{name}] called {block.name} {json.dumps(block.input, ensure_ascii=False)}")
-            elif kind is not ThinkingBlock:
+            elif kind is not ThinkingBlock and kind not in SERVER_BLOCKS:  # the other agent's own
                 blocks.append(block)
         body = "\n".join(t for t in texts if t)
         out.append(_relabel(message, [TextBlock(f"[{name}]: {body}")] + blocks))

@@ -5,13 +5,19 @@ Responses histories are flat lists of typed items; this module groups them into 
 text and images; ``reasoning`` items become thinking blocks (one per summary or
 reasoning-text part, an empty one when the item only carries ``encrypted_content``);
 ``function_call`` and ``custom_tool_call`` items become tool calls (a custom tool's free text
-is the call's ``{"input": ...}``), their ``*_output`` items tool messages; an ``mcp_call`` is a
-tool call whose ``server_name`` is the MCP server's label, followed by a tool message holding its
-``output`` (or its ``error``, as an error result). Consecutive items the model produced (reasoning,
-messages, calls) form one assistant message.
+is the call's ``{"input": ...}``), their ``*_output`` items tool messages. The tools OpenAI runs
+itself become server blocks, each item a :class:`ServerToolUseBlock` (``provider="openai"``, the
+item's other fields in its ``metadata``) followed by a :class:`ServerToolResultBlock` holding the
+item's result fields when it has any: ``web_search_call`` (``web_search``, its ``action``),
+``file_search_call`` (``file_search``: ``queries``; ``results``), ``code_interpreter_call``
+(``code_interpreter``: ``code``, ``container_id``; ``outputs``), ``image_generation_call``
+(``image_generation``; ``result``), ``mcp_call`` (the tool's name, ``server_name`` the server's
+label, its ``arguments`` as the input; ``output`` or ``error``, an error result) and
+``mcp_list_tools`` (``server_name`` the label; ``tools`` or ``error``). Consecutive items the model
+produced (reasoning, messages, calls) form one assistant message.
 
-Items with no block of their own (built-in tool calls such as ``web_search_call``,
-``file_search_call``, ``code_interpreter_call`` and ``computer_call``, ``mcp_list_tools``,
+Items with no block of their own (the calls the client runs and answers, ``computer_call``,
+``local_shell_call``, ``shell_call``, ``apply_patch_call``, and their outputs;
 ``mcp_approval_request`` / ``mcp_approval_response``, ``compaction`` and ``item_reference``
 items...) and every field the blocks do not hold (item ids, statuses, ``encrypted_content``,
 annotations, ``phase``) are kept, exactly as read, in the message's
@@ -26,7 +32,11 @@ read from a Responses reasoning item (the API takes back only its own reasoning 
 ``reasoning_content``, audio and video (message parts are text, images and files), images outside
 user messages and tool results, a tool result's ``is_error`` flag (except an MCP call's error),
 ``name`` on messages, a tool result name that differs from its call's, and a tool call's
-``metadata``. A message between a tool call and its results is moved after them, with a warning.
+``metadata``, and server blocks another provider ran. A message between a tool call and its
+results is moved after them, with a warning.
+
+Messages read by an earlier release (an ``mcp_call`` as a tool call and a tool message, built-in
+calls kept in metadata only) are written back as the items they were read from, as before.
 
     >>> import agentmsg
     >>> call = agentmsg.ToolUseBlock("call_1", "calculator", {"a": 5})
@@ -37,7 +47,7 @@ user messages and tool results, a tool result's ``is_error`` flag (except an MCP
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, cast
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, cast
 
 from .._checks import check_calls, require, require_choice, require_dict
 from ..errors import ConversionError, Losses, MessageTypeError
@@ -45,6 +55,8 @@ from ..model.arguments import RAW_ARGUMENTS, call_place, dump_arguments, json_te
 from ..model.blocks import (
     Block,
     ImageBlock,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -66,10 +78,21 @@ __all__ = ["to_responses", "from_responses"]
 #: Item types the model made (besides messages, reasoning and calls) that have no block of their
 #: own: kept in the assistant message's ``metadata["responses"]["items"]`` as they are.
 _MODEL_ITEMS = frozenset((
-    "web_search_call", "file_search_call", "code_interpreter_call", "computer_call", "image_generation_call",
-    "local_shell_call", "shell_call", "apply_patch_call", "tool_search_call", "tool_search_output",
-    "mcp_list_tools", "mcp_approval_request", "compaction", "program",
+    "computer_call", "local_shell_call", "shell_call", "apply_patch_call", "tool_search_call", "tool_search_output",
+    "mcp_approval_request", "compaction", "program",
 ))
+#: The tools OpenAI runs itself, read into server blocks: item type -> (the call's name, or None
+#: for the item's own ``name``; the fields of the call's input; the fields of its result).
+SERVER_ITEMS: Dict[str, Tuple[Optional[str], Tuple[str, ...], Tuple[str, ...]]] = {
+    "web_search_call": ("web_search", ("action",), ()),
+    "file_search_call": ("file_search", ("queries",), ("results",)),
+    "code_interpreter_call": ("code_interpreter", ("code", "container_id"), ("outputs",)),
+    "image_generation_call": ("image_generation", (), ("result",)),
+    "mcp_call": (None, (), ("output", "error")),
+    "mcp_list_tools": ("mcp_list_tools", (), ("tools", "error")),
+}
+#: The item type of a server call without one kept (a block not read from a Responses item).
+_SERVER_ITEM_OF_NAME = {name: kind for kind, (name, _, _) in SERVER_ITEMS.items() if name is not None}
 #: Item types the client sends that have no block of their own: kept with the message before them.
 _CLIENT_ITEMS = frozenset((
     "computer_call_output", "local_shell_call_output", "shell_call_output", "apply_patch_call_output",
@@ -78,9 +101,9 @@ _CLIENT_ITEMS = frozenset((
 ))
 #: Every item type carried untouched in ``metadata["responses"]["items"]``.
 RESPONSES_OPAQUE_ITEMS = _MODEL_ITEMS | _CLIENT_ITEMS
-_CALL_ITEMS = ("reasoning", "function_call", "custom_tool_call", "mcp_call")
+_CALL_ITEMS = ("reasoning", "function_call", "custom_tool_call")
 _RESULT_ITEMS = ("function_call_output", "custom_tool_call_output")
-_ITEM_TYPES = ("message",) + _CALL_ITEMS + _RESULT_ITEMS + tuple(sorted(RESPONSES_OPAQUE_ITEMS))
+_ITEM_TYPES = ("message",) + _CALL_ITEMS + _RESULT_ITEMS + tuple(SERVER_ITEMS) + tuple(sorted(RESPONSES_OPAQUE_ITEMS))
 _MESSAGE_ROLES = ("user", "system", "developer", "assistant")
 _PART_TYPES = ("input_text", "output_text", "refusal", "input_image", "input_file")
 _OUTPUT_PART_TYPES = ("input_text", "input_image", "input_file")
@@ -145,7 +168,11 @@ class _Writer:
             reused = self._kept_items(message, index, kept)
             if reused is not None:
                 return reused
-            kept = [item for item in kept if isinstance(item, Mapping) and item.get("type") in RESPONSES_OPAQUE_ITEMS]
+            # an earlier release kept built-in calls here only: they go back unless a block holds them
+            blocks = {block.id for block in message.content if type(block) is ServerToolUseBlock}
+            kept = [item for item in kept if isinstance(item, Mapping) and (
+                item.get("type") in RESPONSES_OPAQUE_ITEMS
+                or item.get("type") in SERVER_ITEMS and item.get("type") != "mcp_call" and item.get("id") not in blocks)]
         items = [dict(item) for item in kept or ()]
         return items + fresh_items(message, index, self.losses, self)
 
@@ -155,7 +182,14 @@ class _Writer:
         where = f"messages[{index}].metadata['{NAMESPACE}']['items']"
         if not isinstance(kept, list) or not kept:
             raise MessageTypeError(f"{where} must be a non-empty list of items")
-        reader = _Reader(where)
+        reused = self._kept_as_read(message, kept, where, False)
+        if reused is None and any(isinstance(item, Mapping) and item.get("type") in SERVER_ITEMS for item in kept):
+            reused = self._kept_as_read(message, kept, where, True)  # as an earlier release read them
+        return reused
+
+    def _kept_as_read(self, message: Message, kept: List[Any], where: str, legacy: bool,
+                      ) -> Optional[List[Dict[str, Any]]]:
+        reader = _Reader(where, legacy)
         for position, item in enumerate(kept):
             reader.add(item, position)
         again = reader.finish()
@@ -250,6 +284,13 @@ def _assistant_items(message: Message, index: int, losses: Losses, writer: Optio
         elif kind is ThinkingBlock:
             if block != _STAND_IN:
                 losses.add("thinking that was not read from a Responses reasoning item", index)
+        elif kind is ServerToolUseBlock:
+            if (item := _server_item(block, message.content, index, losses)) is not None:
+                items.append(item)
+        elif kind is ServerToolResultBlock:
+            if not any(type(b) is ServerToolUseBlock and b.id == block.tool_use_id for b in message.content):
+                losses.add("server tool results without their call", index)
+            # else written in its call's item
         else:
             losses.add(f"{block.type} blocks in assistant messages", index)
     if not items:
@@ -278,6 +319,47 @@ def _call_item(call: ToolUseBlock, index: int, losses: Losses, writer: Optional[
             item["output"] = answer.text
         writer.folded.add(writer.results[call.id])
     return item
+
+
+def _server_item(call: ServerToolUseBlock, content: Iterable[Block], index: int, losses: Losses,
+                 ) -> Optional[Dict[str, Any]]:
+    """The item of a tool OpenAI ran, its result (in the same message) folded in; None (a loss)
+    for another provider's call or a tool the Responses API has no item for."""
+    if call.provider not in ("", "openai"):
+        losses.add(f"server tool blocks run by {call.provider}", index)
+        return None
+    item = {key: _copy_value(value) for key, value in call.metadata.items() if key != RAW_ARGUMENTS}
+    kind = item.get("type")
+    if kind not in SERVER_ITEMS:
+        kind = _server_item_type(call.name, call.server_name)
+        if kind is None:
+            losses.add("server tool calls the Responses API has no item for", index)
+            return None
+    _, call_fields, result_fields = SERVER_ITEMS[kind]
+    if kind in ("mcp_call", "mcp_list_tools") and call.server_name is None:
+        losses.add("MCP calls without a server_name", index)
+        return None
+    item.update(type=kind, id=call.id)
+    if kind == "mcp_call":
+        item.update(name=call.name, arguments=dump_arguments(call, call_place(index, call, "input")))
+    if kind in ("mcp_call", "mcp_list_tools"):
+        item["server_label"] = call.server_name
+    elif call.input:
+        if any(key not in call_fields for key in call.input):
+            losses.add(f"server tool call input fields a {kind} item has no place for", index)
+        item.update((key, _copy_value(value)) for key, value in call.input.items() if key in call_fields)
+    for block in content:
+        if type(block) is ServerToolResultBlock and block.tool_use_id == call.id:
+            if not isinstance(block.content, Mapping) or any(key not in result_fields for key in block.content):
+                losses.add(f"server tool results a {kind} item has no place for", index)
+            else:
+                item.update((key, _copy_value(value)) for key, value in block.content.items())
+    return item
+
+
+def _server_item_type(name: str, server_name: Optional[str]) -> Optional[str]:
+    """The item type of a server call that does not say it: an MCP server's tool, or a built-in one."""
+    return "mcp_call" if server_name is not None else _SERVER_ITEM_OF_NAME.get(name)
 
 
 def _tool_items(message: Message, index: int, losses: Losses, writer: Optional[_Writer]) -> List[Dict[str, Any]]:
@@ -366,8 +448,9 @@ class _Reader:
     call order: before the first result of a later call, the tool results as sent kept in order.
     """
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, legacy: bool = False) -> None:
         self.what = what
+        self.legacy = legacy  # as the last release read: mcp_call a tool call, built-in calls only kept
         self.out: List[Message] = []
         self.group: Optional[_Group] = None
         self.held: List[Dict[str, Any]] = []  # client items before any message: kept with the next
@@ -397,6 +480,17 @@ class _Reader:
                 self._place_mcp_results(None)
                 message = build(where, lambda: Message("system" if role == "developer" else role, blocks or [_STAND_IN]))
                 self._keep(where, message, item)
+        elif kind in SERVER_ITEMS and not (self.legacy and kind != "mcp_call"):
+            group = self._group()
+            group.items.append(item)
+            if self.legacy:  # an mcp_call as a tool call and a tool message
+                call = _call_block(item, kind, where)
+                self.call_names[call.id] = call.name
+                group.blocks.append(call)
+                if item.get("output") is not None or item.get("error") is not None:
+                    group.results.append(_mcp_result(item, call, where))
+            else:
+                group.blocks.extend(_server_blocks(item, kind, where))
         elif kind in _CALL_ITEMS:
             group = self._group()
             group.items.append(item)
@@ -406,8 +500,6 @@ class _Reader:
             call = _call_block(item, kind, where)
             self.call_names[call.id] = call.name
             group.blocks.append(call)
-            if kind == "mcp_call" and (item.get("output") is not None or item.get("error") is not None):
-                group.results.append(_mcp_result(item, call, where))
         elif kind in _RESULT_ITEMS:
             self._close()
             call_id = require_str_key(item, "call_id", where)
@@ -416,7 +508,7 @@ class _Reader:
             self._keep(where, build(where, lambda: Message(
                 TOOL_ROLE, [ToolResultBlock(call_id, output)], tool_id=call_id, name=self.call_names.get(call_id))),
                 item)
-        elif kind in _MODEL_ITEMS:
+        elif kind in _MODEL_ITEMS or kind in SERVER_ITEMS:  # (a built-in call, for the legacy reader)
             self._group().items.append(item)
         elif self.group is not None:
             self.group.items.append(item)
@@ -549,6 +641,33 @@ def _call_block(item: Mapping[str, Any], kind: str, where: str) -> ToolUseBlock:
         return build(where, lambda: ToolUseBlock(call_id, name, {"input": text}))
     arguments, metadata = load_arguments(require(item, "arguments", where), f"{where}.arguments")
     return build(where, lambda: ToolUseBlock(call_id, name, arguments, metadata=metadata))
+
+
+def _server_blocks(item: Mapping[str, Any], kind: str, where: str) -> List[Block]:
+    """The server call of an item OpenAI ran (see the module), and its result when the item has one."""
+    name, call_fields, result_fields = SERVER_ITEMS[kind]
+    call_id = require_str_key(item, "id", where)
+    taken = {"id"}.union(call_fields)
+    server = None
+    if kind in ("mcp_call", "mcp_list_tools"):
+        server = require_str_key(item, "server_label", where)
+        taken.add("server_label")
+    if kind == "mcp_call":
+        name = require(item, "name", where)
+        arguments, raw = load_arguments(require(item, "arguments", where), f"{where}.arguments")
+        taken.update(("name", "arguments"))
+    else:
+        arguments, raw = {key: item[key] for key in call_fields if key in item}, {}
+    result = {key: item[key] for key in result_fields if item.get(key) is not None}
+    taken.update(result)  # a None result field stays with the item's other fields
+    metadata = {key: value for key, value in item.items() if key not in taken}
+    if _server_item_type(cast(str, name), server) == kind:
+        del metadata["type"]  # the call's name and server say it
+    metadata.update(raw)
+    call = build(where, lambda: ServerToolUseBlock(call_id, cast(str, name), arguments, server, "openai", metadata))
+    if not result:
+        return [call]
+    return [call, build(where, lambda: ServerToolResultBlock(call_id, result, "error" in result, "openai"))]
 
 
 def _mcp_result(item: Mapping[str, Any], call: ToolUseBlock, where: str) -> Message:

@@ -374,7 +374,7 @@ _DELTA_FIELDS = {
     "text_delta": (("text",), "text", "text"),
     "thinking_delta": (("thinking",), "thinking", "thinking"),
     "signature_delta": (("thinking",), "signature", "signature"),
-    "input_json_delta": (("tool_use", "server_tool_use"), "partial_json", "input"),
+    "input_json_delta": (("tool_use", "server_tool_use", "mcp_tool_use"), "partial_json", "input"),
 }
 
 

@@ -333,14 +333,21 @@ def _tool_function(tool: object, index: int) -> Mapping[str, Any]:
     return function
 
 
-def _tool_definition_tokens(tools: Sequence[Mapping[str, Any]], encoding: str) -> int:
-    """The cookbook's count of tool definitions (section 7 of "How to count tokens with tiktoken")."""
+def tool_definition_tokens(tools: Sequence[Mapping[str, Any]], encoding: str) -> int:
+    """The cookbook's count of tool definitions (section 7 of "How to count tokens with tiktoken");
+    shared with :mod:`agentmsg.counting.request`, which counts whole requests.
+
+    >>> tool_definition_tokens([{"name": "now", "description": "The time."}], "o200k_base")
+    22
+    """
     # Checked JSON first: every text below is then a bounded str of plain JSON values.
     tools = json_copy(as_list(tools, "tools", "a list of tool dicts"), "tools")
     if not tools:
         return 0
     if encoding == "estimate":
         return _core.count_tokens(json.dumps(tools, ensure_ascii=False), encoding)
+    # json_copy made every object a plain dict, so `isinstance(..., dict)` is the cheap exact check
+    # below (typing.Mapping's costs a call into the ABC machinery each time).
     fixed = 0
     texts: List[str] = []
     for index, tool in enumerate(tools):
@@ -349,14 +356,14 @@ def _tool_definition_tokens(tools: Sequence[Mapping[str, Any]], encoding: str) -
         description = str(function.get("description") or "")
         texts.append(function["name"] + ":" + _strip_period(description))
         parameters = function.get("parameters", function.get("input_schema")) or {}
-        properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
-        if properties is not None and not isinstance(properties, Mapping):
+        properties = parameters.get("properties") if isinstance(parameters, dict) else None
+        if properties is not None and not isinstance(properties, dict):
             raise MessageError(f"tools[{index}]: parameters.properties must be a dict")
         if properties:
             fixed += _PROPERTIES_START
             for key, schema in properties.items():
                 fixed += _PROPERTY_KEY
-                schema = schema if isinstance(schema, Mapping) else {}
+                schema = schema if isinstance(schema, dict) else {}
                 if "enum" in schema:
                     fixed += _ENUM_START
                     for item in schema["enum"] or ():
@@ -392,7 +399,7 @@ def count_message_tokens(
     """
     encoding = check_encoding(encoding)
     counts = message_token_counts(messages, encoding)
-    total = sum(counts) + _tool_definition_tokens(tools or (), encoding)
+    total = sum(counts) + tool_definition_tokens(tools or (), encoding)
     if encoding != "estimate":
         total += REPLY_PRIMING_TOKENS
     return total

@@ -19,11 +19,30 @@ The rules (``HistoryProblem.rule``), for ``provider`` one of :data:`CHECKED_PROV
 * ``stale_approval``: an ``mcp_approval_response`` item whose ``mcp_approval_request`` is gone
   (Responses). Repair: remove the item.
 * ``orphan_server_result``: a ``computer_call_output``, ``local_shell_call_output``,
-  ``shell_call_output`` or ``apply_patch_call_output`` item whose call item is gone (Responses).
-  Repair: remove the item.
+  ``shell_call_output`` or ``apply_patch_call_output`` item whose call item is gone (Responses),
+  or a :class:`ServerToolResultBlock` with no :class:`ServerToolUseBlock` of its id before it
+  (Anthropic, Responses: a server tool's result is sent back only with its call). Repair: remove
+  the item or the block.
+* ``blank_text``: a text block of only whitespace (Anthropic: "text content blocks must contain
+  non-whitespace text"; Bedrock: "the text field is blank"). Repair: drop the block.
+* ``empty_message``: a user or assistant message with nothing the provider takes (only empty
+  text, thinking it does not carry, another provider's server blocks): sent as an empty turn, or
+  silently left out by a converter. Repair: drop the message.
+* ``unsigned_thinking``: with thinking on (``thinking=True``, or found in the history: a signed
+  thinking block), an assistant message with tool calls whose thinking lost its signature
+  (Anthropic refuses unsigned thinking; a conversion from another provider or a framework that
+  kept the text but not the signature). Repair: drop the unsigned thinking, which Anthropic allows
+  for every turn but the one of an open tool loop: there the signature cannot be rebuilt, and the
+  repair says to send that request with thinking off.
+* ``missing_thought_signature``: with thinking on (``thinking=True``, or a Gemini signature in
+  the history), a model turn of the current turn (since the last user text) whose first function
+  call has no ``thoughtSignature`` (Gemini 3 answers 400). Repair: give it the placeholder
+  signature Google documents for calls it did not sign (``skip_thought_signature_validator``).
 
-Pairing is the core's one rule (:mod:`agentmsg.history.toolpairs`); the Responses items are
-those :func:`agentmsg.from_responses` keeps in ``metadata["responses"]["items"]``.
+Pairing is the core's one rule (:mod:`agentmsg.history.toolpairs`); for Gemini it is what makes
+function responses follow their calls, and a history must begin with a user turn (a function call
+turn must come right after a user turn or a function response). The Responses items are those
+:func:`agentmsg.from_responses` keeps in ``metadata["responses"]["items"]``.
 
     >>> import agentmsg
     >>> call = agentmsg.ToolUseBlock("c1", "search", {"q": "x"})
@@ -38,12 +57,14 @@ those :func:`agentmsg.from_responses` keeps in ``metadata["responses"]["items"]`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Literal, NamedTuple, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, List, Literal, NamedTuple, Optional, Set, Tuple, cast
 
 from .. import _core
 from .._checks import check_calls, describe
 from ..errors import MessageError
-from ..model.blocks import ToolUseBlock
+from ..model.blocks import (
+    ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
+)
 from ..model.message import Message, Role
 from ..readers import MessageLike, read_messages
 from .toolpairs import interrupted_result, pair_messages
@@ -51,15 +72,22 @@ from .toolpairs import interrupted_result, pair_messages
 __all__ = ["CHECKED_PROVIDERS", "HistoryProblem", "Repair", "Repaired", "check", "repair"]
 
 #: The providers whose rules :func:`check` knows (``"openai"`` is Chat Completions).
-CHECKED_PROVIDERS = ("openai", "responses", "anthropic", "bedrock")
-CheckedProvider = Literal["openai", "responses", "anthropic", "bedrock"]
+CHECKED_PROVIDERS = ("openai", "responses", "anthropic", "bedrock", "gemini")
+CheckedProvider = Literal["openai", "responses", "anthropic", "bedrock", "gemini"]
 
 # Responses call items run by the client, whose outputs must follow them: output type -> call type.
 _SERVER_OUTPUTS = {
     "computer_call_output": "computer_call", "local_shell_call_output": "local_shell_call",
     "shell_call_output": "shell_call", "apply_patch_call_output": "apply_patch_call",
 }
-_USER_FIRST = frozenset(("anthropic", "bedrock"))
+#: Providers whose conversation must open with a user turn (trim starts its kept run on one).
+USER_FIRST_PROVIDERS = frozenset(("anthropic", "bedrock", "gemini"))
+#: Providers that refuse a text block of only whitespace.
+_NO_BLANK_TEXT = frozenset(("anthropic", "bedrock"))
+#: The server blocks each provider takes back (those it ran; "" is unknown, taken by both).
+_SERVER_PROVIDERS = {"anthropic": ("", "anthropic"), "responses": ("", "openai")}
+#: The signature Google documents for function calls Gemini did not sign (a history from elsewhere).
+GEMINI_UNSIGNED_CALL = "skip_thought_signature_validator"
 
 
 @dataclass(frozen=True)
@@ -113,17 +141,25 @@ def _provider(provider: object) -> str:
     return str(provider)
 
 
-def check(messages: Iterable[MessageLike], provider: CheckedProvider = "openai") -> List[HistoryProblem]:
+def check(messages: Iterable[MessageLike], provider: CheckedProvider = "openai", *,
+          thinking: Optional[bool] = None) -> List[HistoryProblem]:
     """Every reason ``provider`` would refuse ``messages`` as a request's history, in message
-    order (empty: it would accept it). See the module for the rules.
+    order (empty: it would accept it). See the module for the rules. ``thinking``: whether the
+    request turns thinking on (None: on when the history holds the provider's signed thinking).
 
     >>> check([Message.user("hi"), Message.tool("42", tool_id="c9")], provider="anthropic")
     [HistoryProblem(index=1, rule='orphan_result', detail="tool result 'c9' has no tool call before it")]
     """
     name = _provider(provider)
     items = read_messages(messages)
+    thinking_on = _thinking_on(items, name, _optional_bool(thinking, "thinking"))
     problems: List[HistoryProblem] = []
-    if name in _USER_FIRST:
+    for index, _, found in _content_fixes(items, name, thinking_on):
+        problems += [HistoryProblem(index, rule, detail) for rule, detail, _ in found]
+    if name == "gemini" and thinking_on:
+        problems += [HistoryProblem(i, "missing_thought_signature", f"the first function call of this model turn "
+                                    f"({call.name}) has no thoughtSignature") for i, _, call in _unsigned_calls(items)]
+    if name in USER_FIRST_PROVIDERS:
         problems += [HistoryProblem(i, "first_not_user", f"the conversation must begin with a user message, "
                                     f"not {items[i].role.value}") for i in _before_first_user(items)]
     _, orphans, unanswered, _ = pair_messages(items, refuse_lone_surrogates=True)
@@ -140,7 +176,7 @@ def check(messages: Iterable[MessageLike], provider: CheckedProvider = "openai")
 
 
 def repair(messages: Iterable[MessageLike], provider: CheckedProvider = "openai", *,
-           unanswered: Literal["synthesize", "drop"] = "synthesize") -> Repaired:
+           unanswered: Literal["synthesize", "drop"] = "synthesize", thinking: Optional[bool] = None) -> Repaired:
     """``messages`` repaired so that ``check(result.messages, provider)`` is empty, and every
     repair made (see the module for the rules and their repairs). Messages not named in a
     repair are kept unchanged, in order (a moved message is named).
@@ -155,9 +191,18 @@ def repair(messages: Iterable[MessageLike], provider: CheckedProvider = "openai"
     if unanswered not in ("synthesize", "drop"):
         raise MessageError(f"unanswered must be 'synthesize' or 'drop', not {describe(unanswered)}")
     items = read_messages(messages)
+    thinking_on = _thinking_on(items, name, _optional_bool(thinking, "thinking"))
     origin = list(range(len(items)))  # each message's index in the given history
     repairs: List[Repair] = []
-    if name in _USER_FIRST:
+    items, origin, fixed = _with_content_fixed(items, origin, name, thinking_on)
+    repairs += fixed
+    if name == "gemini" and thinking_on:
+        items = list(items)
+        for index, position, call in _unsigned_calls(items):
+            items[index] = _with_placeholder_signature(items[index], position)
+            repairs.append(Repair(origin[index], "missing_thought_signature", f"gave function call {call.name!r} "
+                                  f"the placeholder signature {GEMINI_UNSIGNED_CALL!r}"))
+    if name in USER_FIRST_PROVIDERS:
         leading = set(_before_first_user(items))
         repairs += [Repair(i, "first_not_user", f"dropped {_a(items[i].role.value)} message before the first "
                            "user message") for i in sorted(leading)]
@@ -176,6 +221,8 @@ def repair(messages: Iterable[MessageLike], provider: CheckedProvider = "openai"
     elif calls:
         items, origin, dropped = _without_calls(items, origin, calls)
         repairs += dropped
+        items, origin, fixed = _with_content_fixed(items, origin, name, thinking_on)  # a turn left with nothing
+        repairs += fixed
     if name == "responses":
         items, fixed = _without_stale_items(items, origin)
         repairs += fixed
@@ -183,6 +230,164 @@ def repair(messages: Iterable[MessageLike], provider: CheckedProvider = "openai"
 
 
 # -- the rules --------------------------------------------------------------------------------------
+
+
+def _optional_bool(value: object, where: str) -> Optional[bool]:
+    if value is None or value is True or value is False:
+        return value
+    raise MessageError(f"{where} must be True, False or None, not {describe(value)}")
+
+
+def _thinking_on(items: List[Message], name: str, thinking: Optional[bool]) -> bool:
+    """Whether the request has thinking on: as told, or found in the history (the provider's
+    signed thinking; for Gemini a kept signature on any part)."""
+    if thinking is not None:
+        return thinking
+    if name not in ("anthropic", "gemini"):
+        return False
+    for message in items:
+        if message.role is not Role.ASSISTANT:
+            continue
+        if any(type(block) is ThinkingBlock and block.signature for block in message.content):
+            return True
+        if name == "gemini" and _gemini_signatures(message):
+            return True
+    return False
+
+
+Fix = Tuple[int, Optional[Message], List[Tuple[str, str, str]]]
+
+
+def _content_fixes(items: List[Message], name: str, thinking_on: bool) -> List[Fix]:
+    """Each message the block rules change: (index, the message repaired or None to drop it,
+    [(rule, problem, repair)]). See the module: orphan_server_result (blocks), blank_text,
+    unsigned_thinking, empty_message."""
+    out: List[Fix] = []
+    servers = _SERVER_PROVIDERS.get(name)
+    calls: Set[str] = set()
+    for index, message in enumerate(items):
+        role = message.role
+        if role is Role.SYSTEM:
+            continue
+        found: List[Tuple[str, str, str]] = []
+        kept: List[Any] = []
+        block: Any  # dispatched on its class, which mypy cannot follow through `kind`
+        has_call = role is Role.ASSISTANT and any(type(b) is ToolUseBlock for b in message.content)
+        for block in message.content:
+            kind = type(block)
+            if kind is ServerToolUseBlock:
+                calls.add(block.id)
+            elif kind is ServerToolResultBlock and servers is not None and block.provider in servers \
+                    and block.tool_use_id not in calls:
+                found.append(("orphan_server_result", f"server tool result {block.tool_use_id!r} has no server "
+                              "tool call before it", f"dropped server tool result {block.tool_use_id!r}"))
+                continue
+            elif kind is TextBlock and name in _NO_BLANK_TEXT and block.text and not block.text.strip():
+                found.append(("blank_text", "a text block of only whitespace", "dropped a text block of only whitespace"))
+                continue
+            elif kind is ThinkingBlock and name == "anthropic" and thinking_on and has_call and block.signature is None \
+                    and (block.thinking or not _redacted(message)):
+                found.append(("unsigned_thinking", "thinking without its signature, in a turn with tool calls "
+                              "(Anthropic refuses unsigned thinking)", _unsigned_action(items, index)))
+                continue
+            elif kind is ToolResultBlock and name in _NO_BLANK_TEXT:
+                output = [b for b in block.output if not (type(b) is TextBlock and b.text and not b.text.strip())]
+                if len(output) != len(block.output):
+                    found.append(("blank_text", "a text block of only whitespace in a tool result",
+                                  "dropped a text block of only whitespace from the tool result"))
+                    block = ToolResultBlock(block.tool_use_id, output, block.is_error)
+            kept.append(block)
+        if role is not Role.TOOL and not any(_carried(block, message, name, servers) for block in kept):
+            out.append((index, None, [("empty_message", f"{_a(role.value)} message with nothing {name} takes "
+                                       "(an empty turn)", f"dropped {_a(role.value)} message with nothing to send")]))
+        elif found:
+            out.append((index, message.replace(content=kept), found))
+    return out
+
+
+def _with_content_fixed(items: List[Message], origin: List[int], name: str, thinking_on: bool,
+                        ) -> Tuple[List[Message], List[int], List[Repair]]:
+    repairs: List[Repair] = []
+    # A dropped turn can take with it the server call a later result needed, so the rules run
+    # again until nothing changes (each pass drops or shortens a message, so this ends).
+    while True:
+        fixes = _content_fixes(items, name, thinking_on)
+        if not fixes:
+            return items, origin, repairs
+        gone = set()
+        items = list(items)
+        for index, fixed, found in fixes:
+            repairs += [Repair(origin[index], rule, action) for rule, _, action in found]
+            if fixed is None:
+                gone.add(index)
+            else:
+                items[index] = fixed
+        items, origin = _without(items, origin, gone)
+
+
+def _redacted(message: Message) -> bool:
+    kept = message.metadata.get("anthropic") if message.metadata else None
+    return isinstance(kept, dict) and bool(kept.get("redacted_thinking"))
+
+
+def _unsigned_action(items: List[Message], index: int) -> str:
+    """The repair's words for dropping unsigned thinking: a plain drop, unless the turn is the one
+    of an open tool loop (only tool results after it), which Anthropic wants signed."""
+    if all(message.role is Role.TOOL for message in items[index + 1:]):
+        return ("dropped thinking without its signature; this turn's tool loop is still open, so send this "
+                "request with thinking off (the signature cannot be rebuilt)")
+    return "dropped thinking without its signature (Anthropic takes earlier turns without their thinking)"
+
+
+def _carried(block: Any, message: Message, name: str, servers: Optional[Tuple[str, ...]]) -> bool:
+    """Whether ``name``'s converter sends anything of ``block``."""
+    kind = type(block)
+    if kind is TextBlock:
+        return bool(block.text.strip() if name in _NO_BLANK_TEXT else block.text)
+    if kind is ThinkingBlock:
+        if name == "anthropic":
+            return block.signature is not None or _redacted(message)
+        if name == "responses":
+            return bool(_responses_items(message))
+        return name in ("bedrock", "gemini")
+    if kind is ServerToolUseBlock or kind is ServerToolResultBlock:
+        return servers is not None and block.provider in servers
+    return True
+
+
+def _gemini_signatures(message: Message) -> Dict[Any, Any]:
+    kept = message.metadata.get("gemini") if message.metadata else None
+    found = kept.get("signatures") if isinstance(kept, dict) else None
+    if not isinstance(found, list):
+        return {}
+    return {entry.get("block"): entry.get("signature") for entry in found if isinstance(entry, dict)}
+
+
+def _unsigned_calls(items: List[Message]) -> List[Tuple[int, int, ToolUseBlock]]:
+    """(message, block position, call) of the first function call of each model turn since the
+    last user text that has no thoughtSignature."""
+    start = 0
+    for index, message in enumerate(items):
+        if message.role is Role.USER and any(type(b) is TextBlock and b.text for b in message.content):
+            start = index
+    found = []
+    for index in range(start, len(items)):
+        message = items[index]
+        if message.role is not Role.ASSISTANT:
+            continue
+        position = next((p for p, b in enumerate(message.content) if type(b) is ToolUseBlock), None)
+        if position is not None and not _gemini_signatures(message).get(position):
+            found.append((index, position, cast(ToolUseBlock, message.content[position])))
+    return found
+
+
+def _with_placeholder_signature(message: Message, position: int) -> Message:
+    metadata = dict(message.metadata)
+    kept = dict(metadata["gemini"]) if isinstance(metadata.get("gemini"), dict) else {}
+    entries = [e for e in kept.get("signatures") or () if isinstance(e, dict) and e.get("block") != position]
+    kept["signatures"] = entries + [{"block": position, "signature": GEMINI_UNSIGNED_CALL}]
+    metadata["gemini"] = kept
+    return message.replace(metadata=metadata)
 
 
 def _before_first_user(items: List[Message]) -> List[int]:
@@ -201,7 +406,7 @@ def _link(message: Message) -> str:
 
 
 def _a(word: str) -> str:
-    return f"an {word}" if word[0] in "aeiou" else f"a {word}"
+    return f"an {word}" if word[0] in "aeio" else f"a {word}"  # the roles: "a user", "an assistant"
 
 
 def _without(items: List[Message], origin: List[int], drop: Set[int]) -> Tuple[List[Message], List[int]]:

@@ -28,7 +28,7 @@ from ..model.blocks import TextBlock
 from ..model.message import ROLE_CODES, Message, Role, to_role
 from ..options import TrimStrategy
 from ..readers import MessageLike, read_messages
-from .check import CheckedProvider, Repair, check, repair
+from .check import USER_FIRST_PROVIDERS, CheckedProvider, Repair, check, repair
 
 __all__ = ["TrimResult", "trim"]
 
@@ -168,7 +168,7 @@ def trim(
     repairs: List[Repair] = []
     if provider is not None:
         items, repairs = repair(items, provider)
-        if provider in ("anthropic", "bedrock") and start_on is None and strategy == "last":
+        if provider in USER_FIRST_PROVIDERS and start_on is None and strategy == "last":
             start_codes = _role_codes("user", "start_on")
     first = strategy == "first"
     # Forge's estimate is counted in the core from the messages' slots; other counters are asked

@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 from .._checks import bounded, shown
 from ..errors import ConversionError, MessageTypeError, warn_caller
-from .blocks import ToolUseBlock
+from .blocks import ServerToolUseBlock, ToolUseBlock
 
 __all__ = []
 
@@ -48,7 +48,7 @@ def _place(where: Where) -> str:
     return where if isinstance(where, str) else where()
 
 
-def call_place(index: int, call: ToolUseBlock, field: str) -> Callable[[], str]:
+def call_place(index: int, call: Union[ToolUseBlock, ServerToolUseBlock], field: str) -> Callable[[], str]:
     """Where a call's field is, for an error message: ``messages[3] tool call 'c1'.input``."""
     return lambda: f"messages[{index}] tool call {shown(call.id)}.{field}"
 
@@ -91,7 +91,7 @@ def call_extras_lost(call: ToolUseBlock) -> bool:
 RAW_ARGUMENTS = "raw_arguments"
 
 
-def dump_arguments(call: ToolUseBlock, where: Where) -> str:
+def dump_arguments(call: Union[ToolUseBlock, ServerToolUseBlock], where: Where) -> str:
     """A call's input as the JSON string OpenAI-style APIs want (never a dict).
 
     The model's own text, kept by :func:`load_arguments` in ``metadata["raw_arguments"]``, goes

@@ -29,6 +29,8 @@ __all__ = [
     "Block",
     "block_to_dict",
     "block_from_dict",
+    "ServerToolUseBlock",
+    "ServerToolResultBlock",
 ]
 
 _URL_SCHEMES = ("http://", "https://", "file://")
@@ -248,7 +250,7 @@ class ToolResultBlock:
         output = (TextBlock(output),) if output.__class__ is str else coerce_blocks(output, "ToolResultBlock.output")
         for index, block in enumerate(output):
             # A result inside a result would nest without bound (and recurse in every writer).
-            if isinstance(block, (ToolResultBlock, ToolUseBlock)):
+            if isinstance(block, (ToolResultBlock, ToolUseBlock, ServerToolUseBlock, ServerToolResultBlock)):
                 raise MessageError(
                     f"ToolResultBlock.output[{index}]: a tool result holds text, media or thinking, "
                     f"not a {block.type} block"
@@ -272,10 +274,80 @@ _set_result_output = vars(ToolResultBlock)["output"].__set__
 _set_result_error = vars(ToolResultBlock)["is_error"].__set__
 
 
+@dataclass(frozen=True, slots=True)
+class ServerToolUseBlock:
+    """A tool call the provider runs itself: a built-in tool (web search, file search, code
+    execution, computer use...) or an MCP server's tool, called by the provider's MCP connector.
+
+    ``server_name`` is the MCP server's label (None for a built-in tool); ``provider`` names who
+    ran it (``"anthropic"``, ``"openai"``; ``""`` when unknown): only that provider takes the call
+    back, every other format leaves it out with a ``ConversionWarning``. ``metadata`` keeps the
+    provider's other fields (item ids, statuses...) as read. ``input`` and ``metadata`` must be
+    JSON values and are copied, as for :class:`ToolUseBlock`. It belongs in assistant messages,
+    beside its :class:`ServerToolResultBlock`: the provider answered it in the same turn.
+
+    >>> call = ServerToolUseBlock("srvtoolu_1", "web_search", {"query": "weather"}, provider="anthropic")
+    >>> call.name, call.server_name
+    ('web_search', None)
+    """
+
+    id: str
+    name: str
+    input: Dict[str, Any]
+    server_name: Optional[str] = None
+    provider: str = ""
+    metadata: Dict[str, Any] = field(default_factory=dict)
+    type: ClassVar[str] = "server_tool_use"
+
+    def __post_init__(self) -> None:
+        _require_str(self.id, "ServerToolUseBlock.id")
+        _require_str(self.name, "ServerToolUseBlock.name")
+        if not self.name:
+            raise MessageError("ServerToolUseBlock.name is empty")
+        if self.server_name is not None:
+            _require_str(self.server_name, "ServerToolUseBlock.server_name")
+        _require_str(self.provider, "ServerToolUseBlock.provider")
+        object.__setattr__(self, "input", json_copy_dict(self.input, "ServerToolUseBlock.input"))
+        object.__setattr__(self, "metadata", json_copy_dict(self.metadata, "ServerToolUseBlock.metadata"))
+
+
+@dataclass(frozen=True, slots=True)
+class ServerToolResultBlock:
+    """What the provider's own tool returned, linked to its :class:`ServerToolUseBlock` by
+    ``tool_use_id``: search results, code output, an MCP tool's content, a listed MCP server's
+    tools... ``content`` is any JSON value, in the provider's shape; ``metadata`` keeps the
+    provider's other fields (Anthropic's block ``type``, a Responses item's status...).
+
+    >>> result = ServerToolResultBlock("srvtoolu_1", [{"type": "web_search_result", "url": "https://a.example"}],
+    ...                                provider="anthropic", metadata={"type": "web_search_tool_result"})
+    >>> result.tool_use_id, result.is_error
+    ('srvtoolu_1', False)
+    """
+
+    tool_use_id: str
+    content: Any = None
+    is_error: bool = False
+    provider: str = ""
+    metadata: Dict[str, Any] = field(default_factory=dict)
+    type: ClassVar[str] = "server_tool_result"
+
+    def __post_init__(self) -> None:
+        _require_str(self.tool_use_id, "ServerToolResultBlock.tool_use_id")
+        require_bool(self.is_error, "ServerToolResultBlock.is_error")
+        _require_str(self.provider, "ServerToolResultBlock.provider")
+        object.__setattr__(self, "content", json_copy(self.content, "ServerToolResultBlock.content"))
+        object.__setattr__(self, "metadata", json_copy_dict(self.metadata, "ServerToolResultBlock.metadata"))
+
+
+SERVER_BLOCKS = (ServerToolUseBlock, ServerToolResultBlock)
+
+
 Block = Union[
-    TextBlock, ImageBlock, AudioBlock, VideoBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock
+    TextBlock, ImageBlock, AudioBlock, VideoBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock,
+    ServerToolUseBlock, ServerToolResultBlock,
 ]
-_BLOCK_TYPES = (TextBlock, ImageBlock, AudioBlock, VideoBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock)
+_BLOCK_TYPES = (TextBlock, ImageBlock, AudioBlock, VideoBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock,
+                ServerToolUseBlock, ServerToolResultBlock)
 _BLOCK_CLASSES = frozenset(_BLOCK_TYPES)  # the exact classes, found by one hash lookup
 
 
@@ -335,6 +407,24 @@ def block_to_dict(block: Block) -> Dict[str, Any]:
             "output": [block_to_dict(b) for b in block.output],
             "is_error": block.is_error,
         }
+    if isinstance(block, ServerToolUseBlock):
+        data = {"type": "server_tool_use", "id": block.id, "name": block.name,
+                "input": json_copy(block.input, "ServerToolUseBlock.input")}
+        if block.server_name is not None:
+            data["server_name"] = block.server_name
+        if block.provider:
+            data["provider"] = block.provider
+        if block.metadata:
+            data["metadata"] = json_copy(block.metadata, "ServerToolUseBlock.metadata")
+        return data
+    if isinstance(block, ServerToolResultBlock):
+        data = {"type": "server_tool_result", "tool_use_id": block.tool_use_id,
+                "content": json_copy(block.content, "ServerToolResultBlock.content"), "is_error": block.is_error}
+        if block.provider:
+            data["provider"] = block.provider
+        if block.metadata:
+            data["metadata"] = json_copy(block.metadata, "ServerToolResultBlock.metadata")
+        return data
     raise MessageTypeError(f"block must be a content block, not {type_name(block)}")
 
 
@@ -394,11 +484,30 @@ def block_from_dict(data: Mapping[str, Any], where: str = "block") -> Block:
             return ToolResultBlock(
                 _field(data, "tool_use_id", where), output, data.get("is_error", False)
             )
+        if kind == "server_tool_use":
+            metadata = data.get("metadata")
+            return ServerToolUseBlock(
+                _field(data, "id", where),
+                _field(data, "name", where),
+                _field(data, "input", where),
+                data.get("server_name"),
+                data.get("provider", ""),
+                {} if metadata is None else metadata,
+            )
+        if kind == "server_tool_result":
+            metadata = data.get("metadata")
+            return ServerToolResultBlock(
+                _field(data, "tool_use_id", where),
+                data.get("content"),
+                data.get("is_error", False),
+                data.get("provider", ""),
+                {} if metadata is None else metadata,
+            )
     except (MessageError, MessageTypeError) as error:
         if str(error).startswith(where):
             raise
         raise type(error)(f"{where}: {error}") from None
-    valid = "text, image, audio, video, thinking, tool_use, tool_result"
+    valid = "text, image, audio, video, thinking, tool_use, tool_result, server_tool_use, server_tool_result"
     raise MessageError(f"{where}: unknown block type {describe(kind)}; valid types: {valid}")
 
 

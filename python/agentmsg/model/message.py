@@ -25,7 +25,7 @@ from .._checks import (
 from ..errors import MessageError, MessageTypeError
 from ..options import PARSE_OPTION_NAMES, ParseOptions
 from .blocks import (
-    Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, block_from_dict, block_to_dict,
+    SERVER_BLOCKS, Block, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, block_from_dict, block_to_dict,
     coerce_blocks,
 )
 
@@ -178,6 +178,11 @@ def _check_content(role: Role, content: Tuple[Block, ...]) -> None:
         if isinstance(block, ToolResultBlock) and role is not TOOL_ROLE:
             raise MessageError(
                 f"content[{index}]: a tool_result block belongs in a tool message, not {role.value}"
+            )
+        if isinstance(block, SERVER_BLOCKS) and role is not ASSISTANT_ROLE:
+            # the provider ran the tool and answered it within the model's own turn
+            raise MessageError(
+                f"content[{index}]: a {block.type} block belongs in an assistant message, not {role.value}"
             )
     # An empty tool result is a real result (a command with no output).
     if empty and role is not TOOL_ROLE:

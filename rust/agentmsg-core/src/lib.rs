@@ -4,6 +4,7 @@
 //! returns a value or an error for any input and never panics.
 
 pub mod estimate;
+pub mod ids;
 pub mod pairs;
 pub mod parse;
 pub mod prune;

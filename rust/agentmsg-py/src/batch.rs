@@ -6,6 +6,9 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use std::sync::Arc;
+
+use agentmsg_core::ids::{IdReader, IdVocabulary};
 use agentmsg_core::parse::deltas::DeltaState;
 use agentmsg_core::parse::{Event, Options, StartThinking, StreamMachine};
 use pyo3::prelude::*;
@@ -17,11 +20,20 @@ use crate::ffi::GcPause;
 use crate::options::ParseArgs;
 use crate::stream::refuse_keywords_of;
 use crate::strings::{py_str, text_bytes};
+use crate::tokenizer::{extract_ids, id_vocabulary_of, raise};
 
-/// One stream of a batch: its machine and what its deltas remember.
+/// One stream of a batch: its machine, what its deltas remember and, with a tokenizer, its ids
+/// decoded as they come.
 struct Stream {
     machine: StreamMachine,
     deltas: DeltaState,
+    ids: Option<IdReader>,
+}
+
+/// What one pair of a step brings: text, or token ids (with a tokenizer).
+enum Input<'py> {
+    Text(Bound<'py, PyString>),
+    Ids(Vec<u32>),
 }
 
 /// Hashes a stream id as itself: ids are distinct counters, and a step looks one up per pair.
@@ -52,7 +64,9 @@ impl Hasher for IdHasher {
 /// parsers with the GIL released, and returns, for each pair in order, the OpenAI Chat
 /// Completions deltas its text completes; ``finish(stream)`` ends a stream, returns its last
 /// deltas and closes it. Stream by stream, the deltas are what ``StreamParser.feed_openai`` and
-/// ``finish_openai`` give. A bad pair (an unknown stream, a text that is not a str) raises
+/// ``finish_openai`` give. With ``tokenizer=`` (as ``StreamParser`` takes it) the pairs are
+/// ``(stream, ids)``, a list of the token ids a stream sampled in the step, and each stream's
+/// deltas are those of ``StreamParser.feed_ids_openai``. A bad pair (an unknown stream, a text that is not a str) raises
 /// before any stream moves. A batch is used by one thread at a time: a call while another
 /// thread's call on the same batch runs (``step`` releases the GIL) raises ``MessageError``.
 ///
@@ -67,6 +81,8 @@ impl Hasher for IdHasher {
 #[pyclass(module = "agentmsg.parsing")]
 pub struct StreamBatch {
     options: Options,
+    /// With a tokenizer: what each stream reads its ids with.
+    vocabulary: Option<Arc<IdVocabulary>>,
     /// The open streams, in no order; `slots` maps a stream's id to its place here.
     streams: Vec<Stream>,
     ids: Vec<u64>,
@@ -93,7 +109,7 @@ impl StreamBatch {
 impl StreamBatch {
     #[new]
     #[pyo3(signature = (*, dialect=None, thinking=None, tool_format=None, code_fences=None, start_in_thinking=None,
-                        max_calls=None, tools=None, strict=None, **unexpected))]
+                        max_calls=None, tools=None, tokenizer=None, strict=None, **unexpected))]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
         py: Python<'py>,
@@ -104,13 +120,19 @@ impl StreamBatch {
         start_in_thinking: Option<&Bound<'py, PyAny>>,
         max_calls: Option<&Bound<'py, PyAny>>,
         tools: Option<&Bound<'py, PyAny>>,
+        tokenizer: Option<&Bound<'py, PyAny>>,
         strict: Option<&Bound<'py, PyAny>>,
         unexpected: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Self> {
         let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, strict, unexpected };
         let options = args.options(py, "StreamBatch", StartThinking::No)?;
+        let vocabulary = match tokenizer.filter(|tokenizer| !tokenizer.is_none()) {
+            Some(tokenizer) => Some(id_vocabulary_of(py, tokenizer, "StreamBatch")?),
+            None => None,
+        };
         Ok(Self {
             options,
+            vocabulary,
             streams: Vec::new(),
             ids: Vec::new(),
             slots: HashMap::default(),
@@ -130,7 +152,8 @@ impl StreamBatch {
         this.next_id += 1;
         this.slots.insert(id, this.streams.len());
         this.ids.push(id);
-        this.streams.push(Stream { machine: StreamMachine::new(this.options.clone()), deltas: DeltaState::default() });
+        let ids = this.vocabulary.as_ref().map(|vocabulary| IdReader::new(Arc::clone(vocabulary)));
+        this.streams.push(Stream { machine: StreamMachine::new(this.options.clone()), deltas: DeltaState::default(), ids });
         Ok(id)
     }
 
@@ -149,22 +172,43 @@ impl StreamBatch {
             return Err(ErrorClass::MessageType.new_err(py, format!("pairs must be a list of (stream, text) tuples, not {}", type_name(pairs))));
         };
         // Read and check every pair first: a bad one moves no stream.
+        let wrong = if this.vocabulary.is_some() {
+            "the ids must be a list of int token ids (the batch has a tokenizer)"
+        } else {
+            "the text must be a str"
+        };
         let mut slots = Vec::with_capacity(pairs.len());
-        let mut texts: Vec<Bound<'py, PyString>> = Vec::with_capacity(pairs.len());
+        let mut inputs: Vec<Input<'py>> = Vec::with_capacity(pairs.len());
         for (i, pair) in pairs.iter().enumerate() {
-            let Some((id, text)) = pair.cast::<PyTuple>().ok().filter(|t| t.len() == 2).map(|t| (t.get_item(0), t.get_item(1))) else {
-                let message = format!("pairs[{i}] must be a (stream, text) tuple, not {}", type_name(&pair));
+            let Some((id, item)) = pair.cast::<PyTuple>().ok().filter(|t| t.len() == 2).map(|t| (t.get_item(0), t.get_item(1))) else {
+                let message = format!("pairs[{i}] must be a (stream, {}) tuple, not {}", if this.vocabulary.is_some() { "ids" } else { "text" }, type_name(&pair));
                 return Err(ErrorClass::MessageType.new_err(py, message));
             };
-            let (id, text) = (id?, text?);
+            let (id, item) = (id?, item?);
             let Some(slot) = this.slot(&id) else { return Err(Self::unknown(py, &id, &format!("pairs[{i}]"))) };
-            let Ok(text) = text.cast_into::<PyString>() else {
-                return Err(ErrorClass::MessageType.new_err(py, format!("pairs[{i}]: the text must be a str")));
+            let is_ids = item.is_instance_of::<PyList>() || item.is_instance_of::<PyTuple>();
+            let input = match (&this.vocabulary, item.cast_into::<PyString>()) {
+                (None, Ok(text)) => Input::Text(text),
+                (Some(vocabulary), Err(item)) if is_ids => {
+                    let ids = extract_ids(py, &item.into_inner(), &format!("pairs[{i}]: ids"))?;
+                    vocabulary.check(&ids).map_err(|error| raise(py, error))?;
+                    Input::Ids(ids)
+                }
+                _ => return Err(ErrorClass::MessageType.new_err(py, format!("pairs[{i}]: {wrong}"))),
             };
             slots.push(slot);
-            texts.push(text);
+            inputs.push(input);
         }
-        let bytes: Vec<Cow<'_, [u8]>> = texts.iter().map(|text| text_bytes(text)).collect::<PyResult<_>>()?;
+        let bytes: Vec<Cow<'_, [u8]>> = inputs
+            .iter()
+            .map(|input| match input {
+                Input::Text(text) => text_bytes(text),
+                Input::Ids(_) => Ok(Cow::Borrowed(&[][..])),
+            })
+            .collect::<PyResult<_>>()?;
+        // The ids of each pair, apart from the Python values the GIL guards.
+        let id_lists: Vec<Option<&[u32]>> =
+            inputs.iter().map(|input| if let Input::Ids(ids) = input { Some(&ids[..]) } else { None }).collect();
         let (streams, events, ends) = (&mut this.streams, &mut this.events, &mut this.ends);
         events.clear();
         ends.clear();
@@ -172,8 +216,19 @@ impl StreamBatch {
             // Each machine appends to an empty buffer: it merges a piece into the last event
             // when that is its own text's.
             let mut scratch = Vec::new();
-            for (&slot, bytes) in slots.iter().zip(&bytes) {
-                streams[slot].machine.feed_into(bytes, &mut scratch);
+            let (mut decoded, mut spelled) = (Vec::new(), Vec::new());
+            for ((&slot, bytes), ids) in slots.iter().zip(&bytes).zip(&id_lists) {
+                let stream = &mut streams[slot];
+                match (ids, &mut stream.ids) {
+                    (Some(ids), Some(reader)) => {
+                        decoded.clear();
+                        spelled.clear();
+                        // Checked above: every id is a token.
+                        let _ = reader.read(ids, &mut decoded, &mut spelled);
+                        stream.machine.feed_into_spelled(&decoded, &spelled, &mut scratch);
+                    }
+                    _ => stream.machine.feed_into(bytes, &mut scratch),
+                }
                 events.append(&mut scratch);
                 ends.push(events.len());
             }
@@ -183,9 +238,12 @@ impl StreamBatch {
         let _paused = GcPause::new(py);
         let out = PyList::empty(py);
         let mut start = 0;
-        for ((&slot, &end), (text, bytes)) in slots.iter().zip(ends.iter()).zip(texts.iter().zip(&bytes)) {
+        for ((&slot, &end), (input, bytes)) in slots.iter().zip(ends.iter()).zip(inputs.iter().zip(&bytes)) {
             let piece = |piece: &[u8]| -> PyResult<Bound<'py, PyString>> {
-                if piece == &bytes[..] { Ok(text.clone()) } else { py_str(py, piece) }
+                match input {
+                    Input::Text(text) if piece == &bytes[..] => Ok(text.clone()),
+                    _ => py_str(py, piece),
+                }
             };
             let state = &mut streams[slot].deltas;
             let mut deltas = Vec::new();
@@ -218,7 +276,14 @@ impl StreamBatch {
         if let Some(&moved) = this.ids.get(slot) {
             this.slots.insert(moved, slot); // the last stream took the closed one's place
         }
-        let events = open.machine.finish();
+        let mut events = Vec::new();
+        if let Some(reader) = &mut open.ids {
+            // A character still cut ends the text as U+FFFD, as `decode` gives it.
+            let (mut text, mut spelled) = (Vec::new(), Vec::new());
+            reader.finish(&mut text, &mut spelled);
+            open.machine.feed_into_spelled(&text, &spelled, &mut events);
+        }
+        events.extend(open.machine.finish());
         let deltas = PyList::empty(py);
         for event in &events {
             if let Some(delta) = open.deltas.delta(event) {

@@ -22,6 +22,23 @@ pub struct TokenEncoder {
     inner: core_encode::TokenEncoder,
 }
 
+impl TokenEncoder {
+    /// The vocabulary a parser reads this encoding's ids with: built once per encoding and
+    /// process, shared by every parser.
+    pub(crate) fn id_vocabulary(&self) -> std::sync::Arc<agentmsg_core::ids::IdVocabulary> {
+        use std::sync::{Arc, Mutex};
+        static BUILT: Mutex<Vec<(Encoding, Arc<agentmsg_core::ids::IdVocabulary>)>> = Mutex::new(Vec::new());
+        let mut built = BUILT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let encoding = self.inner.encoding();
+        if let Some((_, vocabulary)) = built.iter().find(|(known, _)| *known == encoding) {
+            return Arc::clone(vocabulary);
+        }
+        let vocabulary = Arc::new(agentmsg_core::ids::IdVocabulary::of_encoder(self.inner));
+        built.push((encoding, Arc::clone(&vocabulary)));
+        vocabulary
+    }
+}
+
 /// A disallowed special token found in a text: `(index of the text, the token)`.
 type Disallowed = (usize, String);
 

@@ -8,6 +8,7 @@ use crate::ffi::GcPause;
 use crate::options::ParseArgs;
 use crate::results::{parsed, parsed_list};
 use crate::strings::{as_text, extract_texts, text_bytes};
+use crate::tokenizer::{extract_ids, id_vocabulary_of, raise};
 
 /// Texts of more bytes than this are parsed with the GIL released.
 const DETACH_MIN_BYTES: usize = 1 << 20;
@@ -41,6 +42,37 @@ fn parse<'py>(
     let doc = if bytes.len() > DETACH_MIN_BYTES { py.detach(parse) } else { parse() };
     // A text with many blocks is many new objects: collections set off while building them
     // would traverse everything again and again (superlinear in the number of blocks).
+    let _paused = GcPause::new(py);
+    parsed(py, &doc)
+}
+
+/// Parses a whole reply given as token ids with a tokenizer (`agentmsg.parse_ids`).
+#[pyfunction]
+#[pyo3(signature = (ids, *, tokenizer, dialect=None, thinking=None, tool_format=None, code_fences=None, start_in_thinking=None,
+                    max_calls=None, tools=None, strict=None, **unexpected))]
+#[allow(clippy::too_many_arguments)]
+fn parse_ids<'py>(
+    py: Python<'py>,
+    ids: &Bound<'py, PyAny>,
+    tokenizer: &Bound<'py, PyAny>,
+    dialect: Option<&Bound<'py, PyAny>>,
+    thinking: Option<&Bound<'py, PyAny>>,
+    tool_format: Option<&Bound<'py, PyAny>>,
+    code_fences: Option<&Bound<'py, PyAny>>,
+    start_in_thinking: Option<&Bound<'py, PyAny>>,
+    max_calls: Option<&Bound<'py, PyAny>>,
+    tools: Option<&Bound<'py, PyAny>>,
+    strict: Option<&Bound<'py, PyAny>>,
+    unexpected: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, strict, unexpected };
+    let options = args.options(py, "parse_ids", StartThinking::Detect)?;
+    let vocabulary = id_vocabulary_of(py, tokenizer, "parse_ids")?;
+    let ids = extract_ids(py, ids, "ids")?;
+    let parse = || agentmsg_core::ids::parse_ids(&ids, &vocabulary, &options);
+    // About four bytes a token: as long as the texts `parse` reads with the GIL released.
+    let doc = if ids.len() > DETACH_MIN_BYTES / 4 { py.detach(parse) } else { parse() };
+    let doc = doc.map_err(|error| raise(py, error))?;
     let _paused = GcPause::new(py);
     parsed(py, &doc)
 }
@@ -93,5 +125,6 @@ fn parse_many<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse, m)?)?;
     m.add_function(wrap_pyfunction!(parse_many, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_ids, m)?)?;
     Ok(())
 }

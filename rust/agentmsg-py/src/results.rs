@@ -121,6 +121,85 @@ pub(crate) fn parsed<'py>(py: Python<'py>, doc: &Document) -> PyResult<Bound<'py
     )
 }
 
+/// What a block of a stream's result is, for the lists of `Parsed` that hold one kind.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Text,
+    Thinking,
+    ToolCall,
+}
+
+/// A stream's `result()` built incrementally: the Python objects of the blocks and issues built
+/// before are kept, and only the blocks that changed since (the open text or thinking run) and
+/// the new ones are built, so calling it after every delta costs what changed, not the stream
+/// so far (plus new lists of the blocks' objects, a copy of pointers).
+#[derive(Default)]
+pub(crate) struct StreamResult {
+    /// Each block built, its kind and (text and thinking) its str.
+    blocks: Vec<(Kind, Py<PyAny>, Option<Py<PyString>>)>,
+    errors: Vec<Py<PyAny>>,
+    /// The last result and whether it was built with incomplete thinking: returned again while
+    /// nothing changed (a `Parsed` is frozen).
+    last: Option<(bool, Py<PyAny>)>,
+}
+
+impl StreamResult {
+    /// Forgets everything built: a new stream starts.
+    pub(crate) fn reset(&mut self) {
+        *self = Self::default();
+    }
+
+    /// The `Parsed` of `doc`, whose blocks from `changed_from` on changed since the last call.
+    pub(crate) fn parsed<'py>(&mut self, py: Python<'py>, doc: &Document, changed_from: usize) -> PyResult<Bound<'py, PyAny>> {
+        let unchanged = changed_from >= doc.blocks.len()
+            && self.blocks.len() == doc.blocks.len()
+            && self.errors.len() == doc.issues.len();
+        if let (true, Some((incomplete, parsed))) = (unchanged, &self.last) {
+            if *incomplete == doc.incomplete_thinking {
+                return Ok(parsed.bind(py).clone());
+            }
+        }
+        self.blocks.truncate(changed_from.min(doc.blocks.len()));
+        self.errors.truncate(doc.issues.len());
+        let mut strs = CallStrs::new();
+        for block in &doc.blocks[self.blocks.len()..] {
+            self.blocks.push(match block {
+                Block::Text(bytes) => {
+                    let s = py_str(py, bytes)?;
+                    (Kind::Text, text_block(py, s.clone())?.unbind(), Some(s.unbind()))
+                }
+                Block::Thinking(bytes) => {
+                    let s = py_str(py, bytes)?;
+                    (Kind::Thinking, thinking_block(py, s.clone())?.unbind(), Some(s.unbind()))
+                }
+                Block::ToolCall(call) => (Kind::ToolCall, tool_use_block(py, call, &mut strs)?.unbind(), None),
+            });
+        }
+        for issue in &doc.issues[self.errors.len()..] {
+            self.errors.push(parse_issue(py, issue, &mut strs)?.unbind());
+        }
+        let of_kind = |kind: Kind| self.blocks.iter().filter(move |(k, _, _)| *k == kind);
+        let strs_of = |kind: Kind| of_kind(kind).filter_map(|(_, _, s)| s.as_ref().map(|s| s.bind(py).clone()));
+        let texts: Vec<Bound<'py, PyString>> = strs_of(Kind::Text).collect();
+        let text = match texts.len() {
+            0 => intern!(py, "").clone(),
+            1 => texts[0].clone(),
+            _ => intern!(py, "\n").call_method1(intern!(py, "join"), (PyList::new(py, texts)?,))?.cast_into::<PyString>()?,
+        };
+        let thinking = PyList::new(py, strs_of(Kind::Thinking))?;
+        let tool_calls = PyList::new(py, of_kind(Kind::ToolCall).map(|(_, object, _)| object.bind(py)))?;
+        let errors = PyList::new(py, self.errors.iter().map(|error| error.bind(py)))?;
+        let blocks = PyList::new(py, self.blocks.iter().map(|(_, object, _)| object.bind(py)))?;
+        let incomplete_thinking = PyBool::new(py, doc.incomplete_thinking).to_owned().into_any();
+        let parsed = PARSED.build(
+            py,
+            [text.into_any(), thinking.into_any(), tool_calls.into_any(), errors.into_any(), blocks.into_any(), incomplete_thinking],
+        )?;
+        self.last = Some((doc.incomplete_thinking, parsed.clone().unbind()));
+        Ok(parsed)
+    }
+}
+
 /// The `Parsed` of each document, built with the cyclic GC paused (a batch makes many objects).
 pub(crate) fn parsed_list<'py>(py: Python<'py>, docs: &[Document]) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);

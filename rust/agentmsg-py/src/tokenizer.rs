@@ -1,10 +1,13 @@
 //! Binding of open models' tokenizers (`agentmsg_core::tokenizer`): `agentmsg.Tokenizer` wraps
 //! this class. Long texts and batches run with the GIL released, batches on the per-process pool.
 
+use std::sync::{Arc, OnceLock};
+
+use agentmsg_core::ids::IdVocabulary;
 use agentmsg_core::tokenizer::{Tokenizer as CoreTokenizer, TokenizerError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyString, PyType};
+use pyo3::types::{PyBytes, PyInt, PyList, PyString, PyTuple, PyType};
 
 use crate::errors::ErrorClass;
 use crate::pool;
@@ -13,7 +16,7 @@ use crate::tokens::DETACH_MIN_CHARS;
 
 /// `agentmsg.errors.TokenizerError` (a file that cannot be used) and `TokenIdError` (an id that
 /// is no token), looked up once.
-fn raise(py: Python<'_>, error: TokenizerError) -> PyErr {
+pub(crate) fn raise(py: Python<'_>, error: TokenizerError) -> PyErr {
     static CLASSES: [PyOnceLock<Py<PyType>>; 2] = [PyOnceLock::new(), PyOnceLock::new()];
     let (slot, name) = match error {
         TokenizerError::UnknownId(_) => (0, "TokenIdError"),
@@ -48,7 +51,77 @@ fn texts_utf8<'py>(py: Python<'py>, texts: &Bound<'py, PyAny>) -> PyResult<Vec<S
 /// A model's tokenizer loaded from its `tokenizer.json`.
 #[pyclass(frozen, module = "agentmsg._core")]
 pub struct Tokenizer {
-    inner: CoreTokenizer,
+    inner: Arc<CoreTokenizer>,
+    /// What reading token ids needs, built on first use and shared by the parsers.
+    ids: OnceLock<Result<Arc<IdVocabulary>, TokenizerError>>,
+}
+
+impl Tokenizer {
+    fn new(inner: CoreTokenizer) -> Self {
+        Self { inner: Arc::new(inner), ids: OnceLock::new() }
+    }
+
+    /// The vocabulary a parser reads this tokenizer's ids with.
+    pub(crate) fn id_vocabulary(&self, py: Python<'_>) -> PyResult<Arc<IdVocabulary>> {
+        let built = self.ids.get_or_init(|| IdVocabulary::of_tokenizer(Arc::clone(&self.inner)).map(Arc::new));
+        built.clone().map_err(|error| raise(py, error))
+    }
+}
+
+/// The id vocabulary of a `tokenizer=` argument: an `agentmsg.Tokenizer` or `agentmsg.Encoding`
+/// (or the core classes they wrap). `callable` names the function in the error.
+pub(crate) fn id_vocabulary_of(py: Python<'_>, tokenizer: &Bound<'_, PyAny>, callable: &str) -> PyResult<Arc<IdVocabulary>> {
+    // The Python classes hold the core's object in one slot; read it here rather than give
+    // them a second, public name for it.
+    let core = ["_native", "_encoder"]
+        .iter()
+        .find_map(|slot| tokenizer.getattr(*slot).ok())
+        .unwrap_or_else(|| tokenizer.clone());
+    if let Ok(tokenizer) = core.cast::<Tokenizer>() {
+        return tokenizer.get().id_vocabulary(py);
+    }
+    if let Ok(encoder) = core.cast::<crate::encoding::TokenEncoder>() {
+        return Ok(encoder.get().id_vocabulary());
+    }
+    let message = format!(
+        "{callable}: tokenizer must be an agentmsg.Tokenizer or an agentmsg.Encoding, not {}",
+        crate::errors::type_name(tokenizer)
+    );
+    Err(ErrorClass::MessageType.new_err(py, message))
+}
+
+/// The token ids of an `ids` argument: a list or tuple of ints. An int that is no id of any
+/// tokenizer (negative, or past 2**32 - 1) is a `TokenIdError`, as an unknown id is.
+pub(crate) fn extract_ids(py: Python<'_>, ids: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u32>> {
+    let read = |item: Bound<'_, PyAny>, index: usize| -> PyResult<u32> {
+        if let Ok(id) = item.extract::<u32>() {
+            if !item.is_instance_of::<pyo3::types::PyBool>() {
+                return Ok(id);
+            }
+        }
+        if item.is_instance_of::<PyInt>() && !item.is_instance_of::<pyo3::types::PyBool>() {
+            let message = format!("token id {} is no token: ids are ints from 0 to 2**32 - 1", crate::errors::describe(&item));
+            return Err(raise_message(py, message));
+        }
+        let message = format!("{what}[{index}] must be an int token id, not {}", crate::errors::type_name(&item));
+        Err(ErrorClass::MessageType.new_err(py, message))
+    };
+    if let Ok(list) = ids.cast::<PyList>() {
+        return list.iter().enumerate().map(|(index, item)| read(item, index)).collect();
+    }
+    if let Ok(tuple) = ids.cast::<PyTuple>() {
+        return tuple.iter().enumerate().map(|(index, item)| read(item, index)).collect();
+    }
+    let message = format!("{what} must be a list or tuple of int token ids, not {}", crate::errors::type_name(ids));
+    Err(ErrorClass::MessageType.new_err(py, message))
+}
+
+/// A `TokenIdError` with its own message (an int that can be no id).
+fn raise_message(py: Python<'_>, message: String) -> PyErr {
+    match raise(py, TokenizerError::UnknownId(0)).get_type(py).call1((message,)) {
+        Ok(error) => PyErr::from_value(error),
+        Err(error) => error,
+    }
 }
 
 #[pymethods]
@@ -58,7 +131,7 @@ impl Tokenizer {
     fn from_json(py: Python<'_>, json: &Bound<'_, PyBytes>) -> PyResult<Self> {
         let bytes = json.as_bytes();
         let inner = py.detach(|| CoreTokenizer::from_json(bytes)).map_err(|error| raise(py, error))?;
-        Ok(Self { inner })
+        Ok(Self::new(inner))
     }
 
     /// Loads a tiktoken rank file's bytes with its split pattern and special tokens.
@@ -67,7 +140,7 @@ impl Tokenizer {
         let bytes = ranks.as_bytes();
         let inner =
             py.detach(|| CoreTokenizer::from_tiktoken(bytes, pattern, special_tokens)).map_err(|error| raise(py, error))?;
-        Ok(Self { inner })
+        Ok(Self::new(inner))
     }
 
     #[getter]

@@ -124,6 +124,16 @@ impl StreamMachine {
         }
     }
 
+    /// [`feed_into`](Self::feed_into), where no marker is read at the stream ranges `spelled`
+    /// (`(start, len)`): there an added token's text spelled by ordinary tokens is text (see
+    /// [`crate::ids`]). Forge's markers are no model's tokens: its machine reads as `feed_into`.
+    pub fn feed_into_spelled(&mut self, chunk: &[u8], spelled: &[(usize, usize)], events: &mut Vec<Event>) {
+        match self {
+            Self::Forge(machine) => machine.feed_into(chunk, events),
+            Self::Dialect(machine) => machine.feed_into_spelled(chunk, spelled, events),
+        }
+    }
+
     /// Ends the stream: flushes what was held back and reports an unclosed call or thinking
     /// block. The machine is then ready for a new stream with the same options.
     pub fn finish(&mut self) -> Vec<Event> {
@@ -209,6 +219,9 @@ pub struct Folder<'a> {
     /// The open text / thinking block: its number, place in `blocks` and span start.
     text_at: Option<(usize, usize, usize)>,
     thinking_at: Option<(usize, usize, usize)>,
+    /// The first block that changed since [`Folder::take_changed_from`] was last asked
+    /// (`usize::MAX`: none; blocks pushed since are new, not changed).
+    changed_from: usize,
 }
 
 impl Folder<'static> {
@@ -223,12 +236,19 @@ type MakeBlock<'a> = fn(Cow<'a, [u8]>) -> Block<'a>;
 
 impl<'a> Folder<'a> {
     fn new(input: &'a [u8]) -> Self {
-        Self { doc: Document::default(), input, text_at: None, thinking_at: None }
+        Self { doc: Document::default(), input, text_at: None, thinking_at: None, changed_from: usize::MAX }
     }
 
     /// The document of the events pushed so far.
     pub fn document(&self) -> &Document<'a> {
         &self.doc
+    }
+
+    /// The first block an event changed (a piece added to an open text or thinking block)
+    /// since the last call (`usize::MAX`: none); blocks before it are as they were, so a
+    /// stream's result is rebuilt from there only.
+    pub fn take_changed_from(&mut self) -> usize {
+        std::mem::replace(&mut self.changed_from, usize::MAX)
     }
 
     /// Adds the next event.
@@ -271,9 +291,11 @@ impl<'a> Folder<'a> {
                 if let Block::Text(t) | Block::Thinking(t) = &mut blocks[at] {
                     extend(t, &text);
                 }
+                self.changed_from = self.changed_from.min(at);
             }
             (Some((n, at, first)), Piece::Span(_, end)) if n == number => {
                 blocks[at] = make(Cow::Borrowed(slice(first, end)));
+                self.changed_from = self.changed_from.min(at);
             }
             (_, piece) => {
                 let (first, content) = match piece {

@@ -1,6 +1,53 @@
 //! Finding special markers in text with memchr, holding back only a possible marker prefix.
 
+use std::cell::RefCell;
+
 use memchr::{memchr, memchr2, memchr3};
+
+thread_local! {
+    /// While a machine reads data holding spellings that are no markers ([`crate::ids`]: an
+    /// added token's text spelled by ordinary tokens), where each one starts (the address of its
+    /// first byte in that data) and its length. Empty otherwise, which is all the text path
+    /// ever sees.
+    static NOT_MARKERS: RefCell<Vec<(usize, usize)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Clears [`NOT_MARKERS`] when the read ends, even by unwinding (its addresses mean nothing
+/// after it).
+struct ClearNotMarkers;
+
+impl Drop for ClearNotMarkers {
+    fn drop(&mut self) {
+        NOT_MARKERS.with_borrow_mut(Vec::clear);
+    }
+}
+
+/// Runs `read` over `data` (which starts at stream offset `offset`) with no marker of the
+/// same length read at the stream ranges `spelled` (`(start, len)`): there a marker's
+/// spelling is text.
+pub(crate) fn reading_not_markers<R>(data: &[u8], offset: usize, spelled: &[(usize, usize)], read: impl FnOnce() -> R) -> R {
+    let base = data.as_ptr() as usize;
+    let end = offset + data.len();
+    NOT_MARKERS.with_borrow_mut(|list| {
+        list.clear();
+        let inside = spelled.iter().filter(|&&(start, _)| start >= offset && start < end);
+        list.extend(inside.map(|&(start, len)| (base + start - offset, len)));
+    });
+    let _clear = ClearNotMarkers;
+    read()
+}
+
+/// The length of a spelling that is no marker starting at `rest`, if one does.
+#[inline]
+fn not_marker_at(rest: &[u8]) -> Option<usize> {
+    NOT_MARKERS.with_borrow(|list| {
+        if list.is_empty() {
+            return None;
+        }
+        let at = rest.as_ptr() as usize;
+        list.iter().find(|&&(start, _)| start == at).map(|&(_, len)| len)
+    })
+}
 
 /// Where the next marker is in `data[from..]`.
 pub(crate) enum Found {
@@ -51,9 +98,10 @@ pub(crate) fn find_marker<M: AsRef<[u8]>>(data: &[u8], from: usize, markers: &[M
 pub(crate) fn match_at<M: AsRef<[u8]>>(data: &[u8], at: usize, markers: &[M]) -> Found {
     let rest = &data[at..];
     let mut partial = false;
+    let not_marker = not_marker_at(rest);
     for (which, marker) in markers.iter().enumerate() {
         let marker = marker.as_ref();
-        if rest.starts_with(marker) {
+        if rest.starts_with(marker) && not_marker != Some(marker.len()) {
             return Found::Marker { at, which };
         }
         if rest.len() < marker.len() && marker.starts_with(rest) {

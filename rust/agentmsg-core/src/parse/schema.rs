@@ -56,6 +56,11 @@ impl ParamType {
         }
     }
 
+    /// Any JSON value but a string (DSML's `string="false"` with no schema type).
+    pub(crate) fn json() -> Self {
+        Self::Typed(ANY & !STRING)
+    }
+
     /// Whether values of this type are streamed as JSON string text as they arrive.
     pub fn is_text(&self) -> bool {
         matches!(self, Self::Text)

@@ -225,6 +225,31 @@ impl Tokenizer {
         }
     }
 
+    /// The bytes of one id as the decoder joins them, for reading ids incrementally
+    /// ([`crate::ids`]); `None` for an id that is no token. Only the byte-level decoder joins
+    /// bytes: for any other, [`Self::joins_bytes`] says why not.
+    pub(crate) fn id_bytes(&self, id: u32) -> Option<&[u8]> {
+        self.known.get(id as usize).copied().unwrap_or(false).then(|| &*self.spellings[id as usize])
+    }
+
+    /// Whether decoding is joining each id's bytes (then a stream of ids decodes piece by
+    /// piece as the whole does); otherwise the error names the decoder.
+    pub(crate) fn joins_bytes(&self) -> Result<(), TokenizerError> {
+        match &self.decoder {
+            Decoder::Bytes => Ok(()),
+            Decoder::Steps(_) => Err(TokenizerError::Unsupported(
+                "reading token ids with a SentencePiece-style decoder (Replace/ByteFallback/Fuse/Strip/Metaspace)".into(),
+            )),
+            Decoder::Unsupported(what) => Err(TokenizerError::Unsupported(what.clone())),
+        }
+    }
+
+    /// The added tokens (special or not) and the special tokens, `(spelling, id)`.
+    pub(crate) fn added_tokens(&self) -> impl Iterator<Item = (&str, u32)> {
+        let added = self.added.tokens.iter().map(|token| (token.content.as_str(), token.id));
+        added.chain(self.specials.iter().map(|(spelling, id)| (spelling.as_str(), *id)))
+    }
+
     /// The byte length of the longest prefix of `text` that ends where its `max_tokens`-th
     /// token ends (at a character boundary: a token that ends inside a character is left out
     /// with it). A segment that a normalizer changed is kept or cut whole.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use jiter::JsonValue;
 
 use super::element_call::ElementCall;
+use super::gemma_call::GemmaCall;
 use super::json_call::JsonCall;
 use super::py_literal;
 use crate::parse::call::{call_id, holds_infinity, out_of_range, parse_json, CallHeader, Issue, IssueKind, ToolCall};
@@ -22,6 +23,7 @@ pub(crate) enum Payload {
     Json(JsonCall),
     Element(ElementCall),
     Pythonic(py_literal::ArgsReader),
+    Gemma(GemmaCall),
 }
 
 /// A call being read: where it started, its raw bytes so far, and what was streamed of it.
@@ -99,6 +101,7 @@ impl Core {
             let name = match &mut call.payload {
                 Payload::Json(json) => json.take_name().map(str::to_owned),
                 Payload::Element(element) => element.take_name().map(str::to_owned),
+                Payload::Gemma(gemma) => gemma.take_name().map(str::to_owned),
                 // Named when opened.
                 Payload::Pythonic(_) => None,
             };
@@ -110,6 +113,7 @@ impl Core {
         let arguments = match &call.payload {
             Payload::Json(json) => &json.arguments,
             Payload::Element(element) => &element.arguments,
+            Payload::Gemma(gemma) => &gemma.arguments,
             Payload::Pythonic(reader) => &reader.out[..reader.stable_len()],
         };
         if arguments.len() > call.emitted {
@@ -201,12 +205,17 @@ impl Core {
                     Ok(JsonValue::Object(object)) => object,
                     _ => return Err((IssueKind::InvalidXml, "malformed call: the arguments did not close".into())),
                 };
-                let mut metadata = Vec::new();
-                if !element.schema_errors.is_empty() {
-                    let errors = element.schema_errors.iter().map(|e| JsonValue::Str(e.clone().into())).collect();
-                    metadata.push(("schema_errors".into(), JsonValue::Array(Arc::new(errors))));
+                (element.name.clone(), input, element.arguments.clone(), schema_errors(&element.schema_errors))
+            }
+            Payload::Gemma(gemma) => {
+                if let Some(error) = &gemma.error {
+                    return Err((IssueKind::InvalidJson, format!("malformed call: {error}")));
                 }
-                (element.name.clone(), input, element.arguments.clone(), metadata)
+                let input = match parse_json(&gemma.arguments) {
+                    Ok(JsonValue::Object(object)) => object,
+                    _ => return Err((IssueKind::InvalidJson, "malformed call: the arguments did not close".into())),
+                };
+                (gemma.name.clone(), input, gemma.arguments.clone(), schema_errors(&gemma.schema_errors))
             }
             Payload::Pythonic(reader) => match parse_json(&reader.out) {
                 Ok(JsonValue::Object(input)) => (None, input, reader.out.clone(), Vec::new()),
@@ -246,10 +255,20 @@ impl Core {
     }
 }
 
+/// The call's `metadata` for values that did not convert to their schema type.
+fn schema_errors(errors: &[String]) -> Vec<(std::borrow::Cow<'static, str>, crate::parse::call::Json)> {
+    if errors.is_empty() {
+        return Vec::new();
+    }
+    let errors = errors.iter().map(|e| JsonValue::Str(e.clone().into())).collect();
+    vec![("schema_errors".into(), JsonValue::Array(Arc::new(errors)))]
+}
+
 fn arguments_of(payload: &Payload) -> &[u8] {
     match payload {
         Payload::Json(json) => &json.arguments,
         Payload::Element(element) => &element.arguments,
+        Payload::Gemma(gemma) => &gemma.arguments,
         Payload::Pythonic(reader) => &reader.out,
     }
 }

@@ -8,6 +8,9 @@
 //!   everything up to the first `</arg_value>`, stripped of blanks at both ends.
 //! - minimax_m2: qwen3_coder's values in `<invoke name="NAME">` / `<parameter name="KEY">`;
 //!   hy3: glm45's pairs with Tencent's `:opensource` markers, the name ending at its separator.
+//! - DeepSeek's DSML (deepseek_v32, deepseek_v4): ` name="NAME">` (after `<｜DSML｜invoke`), then
+//!   `<｜DSML｜parameter name="KEY" string="true|false">value</｜DSML｜parameter>` elements; a value
+//!   is everything up to its closing tag, as written; `string="false"` says it is JSON.
 //!
 //! Blanks between elements are ignored; nothing but its closing tag ends a value, so any other
 //! marker inside is value text. Text values are streamed as JSON string text; a value whose
@@ -29,6 +32,8 @@ const ARG_KEY_CLOSE: &[u8] = b"</arg_key>";
 const ARG_VALUE_OPEN: &[u8] = b"<arg_value>";
 const HY3_TOOL_SEP: &[u8] = b"<tool_sep:opensource>";
 const ARG_VALUE_CLOSE: &[u8] = b"</arg_value>";
+const DSML_PARAMETER_OPEN: &[u8] = "<｜DSML｜parameter".as_bytes();
+const DSML_PARAMETER_CLOSE: &[u8] = "</｜DSML｜parameter>".as_bytes();
 
 /// Which element notation a call is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +46,8 @@ pub enum ElementForm {
     /// hy3: `NAME<tool_sep:opensource>`, then glm45's pairs with Tencent's suffixed markers
     /// (`<arg_key:opensource>KEY</arg_key:opensource><arg_value:opensource>…`).
     Hy3,
+    /// DeepSeek's DSML invoke: attributes name the call and each parameter.
+    Dsml,
 }
 
 impl ElementForm {
@@ -50,6 +57,7 @@ impl ElementForm {
             Self::Invoke => PARAMETER_NAME_OPEN,
             Self::Glm45 => ARG_KEY_OPEN,
             Self::Hy3 => b"<arg_key:opensource>",
+            Self::Dsml => DSML_PARAMETER_OPEN,
         }
     }
 
@@ -58,6 +66,7 @@ impl ElementForm {
             Self::Qwen3Coder | Self::Invoke => PARAMETER_CLOSE,
             Self::Glm45 => ARG_VALUE_CLOSE,
             Self::Hy3 => b"</arg_value:opensource>",
+            Self::Dsml => DSML_PARAMETER_CLOSE,
         }
     }
 
@@ -279,8 +288,10 @@ impl ElementCall {
                         _ if self.is_complete() => return Step::End(i),
                         _ => self.fail(match (between, self.form) {
                             (true, ElementForm::Qwen3Coder) => "expected <parameter=…> or </function>",
-                            (true, ElementForm::Glm45 | ElementForm::Hy3) => "expected a key element or the end of the call",
+                            (true, ElementForm::Glm45) => "expected <arg_key> or the end of the call",
+                            (true, ElementForm::Hy3) => "expected <arg_key:opensource> or the end of the call",
                             (true, ElementForm::Invoke) => "expected <parameter name=…> or </invoke>",
+                            (true, ElementForm::Dsml) => "expected <｜DSML｜parameter …> or the end of the invoke",
                             (false, _) => "expected the end of the call after </function>",
                         }),
                     }
@@ -314,6 +325,13 @@ impl ElementCall {
     }
 
     fn end_name(&mut self) {
+        if self.form == ElementForm::Dsml {
+            // ` name="NAME"`: the name is the attribute's value.
+            match attributes(&self.name_bytes).and_then(|attrs| attrs.into_iter().find(|(k, _)| *k == b"name")) {
+                Some((_, name)) => self.name_bytes = name.to_vec(),
+                None => return self.fail("the invoke has no name=\"…\" attribute"),
+            }
+        }
         let name = self.unquoted(self.name_bytes.trim_ascii());
         match std::str::from_utf8(name) {
             Ok(name) if !name.is_empty() && !name.contains('<') => {
@@ -335,6 +353,16 @@ impl ElementCall {
     }
 
     fn begin_value(&mut self, tools: Option<&Tools>) {
+        // DSML: ` name="KEY" string="false"` names the key and says whether the value is JSON.
+        let mut json = false;
+        if self.form == ElementForm::Dsml {
+            let Some(attrs) = attributes(&self.key) else { return self.fail("a parameter's attributes are malformed") };
+            json = attrs.iter().any(|(k, v)| *k == b"string" && *v == b"false");
+            let Some((_, name)) = attrs.into_iter().find(|(k, _)| *k == b"name") else {
+                return self.fail("a parameter has no name=\"…\" attribute");
+            };
+            self.key = name.to_vec();
+        }
         let key = self.unquoted(self.key.trim_ascii()).to_vec();
         if key.is_empty() || key.contains(&b'<') {
             self.fail("a parameter name is empty or holds '<'");
@@ -351,6 +379,10 @@ impl ElementCall {
             (Some(tools), Some(name), Ok(key)) => tools.param_type(name, key),
             _ => ParamType::Text,
         };
+        if json && self.value_type.is_text() {
+            // The model says the value is JSON: any JSON value but a string.
+            self.value_type = ParamType::json();
+        }
         if self.value_type.is_text() {
             self.arguments.push(b'"');
         }
@@ -378,6 +410,7 @@ impl ElementCall {
                     piece = &piece[piece.iter().take_while(|b| is_space(**b)).count()..];
                     self.at_value_start = piece.is_empty();
                 }
+                ElementForm::Dsml => self.at_value_start = false,
             }
         }
         if piece.is_empty() {
@@ -386,6 +419,7 @@ impl ElementCall {
         let tail = match self.form {
             ElementForm::Qwen3Coder | ElementForm::Invoke => usize::from(piece.last() == Some(&b'\n')),
             ElementForm::Glm45 | ElementForm::Hy3 => piece.iter().rev().take_while(|b| is_space(**b)).count(),
+            ElementForm::Dsml => 0,
         };
         let (body, tail) = piece.split_at(piece.len() - tail);
         // qwen3_coder trims one newline only: a held one is text once another arrives.
@@ -419,5 +453,27 @@ impl ElementCall {
             self.schema_errors.push(format!("parameter '{key}' {why}; kept as text"));
         }
         self.state = State::Between;
+    }
+}
+
+/// The `key="value"` attributes of a tag (blanks between them), or None if they are malformed.
+/// Values are taken as written: DeepSeek's template writes them unescaped.
+fn attributes(mut text: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+    let mut attrs = Vec::new();
+    loop {
+        text = text.trim_ascii_start();
+        if text.is_empty() {
+            return Some(attrs);
+        }
+        let eq = memchr(b'=', text)?;
+        let key = text[..eq].trim_ascii();
+        let rest = text[eq + 1..].trim_ascii_start();
+        let body = rest.strip_prefix(b"\"")?;
+        let close = memchr(b'"', body)?;
+        if key.is_empty() || key.iter().any(|b| is_space(*b)) {
+            return None;
+        }
+        attrs.push((key, &body[..close]));
+        text = &body[close + 1..];
     }
 }

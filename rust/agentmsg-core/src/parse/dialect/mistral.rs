@@ -13,8 +13,13 @@
 //!
 //! Anything else after `[TOOL_CALLS]` (or a name followed by anything else, or an empty list)
 //! is not a call: the marker and what was read are text. `[THINK]` opens reasoning up to
-//! `[/THINK]`; a `[/THINK]` with nothing open is text. magistral is this machine with
-//! `<think>…</think>` reasoning too (each block ends at its own pair's closer).
+//! `[/THINK]`; a `[/THINK]` with nothing open is text.
+//!
+//! magistral is this machine with `<think>…</think>` reasoning too (each block ends at its own
+//! pair's closer). cohere (Command R7B, Command A) is this machine with other markers:
+//! `<|START_ACTION|>` opens a JSON list of `{"tool_call_id", "tool_name", "parameters"}` objects
+//! (no named form), `<|START_THINKING|>`…`<|END_THINKING|>` is reasoning, and `<|END_ACTION|>`,
+//! `<|START_RESPONSE|>` and `<|END_RESPONSE|>` are dropped where they stand in text.
 
 use std::sync::Arc;
 
@@ -30,12 +35,58 @@ use crate::parse::scan::{is_space, match_at, run_end, take_run, Found};
 const TOOL_CALLS: &[u8] = b"[TOOL_CALLS]";
 const ARGS: &[u8] = b"[ARGS]";
 const CALL_ID: &[u8] = b"[CALL_ID]";
-/// The reasoning markers: `[THINK]` (Magistral 2507+, Ministral 3 reasoning), then magistral's
-/// plain `<think>` (Magistral Small 2506, whose `<think>` is not a special token).
-const THINK_PAIRS: [(&[u8], &[u8]); 2] = [(b"[THINK]", b"[/THINK]"), (b"<think>", b"</think>")];
-/// Looked for in text: `[TOOL_CALLS]`, then each pair's opener and closer.
-const TEXT_MARKERS: [&[u8]; 5] = [TOOL_CALLS, THINK_PAIRS[0].0, THINK_PAIRS[0].1, THINK_PAIRS[1].0, THINK_PAIRS[1].1];
-const CLOSES: [&[u8]; 2] = [THINK_PAIRS[0].1, THINK_PAIRS[1].1];
+const THINK_OPEN: &[u8] = b"[THINK]";
+const THINK_CLOSE: &[u8] = b"[/THINK]";
+
+/// The markers and keys of a `[TOOL_CALLS]`-like dialect.
+#[derive(Clone, Debug)]
+pub(crate) struct ListSyntax {
+    /// What text is searched for: the call opener, each reasoning pair's opener, their closers
+    /// in the same order, then markers that are dropped.
+    markers: &'static [&'static [u8]],
+    /// How many reasoning pairs `markers` holds.
+    think_pairs: usize,
+    name_key: &'static str,
+    arguments_key: &'static str,
+    /// Whether `NAME[ARGS]{…}` calls are read (mistral's v11+ form).
+    named: bool,
+}
+
+impl ListSyntax {
+    /// The reasoning closers, in their pairs' order.
+    fn think_closes(&self) -> &'static [&'static [u8]] {
+        &self.markers[1 + self.think_pairs..1 + 2 * self.think_pairs]
+    }
+}
+
+pub(crate) const MISTRAL: ListSyntax = ListSyntax {
+    markers: &[TOOL_CALLS, THINK_OPEN, THINK_CLOSE],
+    think_pairs: 1,
+    name_key: "name",
+    arguments_key: "arguments",
+    named: true,
+};
+/// mistral's markers and `<think>` (Magistral Small 2506, whose `<think>` is not a special
+/// token; 2507+ writes `[THINK]`).
+pub(crate) const MAGISTRAL: ListSyntax = ListSyntax {
+    markers: &[TOOL_CALLS, THINK_OPEN, b"<think>", THINK_CLOSE, b"</think>"],
+    think_pairs: 2,
+    ..MISTRAL
+};
+pub(crate) const COHERE: ListSyntax = ListSyntax {
+    markers: &[
+        b"<|START_ACTION|>",
+        b"<|START_THINKING|>",
+        b"<|END_THINKING|>",
+        b"<|END_ACTION|>",
+        b"<|START_RESPONSE|>",
+        b"<|END_RESPONSE|>",
+    ],
+    think_pairs: 1,
+    name_key: "tool_name",
+    arguments_key: "parameters",
+    named: false,
+};
 
 #[derive(Clone, Debug)]
 enum State {
@@ -64,8 +115,7 @@ pub(crate) struct MistralMachine {
     tags: ThinkingTags,
     /// `[TOOL_CALLS]` repeated (blanks between) is text, not one opener.
     strict: bool,
-    /// How many reasoning pairs are read: 1 (`[THINK]`, mistral) or 2 (also `<think>`, magistral).
-    think_pairs: usize,
+    syntax: ListSyntax,
 }
 
 fn is_name_byte(b: u8) -> bool {
@@ -73,8 +123,7 @@ fn is_name_byte(b: u8) -> bool {
 }
 
 impl MistralMachine {
-    /// `plain_think`: `<think>` reasoning too (magistral).
-    pub fn new(mut core: Core, start_in_thinking: bool, strict: bool, plain_think: bool) -> Self {
+    pub fn new(mut core: Core, syntax: ListSyntax, start_in_thinking: bool, strict: bool) -> Self {
         let mut tags = ThinkingTags::default();
         let state = if start_in_thinking {
             tags.open(&mut core);
@@ -82,21 +131,24 @@ impl MistralMachine {
         } else {
             State::Text
         };
-        Self { core, state, tags, strict, think_pairs: if plain_think { 2 } else { 1 } }
+        Self { core, state, tags, strict, syntax }
     }
 
     fn text(&mut self, input: &mut Input, i: usize) -> Flow {
-        let markers = &TEXT_MARKERS[..1 + 2 * self.think_pairs];
-        let (at, which) = match read_until(&mut self.core, input, i, markers, false) {
+        let (at, which) = match read_until(&mut self.core, input, i, self.syntax.markers, false) {
             Ok(found) => found,
             Err(flow) => return flow,
         };
-        let marker = markers[which];
+        let marker = self.syntax.markers[which];
+        let pairs = self.syntax.think_pairs;
         if which == 0 {
             self.state = State::Opening(Held::new(input.at(at), marker));
-        } else if which % 2 == 1 {
+        } else if which > 2 * pairs {
+            // cohere's action and response markers: dropped.
+            self.core.out.end_text();
+        } else if which <= pairs {
             self.tags.open(&mut self.core);
-            self.state = State::Thinking { pair: Some(which / 2) };
+            self.state = State::Thinking { pair: Some(which - 1) };
         } else {
             self.tags.stray_close(&mut self.core, marker, input.abs(at));
         }
@@ -105,9 +157,10 @@ impl MistralMachine {
 
     fn thinking(&mut self, input: &Input, i: usize) -> Flow {
         let State::Thinking { pair } = self.state else { return Flow::Wait(i) };
+        let closes = self.syntax.think_closes();
         let closes = match pair {
-            Some(pair) => &CLOSES[pair..=pair],
-            None => &CLOSES[..self.think_pairs],
+            Some(pair) => &closes[pair..=pair],
+            None => closes,
         };
         match read_thinking(&mut self.core, input, i, closes) {
             Ok(next) => {
@@ -124,11 +177,12 @@ impl MistralMachine {
         let Some(i) = held.hold_blanks(data, i) else { return Flow::Continue(data.len()) };
         if !self.strict {
             // Mistral 7B v0.3 writes `[TOOL_CALLS] [TOOL_CALLS] [...]`: one opener.
-            match input.settle(match_at(data, i, &[TOOL_CALLS])) {
+            let opener = self.syntax.markers[0];
+            match input.settle(match_at(data, i, &[opener])) {
                 Found::Partial { .. } => return Flow::Wait(i),
                 Found::Marker { .. } => {
-                    held.bytes.extend_from_slice(TOOL_CALLS);
-                    return Flow::Continue(i + TOOL_CALLS.len());
+                    held.bytes.extend_from_slice(opener);
+                    return Flow::Continue(i + opener.len());
                 }
                 Found::None => {}
             }
@@ -139,7 +193,7 @@ impl MistralMachine {
             held.bytes.push(b);
             self.state = State::ListItem { held: Some(held) };
             Flow::Continue(i + 1)
-        } else if is_name_byte(b) {
+        } else if is_name_byte(b) && self.syntax.named {
             let name_at = held.bytes.len();
             self.state = State::Name { held, name_at };
             Flow::Continue(i)
@@ -244,7 +298,8 @@ impl MistralMachine {
                         (start, start_chars, Vec::new())
                     }
                 };
-                let json = JsonCall::new(JsonShape::Fields { name_key: "name".into(), arguments_key: "arguments".into() }).ending_at_close();
+                let (name_key, arguments_key) = (self.syntax.name_key.into(), self.syntax.arguments_key.into());
+                let json = JsonCall::new(JsonShape::Fields { name_key, arguments_key }).ending_at_close();
                 let call = self.core.open_call(start, start_chars, raw, Payload::Json(json));
                 self.state = State::Call { call, id: None, in_list: true };
                 Flow::Continue(i)
@@ -343,7 +398,7 @@ impl StateMachine for MistralMachine {
                 held.into_text(&mut self.core)
             }
             State::CallId { call, .. } | State::ArgumentsStart { call, .. } | State::Call { call, .. } => {
-                self.core.cut_off(call, "a [TOOL_CALLS] call")
+                self.core.cut_off(call, "a tool call")
             }
         }
     }

@@ -24,6 +24,7 @@
 
 mod driver;
 mod element_call;
+mod gemma_call;
 pub mod forge;
 mod harmony;
 mod held;
@@ -41,6 +42,8 @@ mod tagged;
 mod tests;
 #[cfg(test)]
 mod tests_soups;
+#[cfg(test)]
+mod tests_families_b;
 
 use std::sync::Arc;
 
@@ -48,6 +51,7 @@ use super::call::{Issue, IssueKind};
 use super::chars::{count_chars, CharClock};
 use super::event::Event;
 use super::options::{Options, StartThinking};
+use super::scan;
 use named::Dialect;
 use driver::{Core, StateMachine};
 use syntax::Syntax;
@@ -78,6 +82,9 @@ pub struct DialectMachine {
     offset_chars: usize,
     /// Past `max_calls`: the rest of the text, from the first call over the limit.
     rest: Option<Rest>,
+    /// Stream ranges `(start, len)` not yet read where a marker's spelling is text (see
+    /// [`Self::feed_into_spelled`]).
+    spelled: Vec<(usize, usize)>,
 }
 
 /// The text from the first call past `max_calls` on, kept raw for its one issue.
@@ -110,8 +117,15 @@ impl DialectMachine {
         };
         let machine = match (syntax, options.dialect) {
             (Some(syntax), _) => Machine::Tagged(tagged::TaggedMachine::new(core, syntax, start_in_thinking, options.strict)),
-            (None, Dialect::Mistral) => Machine::Mistral(mistral::MistralMachine::new(core, start_in_thinking, options.strict, false)),
-            (None, Dialect::Magistral) => Machine::Mistral(mistral::MistralMachine::new(core, start_in_thinking, options.strict, true)),
+            (None, Dialect::Mistral) => {
+                Machine::Mistral(mistral::MistralMachine::new(core, mistral::MISTRAL, start_in_thinking, options.strict))
+            }
+            (None, Dialect::Magistral) => {
+                Machine::Mistral(mistral::MistralMachine::new(core, mistral::MAGISTRAL, start_in_thinking, options.strict))
+            }
+            (None, Dialect::Cohere) => {
+                Machine::Mistral(mistral::MistralMachine::new(core, mistral::COHERE, start_in_thinking, options.strict))
+            }
             (None, Dialect::Llama3Json) => Machine::LlamaJson(llama_json::LlamaJsonMachine::new(core)),
             (None, Dialect::Pythonic) => Machine::Pythonic(pythonic::PythonicMachine::new(core, pythonic::PYTHONIC, false)),
             (None, Dialect::Lfm2) => Machine::Pythonic(pythonic::PythonicMachine::new(core, pythonic::LFM2, start_in_thinking)),
@@ -134,6 +148,11 @@ impl DialectMachine {
                 | Dialect::DeepseekV31
                 | Dialect::KimiK2
                 | Dialect::Glm45
+                | Dialect::DeepseekV32
+                | Dialect::DeepseekV4
+                | Dialect::Gemma4
+                | Dialect::FunctionGemma
+                | Dialect::Step3p5
                 | Dialect::SeedOss
                 | Dialect::MinimaxM2
                 | Dialect::Longcat
@@ -141,7 +160,7 @@ impl DialectMachine {
                 | Dialect::Custom,
             ) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
         };
-        Self { options, spans, machine, pending: Vec::new(), offset: 0, offset_chars: 0, rest: None }
+        Self { options, spans, machine, pending: Vec::new(), offset: 0, offset_chars: 0, rest: None, spelled: Vec::new() }
     }
 
     pub fn options(&self) -> &Options {
@@ -173,6 +192,14 @@ impl DialectMachine {
             self.run(&data, false);
         }
         events.append(&mut self.core().out.events);
+    }
+
+    /// [`Self::feed_into`], where no marker is read at the stream ranges `spelled` (`(start,
+    /// len)`, in this chunk or held back before it): there a marker's spelling is text. Token
+    /// ids in ([`crate::ids`]) give the places where ordinary tokens spell an added token.
+    pub fn feed_into_spelled(&mut self, chunk: &[u8], spelled: &[(usize, usize)], events: &mut Vec<Event>) {
+        self.spelled.extend_from_slice(spelled);
+        self.feed_into(chunk, events);
     }
 
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<Event> {
@@ -232,13 +259,23 @@ impl DialectMachine {
     /// Reads `data` (at the current offset); keeps what could not be decided yet.
     fn run(&mut self, data: &[u8], at_end: bool) {
         let mut clock = CharClock::new(self.offset, self.offset_chars);
-        let read = match &mut self.machine {
-            Machine::Tagged(m) => m.run(data, &mut clock, at_end),
-            Machine::Harmony(m) => m.run(data, &mut clock, at_end),
-            Machine::Mistral(m) => m.run(data, &mut clock, at_end),
-            Machine::LlamaJson(m) => m.run(data, &mut clock, at_end),
-            Machine::Pythonic(m) => m.run(data, &mut clock, at_end),
-            Machine::JsonList(m) => m.run(data, &mut clock, at_end),
+        let mut read_data = |clock: &mut CharClock| match &mut self.machine {
+            Machine::Tagged(m) => m.run(data, clock, at_end),
+            Machine::Harmony(m) => m.run(data, clock, at_end),
+            Machine::Mistral(m) => m.run(data, clock, at_end),
+            Machine::LlamaJson(m) => m.run(data, clock, at_end),
+            Machine::Pythonic(m) => m.run(data, clock, at_end),
+            Machine::JsonList(m) => m.run(data, clock, at_end),
+        };
+        let read = if self.spelled.is_empty() {
+            read_data(&mut clock)
+        } else {
+            let spelled = std::mem::take(&mut self.spelled);
+            let read = scan::reading_not_markers(data, self.offset, &spelled, || read_data(&mut clock));
+            // What was read is never read again: only the ranges held back stay.
+            let offset = clock.abs(read);
+            self.spelled = spelled.into_iter().filter(|&(start, _)| start >= offset).collect();
+            read
         };
         if let Some(limit) = self.core().limit.take() {
             // Past `max_calls`: what the machine read after the call opened is dropped, and the

@@ -17,6 +17,12 @@ pub enum Dialect {
     DeepseekV31,
     KimiK2,
     Glm45,
+    DeepseekV32,
+    DeepseekV4,
+    Gemma4,
+    FunctionGemma,
+    Step3p5,
+    Cohere,
     SeedOss,
     MinimaxM2,
     Magistral,
@@ -36,7 +42,7 @@ pub enum Dialect {
 
 impl Dialect {
     /// Every named dialect with its name, in the order they are documented (Forge's first).
-    pub const ALL: [(&'static str, Dialect); 24] = [
+    pub const ALL: [(&'static str, Dialect); 30] = [
         ("forge", Self::Forge),
         ("hermes", Self::Hermes),
         ("qwen3_coder", Self::Qwen3Coder),
@@ -48,6 +54,12 @@ impl Dialect {
         ("deepseek_v31", Self::DeepseekV31),
         ("kimi_k2", Self::KimiK2),
         ("glm45", Self::Glm45),
+        ("deepseek_v32", Self::DeepseekV32),
+        ("deepseek_v4", Self::DeepseekV4),
+        ("gemma4", Self::Gemma4),
+        ("functiongemma", Self::FunctionGemma),
+        ("step3p5", Self::Step3p5),
+        ("cohere", Self::Cohere),
         ("seed_oss", Self::SeedOss),
         ("minimax_m2", Self::MinimaxM2),
         ("magistral", Self::Magistral),

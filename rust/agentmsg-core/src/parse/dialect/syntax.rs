@@ -15,11 +15,13 @@ const KIMI_THINK: (&[u8], &[u8]) = ("◁think▷".as_bytes(), "◁/think▷".as_
 pub(crate) enum Form {
     /// A JSON object holding the name and the arguments (hermes).
     Json(JsonShape),
-    /// `<function=NAME>`, `<invoke name="NAME">` or `NAME` followed by elements (qwen3_coder,
-    /// seed_oss, minimax_m2, glm45).
+    /// `<function=NAME>`, `<invoke name="NAME">`, a DSML invoke or `NAME` followed by elements
+    /// (qwen3_coder, seed_oss, step3p5, minimax_m2, deepseek_v32, deepseek_v4, glm45, hy3).
     Element(ElementForm),
     /// A header up to `sep`, then the arguments as JSON (the special-token dialects).
     Header { sep: &'static [u8], kind: HeaderKind },
+    /// `call:NAME{key:value,…}` with strings between two `delimiter`s (gemma4, functiongemma).
+    Gemma { delimiter: &'static [u8] },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +46,8 @@ pub(crate) struct Syntax {
     pub(crate) text_markers: Vec<Vec<u8>>,
     pub(crate) think_opens: usize,
     pub(crate) think_closes: Vec<Vec<u8>>,
+    /// A stop token dropped where it stands in text (the last of `text_markers`).
+    pub(crate) dropped: Option<&'static [u8]>,
 }
 
 impl Syntax {
@@ -53,7 +57,9 @@ impl Syntax {
             ("<｜tool▁calls▁begin｜>".as_bytes(), "<｜tool▁calls▁end｜>".as_bytes());
         const DEEPSEEK_CALL: (&[u8], &[u8]) = ("<｜tool▁call▁begin｜>".as_bytes(), "<｜tool▁call▁end｜>".as_bytes());
         const DEEPSEEK_SEP: &[u8] = "<｜tool▁sep｜>".as_bytes();
+        const DSML_INVOKE: (&[u8], &[u8]) = ("<｜DSML｜invoke".as_bytes(), "</｜DSML｜invoke>".as_bytes());
         let tool_call = (TOOL_CALL_OPEN, TOOL_CALL_CLOSE);
+        let mut dropped = None;
         let (section, call, form, think): (_, _, _, &[(&[u8], &[u8])]) = match dialect {
             Dialect::Hermes => (None, tool_call, Form::Json(fields("name", "arguments")), &[THINK]),
             Dialect::Qwen3Coder => (None, tool_call, Form::Element(ElementForm::Qwen3Coder), &[THINK]),
@@ -76,6 +82,29 @@ impl Syntax {
                 Form::Header { sep: b"<|tool_call_argument_begin|>", kind: HeaderKind::FunctionsId },
                 &[KIMI_THINK, THINK],
             ),
+            Dialect::DeepseekV32 => (
+                Some(("<｜DSML｜function_calls>".as_bytes(), "</｜DSML｜function_calls>".as_bytes())),
+                DSML_INVOKE,
+                Form::Element(ElementForm::Dsml),
+                &[THINK],
+            ),
+            Dialect::DeepseekV4 => (
+                Some(("<｜DSML｜tool_calls>".as_bytes(), "</｜DSML｜tool_calls>".as_bytes())),
+                DSML_INVOKE,
+                Form::Element(ElementForm::Dsml),
+                &[THINK],
+            ),
+            Dialect::Gemma4 => {
+                dropped = Some(b"<|tool_response>".as_slice());
+                let delimiter = b"<|\"|>".as_slice();
+                (None, (b"<|tool_call>".as_slice(), b"<tool_call|>".as_slice()), Form::Gemma { delimiter }, &[(b"<|channel>thought".as_slice(), b"<channel|>".as_slice())])
+            }
+            Dialect::FunctionGemma => {
+                dropped = Some(b"<start_function_response>".as_slice());
+                let delimiter = b"<escape>".as_slice();
+                (None, (b"<start_function_call>".as_slice(), b"<end_function_call>".as_slice()), Form::Gemma { delimiter }, &[])
+            }
+            Dialect::Step3p5 => (None, tool_call, Form::Element(ElementForm::Qwen3Coder), &[THINK]),
             Dialect::SeedOss => (
                 None,
                 (b"<seed:tool_call>", b"</seed:tool_call>"),
@@ -106,6 +135,7 @@ impl Syntax {
             | Dialect::Magistral
             | Dialect::Llama3Json
             | Dialect::Pythonic
+            | Dialect::Cohere
             | Dialect::Lfm2
             | Dialect::Granite
             | Dialect::Phi4Mini
@@ -118,7 +148,12 @@ impl Syntax {
                 return None
             }
         };
-        Some(Self::new(section, call.0.to_vec(), call.1.to_vec(), form, think))
+        let mut syntax = Self::new(section, call.0.to_vec(), call.1.to_vec(), form, think);
+        if let Some(token) = dropped {
+            syntax.text_markers.push(token.to_vec());
+            syntax.dropped = Some(token);
+        }
+        Some(syntax)
     }
 
     /// A dialect from parts (see [`CustomDialect`]); the error says which part is wrong.
@@ -183,7 +218,7 @@ impl Syntax {
         text_markers.extend(think.iter().map(|(open, _)| open.to_vec()));
         let think_closes: Vec<Vec<u8>> = think.iter().map(|(_, close)| close.to_vec()).collect();
         text_markers.extend(think_closes.iter().cloned());
-        Self { section, call_open, call_close, form, text_markers, think_opens: think.len(), think_closes }
+        Self { section, call_open, call_close, form, text_markers, think_opens: think.len(), think_closes, dropped: None }
     }
 }
 

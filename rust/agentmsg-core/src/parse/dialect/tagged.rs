@@ -7,10 +7,12 @@
 //!   for qwen3_coder, a name then `<arg_key>` or the end marker for glm45; otherwise the marker
 //!   is text. A JSON call ends at the first end marker outside a JSON string; an element call at
 //!   the first end marker outside a value.
-//! - Special-token dialects (deepseek_v3, deepseek_v31, kimi_k2, minimax_m2, hy3): calls open
-//!   only inside the calls section; a call is a header up to a separator, then JSON arguments up
-//!   to the call's end token (minimax_m2 and hy3: an element call up to its end token). Their tokens cannot occur in prose, so a call marker in the section always opens
-//!   a call (a malformed one is reported with its raw text).
+//! - Special-token dialects (deepseek_v3, deepseek_v31, kimi_k2, minimax_m2, hy3, deepseek_v32,
+//!   deepseek_v4): calls open only inside the calls section; a call is a header up to a
+//!   separator, then JSON arguments up to the call's end token (minimax_m2, hy3 and the DSML
+//!   dialects: an element call up to its end token). Their tokens cannot occur in prose, so a
+//!   call marker in the section always opens a call (a malformed one is reported with its raw
+//!   text).
 //! - Reasoning runs from an opening to its closing marker; a closing marker with nothing open is
 //!   text. Unless strict, a call (or section) opener in reasoning that opens a call ends the
 //!   reasoning, and the next closer with nothing open is then that reasoning's closer (dropped).
@@ -19,6 +21,7 @@
 
 use std::sync::Arc;
 
+use super::gemma_call::GemmaCall;
 use super::element_call::{ElementCall, ElementForm, Step, ARG_KEY_OPEN, FUNCTION_CLOSE, FUNCTION_OPEN, PARAMETER_OPEN};
 use super::json_call::{JsonCall, JsonShape};
 use super::syntax::{Form, HeaderKind, Syntax};
@@ -27,6 +30,8 @@ use super::driver::{Core, Flow, Input, JsonStep, OpenCall, Payload, StateMachine
 use crate::parse::scan::{find_marker, is_space, match_at, take_run, Found};
 
 const FENCE: u8 = b'`';
+/// What follows a Gemma call marker (blanks allowed before it) for a call to open.
+const GEMMA_CALL: &[u8] = b"call:";
 /// The longest name read after a `<function=` with no `<tool_call>` (longer: text).
 const MAX_BARE_NAME: usize = 256;
 
@@ -98,6 +103,9 @@ impl TaggedMachine {
                     let (start, start_chars) = input.at(at);
                     let held = marker.clone();
                     self.state = State::Opening { start, start_chars, held, name: Vec::new(), thinking: None, bare, named: false };
+                } else if syntax.dropped.is_some() && which + 1 == syntax.text_markers.len() {
+                    // The stop token after calls (gemma4's `<|tool_response>`): dropped.
+                    self.core.out.end_text();
                 } else if which <= syntax.think_opens {
                     self.call_ended_thinking = false;
                     self.tags.open(&mut self.core);
@@ -166,7 +174,8 @@ impl TaggedMachine {
                 let raw = syntax.call_open.clone();
                 let next = at + syntax.call_open.len();
                 if let Form::Element(form) = syntax.form {
-                    // minimax_m2: the call marker begins the element call, its name comes next.
+                    // An element form's call marker begins the element call: what follows it
+                    // (minimax_m2's quoted name, DSML's attributes, hy3's name) is the form's.
                     let call = self.core.open_call(start, start_chars, raw, Payload::Element(ElementCall::new(form)));
                     self.state = State::Call(Box::new(call));
                     return Flow::Continue(next);
@@ -337,6 +346,15 @@ impl TaggedMachine {
                 let Some(next) = take_run(data, i, held, is_space) else { return Flow::Continue(data.len()) };
                 i = next;
                 match &syntax.form {
+                    Form::Gemma { delimiter } => match input.settle(match_at(data, i, &[GEMMA_CALL])) {
+                        Found::Partial { .. } => return Flow::Wait(i),
+                        Found::Marker { .. } => {
+                            held.extend_from_slice(GEMMA_CALL);
+                            i += GEMMA_CALL.len();
+                            Some(Payload::Gemma(GemmaCall::new(delimiter)))
+                        }
+                        Found::None => None,
+                    },
                     Form::Element(ElementForm::Qwen3Coder) => match input.settle(match_at(data, i, &[FUNCTION_OPEN])) {
                         Found::Partial { .. } => return Flow::Wait(i),
                         Found::Marker { .. } => {
@@ -411,6 +429,21 @@ impl TaggedMachine {
                     self.core.progress(call);
                     if input.at_end {
                         // Nothing more will come: what was held back is part of the cut-off call.
+                        call.raw.extend_from_slice(&data[stop..]);
+                        return Flow::Continue(data.len());
+                    }
+                    Flow::Wait(stop)
+                }
+                Step::End(stop) => {
+                    call.raw.extend_from_slice(&data[i..stop]);
+                    self.end_call(stop)
+                }
+            },
+            Payload::Gemma(gemma) => match gemma.scan(data, i, close, self.core.tools.as_deref()) {
+                Step::Wait(stop) => {
+                    call.raw.extend_from_slice(&data[i..stop]);
+                    self.core.progress(call);
+                    if input.at_end {
                         call.raw.extend_from_slice(&data[stop..]);
                         return Flow::Continue(data.len());
                     }

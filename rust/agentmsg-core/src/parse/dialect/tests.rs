@@ -126,6 +126,9 @@ fn adversarial(dialect: Dialect, n: usize) -> String {
             "◁/thin <".repeat(n / 48),
             "<|tool_call_argument_be".repeat(n / 46)
         ),
+        Dialect::DeepseekV32 | Dialect::DeepseekV4 | Dialect::Gemma4 | Dialect::FunctionGemma | Dialect::Step3p5 | Dialect::Cohere => {
+            super::tests_families_b::adversarial(dialect, n)
+        }
         Dialect::Glm45 | Dialect::Custom => format!(
             "{}<tool_call>f<arg_key>k</arg_key><arg_value>{}",
             "<tool_call>name <tool_call>\n".repeat(n / 56),
@@ -312,6 +315,10 @@ fn soup(dialect: Dialect, picks: &[usize]) -> String {
         Dialect::Mistral => &["[TOOL_CALLS]", "[ARGS]", "[THINK]", "[/THINK]", "[{\"name\": \"f\", \"arguments\": ", "]"],
         Dialect::Llama3Json => &["<|python_tag|>", "{\"name\": \"f\", \"parameters\": ", ";"],
         Dialect::Pythonic => &["[f(", "a=", "'s'", ")", ")]", ", ", "<|python_start|>", "<|python_end|>", "\n["],
+        Dialect::DeepseekV32 | Dialect::DeepseekV4 => super::tests_families_b::DSML,
+        Dialect::Gemma4 | Dialect::FunctionGemma => super::tests_families_b::GEMMA,
+        Dialect::Cohere => super::tests_families_b::COHERE,
+        Dialect::Step3p5 => &["<tool_call>", "</tool_call>", "<function=f>", "</function>", "<parameter=a>", "</parameter>"],
         Dialect::Glm45 | Dialect::Custom => &["<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"],
         Dialect::SeedOss => &["<seed:tool_call>", "</seed:tool_call>", "<function=f>", "</function>", "<parameter=a>", "</parameter>", "<seed:think>", "</seed:think>"],
         Dialect::MinimaxM2 => &["<minimax:tool_call>", "</minimax:tool_call>", "<invoke name=\"f\">", "</invoke>", "<parameter name=\"a\">", "</parameter>"],

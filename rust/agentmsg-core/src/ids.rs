@@ -1,0 +1,371 @@
+//! Token ids in: the ids a server sampled, decoded as they come and read by a parser.
+//!
+//! **Decoding.** Each id's bytes are joined, as [`Tokenizer::decode`] joins them, and read as
+//! UTF-8 as they complete: the bytes of a character that tokens split are held back until the
+//! token that ends it arrives; bytes that can be no UTF-8 become U+FFFD (one per maximal invalid
+//! sequence, as `decode` and Python's `errors="replace"` do), and a character still cut when
+//! the stream ends becomes one U+FFFD. So the text read is always `decode(ids)` of the ids so
+//! far, less at most the three bytes of a cut character.
+//!
+//! **Markers by id.** A dialect's marker that is an added token of the tokenizer (special or
+//! not: gpt-oss's `<|channel|>`, DeepSeek's `<｜tool▁calls▁begin｜>`, Qwen's `<tool_call>`) is
+//! read as a marker only where its id stands. Where ordinary tokens spell the text of an added
+//! token (wholly, or partly with the text of other tokens), no marker of that length is read at
+//! that place: the parser reads those characters as whatever its state reads characters as
+//! (visible text, reasoning, argument text). Wherever the decoded text spells no added token
+//! with ordinary tokens, this is exactly the text path: the same events and result as feeding
+//! `decode(ids)`. Forge's dialect has no marker that is a model's token and reads as the text
+//! path always does.
+
+use std::sync::Arc;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+use crate::parse::{Document, Options, StartThinking, StreamMachine};
+use crate::tokenizer::{Tokenizer, TokenizerError};
+use crate::tokens::encode::TokenEncoder;
+
+/// Where the ids' bytes come from.
+enum Source {
+    Tokenizer(Arc<Tokenizer>),
+    Encoder(TokenEncoder),
+}
+
+/// What reading ids needs of a tokenizer, built once per tokenizer and shared by its streams:
+/// each id's bytes, which ids are added tokens, and a finder of the added tokens' texts.
+pub struct IdVocabulary {
+    source: Source,
+    /// By id: whether it is an added token (its text is a marker only as this id).
+    added: Vec<bool>,
+    /// The added tokens' texts, and whether a byte is the last byte of one.
+    spellings: Option<AhoCorasick>,
+    last_bytes: [bool; 256],
+    /// The longest added token's text, in bytes.
+    longest: usize,
+}
+
+impl IdVocabulary {
+    /// The vocabulary of a `tokenizer.json` / `tekken.json` / tiktoken tokenizer; an error for
+    /// a decoder that does not join the ids' bytes (a SentencePiece-style one), named.
+    pub fn of_tokenizer(tokenizer: Arc<Tokenizer>) -> Result<Self, TokenizerError> {
+        tokenizer.joins_bytes()?;
+        let added: Vec<(Vec<u8>, u32)> =
+            tokenizer.added_tokens().map(|(spelling, id)| (spelling.as_bytes().to_vec(), id)).collect();
+        let size = tokenizer.vocab_size();
+        Ok(Self::new(Source::Tokenizer(tokenizer), size, added))
+    }
+
+    /// The vocabulary of a tiktoken encoding (its special tokens are the added tokens).
+    pub fn of_encoder(encoder: TokenEncoder) -> Self {
+        let added: Vec<(Vec<u8>, u32)> =
+            encoder.special_tokens().iter().map(|&(spelling, id)| (spelling.as_bytes().to_vec(), id)).collect();
+        let size = added.iter().map(|&(_, id)| id as usize + 1).max().unwrap_or(0).max(encoder.mergeable_tokens());
+        Self::new(Source::Encoder(encoder), size, added)
+    }
+
+    fn new(source: Source, size: usize, mut tokens: Vec<(Vec<u8>, u32)>) -> Self {
+        tokens.retain(|(spelling, _)| !spelling.is_empty());
+        let mut added = vec![false; size];
+        let mut last_bytes = [false; 256];
+        for (spelling, id) in &tokens {
+            if let Some(slot) = added.get_mut(*id as usize) {
+                *slot = true;
+            }
+            last_bytes[spelling[spelling.len() - 1] as usize] = true;
+        }
+        tokens.sort();
+        tokens.dedup_by(|a, b| a.0 == b.0);
+        let longest = tokens.iter().map(|(spelling, _)| spelling.len()).max().unwrap_or(0);
+        // Standard matching: every occurrence, overlapping ones too, is looked at.
+        let spellings = (!tokens.is_empty()).then(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .build(tokens.iter().map(|(spelling, _)| spelling))
+                .expect("a finder of a few thousand short strings builds")
+        });
+        Self { source, added, spellings, last_bytes, longest }
+    }
+
+    /// The first id of `ids` that is no token, as the error [`IdReader::read`] gives for it.
+    pub fn check(&self, ids: &[u32]) -> Result<(), TokenizerError> {
+        match ids.iter().find(|&&id| self.bytes(id).is_err()) {
+            Some(&bad) => Err(TokenizerError::UnknownId(bad)),
+            None => Ok(()),
+        }
+    }
+
+    /// The bytes of `id`, or the error for an id that is no token.
+    #[inline]
+    fn bytes(&self, id: u32) -> Result<&[u8], TokenizerError> {
+        let bytes = match &self.source {
+            Source::Tokenizer(tokenizer) => tokenizer.id_bytes(id),
+            Source::Encoder(encoder) => encoder.token_bytes(id),
+        };
+        bytes.ok_or(TokenizerError::UnknownId(id))
+    }
+
+    #[inline]
+    fn is_added(&self, id: u32) -> bool {
+        self.added.get(id as usize).copied().unwrap_or(false)
+    }
+}
+
+/// The text of a stream of ids, decoded as they come, with the places where ordinary tokens
+/// spell an added token (see the module docs). One per stream; ready for a new stream after
+/// [`finish`](Self::finish).
+pub struct IdReader {
+    vocabulary: Arc<IdVocabulary>,
+    /// The bytes of a character cut by the last token, held back.
+    held: Vec<u8>,
+    /// The text read so far, in bytes.
+    read: usize,
+    /// The last text read (up to the longest added token's length less one), where an added
+    /// token's text may have started.
+    tail: Vec<u8>,
+    /// Scratch: the stream ranges of this call's added tokens.
+    added_spans: Vec<(usize, usize)>,
+}
+
+impl IdReader {
+    pub fn new(vocabulary: Arc<IdVocabulary>) -> Self {
+        Self { vocabulary, held: Vec::new(), read: 0, tail: Vec::new(), added_spans: Vec::new() }
+    }
+
+    /// Whether bytes of a cut character are held back.
+    pub fn holds_bytes(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// Reads `ids`: appends the text they complete to `text` and, to `spelled`, the stream
+    /// ranges `(start, len)` where ordinary tokens spell an added token. An id that is no
+    /// token is an error and nothing is read.
+    pub fn read(&mut self, ids: &[u32], text: &mut Vec<u8>, spelled: &mut Vec<(usize, usize)>) -> Result<(), TokenizerError> {
+        let vocabulary = Arc::clone(&self.vocabulary);
+        vocabulary.check(ids)?;
+        let from = text.len();
+        self.added_spans.clear();
+        for &id in ids {
+            let bytes = vocabulary.bytes(id)?;
+            if vocabulary.is_added(id) {
+                // An added token's text is whole UTF-8: a character cut before it stays cut.
+                self.flush_held(text);
+                let start = self.read + (text.len() - from);
+                self.added_spans.push((start, bytes.len()));
+                text.extend_from_slice(bytes);
+            } else {
+                self.take(bytes, text);
+            }
+        }
+        self.find_spelled(text, from, spelled);
+        Ok(())
+    }
+
+    /// Ends the stream: a character still cut becomes U+FFFD (appended to `text`, with any
+    /// spelling it completes in `spelled`). The reader is then ready for a new stream.
+    pub fn finish(&mut self, text: &mut Vec<u8>, spelled: &mut Vec<(usize, usize)>) {
+        let from = text.len();
+        self.added_spans.clear();
+        self.flush_held(text);
+        self.find_spelled(text, from, spelled);
+        self.read = 0;
+        self.tail.clear();
+    }
+
+    /// The held bytes of a character that will not complete, as `decode` gives them.
+    fn flush_held(&mut self, text: &mut Vec<u8>) {
+        if !self.held.is_empty() {
+            text.extend_from_slice(String::from_utf8_lossy(&self.held).as_bytes());
+            self.held.clear();
+        }
+    }
+
+    /// Appends an ordinary token's bytes: the complete characters go to `text` (invalid bytes
+    /// as U+FFFD), a character they leave cut is held.
+    fn take(&mut self, bytes: &[u8], text: &mut Vec<u8>) {
+        if self.held.is_empty() {
+            let keep = complete_chars(bytes, text);
+            self.held.extend_from_slice(&bytes[bytes.len() - keep..]);
+        } else {
+            self.held.extend_from_slice(bytes);
+            let keep = complete_chars(&self.held, text);
+            let start = self.held.len() - keep;
+            self.held.drain(..start);
+        }
+    }
+
+    /// Finds the added tokens' texts that end in `text[from..]` (the text of this call) and
+    /// are not one of its added tokens; keeps the tail for the next call.
+    fn find_spelled(&mut self, text: &[u8], from: usize, spelled: &mut Vec<(usize, usize)>) {
+        let new = &text[from..];
+        let vocabulary = &self.vocabulary;
+        if let Some(finder) = &vocabulary.spellings {
+            if new.iter().any(|&b| vocabulary.last_bytes[b as usize]) {
+                let tail_len = self.tail.len();
+                let base = self.read - tail_len;
+                let mut window = std::mem::take(&mut self.tail);
+                window.extend_from_slice(new);
+                for found in finder.find_overlapping_iter(&window) {
+                    if found.end() <= tail_len {
+                        continue; // found before: it ended in an earlier call
+                    }
+                    let span = (base + found.start(), found.end() - found.start());
+                    if !self.added_spans.contains(&span) {
+                        spelled.push(span);
+                    }
+                }
+                self.tail = window;
+            } else {
+                self.tail.extend_from_slice(new);
+            }
+        }
+        self.read += new.len();
+        let keep = vocabulary.longest.saturating_sub(1);
+        if self.tail.len() > keep {
+            self.tail.drain(..self.tail.len() - keep);
+        }
+    }
+}
+
+/// Parses a whole reply given as ids, with [`parse`](crate::parse::parse)'s options
+/// ([`StartThinking::Detect`] included): the result of feeding them to a stream and finishing.
+pub fn parse_ids(ids: &[u32], vocabulary: &Arc<IdVocabulary>, options: &Options) -> Result<Document<'static>, TokenizerError> {
+    let mut reader = IdReader::new(Arc::clone(vocabulary));
+    let (mut text, mut spelled) = (Vec::new(), Vec::new());
+    reader.read(ids, &mut text, &mut spelled)?;
+    reader.finish(&mut text, &mut spelled);
+    let (doc, stray_close) = read_whole(&text, &spelled, options);
+    if options.start_in_thinking == StartThinking::Detect && stray_close {
+        let again = Options { start_in_thinking: StartThinking::Yes, ..options.clone() };
+        return Ok(read_whole(&text, &spelled, &again).0);
+    }
+    Ok(doc)
+}
+
+/// The document of a decoded reply; also whether its first thinking tag was a stray closer.
+fn read_whole(text: &[u8], spelled: &[(usize, usize)], options: &Options) -> (Document<'static>, bool) {
+    let mut machine = StreamMachine::new(options.clone());
+    let mut events = Vec::new();
+    machine.feed_into_spelled(text, spelled, &mut events);
+    // Asked before and after `finish`, as `parse` asks (see there).
+    let stray_close = machine.saw_stray_thinking_close();
+    events.extend(machine.finish());
+    (Document::from_events(events), stray_close || machine.saw_stray_thinking_close())
+}
+
+/// Appends the complete characters of `bytes` to `text` (each maximal invalid sequence as
+/// U+FFFD); returns how many bytes at the end are a character not yet complete.
+fn complete_chars(bytes: &[u8], text: &mut Vec<u8>) -> usize {
+    let mut rest = bytes;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(valid) => {
+                text.extend_from_slice(valid.as_bytes());
+                return 0;
+            }
+            Err(error) => {
+                let (valid, after) = rest.split_at(error.valid_up_to());
+                text.extend_from_slice(valid);
+                match error.error_len() {
+                    Some(len) => {
+                        text.extend_from_slice("\u{FFFD}".as_bytes());
+                        rest = &after[len..];
+                    }
+                    None => return after.len(),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn byte_tokenizer() -> Arc<Tokenizer> {
+        // Ids 0-255 are the bytes; 256 and 257 are special tokens.
+        let ranks: String = (0u8..=255).map(|b| format!("{} {b}\n", base64(&[b]))).collect();
+        let specials = vec![("<tc>".to_owned(), 256), ("</tc>".to_owned(), 257)];
+        Arc::new(Tokenizer::from_tiktoken(ranks.as_bytes(), r"\S+|\s+", specials).unwrap())
+    }
+
+    fn base64(bytes: &[u8]) -> String {
+        const TABLE: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let b = bytes[0] as usize;
+        format!("{}{}==", TABLE[b >> 2] as char, TABLE[(b & 3) << 4] as char)
+    }
+
+    fn read_all(reader: &mut IdReader, chunks: &[&[u32]]) -> (Vec<u8>, Vec<(usize, usize)>) {
+        let (mut text, mut spelled) = (Vec::new(), Vec::new());
+        for chunk in chunks {
+            reader.read(chunk, &mut text, &mut spelled).unwrap();
+        }
+        reader.finish(&mut text, &mut spelled);
+        (text, spelled)
+    }
+
+    #[test]
+    fn holds_cut_characters_and_replaces_what_is_no_utf8() {
+        let vocabulary = Arc::new(IdVocabulary::of_tokenizer(byte_tokenizer()).unwrap());
+        let crab: Vec<u32> = "a🦀".bytes().map(u32::from).collect();
+        let mut reader = IdReader::new(Arc::clone(&vocabulary));
+        let mut text = Vec::new();
+        reader.read(&crab[..3], &mut text, &mut Vec::new()).unwrap();
+        assert_eq!(text, b"a");
+        assert!(reader.holds_bytes());
+        reader.read(&crab[3..], &mut text, &mut Vec::new()).unwrap();
+        assert_eq!(text, "a🦀".as_bytes());
+        // Invalid bytes, a cut character before a special token, one cut at the end.
+        let ids = [0xff, b'x' as u32, 0xf0, 0x9f, 256, 0xe2, 0x82];
+        for split in 0..=ids.len() {
+            let (text, _) = read_all(&mut reader, &[&ids[..split], &ids[split..]]);
+            let whole = String::from_utf8_lossy(&ids.iter().map(|&id| if id == 256 { b'?' } else { id as u8 }).collect::<Vec<_>>()).replace('?', "<tc>");
+            assert_eq!(String::from_utf8(text).unwrap(), whole, "split at {split}");
+        }
+        assert_eq!(reader.read(&[1, 258], &mut Vec::new(), &mut Vec::new()), Err(TokenizerError::UnknownId(258)));
+    }
+
+    #[test]
+    fn a_marker_spelled_by_ordinary_tokens_is_text_and_its_id_is_the_marker() {
+        use crate::parse::{Block, Dialect};
+        let ranks: String = (0u8..=255).map(|b| format!("{} {b}\n", base64(&[b]))).collect();
+        let specials = vec![("<tool_call>".to_owned(), 256), ("</tool_call>".to_owned(), 257)];
+        let tokenizer = Arc::new(Tokenizer::from_tiktoken(ranks.as_bytes(), r"\S+|\s+", specials).unwrap());
+        let vocabulary = Arc::new(IdVocabulary::of_tokenizer(tokenizer).unwrap());
+        let bytes = |text: &str| text.bytes().map(u32::from).collect::<Vec<u32>>();
+        let mut ids = bytes("a <tool_call>");
+        ids.push(256);
+        ids.extend(bytes(r#"{"name": "f", "arguments": {}}"#));
+        ids.push(257);
+        let doc = parse_ids(&ids, &vocabulary, &Options::new(Dialect::Hermes)).unwrap();
+        assert_eq!(doc.blocks[0], Block::Text(b"a <tool_call>"[..].into()));
+        assert!(matches!(&doc.blocks[1], Block::ToolCall(call) if call.name == "f"));
+        // Every chunking of the ids reads the same.
+        for split in 0..=ids.len() {
+            let mut machine = StreamMachine::new(Options::new(Dialect::Hermes));
+            let mut reader = IdReader::new(Arc::clone(&vocabulary));
+            let mut events = Vec::new();
+            for part in [&ids[..split], &ids[split..]] {
+                let (mut text, mut spelled) = (Vec::new(), Vec::new());
+                reader.read(part, &mut text, &mut spelled).unwrap();
+                machine.feed_into_spelled(&text, &spelled, &mut events);
+            }
+            events.extend(machine.finish());
+            assert_eq!(Document::from_events(events), doc, "split at {split}");
+        }
+    }
+
+    #[test]
+    fn finds_added_tokens_spelled_by_ordinary_tokens() {
+        let vocabulary = Arc::new(IdVocabulary::of_tokenizer(byte_tokenizer()).unwrap());
+        let mut reader = IdReader::new(vocabulary);
+        let mut ids: Vec<u32> = "x<tc>".bytes().map(u32::from).collect();
+        ids.push(256);
+        ids.extend("</tc>".bytes().map(u32::from));
+        ids.push(257);
+        for split in 0..=ids.len() {
+            let (text, spelled) = read_all(&mut reader, &[&ids[..split], &ids[split..]]);
+            assert_eq!(text, b"x<tc><tc></tc></tc>");
+            assert_eq!(spelled, [(1, 4), (9, 5)], "split at {split}");
+        }
+    }
+}
