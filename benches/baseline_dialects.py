@@ -12,6 +12,7 @@ baselines (compiled patterns, no needless copies), not strawmen.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from typing import Any, Dict, List, Optional
@@ -95,8 +96,11 @@ class _Server:
         at = body.find(marker)
         # A possible marker start at the end is held back until the next delta decides it.
         content = body if at < 0 else body[:at]
-        if at < 0 and "<" in content[-len(marker):]:
-            content = content[: content.rindex("<")]
+        if at < 0:
+            for k in range(max(0, len(content) - len(marker) + 1), len(content)):
+                if marker.startswith(content[k:]):
+                    content = content[:k]
+                    break
         if len(content) > self.sent_content:
             out.append({"content": content[self.sent_content:]})
             self.sent_content = len(content)
@@ -192,3 +196,163 @@ class GptOssServer(_Server):
 
 
 SERVERS = {"hermes": HermesServer, "qwen3_coder": Qwen3CoderServer, "gpt_oss": GptOssServer}
+
+
+def _blocks(body: str, opener: str, closer: Optional[str]) -> List[tuple]:
+    """Each call block after ``opener``: its payload and whether its closer (or the next
+    opener) was read, re-split from the whole text as a server does on every delta."""
+    pieces = body.split(opener)[1:]
+    blocks = []
+    for k, piece in enumerate(pieces):
+        end = piece.find(closer) if closer else -1
+        closed = end >= 0 or k < len(pieces) - 1
+        blocks.append((piece[:end] if end >= 0 else piece, closed))
+    return blocks
+
+
+def _partial(payload: str) -> Any:
+    try:
+        return partial_json_parser.loads(payload) if payload.strip() else None
+    except Exception:
+        return None
+
+
+def json_calls(opener: str, closer: Optional[str], name_keyed: bool = False):
+    """The calls of JSON blocks (a list of objects, or one object) after ``opener``."""
+    def calls(body: str) -> List[tuple]:
+        found = []
+        for payload, closed in _blocks(body, opener, closer):
+            if payload.lstrip().startswith("json"):
+                payload = payload.lstrip()[4:]
+            value = _partial(payload)
+            items = value if isinstance(value, list) else [value] if isinstance(value, dict) else []
+            if not closed and closer is None:
+                # No closing marker: the block is complete once its JSON is.
+                try:
+                    json.loads(payload)
+                    closed = True
+                except ValueError:
+                    pass
+            for k, item in enumerate(items):
+                if not isinstance(item, dict) or not item:
+                    continue
+                if name_keyed:
+                    name, arguments = next(iter(item.items()))
+                else:
+                    name, arguments = item.get("name"), item.get("arguments", item.get("parameters"))
+                text = json.dumps(arguments, ensure_ascii=False) if arguments is not None else None
+                found.append((name, text, closed or k < len(items) - 1))
+        return found
+    return calls
+
+
+def element_calls(opener: str, closer: str, function: "re.Pattern[str]", parameter: "re.Pattern[str]"):
+    """The calls of XML-element blocks: each parameter sent once its value is complete."""
+    def calls(body: str) -> List[tuple]:
+        found = []
+        for payload, closed in _blocks(body, opener, closer):
+            for k, match in enumerate(function.finditer(payload)):
+                arguments = {}
+                for key, value in parameter.findall(match.group(2)):
+                    arguments[key] = value
+                done = closed or match.group(0).endswith(("</invoke>", "</function>", "</tool_call:opensource>"))
+                found.append((match.group(1), json.dumps(arguments, ensure_ascii=False), done))
+        return found
+    return calls
+
+
+MAGISTRAL_CALL_RE = re.compile(r"([\w.-]+)\[ARGS\](.*)", re.DOTALL)
+
+
+def magistral_calls(body: str) -> List[tuple]:
+    found = []
+    for payload, closed in _blocks(body, "[TOOL_CALLS]", None):
+        match = MAGISTRAL_CALL_RE.match(payload)
+        if match:
+            arguments = _partial(match.group(2))
+            text = json.dumps(arguments, ensure_ascii=False) if arguments is not None else None
+            if not closed:
+                try:
+                    json.loads(match.group(2))
+                    closed = True
+                except ValueError:
+                    pass
+            found.append((match.group(1), text, closed))
+    return found
+
+
+def lfm2_calls(body: str) -> List[tuple]:
+    """vLLM's pythonic way: the whole list read by ``ast`` once it parses (complete calls only)."""
+    found = []
+    for payload, closed in _blocks(body, "<|tool_call_start|>", "<|tool_call_end|>"):
+        try:
+            tree = ast.parse(payload.strip(), mode="eval").body
+        except SyntaxError:
+            continue
+        for call in tree.elts if isinstance(tree, ast.List) else []:
+            arguments = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
+            found.append((call.func.id, json.dumps(arguments, ensure_ascii=False), True))
+    return found
+
+
+class RescanServer(_Server):
+    """A server parser for one family of issue 22, as vLLM's and SGLang's work on each delta:
+    reasoning up to its closer, content up to the first call marker, then every call found by
+    re-reading all the text (the open one decoded with partial-json-parser)."""
+
+    def __init__(self, think: Optional[tuple], marker: str, calls) -> None:
+        super().__init__()
+        self.think, self.marker, self.calls = think, marker, calls
+
+    def feed(self, delta: str) -> List[Dict[str, Any]]:
+        self.text += delta
+        out: List[Dict[str, Any]] = []
+        body: Optional[str] = self.text
+        if self.think:
+            opener, closer = self.think
+            end = self.text.find(closer)
+            reasoning = (self.text if end < 0 else self.text[:end]).removeprefix(opener)
+            if end < 0 and opener.startswith(reasoning):
+                reasoning = ""
+            if end < 0 and closer[0] in reasoning[-len(closer):]:
+                # A possible closer at the end is held back until the next delta decides it.
+                reasoning = reasoning[: reasoning.rindex(closer[0])]
+            if len(reasoning) > self.sent_reasoning:
+                out.append({"reasoning_content": reasoning[self.sent_reasoning:]})
+                self.sent_reasoning = len(reasoning)
+            if end < 0:
+                return out
+            body = self.text[end + len(closer):]
+        self._content(body, self.marker, out)
+        for index, (name, arguments, closed) in enumerate(self.calls(body)):
+            if index >= max(self.current, 0):
+                self._stream_arguments(index, name, arguments, closed, out)
+        return out
+
+
+FAMILY_SERVERS = {
+    "seed_oss": lambda: RescanServer(("<seed:think>", "</seed:think>"), "<seed:tool_call>", element_calls(
+        "<seed:tool_call>", "</seed:tool_call>", QWEN_FUNCTION_RE, QWEN_PARAMETER_RE)),
+    "minimax_m2": lambda: RescanServer(("<think>", "</think>"), "<minimax:tool_call>", element_calls(
+        "<minimax:tool_call>", "</minimax:tool_call>", re.compile(r'<invoke name="(.*?)">(.*?)(?:</invoke>|$)', re.DOTALL),
+        re.compile(r'<parameter name="(.*?)">(.*?)</parameter>', re.DOTALL))),
+    "magistral": lambda: RescanServer(("[THINK]", "[/THINK]"), "[TOOL_CALLS]", magistral_calls),
+    "granite": lambda: RescanServer(("<think>", "</think>"), "<|tool_call|>", json_calls("<|tool_call|>", None)),
+    "lfm2": lambda: RescanServer(("<think>", "</think>"), "<|tool_call_start|>", lfm2_calls),
+    "phi4_mini": lambda: RescanServer(None, "<|tool_call|>", json_calls("<|tool_call|>", "<|/tool_call|>")),
+    "xlam": lambda: RescanServer(("<think>", "</think>"), "```", json_calls("```", "```")),
+    "hunyuan": lambda: RescanServer(("<think>", "</think>"), "<tool_calls>", json_calls("<tool_calls>", "</tool_calls>")),
+    "apertus": lambda: RescanServer(("<|inner_prefix|>", "<|inner_suffix|>"), "<|tools_prefix|>",
+                                    json_calls("<|tools_prefix|>", "<|tools_suffix|>", name_keyed=True)),
+    "jamba": lambda: RescanServer(None, "<tool_calls>", json_calls("<tool_calls>", "</tool_calls>")),
+    "internlm2": lambda: RescanServer(None, "<|action_start|><|plugin|>", json_calls("<|action_start|><|plugin|>",
+                                                                                      "<|action_end|>")),
+    "longcat": lambda: RescanServer(("<longcat_think>", "</longcat_think>"), "<longcat_tool_call>",
+                                    json_calls("<longcat_tool_call>", "</longcat_tool_call>")),
+    "hy3": lambda: RescanServer(("<think:opensource>", "</think:opensource>"), "<tool_calls:opensource>", element_calls(
+        "<tool_calls:opensource>", "</tool_calls:opensource>",
+        re.compile(r"<tool_call:opensource>(.*?)<tool_sep:opensource>(.*?)(?:</tool_call:opensource>|$)", re.DOTALL),
+        re.compile(r"<arg_key:opensource>(.*?)</arg_key:opensource>\s*<arg_value:opensource>(.*?)"
+                   r"</arg_value:opensource>", re.DOTALL))),
+}
+SERVERS.update(FAMILY_SERVERS)

@@ -26,6 +26,19 @@ TINY = {
     "deepseek_v31": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
     "kimi_k2": ("<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}"
                 "<|tool_call_end|><|tool_calls_section_end|>"),
+    "seed_oss": "<seed:tool_call><function=f></function></seed:tool_call>",
+    "minimax_m2": '<minimax:tool_call><invoke name="f"></invoke></minimax:tool_call>',
+    "magistral": "[TOOL_CALLS]f[ARGS]{}",
+    "granite": '<|tool_call|>[{"name": "f", "arguments": {}}]',
+    "lfm2": "<|tool_call_start|>[f()]<|tool_call_end|>",
+    "phi4_mini": '<|tool_call|>[{"name": "f", "arguments": {}}]<|/tool_call|>',
+    "xlam": '```json\n[{"name": "f", "arguments": {}}]\n```\n',
+    "hunyuan": '<tool_calls>[{"name": "f", "arguments": {}}]</tool_calls>',
+    "apertus": '<|tools_prefix|>[{"f": {}}]<|tools_suffix|>',
+    "jamba": '<tool_calls>[{"name": "f", "arguments": {}}]</tool_calls>',
+    "internlm2": '<|action_start|><|plugin|>{"name": "f", "parameters": {}}<|action_end|>',
+    "longcat": '<longcat_tool_call>{"name": "f", "arguments": {}}</longcat_tool_call>',
+    "hy3": "<tool_calls:opensource><tool_call:opensource>f<tool_sep:opensource></tool_call:opensource></tool_calls:opensource>",
 }
 
 

@@ -36,7 +36,9 @@ ToolFormat = Literal["auto", "json", "xml"]
 DialectName = Literal[
     "forge", "hermes", "qwen3_coder", "gpt_oss", "mistral", "llama3_json", "pythonic", "deepseek_v3",
     "deepseek_v31", "kimi_k2", "glm45",
-    "deepseek_v32", "deepseek_v4", "gemma4", "functiongemma", "step3p5", "cohere",
+    "deepseek_v32", "deepseek_v4", "gemma4", "functiongemma", "step3p5", "cohere", "seed_oss", "minimax_m2",
+    "magistral", "granite", "lfm2", "phi4_mini", "xlam", "hunyuan", "apertus", "jamba", "internlm2", "longcat",
+    "hy3",
 ]
 """The model dialects ``parse``, ``StreamParser`` and ``agentmsg.dialects`` read (``DIALECTS``)."""
 

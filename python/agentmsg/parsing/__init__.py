@@ -66,6 +66,19 @@ DIALECTS: Dict[str, str] = {
     "functiongemma": "<start_function_call>call:NAME{key:<escape>text<escape>}<end_function_call>: FunctionGemma",
     "step3p5": "qwen3_coder's <tool_call><function=NAME><parameter=KEY> and <think>: Step 3.5 (StepFun)",
     "cohere": "<|START_ACTION|>[{\"tool_name\", \"parameters\"}]<|END_ACTION|>, <|START_THINKING|>: Command R7B, Command A",
+    "seed_oss": "<seed:tool_call><function=NAME><parameter=KEY>value</parameter></function></seed:tool_call>, <seed:think>: Seed-OSS",
+    "minimax_m2": "<minimax:tool_call><invoke name=\"NAME\"><parameter name=\"KEY\">value</parameter></invoke>, <think>: MiniMax M2",
+    "magistral": "mistral's [TOOL_CALLS], with [THINK] or plain <think> reasoning: Magistral, Ministral 3 reasoning",
+    "granite": "<|tool_call|>[{\"name\", \"arguments\"}] and <tool_call>{...}</tool_call>, <think>: Granite 3.x, 4.x",
+    "lfm2": "<|tool_call_start|>[name(key=literal)]<|tool_call_end|>, <think>: LFM2, LFM2.5",
+    "phi4_mini": "<|tool_call|>[{\"name\", \"arguments\"}]<|/tool_call|> or functools[...]: Phi-4-mini",
+    "xlam": "a JSON list of {\"name\", \"arguments\"} at the reply start or in a ```json fence: xLAM",
+    "hunyuan": "<tool_calls>[{\"name\", \"arguments\"}]</tool_calls>, <think> and <answer>: Hunyuan A13B",
+    "apertus": "<|tools_prefix|>[{\"NAME\": {...}}]<|tools_suffix|>, <|inner_prefix|> reasoning: Apertus",
+    "jamba": "<tool_calls>[{\"name\", \"arguments\"}]</tool_calls>: Jamba 1.5-1.7",
+    "internlm2": "<|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|>: InternLM 2, 2.5",
+    "longcat": "<longcat_tool_call>{\"name\", \"arguments\"}</longcat_tool_call>, <longcat_think>: LongCat Flash",
+    "hy3": "<tool_calls:opensource> of <tool_call:opensource>NAME<tool_sep:opensource> with <arg_key:opensource> pairs, <think:opensource>: Tencent Hy3",
 }
 
 assert list(DIALECTS) == list(_core.dialect_names()), "DIALECTS must list the core's dialects"

@@ -6,6 +6,8 @@
 //!   chat template writes the value on its own line).
 //! - glm45: `NAME` then `<arg_key>KEY</arg_key><arg_value>value</arg_value>` pairs; a value is
 //!   everything up to the first `</arg_value>`, stripped of blanks at both ends.
+//! - minimax_m2: qwen3_coder's values in `<invoke name="NAME">` / `<parameter name="KEY">`;
+//!   hy3: glm45's pairs with Tencent's `:opensource` markers, the name ending at its separator.
 //! - DeepSeek's DSML (deepseek_v32, deepseek_v4): ` name="NAME">` (after `<｜DSML｜invoke`), then
 //!   `<｜DSML｜parameter name="KEY" string="true|false">value</｜DSML｜parameter>` elements; a value
 //!   is everything up to its closing tag, as written; `string="false"` says it is JSON.
@@ -21,12 +23,14 @@ use crate::parse::scan::{find_marker, is_space, match_at, Found};
 use crate::parse::schema::{typed_value_into, ParamType, Tools};
 
 pub(crate) const PARAMETER_OPEN: &[u8] = b"<parameter=";
+const PARAMETER_NAME_OPEN: &[u8] = b"<parameter name=";
 const PARAMETER_CLOSE: &[u8] = b"</parameter>";
 pub(crate) const FUNCTION_CLOSE: &[u8] = b"</function>";
 pub(crate) const FUNCTION_OPEN: &[u8] = b"<function=";
 pub(crate) const ARG_KEY_OPEN: &[u8] = b"<arg_key>";
 const ARG_KEY_CLOSE: &[u8] = b"</arg_key>";
 const ARG_VALUE_OPEN: &[u8] = b"<arg_value>";
+const HY3_TOOL_SEP: &[u8] = b"<tool_sep:opensource>";
 const ARG_VALUE_CLOSE: &[u8] = b"</arg_value>";
 const DSML_PARAMETER_OPEN: &[u8] = "<｜DSML｜parameter".as_bytes();
 const DSML_PARAMETER_CLOSE: &[u8] = "</｜DSML｜parameter>".as_bytes();
@@ -36,6 +40,12 @@ const DSML_PARAMETER_CLOSE: &[u8] = "</｜DSML｜parameter>".as_bytes();
 pub enum ElementForm {
     Qwen3Coder,
     Glm45,
+    /// minimax_m2: `<invoke name="NAME"><parameter name="KEY">value</parameter>…</invoke>`; the
+    /// name and keys are written in quotes, the values as qwen3_coder's.
+    Invoke,
+    /// hy3: `NAME<tool_sep:opensource>`, then glm45's pairs with Tencent's suffixed markers
+    /// (`<arg_key:opensource>KEY</arg_key:opensource><arg_value:opensource>…`).
+    Hy3,
     /// DeepSeek's DSML invoke: attributes name the call and each parameter.
     Dsml,
 }
@@ -44,17 +54,33 @@ impl ElementForm {
     fn key_open(self) -> &'static [u8] {
         match self {
             Self::Qwen3Coder => PARAMETER_OPEN,
+            Self::Invoke => PARAMETER_NAME_OPEN,
             Self::Glm45 => ARG_KEY_OPEN,
+            Self::Hy3 => b"<arg_key:opensource>",
             Self::Dsml => DSML_PARAMETER_OPEN,
         }
     }
 
     fn value_close(self) -> &'static [u8] {
         match self {
-            Self::Qwen3Coder => PARAMETER_CLOSE,
+            Self::Qwen3Coder | Self::Invoke => PARAMETER_CLOSE,
             Self::Glm45 => ARG_VALUE_CLOSE,
+            Self::Hy3 => b"</arg_value:opensource>",
             Self::Dsml => DSML_PARAMETER_CLOSE,
         }
+    }
+
+    fn key_close(self) -> &'static [u8] {
+        if self == Self::Hy3 { b"</arg_key:opensource>" } else { ARG_KEY_CLOSE }
+    }
+
+    fn value_open(self) -> &'static [u8] {
+        if self == Self::Hy3 { b"<arg_value:opensource>" } else { ARG_VALUE_OPEN }
+    }
+
+    /// glm45's and hy3's pairs: a key element, then a value element stripped of blanks.
+    fn pairs(self) -> bool {
+        matches!(self, Self::Glm45 | Self::Hy3)
     }
 }
 
@@ -165,6 +191,25 @@ impl ElementCall {
         let mut i = from;
         while i < data.len() {
             match self.state {
+                State::Name if self.form == ElementForm::Hy3 => match find_marker(data, i, &[HY3_TOOL_SEP, end_marker]) {
+                    Found::Marker { at, which: 1 } => {
+                        self.fail("expected <tool_sep:opensource> after the function name");
+                        return Step::End(at + end_marker.len());
+                    }
+                    Found::Marker { at, .. } => {
+                        self.name_bytes.extend_from_slice(&data[i..at]);
+                        i = at + HY3_TOOL_SEP.len();
+                        self.end_name();
+                    }
+                    Found::Partial { at } => {
+                        self.name_bytes.extend_from_slice(&data[i..at]);
+                        return Step::Wait(at);
+                    }
+                    Found::None => {
+                        self.name_bytes.extend_from_slice(&data[i..]);
+                        return Step::Wait(data.len());
+                    }
+                },
                 State::Name => {
                     let Some(k) = memchr(b'>', &data[i..]) else {
                         self.name_bytes.extend_from_slice(&data[i..]);
@@ -174,7 +219,7 @@ impl ElementCall {
                     i += k + 1;
                     self.end_name();
                 }
-                State::ParamName if self.form != ElementForm::Glm45 => {
+                State::ParamName if !self.form.pairs() => {
                     let Some(k) = memchr(b'>', &data[i..]) else {
                         self.key.extend_from_slice(&data[i..]);
                         return Step::Wait(data.len());
@@ -183,10 +228,10 @@ impl ElementCall {
                     i += k + 1;
                     self.begin_value(tools);
                 }
-                State::ParamName => match find_marker(data, i, &[ARG_KEY_CLOSE]) {
+                State::ParamName => match find_marker(data, i, &[self.form.key_close()]) {
                     Found::Marker { at, .. } => {
                         self.key.extend_from_slice(&data[i..at]);
-                        i = at + ARG_KEY_CLOSE.len();
+                        i = at + self.form.key_close().len();
                         self.state = State::ValueOpen;
                     }
                     Found::Partial { at } => {
@@ -203,13 +248,13 @@ impl ElementCall {
                         i += 1;
                         continue;
                     }
-                    match match_at(data, i, &[ARG_VALUE_OPEN]) {
+                    match match_at(data, i, &[self.form.value_open()]) {
                         Found::Partial { at } => return Step::Wait(at),
                         Found::Marker { .. } => {
-                            i += ARG_VALUE_OPEN.len();
+                            i += self.form.value_open().len();
                             self.begin_value(tools);
                         }
-                        Found::None => self.fail("expected <arg_value> after </arg_key>"),
+                        Found::None => self.fail("expected a value element after the key"),
                     }
                 }
                 State::Between | State::AfterFunction => {
@@ -244,6 +289,8 @@ impl ElementCall {
                         _ => self.fail(match (between, self.form) {
                             (true, ElementForm::Qwen3Coder) => "expected <parameter=…> or </function>",
                             (true, ElementForm::Glm45) => "expected <arg_key> or the end of the call",
+                            (true, ElementForm::Hy3) => "expected <arg_key:opensource> or the end of the call",
+                            (true, ElementForm::Invoke) => "expected <parameter name=…> or </invoke>",
                             (true, ElementForm::Dsml) => "expected <｜DSML｜parameter …> or the end of the invoke",
                             (false, _) => "expected the end of the call after </function>",
                         }),
@@ -285,7 +332,8 @@ impl ElementCall {
                 None => return self.fail("the invoke has no name=\"…\" attribute"),
             }
         }
-        match std::str::from_utf8(self.name_bytes.trim_ascii()) {
+        let name = self.unquoted(self.name_bytes.trim_ascii());
+        match std::str::from_utf8(name) {
             Ok(name) if !name.is_empty() && !name.contains('<') => {
                 self.name = Some(name.to_owned());
                 self.name_ready = true;
@@ -293,6 +341,14 @@ impl ElementCall {
                 self.state = State::Between;
             }
             _ => self.fail("the function name is empty or not text"),
+        }
+    }
+
+    /// A name or key as written: minimax_m2 quotes them (`name="KEY"`).
+    fn unquoted<'a>(&self, written: &'a [u8]) -> &'a [u8] {
+        match written {
+            [b'"', inner @ .., b'"'] if self.form == ElementForm::Invoke => inner,
+            _ => written,
         }
     }
 
@@ -307,7 +363,7 @@ impl ElementCall {
             };
             self.key = name.to_vec();
         }
-        let key = self.key.trim_ascii().to_vec();
+        let key = self.unquoted(self.key.trim_ascii()).to_vec();
         if key.is_empty() || key.contains(&b'<') {
             self.fail("a parameter name is empty or holds '<'");
             return;
@@ -344,13 +400,13 @@ impl ElementCall {
         }
         if self.at_value_start {
             match self.form {
-                ElementForm::Qwen3Coder => {
+                ElementForm::Qwen3Coder | ElementForm::Invoke => {
                     self.at_value_start = false;
                     if piece[0] == b'\n' {
                         piece = &piece[1..];
                     }
                 }
-                ElementForm::Glm45 => {
+                ElementForm::Glm45 | ElementForm::Hy3 => {
                     piece = &piece[piece.iter().take_while(|b| is_space(**b)).count()..];
                     self.at_value_start = piece.is_empty();
                 }
@@ -361,13 +417,13 @@ impl ElementCall {
             return;
         }
         let tail = match self.form {
-            ElementForm::Qwen3Coder => usize::from(piece.last() == Some(&b'\n')),
-            ElementForm::Glm45 => piece.iter().rev().take_while(|b| is_space(**b)).count(),
+            ElementForm::Qwen3Coder | ElementForm::Invoke => usize::from(piece.last() == Some(&b'\n')),
+            ElementForm::Glm45 | ElementForm::Hy3 => piece.iter().rev().take_while(|b| is_space(**b)).count(),
             ElementForm::Dsml => 0,
         };
         let (body, tail) = piece.split_at(piece.len() - tail);
         // qwen3_coder trims one newline only: a held one is text once another arrives.
-        if !body.is_empty() || self.form != ElementForm::Glm45 {
+        if !body.is_empty() || !self.form.pairs() {
             let mut held = std::mem::take(&mut self.held_blanks);
             self.value_piece(&held);
             self.value_piece(body);

@@ -21,6 +21,9 @@ pub(crate) enum JsonShape {
     Fields { name_key: Arc<str>, arguments_key: Arc<str> },
     /// The payload is the arguments object; the name came before it (gpt_oss).
     Arguments,
+    /// An object whose one key is the name and whose value is the arguments (apertus:
+    /// `{"get_weather": {"city": "Paris"}}`).
+    NameKeyed,
 }
 
 /// The position at the top level of a `Fields` object.
@@ -238,6 +241,14 @@ impl JsonCall {
     }
 
     fn classify(&mut self) -> Field {
+        if self.shape == JsonShape::NameKeyed {
+            if std::mem::replace(&mut self.name_seen, true) {
+                return Field::Other;
+            }
+            self.name = decode_string(&self.key).filter(|name| !name.is_empty());
+            self.name_ready = self.name.is_some();
+            return Field::Arguments;
+        }
         let JsonShape::Fields { name_key, arguments_key } = &self.shape else { return Field::Other };
         let key = decode_string(&self.key).unwrap_or_default();
         let (field, seen, label) = if key == **name_key {
@@ -274,7 +285,7 @@ impl JsonCall {
             self.in_string = true;
             if self.streaming {
                 self.arguments.push(b);
-            } else if self.depth == 1 && !self.broken && matches!(self.shape, JsonShape::Fields { .. }) {
+            } else if self.depth == 1 && !self.broken && self.shape != JsonShape::Arguments {
                 match self.slot {
                     Slot::ExpectKey => {
                         self.slot = Slot::InKey;
@@ -295,7 +306,7 @@ impl JsonCall {
         if self.broken {
             return;
         }
-        let fields = matches!(self.shape, JsonShape::Fields { .. });
+        let fields = self.shape != JsonShape::Arguments;
         match b {
             b'{' | b'[' => {
                 if self.depth == 0 {
@@ -379,6 +390,9 @@ impl JsonCall {
             Ok(_) => return Err((IssueKind::NotAnObject, "payload must be a JSON object".into())),
             Err(error) => return Err((IssueKind::InvalidJson, format!("invalid JSON: {error}"))),
         };
+        if self.shape == JsonShape::NameKeyed {
+            return self.decode_name_keyed(object);
+        }
         let JsonShape::Fields { name_key, arguments_key } = &self.shape else {
             let arguments_text = self.arguments_text(|| JsonValue::Object(object.clone()));
             return Ok(Decoded { name: None, input: object, arguments_text, metadata: Arc::new(Vec::new()) });
@@ -413,6 +427,27 @@ impl JsonCall {
         };
         let arguments_text = self.arguments_text(|| JsonValue::Object(input.clone()));
         Ok(Decoded { name: Some(name), input, arguments_text, metadata: Arc::new(metadata) })
+    }
+
+    /// A `{"NAME": {arguments}}` object: one key, the name; its value, the arguments.
+    fn decode_name_keyed(&self, object: JsonObject<'static>) -> Result<Decoded, (IssueKind, String)> {
+        let mut pairs = into_pairs(object).into_iter();
+        let (name, arguments) = match (pairs.next(), pairs.next()) {
+            (Some(pair), None) => pair,
+            (None, _) => return Err((IssueKind::MissingField, "the call object names no tool".into())),
+            (Some(_), Some(_)) => {
+                return Err((IssueKind::InvalidField, "the call object must hold one key, the tool's name".into()))
+            }
+        };
+        if name.is_empty() {
+            return Err((IssueKind::InvalidField, "the tool's name must not be empty".into()));
+        }
+        let input = match call_arguments(arguments) {
+            Ok(object) => object,
+            Err(_) => return Err((IssueKind::InvalidField, format!("the arguments of '{name}' must be an object"))),
+        };
+        let arguments_text = self.arguments_text(|| JsonValue::Object(input.clone()));
+        Ok(Decoded { name: Some(name.to_string()), input, arguments_text, metadata: Arc::new(Vec::new()) })
     }
 
     /// The streamed text when the arguments object was copied whole, else the compact text of

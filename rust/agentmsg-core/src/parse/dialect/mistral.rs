@@ -15,9 +15,10 @@
 //! is not a call: the marker and what was read are text. `[THINK]` opens reasoning up to
 //! `[/THINK]`; a `[/THINK]` with nothing open is text.
 //!
-//! cohere (Command R7B, Command A) is this machine with other markers: `<|START_ACTION|>` opens
-//! a JSON list of `{"tool_call_id", "tool_name", "parameters"}` objects (no named form),
-//! `<|START_THINKING|>`…`<|END_THINKING|>` is reasoning, and `<|END_ACTION|>`,
+//! magistral is this machine with `<think>…</think>` reasoning too (each block ends at its own
+//! pair's closer). cohere (Command R7B, Command A) is this machine with other markers:
+//! `<|START_ACTION|>` opens a JSON list of `{"tool_call_id", "tool_name", "parameters"}` objects
+//! (no named form), `<|START_THINKING|>`…`<|END_THINKING|>` is reasoning, and `<|END_ACTION|>`,
 //! `<|START_RESPONSE|>` and `<|END_RESPONSE|>` are dropped where they stand in text.
 
 use std::sync::Arc;
@@ -40,17 +41,38 @@ const THINK_CLOSE: &[u8] = b"[/THINK]";
 /// The markers and keys of a `[TOOL_CALLS]`-like dialect.
 #[derive(Clone, Debug)]
 pub(crate) struct ListSyntax {
-    /// What text is searched for: the call opener, the reasoning opener and closer, then
-    /// markers that are dropped.
+    /// What text is searched for: the call opener, each reasoning pair's opener, their closers
+    /// in the same order, then markers that are dropped.
     markers: &'static [&'static [u8]],
+    /// How many reasoning pairs `markers` holds.
+    think_pairs: usize,
     name_key: &'static str,
     arguments_key: &'static str,
     /// Whether `NAME[ARGS]{…}` calls are read (mistral's v11+ form).
     named: bool,
 }
 
-pub(crate) const MISTRAL: ListSyntax =
-    ListSyntax { markers: &[TOOL_CALLS, THINK_OPEN, THINK_CLOSE], name_key: "name", arguments_key: "arguments", named: true };
+impl ListSyntax {
+    /// The reasoning closers, in their pairs' order.
+    fn think_closes(&self) -> &'static [&'static [u8]] {
+        &self.markers[1 + self.think_pairs..1 + 2 * self.think_pairs]
+    }
+}
+
+pub(crate) const MISTRAL: ListSyntax = ListSyntax {
+    markers: &[TOOL_CALLS, THINK_OPEN, THINK_CLOSE],
+    think_pairs: 1,
+    name_key: "name",
+    arguments_key: "arguments",
+    named: true,
+};
+/// mistral's markers and `<think>` (Magistral Small 2506, whose `<think>` is not a special
+/// token; 2507+ writes `[THINK]`).
+pub(crate) const MAGISTRAL: ListSyntax = ListSyntax {
+    markers: &[TOOL_CALLS, THINK_OPEN, b"<think>", THINK_CLOSE, b"</think>"],
+    think_pairs: 2,
+    ..MISTRAL
+};
 pub(crate) const COHERE: ListSyntax = ListSyntax {
     markers: &[
         b"<|START_ACTION|>",
@@ -60,6 +82,7 @@ pub(crate) const COHERE: ListSyntax = ListSyntax {
         b"<|START_RESPONSE|>",
         b"<|END_RESPONSE|>",
     ],
+    think_pairs: 1,
     name_key: "tool_name",
     arguments_key: "parameters",
     named: false,
@@ -68,7 +91,8 @@ pub(crate) const COHERE: ListSyntax = ListSyntax {
 #[derive(Clone, Debug)]
 enum State {
     Text,
-    Thinking,
+    /// Reasoning opened by pair `pair` (None: the reply started inside it; any closer ends it).
+    Thinking { pair: Option<usize> },
     /// After `[TOOL_CALLS]` and blanks: `[` opens a list, a name character a named call.
     Opening(Held),
     /// A named call's name, from `bytes[name_at..]`.
@@ -103,7 +127,7 @@ impl MistralMachine {
         let mut tags = ThinkingTags::default();
         let state = if start_in_thinking {
             tags.open(&mut core);
-            State::Thinking
+            State::Thinking { pair: None }
         } else {
             State::Text
         };
@@ -116,14 +140,15 @@ impl MistralMachine {
             Err(flow) => return flow,
         };
         let marker = self.syntax.markers[which];
+        let pairs = self.syntax.think_pairs;
         if which == 0 {
             self.state = State::Opening(Held::new(input.at(at), marker));
-        } else if which > 2 {
+        } else if which > 2 * pairs {
             // cohere's action and response markers: dropped.
             self.core.out.end_text();
-        } else if which == 1 {
+        } else if which <= pairs {
             self.tags.open(&mut self.core);
-            self.state = State::Thinking;
+            self.state = State::Thinking { pair: Some(which - 1) };
         } else {
             self.tags.stray_close(&mut self.core, marker, input.abs(at));
         }
@@ -131,7 +156,13 @@ impl MistralMachine {
     }
 
     fn thinking(&mut self, input: &Input, i: usize) -> Flow {
-        match read_thinking(&mut self.core, input, i, &[self.syntax.markers[2]]) {
+        let State::Thinking { pair } = self.state else { return Flow::Wait(i) };
+        let closes = self.syntax.think_closes();
+        let closes = match pair {
+            Some(pair) => &closes[pair..=pair],
+            None => closes,
+        };
+        match read_thinking(&mut self.core, input, i, closes) {
             Ok(next) => {
                 self.state = State::Text;
                 Flow::Continue(next)
@@ -347,7 +378,7 @@ impl StateMachine for MistralMachine {
     fn step(&mut self, input: &mut Input, i: usize) -> Flow {
         match self.state {
             State::Text => self.text(input, i),
-            State::Thinking => self.thinking(input, i),
+            State::Thinking { .. } => self.thinking(input, i),
             State::Opening(_) => self.opening(input, i),
             State::Name { .. } => self.name(input, i),
             State::CallId { .. } => self.call_id(input, i),
@@ -362,7 +393,7 @@ impl StateMachine for MistralMachine {
     fn finish(&mut self) {
         match std::mem::replace(&mut self.state, State::Text) {
             State::Text | State::ListNext | State::ListItem { held: None } => {}
-            State::Thinking => self.core.out.end_thinking(false),
+            State::Thinking { .. } => self.core.out.end_thinking(false),
             State::Opening(held) | State::Name { held, .. } | State::ListItem { held: Some(held) } => {
                 held.into_text(&mut self.core)
             }

@@ -29,6 +29,7 @@ pub mod forge;
 mod harmony;
 mod held;
 mod json_call;
+mod json_list;
 mod llama_json;
 mod mistral;
 pub(crate) mod named;
@@ -64,6 +65,7 @@ enum Machine {
     Mistral(mistral::MistralMachine),
     LlamaJson(llama_json::LlamaJsonMachine),
     Pythonic(pythonic::PythonicMachine),
+    JsonList(json_list::JsonListMachine),
 }
 
 /// An incremental parser of one dialect other than Forge's: `feed` chunks, then `finish`; ready
@@ -118,11 +120,22 @@ impl DialectMachine {
             (None, Dialect::Mistral) => {
                 Machine::Mistral(mistral::MistralMachine::new(core, mistral::MISTRAL, start_in_thinking, options.strict))
             }
+            (None, Dialect::Magistral) => {
+                Machine::Mistral(mistral::MistralMachine::new(core, mistral::MAGISTRAL, start_in_thinking, options.strict))
+            }
             (None, Dialect::Cohere) => {
                 Machine::Mistral(mistral::MistralMachine::new(core, mistral::COHERE, start_in_thinking, options.strict))
             }
             (None, Dialect::Llama3Json) => Machine::LlamaJson(llama_json::LlamaJsonMachine::new(core)),
-            (None, Dialect::Pythonic) => Machine::Pythonic(pythonic::PythonicMachine::new(core)),
+            (None, Dialect::Pythonic) => Machine::Pythonic(pythonic::PythonicMachine::new(core, pythonic::PYTHONIC, false)),
+            (None, Dialect::Lfm2) => Machine::Pythonic(pythonic::PythonicMachine::new(core, pythonic::LFM2, start_in_thinking)),
+            (None, Dialect::Granite) => list_machine(core, json_list::GRANITE, start_in_thinking, options.strict),
+            (None, Dialect::Phi4Mini) => list_machine(core, json_list::PHI4_MINI, start_in_thinking, options.strict),
+            (None, Dialect::Xlam) => list_machine(core, json_list::XLAM, start_in_thinking, options.strict),
+            (None, Dialect::Hunyuan) => list_machine(core, json_list::HUNYUAN, start_in_thinking, options.strict),
+            (None, Dialect::Apertus) => list_machine(core, json_list::APERTUS, start_in_thinking, options.strict),
+            (None, Dialect::Jamba) => list_machine(core, json_list::JAMBA, start_in_thinking, options.strict),
+            (None, Dialect::Internlm2) => list_machine(core, json_list::INTERNLM2, start_in_thinking, options.strict),
             (None, Dialect::GptOss) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
             // Never reached: Forge's dialect has its own machine and every marker dialect has a
             // syntax. Named one by one, so that a new dialect must choose its machine here.
@@ -140,6 +153,10 @@ impl DialectMachine {
                 | Dialect::Gemma4
                 | Dialect::FunctionGemma
                 | Dialect::Step3p5
+                | Dialect::SeedOss
+                | Dialect::MinimaxM2
+                | Dialect::Longcat
+                | Dialect::Hy3
                 | Dialect::Custom,
             ) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
         };
@@ -155,7 +172,9 @@ impl DialectMachine {
         match &self.machine {
             Machine::Tagged(m) => m.saw_stray_close(),
             Machine::Mistral(m) => m.saw_stray_close(),
-            Machine::Harmony(_) | Machine::LlamaJson(_) | Machine::Pythonic(_) => false,
+            Machine::Pythonic(m) => m.saw_stray_close(),
+            Machine::JsonList(m) => m.saw_stray_close(),
+            Machine::Harmony(_) | Machine::LlamaJson(_) => false,
         }
     }
 
@@ -216,6 +235,7 @@ impl DialectMachine {
             Machine::Mistral(m) => m.finish(),
             Machine::LlamaJson(m) => m.finish(),
             Machine::Pythonic(m) => m.finish(),
+            Machine::JsonList(m) => m.finish(),
         }
         let mut events = Vec::new();
         events.append(&mut self.core().out.events);
@@ -232,6 +252,7 @@ impl DialectMachine {
             Machine::Mistral(m) => m.core(),
             Machine::LlamaJson(m) => m.core(),
             Machine::Pythonic(m) => m.core(),
+            Machine::JsonList(m) => m.core(),
         }
     }
 
@@ -244,6 +265,7 @@ impl DialectMachine {
             Machine::Mistral(m) => m.run(data, clock, at_end),
             Machine::LlamaJson(m) => m.run(data, clock, at_end),
             Machine::Pythonic(m) => m.run(data, clock, at_end),
+            Machine::JsonList(m) => m.run(data, clock, at_end),
         };
         let read = if self.spelled.is_empty() {
             read_data(&mut clock)
@@ -274,3 +296,6 @@ impl DialectMachine {
     }
 }
 
+fn list_machine(core: Core, syntax: json_list::ListSyntax, start_in_thinking: bool, strict: bool) -> Machine {
+    Machine::JsonList(json_list::JsonListMachine::new(core, syntax, start_in_thinking, strict))
+}

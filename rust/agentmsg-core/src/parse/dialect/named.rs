@@ -23,13 +23,26 @@ pub enum Dialect {
     FunctionGemma,
     Step3p5,
     Cohere,
+    SeedOss,
+    MinimaxM2,
+    Magistral,
+    Granite,
+    Lfm2,
+    Phi4Mini,
+    Xlam,
+    Hunyuan,
+    Apertus,
+    Jamba,
+    Internlm2,
+    Longcat,
+    Hy3,
     /// A dialect from parts (`Options::custom`).
     Custom,
 }
 
 impl Dialect {
     /// Every named dialect with its name, in the order they are documented (Forge's first).
-    pub const ALL: [(&'static str, Dialect); 17] = [
+    pub const ALL: [(&'static str, Dialect); 30] = [
         ("forge", Self::Forge),
         ("hermes", Self::Hermes),
         ("qwen3_coder", Self::Qwen3Coder),
@@ -47,6 +60,19 @@ impl Dialect {
         ("functiongemma", Self::FunctionGemma),
         ("step3p5", Self::Step3p5),
         ("cohere", Self::Cohere),
+        ("seed_oss", Self::SeedOss),
+        ("minimax_m2", Self::MinimaxM2),
+        ("magistral", Self::Magistral),
+        ("granite", Self::Granite),
+        ("lfm2", Self::Lfm2),
+        ("phi4_mini", Self::Phi4Mini),
+        ("xlam", Self::Xlam),
+        ("hunyuan", Self::Hunyuan),
+        ("apertus", Self::Apertus),
+        ("jamba", Self::Jamba),
+        ("internlm2", Self::Internlm2),
+        ("longcat", Self::Longcat),
+        ("hy3", Self::Hy3),
     ];
 
     pub fn from_name(name: &str) -> Option<Self> {

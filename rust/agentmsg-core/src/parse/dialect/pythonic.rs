@@ -10,22 +10,44 @@
 //! the call is reported (`invalid_json`, with its raw text) and its raw text also stays text,
 //! as does everything after it. After a call, anything but `,` or `]` ends the list; the rest
 //! is text.
+//!
+//! lfm2 is this machine with other markers: lists only after `<|tool_call_start|>` (dropping
+//! `<|tool_call_end|>` after them), and `<think>` reasoning.
 
 use super::held::Held;
 use super::py_literal::{ArgsReader, Step};
-use super::reading::text_blanks;
+use super::reading::{read_thinking, text_blanks, ThinkingTags};
 use super::driver::{Core, Flow, Input, OpenCall, Payload, StateMachine};
 use crate::parse::call::IssueKind;
 use crate::parse::scan::{match_at, take_run, Found};
 
-const PYTHON_START: &[u8] = b"<|python_start|>";
-const PYTHON_END: &[u8] = b"<|python_end|>";
+/// Where a pythonic dialect's call lists are: the tags around them, whether a line may start
+/// one without its tag, and the reasoning markers.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ListMarkers {
+    start: &'static [u8],
+    end: &'static [u8],
+    line_lists: bool,
+    think: Option<(&'static [u8], &'static [u8])>,
+}
+
+/// pythonic: `<|python_start|>…<|python_end|>` (Llama 4) or a list that starts a line.
+pub(crate) const PYTHONIC: ListMarkers =
+    ListMarkers { start: b"<|python_start|>", end: b"<|python_end|>", line_lists: true, think: None };
+/// lfm2: `<|tool_call_start|>[…]<|tool_call_end|>` only, `<think>` reasoning (LFM2, LFM2.5).
+pub(crate) const LFM2: ListMarkers = ListMarkers {
+    start: b"<|tool_call_start|>",
+    end: b"<|tool_call_end|>",
+    line_lists: false,
+    think: Some((b"<think>", b"</think>")),
+};
 
 #[derive(Clone, Debug)]
 enum State {
     /// At the start of a line: only blanks read on it.
     LineStart,
     Text,
+    Thinking,
     /// After `<|python_start|>` (held): blanks, then `[` or not.
     AfterStartTag(Held),
     /// Before a call's name: after the list's `[` (`first`) or a `,`.
@@ -42,6 +64,8 @@ enum State {
 pub(crate) struct PythonicMachine {
     pub core: Core,
     state: State,
+    markers: ListMarkers,
+    tags: ThinkingTags,
 }
 
 fn is_name_start(b: u8) -> bool {
@@ -58,8 +82,32 @@ fn is_line_blank(b: u8) -> bool {
 }
 
 impl PythonicMachine {
-    pub fn new(core: Core) -> Self {
-        Self { core, state: State::LineStart }
+    pub fn new(mut core: Core, markers: ListMarkers, start_in_thinking: bool) -> Self {
+        let mut tags = ThinkingTags::default();
+        let state = if start_in_thinking && markers.think.is_some() {
+            tags.open(&mut core);
+            State::Thinking
+        } else if markers.line_lists {
+            State::LineStart
+        } else {
+            State::Text
+        };
+        Self { core, state, markers, tags }
+    }
+
+    pub fn saw_stray_close(&self) -> bool {
+        self.tags.saw_stray_close
+    }
+
+    fn thinking(&mut self, input: &Input, i: usize) -> Flow {
+        let Some((_, close)) = self.markers.think else { return Flow::Wait(i) };
+        match read_thinking(&mut self.core, input, i, &[close]) {
+            Ok(next) => {
+                self.state = State::Text;
+                Flow::Continue(next)
+            }
+            Err(flow) => flow,
+        }
     }
 
     fn line_start(&mut self, input: &mut Input, i: usize) -> Flow {
@@ -75,10 +123,13 @@ impl PythonicMachine {
         Flow::Continue(i)
     }
 
-    /// Text up to the next line start or `<|python_start|>`.
+    /// Text up to the next line start (where lines may start lists), the start tag or a
+    /// reasoning marker (each begins with `<`).
     fn text(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
-        let Some(k) = memchr::memchr2(b'\n', b'<', &data[i..]) else {
+        let ListMarkers { start, line_lists, think, .. } = self.markers;
+        let newline = if line_lists { b'\n' } else { b'<' };
+        let Some(k) = memchr::memchr2(newline, b'<', &data[i..]) else {
             self.core.out.text(&data[i..], input.abs(i));
             return Flow::Continue(data.len());
         };
@@ -88,11 +139,25 @@ impl PythonicMachine {
             self.state = State::LineStart;
             return Flow::Continue(at + 1);
         }
-        match input.settle(match_at(data, at, &[PYTHON_START])) {
-            Found::Marker { .. } => {
+        let markers: &[&[u8]] = match think {
+            Some((open, close)) => &[start, open, close],
+            None => &[start],
+        };
+        match input.settle(match_at(data, at, markers)) {
+            Found::Marker { which: 0, .. } => {
                 self.core.out.text(&data[i..at], input.abs(i));
-                self.state = State::AfterStartTag(Held::new(input.at(at), PYTHON_START));
-                Flow::Continue(at + PYTHON_START.len())
+                self.state = State::AfterStartTag(Held::new(input.at(at), start));
+                Flow::Continue(at + start.len())
+            }
+            Found::Marker { which, .. } => {
+                self.core.out.text(&data[i..at], input.abs(i));
+                if which == 1 {
+                    self.tags.open(&mut self.core);
+                    self.state = State::Thinking;
+                } else {
+                    self.tags.stray_close(&mut self.core, markers[which], input.abs(at));
+                }
+                Flow::Continue(at + markers[which].len())
             }
             Found::Partial { .. } => {
                 self.core.out.text(&data[i..at], input.abs(i));
@@ -198,11 +263,12 @@ impl PythonicMachine {
         let data = input.data;
         // Not the newline: the text state reads it, so the next line may hold a list.
         let Some(i) = text_blanks(&mut self.core, input, i, is_line_blank) else { return Flow::Continue(data.len()) };
-        match input.settle(match_at(data, i, &[PYTHON_END])) {
+        let end = self.markers.end;
+        match input.settle(match_at(data, i, &[end])) {
             Found::Partial { .. } => Flow::Wait(i),
             Found::Marker { .. } => {
                 self.state = State::Text;
-                Flow::Continue(i + PYTHON_END.len())
+                Flow::Continue(i + end.len())
             }
             Found::None => {
                 self.state = State::Text;
@@ -218,6 +284,7 @@ impl StateMachine for PythonicMachine {
         match self.state {
             State::LineStart => self.line_start(input, i),
             State::Text => self.text(input, i),
+            State::Thinking => self.thinking(input, i),
             State::AfterStartTag(_) | State::BeforeName { .. } | State::AfterCall(_) => self.structure(input, i),
             State::Name { .. } => self.name(input, i),
             State::Call(_) => self.call(input, i),
@@ -229,6 +296,7 @@ impl StateMachine for PythonicMachine {
     fn finish(&mut self) {
         match std::mem::replace(&mut self.state, State::Text) {
             State::LineStart | State::Text | State::AfterList => {}
+            State::Thinking => self.core.out.end_thinking(false),
             State::AfterStartTag(held)
             | State::BeforeName { held, .. }
             | State::Name { held, .. }

@@ -15,7 +15,8 @@ const KIMI_THINK: (&[u8], &[u8]) = ("◁think▷".as_bytes(), "◁/think▷".as_
 pub(crate) enum Form {
     /// A JSON object holding the name and the arguments (hermes).
     Json(JsonShape),
-    /// `<function=NAME>` or `NAME` followed by elements (qwen3_coder, glm45).
+    /// `<function=NAME>`, `<invoke name="NAME">`, a DSML invoke or `NAME` followed by elements
+    /// (qwen3_coder, seed_oss, step3p5, minimax_m2, deepseek_v32, deepseek_v4, glm45, hy3).
     Element(ElementForm),
     /// A header up to `sep`, then the arguments as JSON (the special-token dialects).
     Header { sep: &'static [u8], kind: HeaderKind },
@@ -104,12 +105,45 @@ impl Syntax {
                 (None, (b"<start_function_call>".as_slice(), b"<end_function_call>".as_slice()), Form::Gemma { delimiter }, &[])
             }
             Dialect::Step3p5 => (None, tool_call, Form::Element(ElementForm::Qwen3Coder), &[THINK]),
+            Dialect::SeedOss => (
+                None,
+                (b"<seed:tool_call>", b"</seed:tool_call>"),
+                Form::Element(ElementForm::Qwen3Coder),
+                &[(b"<seed:think>", b"</seed:think>")],
+            ),
+            Dialect::MinimaxM2 => (
+                Some((b"<minimax:tool_call>", b"</minimax:tool_call>")),
+                (b"<invoke name=", b"</invoke>"),
+                Form::Element(ElementForm::Invoke),
+                &[THINK],
+            ),
+            Dialect::Longcat => (
+                None,
+                (b"<longcat_tool_call>", b"</longcat_tool_call>"),
+                Form::Json(fields("name", "arguments")),
+                &[(b"<longcat_think>", b"</longcat_think>")],
+            ),
+            Dialect::Hy3 => (
+                Some((b"<tool_calls:opensource>", b"</tool_calls:opensource>")),
+                (b"<tool_call:opensource>", b"</tool_call:opensource>"),
+                Form::Element(ElementForm::Hy3),
+                &[(b"<think:opensource>", b"</think:opensource>")],
+            ),
             Dialect::Forge
             | Dialect::GptOss
             | Dialect::Mistral
+            | Dialect::Magistral
             | Dialect::Llama3Json
             | Dialect::Pythonic
             | Dialect::Cohere
+            | Dialect::Lfm2
+            | Dialect::Granite
+            | Dialect::Phi4Mini
+            | Dialect::Xlam
+            | Dialect::Hunyuan
+            | Dialect::Apertus
+            | Dialect::Jamba
+            | Dialect::Internlm2
             | Dialect::Custom => {
                 return None
             }

@@ -7,10 +7,12 @@
 //!   for qwen3_coder, a name then `<arg_key>` or the end marker for glm45; otherwise the marker
 //!   is text. A JSON call ends at the first end marker outside a JSON string; an element call at
 //!   the first end marker outside a value.
-//! - Special-token dialects (deepseek_v3, deepseek_v31, kimi_k2): calls open only inside the
-//!   calls section; a call is a header up to a separator, then JSON arguments up to the call's
-//!   end token. Their tokens cannot occur in prose, so a call marker in the section always opens
-//!   a call (a malformed one is reported with its raw text).
+//! - Special-token dialects (deepseek_v3, deepseek_v31, kimi_k2, minimax_m2, hy3, deepseek_v32,
+//!   deepseek_v4): calls open only inside the calls section; a call is a header up to a
+//!   separator, then JSON arguments up to the call's end token (minimax_m2, hy3 and the DSML
+//!   dialects: an element call up to its end token). Their tokens cannot occur in prose, so a
+//!   call marker in the section always opens a call (a malformed one is reported with its raw
+//!   text).
 //! - Reasoning runs from an opening to its closing marker; a closing marker with nothing open is
 //!   text. Unless strict, a call (or section) opener in reasoning that opens a call ends the
 //!   reasoning, and the next closer with nothing open is then that reasoning's closer (dropped).
@@ -172,7 +174,8 @@ impl TaggedMachine {
                 let raw = syntax.call_open.clone();
                 let next = at + syntax.call_open.len();
                 if let Form::Element(form) = syntax.form {
-                    // DSML: the invoke's attributes and elements follow its marker.
+                    // An element form's call marker begins the element call: what follows it
+                    // (minimax_m2's quoted name, DSML's attributes, hy3's name) is the form's.
                     let call = self.core.open_call(start, start_chars, raw, Payload::Element(ElementCall::new(form)));
                     self.state = State::Call(Box::new(call));
                     return Flow::Continue(next);

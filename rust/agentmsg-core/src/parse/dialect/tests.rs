@@ -4,7 +4,7 @@ use proptest::prelude::*;
 
 use crate::parse::{parse, Block, CustomDialect, Dialect, DialectError, Document, Options, StartThinking, StreamMachine};
 
-const ALL: [Dialect; 11] = [
+const ALL: [Dialect; 24] = [
     Dialect::Forge,
     Dialect::Hermes,
     Dialect::Qwen3Coder,
@@ -16,6 +16,19 @@ const ALL: [Dialect; 11] = [
     Dialect::DeepseekV31,
     Dialect::KimiK2,
     Dialect::Glm45,
+    Dialect::SeedOss,
+    Dialect::MinimaxM2,
+    Dialect::Magistral,
+    Dialect::Granite,
+    Dialect::Lfm2,
+    Dialect::Phi4Mini,
+    Dialect::Xlam,
+    Dialect::Hunyuan,
+    Dialect::Apertus,
+    Dialect::Jamba,
+    Dialect::Internlm2,
+    Dialect::Longcat,
+    Dialect::Hy3,
 ];
 
 /// The document of `text` streamed in `size`-byte pieces (cut only at character boundaries).
@@ -61,6 +74,22 @@ fn each_dialect_reads_its_calls_whole_and_streamed() {
             "Hi <|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{\"s\": \"<|tool_call_end|>\"}<|tool_call_end|><|tool_calls_section_end|> ok",
         ),
         (Dialect::Glm45, "Hi <tool_call>f\n<arg_key>s</arg_key>\n<arg_value></tool_call></arg_value>\n</tool_call> ok"),
+        (Dialect::SeedOss, "Hi <seed:tool_call><function=f><parameter=s></seed:tool_call></parameter></function></seed:tool_call> ok"),
+        (Dialect::MinimaxM2, "Hi <minimax:tool_call><invoke name=\"f\"><parameter name=\"s\"></invoke></parameter></invoke></minimax:tool_call> ok"),
+        (Dialect::Magistral, "Hi <think>[/THINK]</think>[TOOL_CALLS]f[ARGS]{\"s\": \"[TOOL_CALLS]\"} ok"),
+        (Dialect::Granite, "Hi <|tool_call|>[{\"name\": \"f\", \"arguments\": {\"s\": \"]\"}}] ok"),
+        (Dialect::Lfm2, "Hi <|tool_call_start|>[f(s='<|tool_call_end|>')]<|tool_call_end|> ok"),
+        (Dialect::Phi4Mini, "Hi <|tool_call|>[{\"name\": \"f\", \"arguments\": {\"s\": \"<|/tool_call|>\"}}]<|/tool_call|> ok"),
+        (Dialect::Xlam, "Hi\n```json\n[{\"name\": \"f\", \"arguments\": {\"s\": \"```\"}}]\n``` ok"),
+        (Dialect::Hunyuan, "Hi <tool_calls>[{\"name\": \"f\", \"arguments\": {\"s\": \"</tool_calls>\"}}]</tool_calls> ok"),
+        (Dialect::Apertus, "Hi <|tools_prefix|>[{\"f\": {\"s\": \"<|tools_suffix|>\"}}]<|tools_suffix|> ok"),
+        (Dialect::Jamba, "Hi <tool_calls>[{\"name\": \"f\", \"arguments\": {\"s\": \"</tool_calls>\"}}]</tool_calls> ok"),
+        (Dialect::Internlm2, "Hi <|action_start|><|plugin|>{\"name\": \"f\", \"parameters\": {\"s\": \"<|action_end|>\"}}<|action_end|> ok"),
+        (Dialect::Longcat, "Hi <longcat_tool_call>{\"name\": \"f\", \"arguments\": {\"s\": \"</longcat_tool_call>\"}}</longcat_tool_call> ok"),
+        (
+            Dialect::Hy3,
+            "Hi <tool_calls:opensource><tool_call:opensource>f<tool_sep:opensource><arg_key:opensource>s</arg_key:opensource><arg_value:opensource></tool_call:opensource></arg_value:opensource></tool_call:opensource></tool_calls:opensource> ok",
+        ),
     ];
     for (dialect, text) in cases {
         let doc = whole(text, dialect);
@@ -105,6 +134,34 @@ fn adversarial(dialect: Dialect, n: usize) -> String {
             "<tool_call>name <tool_call>\n".repeat(n / 56),
             "</arg_valu <".repeat(n / 12)
         ),
+        Dialect::SeedOss => format!(
+            "{}<seed:tool_call><function=f><parameter=s>{}",
+            "<seed:tool_call x <seed:thin".repeat(n / 54),
+            "</paramete <".repeat(n / 24)
+        ),
+        Dialect::MinimaxM2 => format!(
+            "{}<minimax:tool_call><invoke name=\"f\"><parameter name=\"s\">{}",
+            "<minimax:tool_cal <".repeat(n / 38),
+            "</paramete <".repeat(n / 24)
+        ),
+        Dialect::Hy3 => format!(
+            "{}<tool_calls:opensource><tool_call:opensource>f<tool_sep:opensource><arg_key:opensource>k</arg_key:opensource><arg_value:opensource>{}",
+            "<tool_calls:opens <".repeat(n / 38),
+            "</arg_value:opensourc <".repeat(n / 46)
+        ),
+        Dialect::Magistral => format!("{}[TOOL_CALLS]f[ARGS]{{\"s\": \"{}", "[TOOL_CALL <thin ".repeat(n / 34), "</think [ARG ".repeat(n / 26)),
+        Dialect::Lfm2 => format!("{}<|tool_call_start|>[g(s='{}", "<|tool_call_sta <thin\n[".repeat(n / 48), "\\'<|tool_call_end|>".repeat(n / 40)),
+        Dialect::Granite | Dialect::Phi4Mini | Dialect::Xlam | Dialect::Hunyuan | Dialect::Jamba | Dialect::Internlm2 | Dialect::Apertus | Dialect::Longcat => {
+            let (opener, partial) = match dialect {
+                Dialect::Granite | Dialect::Phi4Mini => ("<|tool_call|>[", "<|tool_cal [ "),
+                Dialect::Xlam => ("```json\n[", "`` ``json x "),
+                Dialect::Hunyuan | Dialect::Jamba => ("<tool_calls>[", "<tool_call </tool_calls "),
+                Dialect::Apertus => ("<|tools_prefix|>[", "<|tools_prefi <|tools_suffi "),
+                Dialect::Internlm2 => ("<|action_start|><|plugin|>", "<|action_start|><|plu "),
+                _ => ("<longcat_tool_call>", "<longcat_tool_cal "),
+            };
+            format!("{}{opener}{{\"name\": \"f\", \"arguments\": {{\"s\": \"{}", partial.repeat(n / 24), "\\\" <|/tool_call|> ]".repeat(n / 40))
+        }
     }
 }
 
@@ -263,6 +320,22 @@ fn soup(dialect: Dialect, picks: &[usize]) -> String {
         Dialect::Cohere => super::tests_families_b::COHERE,
         Dialect::Step3p5 => &["<tool_call>", "</tool_call>", "<function=f>", "</function>", "<parameter=a>", "</parameter>"],
         Dialect::Glm45 | Dialect::Custom => &["<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"],
+        Dialect::SeedOss => &["<seed:tool_call>", "</seed:tool_call>", "<function=f>", "</function>", "<parameter=a>", "</parameter>", "<seed:think>", "</seed:think>"],
+        Dialect::MinimaxM2 => &["<minimax:tool_call>", "</minimax:tool_call>", "<invoke name=\"f\">", "</invoke>", "<parameter name=\"a\">", "</parameter>"],
+        Dialect::Magistral => &["[TOOL_CALLS]", "[ARGS]", "[THINK]", "[/THINK]", "f", "]"],
+        Dialect::Hy3 => &[
+            "<tool_calls:opensource>", "</tool_calls:opensource>", "<tool_call:opensource>", "</tool_call:opensource>",
+            "<tool_sep:opensource>", "<arg_key:opensource>", "</arg_key:opensource>", "<arg_value:opensource>",
+            "</arg_value:opensource>", "<think:opensource>", "</think:opensource>",
+        ],
+        Dialect::Lfm2 => &["<|tool_call_start|>", "<|tool_call_end|>", "[f(", "a=", "'s'", ")", ")]", ", "],
+        Dialect::Granite => &["<|tool_call|>", "<tool_call>", "</tool_call>", "[", "]", "{\"name\": \"f\", \"arguments\": ", ",", "<response>"],
+        Dialect::Phi4Mini => &["<|tool_call|>", "<|/tool_call|>", "functools", "[", "]", "{\"name\": \"f\", \"arguments\": ", ","],
+        Dialect::Xlam => &["```", "json", "[TOOL_CALLS]", "[", "]", "{\"name\": \"f\", \"arguments\": ", ","],
+        Dialect::Hunyuan | Dialect::Jamba => &["<tool_calls>", "</tool_calls>", "[", "]", "{\"name\": \"f\", \"arguments\": ", ",", "<answer>"],
+        Dialect::Apertus => &["<|tools_prefix|>", "<|tools_suffix|>", "<|inner_prefix|>", "<|inner_suffix|>", "[", "]", "{\"f\": ", ","],
+        Dialect::Internlm2 => &["<|action_start|><|plugin|>", "<|action_end|>", "{\"name\": \"f\", \"parameters\": ", "<|action_start|>"],
+        Dialect::Longcat => &["<longcat_tool_call>", "</longcat_tool_call>", "{\"name\": \"f\", \"arguments\": ", "<longcat_think>", "</longcat_think>"],
     };
     picks.iter().map(|p| if p % 2 == 0 { own[p / 2 % own.len()] } else { common[p / 2 % common.len()] }).collect()
 }
