@@ -370,8 +370,8 @@ NOT_CALLED = {
     "SentPrompt", "PROMPT_STATUSES", "PRICES", "PRICES_DATE", "HTML_TEXT_CHARS",
     "TokenizerError", "RequestCount", "REQUEST_PROVIDERS", "ESTIMATE_CALIBRATION",
     "TokenizerError", "DialectTemplateError", "MODEL_DIALECTS", "ModelDialect", "TemplateError",
-    # Any keyword of render_chat is a template variable (enable_thinking=...): none is unknown.
-    "render_chat",
+    # Any keyword of these is a template variable (enable_thinking=...): none is unknown.
+    "render_chat", "count_chat_tokens", "ChatCounter",
 }
 _PENDING_MODULES = ("agentmsg.history.memory", "agentmsg.history.compaction", "agentmsg.history.toolpairs")
 
