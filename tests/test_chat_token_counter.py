@@ -252,3 +252,14 @@ def test_cli_workbench_in_a_models_tokens(tmp_path: Path, capsys: Any, qwen2: To
     assert report["encoding"] == f"{QWEN25_PATH} (base {counter.base})"
     assert (row["tokens_max"], row["over_budget"]) == (want.tokens_max, 0)
     assert want.tokens_max <= 200
+
+
+def test_one_counter_from_threads(qwen2: Tokenizer) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    counter = ChatTokenCounter(qwen2, QWEN25, tools=TOOLS)
+    messages = [m for history in conversations().values() for m in history]
+    want = [counter(m) for m in messages]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: [counter(m) for m in messages], range(8)))
+    assert results == [want] * 8
