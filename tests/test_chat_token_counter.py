@@ -263,3 +263,37 @@ def test_one_counter_from_threads(qwen2: Tokenizer) -> None:
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda _: [counter(m) for m in messages], range(8)))
     assert results == [want] * 8
+
+
+_MARKUP = st.lists(st.sampled_from(list("ab .\n!?好<>{}:\t") + ["</think>", "<think>", "\n\n", "..."]), min_size=1,
+                   max_size=12).map("".join)
+
+
+@st.composite
+def _mixed_histories(draw: Any) -> List[Message]:
+    """Several system messages anywhere, reasoning, calls and markup-like text."""
+    history: List[Message] = []
+    for _ in range(draw(st.integers(1, 8))):
+        role = draw(st.sampled_from(["system", "user", "assistant", "call"]))
+        if role == "system":
+            history.append(agentmsg.system(draw(_MARKUP)))
+        elif role == "user":
+            history.append(agentmsg.user(draw(_MARKUP)))
+        elif role == "assistant":
+            history.append(Message.assistant(draw(_MARKUP), thinking=draw(st.none() | _MARKUP)))
+        else:
+            history.append(Message.assistant(draw(_MARKUP), [ToolUseBlock("c", "f", {"x": draw(_MARKUP)})]))
+            history.append(Message.tool(draw(_MARKUP), tool_id="c"))
+    return history
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(history=_mixed_histories(), model=st.integers(0, 2))
+def test_bound_on_random_histories(qwen2: Tokenizer, history: List[Message], model: int) -> None:
+    name, tokenizer, template = (_models(qwen2) + [("qwen3", DEEPSEEK, QWEN3)])[model]
+    counter = _counter(name, tokenizer, template)
+    try:
+        true = count_chat_tokens(history, tokenizer=tokenizer, template=template)
+    except TemplateError:
+        return  # a history the template refuses is no request
+    assert true <= counter.base + sum(map(counter, history))
