@@ -297,3 +297,18 @@ def test_bound_on_random_histories(qwen2: Tokenizer, history: List[Message], mod
     except TemplateError:
         return  # a history the template refuses is no request
     assert true <= counter.base + sum(map(counter, history))
+
+
+def test_real_transcripts_trimmed_to_qwens_32k_window(qwen2: Tokenizer) -> None:
+    # The SWE-agent transcripts of tests/data run one after the other (the first system message
+    # kept): 120 messages, 42,706 tokens as a Qwen 2.5 request; trimmed to its 32k window.
+    history: List[Message] = []
+    for path in sorted((DATA / "swe-agent-trajectories").glob("*.traj")):
+        history += [m for m in agentmsg.load_transcript(path).messages if m.role.value != "system" or not history]
+    assert (len(history), count_chat_tokens(history, tokenizer=qwen2, template=QWEN25)) == (120, 42706)
+    counter = ChatTokenCounter(qwen2, QWEN25)
+    result = trim(history, 32768 - counter.base, counter=counter)
+    assert (len(result.kept), result.kept[:2], result.over_budget) == (69, (0, 52), False)
+    assert (counter.base + result.total_tokens, count_chat_tokens(result.messages, tokenizer=qwen2, template=QWEN25)) == (
+        30151, 30130)
+    check_tool_pairs(result.messages)
