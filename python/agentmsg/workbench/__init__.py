@@ -297,6 +297,8 @@ def run_workbench(
     budget_list = [budget_value(b, f"budgets[{i}]") for i, b in enumerate(as_list(budgets, "budgets", "a sequence of int"))]
     if not budget_list:
         raise MessageError("no budgets to replay")
+    if not isinstance(encoding, (str, ChatTokenCounter)):
+        raise MessageTypeError(f"encoding must be an encoding name or a ChatTokenCounter, not {type_name(encoding)}")
     MessageCounter(encoding)  # an unknown encoding is an error before any replay
     price = prices_of(prices)
     keep_all = keep_prompts is True
