@@ -371,7 +371,7 @@ NOT_CALLED = {
     "TokenizerError", "RequestCount", "REQUEST_PROVIDERS", "ESTIMATE_CALIBRATION",
     "TokenizerError", "DialectTemplateError", "MODEL_DIALECTS", "ModelDialect", "TemplateError",
     # Any keyword of these is a template variable (enable_thinking=...): none is unknown.
-    "render_chat", "count_chat_tokens", "ChatCounter",
+    "render_chat", "count_chat_tokens", "ChatCounter", "ChatTokenCounter",
 }
 _PENDING_MODULES = ("agentmsg.history.memory", "agentmsg.history.compaction", "agentmsg.history.toolpairs")
 

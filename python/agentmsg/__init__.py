@@ -103,6 +103,7 @@ __all__ = [
     "ChatTemplate", "render_chat", "template_messages",
     # agentmsg.counting.chat_tokens
     "count_chat_tokens", "ChatCounter",
+    "ChatTokenCounter",
     # agentmsg.history.conversation
     "filter_by_role", "count_by_role", "ConversationStats", "conversation_stats",
     # agentmsg.history.toolpairs
@@ -160,6 +161,7 @@ if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     from .counting.request import *  # noqa: F401,F403
     from .counting.chat_template import ChatTemplate, render_chat, template_messages  # noqa: F401
     from .counting.chat_tokens import ChatCounter, count_chat_tokens  # noqa: F401
+    from .counting.chat_tokens import ChatTokenCounter  # noqa: F401
     from .history.conversation import *  # noqa: F401,F403
     from .history.toolpairs import *  # noqa: F401,F403
     from .history.check import *  # noqa: F401,F403

@@ -30,7 +30,7 @@ from .convert import (
     to_wolo,
 )
 from .counting.chat_template import ChatTemplate
-from .counting.chat_tokens import count_chat_tokens
+from .counting.chat_tokens import ChatTokenCounter, count_chat_tokens
 from .counting.encoding import TOKEN_ENCODINGS, resolve_encoding
 from .counting.request import count_request_tokens
 from .counting.tokenizer import Tokenizer
@@ -226,20 +226,28 @@ def _count_requests(args: argparse.Namespace) -> int:
     return 0
 
 
+def _chat_model(args: argparse.Namespace) -> Optional[ChatTokenCounter]:
+    """The open model of ``--tokenizer`` and ``--template`` (given together) as a counter, or None."""
+    if (args.tokenizer is None) != (args.template is None):
+        raise EncodingError("--tokenizer and --template go together: a model's tokenizer and its chat template")
+    if args.tokenizer is None:
+        return None
+    return ChatTokenCounter(Tokenizer.from_file(args.tokenizer), ChatTemplate.from_file(args.template))
+
+
+def _model_label(args: argparse.Namespace) -> str:
+    return f"{utf8_text(args.template)} + {utf8_text(args.tokenizer)}"
+
+
 def _count(args: argparse.Namespace) -> int:
     if args.request:
         return _count_requests(args)
-    if (args.tokenizer is None) != (args.template is None):
-        raise EncodingError("--tokenizer and --template go together: a model's tokenizer and its chat template")
-    encoding = _encoding(args)
-    tokenizer = template = None
-    if args.tokenizer is not None:
-        tokenizer, template = Tokenizer.from_file(args.tokenizer), ChatTemplate.from_file(args.template)
-        encoding = f"{utf8_text(args.template)} + {utf8_text(args.tokenizer)}"
+    model = _chat_model(args)
+    encoding = _encoding(args) if model is None else _model_label(args)
     total = conversations = 0
     for transcript in _transcripts(args.files, args.format):
-        if tokenizer is not None and template is not None:
-            tokens = count_chat_tokens(transcript.messages, tokenizer=tokenizer, template=template)
+        if model is not None:
+            tokens = count_chat_tokens(transcript.messages, tokenizer=model.tokenizer, template=model.template)
         else:
             tokens = count_message_tokens(transcript.messages, encoding=encoding)
         total += tokens
@@ -281,9 +289,12 @@ def _target(args: argparse.Namespace, transcript: Transcript) -> Callable[[List[
 
 
 def _trim(args: argparse.Namespace) -> int:
-    encoding = _encoding(args)
+    model = _chat_model(args)
+    # In a model's tokens the budget is the whole request: its fixed part is taken off first.
+    counter: Union[str, ChatTokenCounter] = _encoding(args) if model is None else model
+    budget = args.max_tokens if model is None else max(args.max_tokens - model.base, 0)
     return _written(args, (
-        _target(args, t)(trim(t.messages, args.max_tokens, counter=encoding, start_on=args.start_on).messages)
+        _target(args, t)(trim(t.messages, budget, counter=counter, start_on=args.start_on).messages)
         for t in _transcripts(args.files, args.format)))
 
 
@@ -389,8 +400,9 @@ def _workbench(args: argparse.Namespace) -> int:
         raise MissingDependencyError("--plot needs matplotlib: pip install 'agentmsg[plot]'")
     strategies = args.strategy or list(DEFAULT_STRATEGIES)
     shows = args.show or []
+    model = _chat_model(args)
     report = run_workbench(_transcripts(args.files, args.format, progress=False), strategies, args.budget or DEFAULT_BUDGETS,
-                           encoding=_encoding(args), prices=args.prices,
+                           encoding=_encoding(args) if model is None else model, prices=args.prices,
                            keep_prompts=True if args.html else {name for name, _ in shows},
                            progress=args.progress)
     to_stdout = "-" in (args.json, args.csv)  # machine output replaces the table
@@ -536,6 +548,14 @@ def _output_format(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("-o", "--output", help="output file (default: stdout); JSON Lines for many conversations")
 
 
+def _chat_model_options(sub: argparse.ArgumentParser, meaning: str) -> None:
+    sub.add_argument("--tokenizer", metavar="PATH",
+                     help="count in an open model's tokens: its tokenizer.json, or a model directory (with --template)")
+    sub.add_argument("--template", metavar="PATH",
+                     help=f"the model's chat template: a .jinja file, a tokenizer_config.json or a model directory; "
+                          f"{meaning}")
+
+
 def _parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="agentmsg", description=__doc__.splitlines()[0],
@@ -555,11 +575,7 @@ def _parser() -> argparse.ArgumentParser:
                      "agentmsg count chats.jsonl --model gpt-4o", _count)
     _inputs(count)
     _counting(count)
-    count.add_argument("--tokenizer", metavar="PATH",
-                       help="count in an open model's tokens: its tokenizer.json, or a model directory (with --template)")
-    count.add_argument("--template", metavar="PATH",
-                       help="the model's chat template: a .jinja file, a tokenizer_config.json or a model directory; "
-                            "the count is the whole rendered request with the generation prompt")
+    _chat_model_options(count, "the count is the whole rendered request with the generation prompt")
     count.add_argument("--json", action="store_true", help="one JSON object per conversation")
     count.add_argument("--request", action="store_true",
                        help="each FILE is one request body (OpenAI Chat Completions or Responses, Anthropic, Gemini): "
@@ -573,6 +589,8 @@ def _parser() -> argparse.ArgumentParser:
     _counting(trimmed)
     trimmed.add_argument("--counter", dest="encoding", choices=ENCODING_CHOICES, action=_Deprecated, use="--encoding")
     trimmed.add_argument("--start-on", choices=("user",), help="make the kept run start on a user message")
+    _chat_model_options(trimmed, "the budget is the whole request's (its fixed part, ChatTokenCounter.base, "
+                                 "taken off first)")
     _output_format(trimmed)
 
     converted = _command(commands, "convert", "convert conversations to a provider or framework format",
@@ -611,6 +629,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--budget", action="append", type=_budget,
                        help=f"token budget; repeat for several (default: {', '.join(map(str, DEFAULT_BUDGETS))})")
     _counting(bench)
+    _chat_model_options(bench, "each budget is the whole request's, as for trim")
     bench.add_argument("--prices", type=_prices, default=PRICES["claude-sonnet-4.5"], metavar="PRICES",
                        help=f"the input prices of the costs: one of {', '.join(PRICES)} (published prices read on "
                             f"{PRICES_DATE}), or INPUT/CACHED/WRITE dollars per million tokens "

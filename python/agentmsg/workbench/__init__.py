@@ -50,6 +50,7 @@ from typing import (
 )
 
 from .._checks import as_list, check_calls, describe, require_bool, require_str, type_name
+from ..counting.chat_tokens import ChatTokenCounter
 from ..counting.counter import MessageCounter
 from ..counting.tokens import measured_text
 from ..errors import AgentMsgError, MessageError, MessageTypeError
@@ -174,13 +175,15 @@ def _sent_prompt(call: int, answered: int, prompt: List[Message], previous: List
 
 def replay(
     messages: Iterable[MessageLike], strategy: Union[str, Strategy, StrategyFunction], budget: int, *,
-    counter: Union[str, MessageCounter] = "o200k_base", name: str = "transcript",
+    counter: Union[str, ChatTokenCounter, MessageCounter] = "o200k_base", name: str = "transcript",
     prices: Union[str, Prices] = "claude-sonnet-4.5", keep_prompts: bool = False,
 ) -> ReplayMetrics:
     """Replays one transcript with one strategy at one budget (see the module) and measures it.
 
-    ``counter`` is an encoding name, ``"estimate"``, or a :class:`MessageCounter` to share
-    between replays of the same messages; ``prices`` a name in :data:`PRICES` or a
+    ``counter`` is an encoding name, ``"estimate"``, an open model's
+    :class:`agentmsg.ChatTokenCounter` (its ``base`` is part of every prompt: the strategies
+    keep ``budget - base`` of messages, and each prompt's tokens include it), or a
+    :class:`MessageCounter` to share between replays of the same messages; ``prices`` a name in :data:`PRICES` or a
     :class:`Prices` for the costs; ``keep_prompts=True`` keeps each call's prompt in
     ``prompts`` (:class:`SentPrompt`: what was sent, and what was dropped, masked or summarized
     since the previous call).
@@ -198,7 +201,7 @@ def replay(
     count = counter if isinstance(counter, MessageCounter) else MessageCounter(counter)
     chosen = strategy_of(strategy, builtin_strategies())
     count.total(history)  # count every message now, so no strategy's time includes counting
-    step = chosen.start(budget, count)
+    step = chosen.start(max(budget - count.base, 0), count)
     turns: Dict[str, List[Any]] = {key: [] for key in (
         "tokens", "kept", "stability", "used", "found", "seconds", "hit", "cost", "cost_uncached", *PROVIDERS)}
     position: Dict[int, int] = {}  # id of a history message -> its index
@@ -232,7 +235,7 @@ def replay(
         for item in new:
             seen_terms |= terms_of(item)
         last = index
-        tokens = count.total(prompt)
+        tokens = count.base + count.total(prompt)
         shared = _common_prefix_tokens(prompt, previous, count)
         turns["tokens"].append(tokens)
         turns["kept"].append(len(prompt))
@@ -267,7 +270,7 @@ def run_workbench(
     transcripts: Iterable[Union[Transcript, Sequence[Message]]],
     strategies: Optional[Sequence[Union[str, Strategy, StrategyFunction]]] = None,
     budgets: Sequence[int] = DEFAULT_BUDGETS,
-    *, encoding: str = "o200k_base", prices: Union[str, Prices] = "claude-sonnet-4.5",
+    *, encoding: Union[str, ChatTokenCounter] = "o200k_base", prices: Union[str, Prices] = "claude-sonnet-4.5",
     keep_prompts: Union[bool, Collection[str]] = False, progress: Optional[bool] = None,
 ) -> WorkbenchReport:
     """Replays every transcript with every strategy at every budget (see the module).
@@ -275,8 +278,9 @@ def run_workbench(
     ``transcripts``: :class:`Transcript` objects (from :func:`agentmsg.iter_transcripts`) or
     lists of messages; ``strategies``: built-in names (:func:`builtin_strategies`),
     :class:`Strategy` objects or functions ``f(history, budget) -> messages`` (default:
-    :data:`DEFAULT_STRATEGIES`); ``encoding``: how tokens are counted (an encoding name or
-    ``"estimate"``); ``prices``: a name in :data:`PRICES` or a :class:`Prices` for the costs;
+    :data:`DEFAULT_STRATEGIES`); ``encoding``: how tokens are counted (an encoding name,
+    ``"estimate"``, or an open model's :class:`agentmsg.ChatTokenCounter`, as :func:`replay`
+    takes it); ``prices``: a name in :data:`PRICES` or a :class:`Prices` for the costs;
     ``keep_prompts``: keep each call's prompt (:attr:`ReplayMetrics.prompts`) for every
     transcript (True) or for the transcripts of these names; ``progress``: a progress bar on
     stderr (default: when stderr is a terminal, after half a second).
@@ -293,6 +297,8 @@ def run_workbench(
     budget_list = [budget_value(b, f"budgets[{i}]") for i, b in enumerate(as_list(budgets, "budgets", "a sequence of int"))]
     if not budget_list:
         raise MessageError("no budgets to replay")
+    if not isinstance(encoding, (str, ChatTokenCounter)):
+        raise MessageTypeError(f"encoding must be an encoding name or a ChatTokenCounter, not {type_name(encoding)}")
     MessageCounter(encoding)  # an unknown encoding is an error before any replay
     price = prices_of(prices)
     keep_all = keep_prompts is True
@@ -335,7 +341,8 @@ def run_workbench(
     if not rows:
         raise MessageError("no transcripts to replay")
     overall = [pooled_metrics([r for r in rows if r.strategy == s.name and r.budget == b]) for s in chosen for b in budget_list]
-    return WorkbenchReport(rows, overall, encoding, price, histories)
+    label = encoding if isinstance(encoding, str) else f"{encoding.template.path or 'a chat template'} (base {encoding.base})"
+    return WorkbenchReport(rows, overall, label, price, histories)
 
 
 def _streamed(items: Iterator[Any]) -> Iterator[Any]:
