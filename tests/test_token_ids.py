@@ -6,8 +6,10 @@ stands: text that ordinary tokens spell stays text."""
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import os
+import pathlib
 import threading
 from typing import Any, Dict, List, Sequence, Tuple
 
@@ -357,3 +359,108 @@ def test_a_batch_checks_every_pair_before_any_stream_moves() -> None:
     assert batch.step([(a, hi), (b, crab[:1]), (b, crab[1:])]) == [[{"content": "Hi"}], [], [{"content": "🦀"}]]
     assert batch.step([(a, crab[:1])]) == [[]]
     assert batch.finish(a) == [{"content": "\ufffd"}]
+
+
+# SentencePiece-style decoders (Replace/ByteFallback/Fuse/Strip): Llama 2 and Phi-3's files.
+
+def sentencepiece_tokenizer(name: str, folder: Any) -> Tokenizer:
+    path = folder / f"{name}.tokenizer.json"
+    path.write_bytes(gzip.decompress((pathlib.Path(__file__).parent / "data" / "tokenizers" / f"{name}.tokenizer.json.gz").read_bytes()))
+    return Tokenizer.from_file(str(path))
+
+
+@pytest.fixture(scope="module")
+def piece_tokenizers(tmp_path_factory: Any) -> Dict[str, Tokenizer]:
+    folder = tmp_path_factory.mktemp("sentencepiece")
+    return {name: sentencepiece_tokenizer(name, folder) for name in ("llama2", "phi3")}
+
+
+#: A dialect whose markers are Phi-3's special tokens.
+PHI3_CHAT = agentmsg.Dialect(name="phi3_chat", call_start="<|assistant|>", call_end="<|end|>")
+PIECE_EXTRA = EXTRA + ["  two  spaces ", "中文字符", "😀🦀", "𝄞", "<s>", "</s>", "Ω≈ç", "\t"]
+PIECE_FRAGMENTS = {
+    "hermes": FRAGMENTS["hermes"],
+    "mistral": FRAGMENTS["mistral"],
+    "phi3_chat": ["<|assistant|>", '{"name": "f", "arguments": {"x": "é 🦀"}}', "<|end|>", "Hi", " there"],
+}
+PIECE_CASES = [("llama2", "hermes"), ("llama2", "mistral"), ("phi3", "hermes"), ("phi3", "mistral"), ("phi3", "phi3_chat")]
+
+
+def piece_dialect(name: str) -> Any:
+    return PHI3_CHAT if name == "phi3_chat" else name
+
+
+def spells_an_added_token(tok: Tokenizer, ids: List[int]) -> bool:
+    """Whether ordinary tokens spell an added token somewhere (then only the id path reads no marker)."""
+    text = tok.decode(ids)
+    return any(text.count(spelling) != ids.count(token_id) for spelling, token_id in tok.special_tokens if spelling)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(PIECE_CASES), st.data())
+def test_sentencepiece_ids_path_equals_text_path_for_every_chunking(
+    piece_tokenizers: Dict[str, Tokenizer], case: Tuple[str, str], data: st.DataObject
+) -> None:
+    name, dialect_name = case
+    tok, dialect = piece_tokenizers[name], piece_dialect(dialect_name)
+    parts = data.draw(st.lists(st.sampled_from(PIECE_FRAGMENTS[dialect_name] + PIECE_EXTRA), max_size=20))
+    ids = [token_id for part in parts for token_id in tok.encode(part)]
+    assume(not spells_an_added_token(tok, ids))
+    text = tok.decode(ids)
+    events, result = read_text(dialect, text)
+    one_at_a_time = [[token_id] for token_id in ids]
+    random_split = chunks(ids, data.draw(st.lists(st.integers(0, len(ids)), max_size=12)))
+    for chunking in (one_at_a_time, random_split, [ids]):
+        got, got_result = read_ids(dialect, tok, chunking)
+        assert merged(got) == merged(events)
+        assert got_result == result
+    assert parse_ids(ids, tokenizer=tok, dialect=dialect) == agentmsg.parse(text, dialect=dialect)
+
+
+#: A dialect whose markers no test text holds: everything fed is visible text.
+PLAIN = agentmsg.Dialect(name="plain", call_start="\x01[", call_end="]\x01")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["llama2", "phi3"]), st.data())
+def test_sentencepiece_text_read_after_each_id_is_decode_of_the_ids_so_far(
+    piece_tokenizers: Dict[str, Tokenizer], name: str, data: st.DataObject
+) -> None:
+    tok = piece_tokenizers[name]
+    byte_pieces = [tok.token_to_id(f"<0x{b:02X}>") for b in range(256)]
+    # Encoded texts, and byte pieces at random (cut characters, bytes that are no UTF-8).
+    parts = data.draw(st.lists(st.one_of(
+        st.sampled_from(PIECE_EXTRA + ["▁", " x", "a b"]).map(lambda part: tok.encode(part, add_special_tokens=False)),
+        st.lists(st.sampled_from(byte_pieces), min_size=1, max_size=4),
+        st.sampled_from([[1], [2]]),
+    ), max_size=12))
+    ids = [token_id for part in parts for token_id in part]
+    assume(not spells_an_added_token(tok, ids))
+    # The text read after each id is decode of the ids so far, except while a run of byte
+    # pieces is not yet ended: so each id gives the events of the text it adds.
+    by_ids, by_text = StreamParser(dialect=PLAIN, tokenizer=tok), StreamParser(dialect=PLAIN)
+    read = ""
+    for end, token_id in enumerate(ids, 1):
+        added = ""
+        if token_id not in byte_pieces:
+            whole = tok.decode(ids[:end])
+            assert whole.startswith(read)
+            read, added = whole, whole[len(read):]
+        assert by_ids.feed_ids([token_id]) == by_text.feed(added)
+    whole = tok.decode(ids)
+    assert whole.startswith(read)
+    assert merged(by_ids.finish()) == merged(by_text.feed(whole[len(read):]) + by_text.finish())
+    assert by_ids.result() == by_text.result() == agentmsg.parse(whole, dialect=PLAIN)
+
+
+def test_sentencepiece_byte_pieces_wait_for_the_run_to_end(piece_tokenizers: Dict[str, Tokenizer]) -> None:
+    tok = piece_tokenizers["llama2"]
+    ids = tok.encode("Hi 🦀 x", add_special_tokens=False)
+    crab = [tok.token_to_id(f"<0x{b:02X}>") for b in "🦀".encode()]
+    assert crab == ids[2:6]
+    parser = StreamParser(dialect="hermes", tokenizer=tok)
+    assert [parser.feed_ids([token_id]) for token_id in ids[:6]] == [[agentmsg.TextDelta(text="Hi")], [], [], [], [], []]
+    assert parser.feed_ids(ids[6:]) == [agentmsg.TextDelta(text=" 🦀 x")]
+    # A run with a byte that is no UTF-8 reads as decode reads it: one U+FFFD per byte.
+    bad = crab[:2] + [tok.token_to_id("<0xFF>")]
+    assert parse_ids(bad, tokenizer=tok, dialect="hermes").text == tok.decode(bad) == "\ufffd" * 3

@@ -7,6 +7,12 @@
 //! the stream ends becomes one U+FFFD. So the text read is always `decode(ids)` of the ids so
 //! far, less at most the three bytes of a cut character.
 //!
+//! A SentencePiece-style decoder (`Replace`, `ByteFallback`, `Fuse`, `Strip`, `Metaspace`: Llama
+//! 2, Phi-3, Gemma) runs token by token ([`StreamedChain`]): the text read is `decode(ids)` of
+//! the ids so far less what a later id can still change, a run of byte tokens (`<0xE2>`) not
+//! yet ended by another token (`decode` reads a run with an invalid byte as one U+FFFD per
+//! byte) and the trailing characters a `Strip` after `Fuse` may remove.
+//!
 //! **Markers by id.** A dialect's marker that is an added token of the tokenizer (special or
 //! not: gpt-oss's `<|channel|>`, DeepSeek's `<｜tool▁calls▁begin｜>`, Qwen's `<tool_call>`) is
 //! read as a marker only where its id stands. Where ordinary tokens spell the text of an added
@@ -22,6 +28,7 @@ use std::sync::Arc;
 use aho_corasick::{AhoCorasick, MatchKind};
 
 use crate::parse::{Document, Options, StartThinking, StreamMachine};
+use crate::tokenizer::decode::{DecodeStep, Piece, StreamedChain};
 use crate::tokenizer::{Tokenizer, TokenizerError};
 use crate::tokens::encode::TokenEncoder;
 
@@ -46,9 +53,9 @@ pub struct IdVocabulary {
 
 impl IdVocabulary {
     /// The vocabulary of a `tokenizer.json` / `tekken.json` / tiktoken tokenizer; an error for
-    /// a decoder that does not join the ids' bytes (a SentencePiece-style one), named.
+    /// a decoder that cannot be run as ids come, named.
     pub fn of_tokenizer(tokenizer: Arc<Tokenizer>) -> Result<Self, TokenizerError> {
-        tokenizer.joins_bytes()?;
+        tokenizer.streamed_steps()?;
         let added: Vec<(Vec<u8>, u32)> =
             tokenizer.added_tokens().map(|(spelling, id)| (spelling.as_bytes().to_vec(), id)).collect();
         let size = tokenizer.vocab_size();
@@ -104,6 +111,14 @@ impl IdVocabulary {
         bytes.ok_or(TokenizerError::UnknownId(id))
     }
 
+    /// The SentencePiece-style decoder's steps, if decoding is not joining the ids' bytes.
+    fn decode_steps(&self) -> Option<&[DecodeStep]> {
+        match &self.source {
+            Source::Tokenizer(tokenizer) => tokenizer.streamed_steps().ok().flatten(),
+            Source::Encoder(_) => None,
+        }
+    }
+
     #[inline]
     fn is_added(&self, id: u32) -> bool {
         self.added.get(id as usize).copied().unwrap_or(false)
@@ -124,16 +139,21 @@ pub struct IdReader {
     tail: Vec<u8>,
     /// Scratch: the stream ranges of this call's added tokens.
     added_spans: Vec<(usize, usize)>,
+    /// A SentencePiece-style decoder's state, and its scratch output.
+    chain: Option<StreamedChain>,
+    pieces: Vec<Piece>,
 }
 
 impl IdReader {
     pub fn new(vocabulary: Arc<IdVocabulary>) -> Self {
-        Self { vocabulary, held: Vec::new(), read: 0, tail: Vec::new(), added_spans: Vec::new() }
+        let chain = vocabulary.decode_steps().map(StreamedChain::new);
+        Self { vocabulary, held: Vec::new(), read: 0, tail: Vec::new(), added_spans: Vec::new(), chain, pieces: Vec::new() }
     }
 
-    /// Whether bytes of a cut character are held back.
+    /// Whether text is held back (a cut character; for a SentencePiece-style decoder, a run of
+    /// byte tokens or trailing characters a `Strip` may remove).
     pub fn holds_bytes(&self) -> bool {
-        !self.held.is_empty()
+        !self.held.is_empty() || self.chain.as_ref().is_some_and(StreamedChain::holds)
     }
 
     /// Reads `ids`: appends the text they complete to `text` and, to `spelled`, the stream
@@ -144,6 +164,15 @@ impl IdReader {
         vocabulary.check(ids)?;
         let from = text.len();
         self.added_spans.clear();
+        if let (Some(chain), Some(steps)) = (self.chain.as_mut(), vocabulary.decode_steps()) {
+            for &id in ids {
+                let spelling = String::from_utf8_lossy(vocabulary.bytes(id)?).into_owned();
+                chain.push(steps, Piece { text: spelling, added: vocabulary.is_added(id) }, &mut self.pieces);
+            }
+            self.take_pieces(text, from);
+            self.find_spelled(text, from, spelled);
+            return Ok(());
+        }
         for &id in ids {
             let bytes = vocabulary.bytes(id)?;
             if vocabulary.is_added(id) {
@@ -166,9 +195,24 @@ impl IdReader {
         let from = text.len();
         self.added_spans.clear();
         self.flush_held(text);
+        let vocabulary = Arc::clone(&self.vocabulary);
+        if let (Some(chain), Some(steps)) = (self.chain.as_mut(), vocabulary.decode_steps()) {
+            chain.finish(steps, &mut self.pieces);
+            self.take_pieces(text, from);
+        }
         self.find_spelled(text, from, spelled);
         self.read = 0;
         self.tail.clear();
+    }
+
+    /// Appends the decoder chain's output to `text`, noting where added tokens stand.
+    fn take_pieces(&mut self, text: &mut Vec<u8>, from: usize) {
+        for piece in self.pieces.drain(..) {
+            if piece.added {
+                self.added_spans.push((self.read + (text.len() - from), piece.text.len()));
+            }
+            text.extend_from_slice(piece.text.as_bytes());
+        }
     }
 
     /// The held bytes of a character that will not complete, as `decode` gives them.
@@ -367,5 +411,135 @@ mod tests {
             assert_eq!(text, b"x<tc><tc></tc></tc>");
             assert_eq!(spelled, [(1, 4), (9, 5)], "split at {split}");
         }
+    }
+
+    /// A SentencePiece-style vocabulary: `<unk>`, `<s>`, `</s>`, the 256 byte tokens, a few
+    /// pieces, the special token `<tc>`; with `decoder`.
+    fn piece_tokenizer(decoder: &str) -> Arc<Tokenizer> {
+        let mut vocab = vec!["<unk>".to_owned(), "<s>".to_owned(), "</s>".to_owned()];
+        vocab.extend((0..=255).map(|b| format!("<0x{b:02X}>")));
+        vocab.extend(["\u{2581}", "a", "\u{2581}a", "\u{2581}\u{2581}", "b\u{2581}", "é", "x", "<tc>"].map(str::to_owned));
+        let vocab: Vec<String> = vocab.iter().enumerate().map(|(id, piece)| format!("{piece:?}: {id}")).collect();
+        let json = format!(
+            r#"{{"model": {{"type": "BPE", "vocab": {{{}}}, "merges": [], "byte_fallback": true}},
+                "added_tokens": [{{"id": 0, "content": "<unk>", "special": true}}, {{"id": 1, "content": "<s>", "special": true}},
+                                 {{"id": 2, "content": "</s>", "special": true}}, {{"id": 266, "content": "<tc>", "special": true}}],
+                "decoder": {decoder}}}"#,
+            vocab.join(", ")
+        );
+        Arc::new(Tokenizer::from_json(json.as_bytes()).unwrap())
+    }
+
+    const REPLACE: &str = r#"{"type": "Replace", "pattern": {"String": "▁"}, "content": " "}"#;
+
+    fn piece_decoders() -> Vec<String> {
+        let sequence = |steps: &[&str]| format!(r#"{{"type": "Sequence", "decoders": [{}]}}"#, steps.join(", "));
+        let fuse = r#"{"type": "Fuse"}"#;
+        let bytes = r#"{"type": "ByteFallback"}"#;
+        let strip = |start: usize, stop: usize| format!(r#"{{"type": "Strip", "content": " ", "start": {start}, "stop": {stop}}}"#);
+        let metaspace = |scheme: &str| format!(r#"{{"type": "Metaspace", "replacement": "▁", "prepend_scheme": "{scheme}", "split": true}}"#);
+        vec![
+            sequence(&[REPLACE, bytes, fuse, &strip(1, 0)]), // Llama 2, Phi-3
+            sequence(&[REPLACE, bytes, fuse]),               // Gemma
+            metaspace("first"),
+            metaspace("always"),
+            metaspace("never"),
+            sequence(&[bytes, &metaspace("first")]),
+            sequence(&[REPLACE, bytes, fuse, &strip(2, 2)]),
+            sequence(&[REPLACE, &strip(1, 1), bytes]),
+            sequence(&[bytes, fuse, &metaspace("always")]),
+        ]
+    }
+
+    #[test]
+    fn a_piece_decoder_reads_what_decode_gives_after_every_id() {
+        let mut seed = 7u64;
+        for decoder in piece_decoders() {
+            let tokenizer = piece_tokenizer(&decoder);
+            let vocabulary = Arc::new(IdVocabulary::of_tokenizer(Arc::clone(&tokenizer)).unwrap());
+            for _ in 0..300 {
+                let mut ids = Vec::new();
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                for _ in 0..(seed >> 40) % 10 {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    let pick = (seed >> 33) as u32 % 24;
+                    // Mostly pieces and whole characters' bytes (é, 🦀), some stray bytes.
+                    ids.push(match pick {
+                        0..=7 => 259 + pick,
+                        8 => 1,
+                        9 => 2,
+                        10 => 3 + 0xC3,
+                        11 => 3 + 0xA9,
+                        12 => 3 + 0xF0,
+                        13 => 3 + 0x9F,
+                        14 => 3 + 0xA6,
+                        15 => 3 + 0x80,
+                        16 => 3 + b' ' as u32,
+                        17 => 3 + 0xFF,
+                        _ => 259 + pick % 3,
+                    });
+                }
+                let mut reader = IdReader::new(Arc::clone(&vocabulary));
+                let (mut text, mut spelled) = (Vec::new(), Vec::new());
+                for end in 1..=ids.len() {
+                    reader.read(&ids[end - 1..end], &mut text, &mut spelled).unwrap();
+                    let whole = tokenizer.decode(&ids[..end], false).unwrap();
+                    let read = std::str::from_utf8(&text).unwrap();
+                    assert!(whole.starts_with(read), "{decoder}: {ids:?}[..{end}] read {read:?}, decode {whole:?}");
+                    if !(3..259).contains(&ids[end - 1]) {
+                        assert_eq!(read, whole, "{decoder}: {ids:?}[..{end}]");
+                    }
+                }
+                reader.finish(&mut text, &mut spelled);
+                let whole = tokenizer.decode(&ids, false).unwrap();
+                assert_eq!(std::str::from_utf8(&text).unwrap(), whole, "{decoder}: {ids:?}");
+                for split in 0..=ids.len() {
+                    let (again, spelled_again) = read_all(&mut reader, &[&ids[..split], &ids[split..]]);
+                    assert_eq!((&again, &spelled_again), (&text, &spelled), "{decoder}: {ids:?} split at {split}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_piece_decoder_holds_a_run_of_byte_tokens_until_it_ends() {
+        let llama = &piece_decoders()[0];
+        let vocabulary = Arc::new(IdVocabulary::of_tokenizer(piece_tokenizer(llama)).unwrap());
+        let mut reader = IdReader::new(vocabulary);
+        let (mut text, mut spelled) = (Vec::new(), Vec::new());
+        // "▁a" then é as two byte tokens, then "x": é is read when "x" ends the run.
+        reader.read(&[261, 3 + 0xC3, 3 + 0xA9], &mut text, &mut spelled).unwrap();
+        assert_eq!(text, b"a");
+        assert!(reader.holds_bytes());
+        reader.read(&[265], &mut text, &mut spelled).unwrap();
+        assert_eq!(String::from_utf8(text.clone()).unwrap(), "aéx");
+        assert!(!reader.holds_bytes());
+        // A run with a byte that is no UTF-8: one U+FFFD per byte, as decode gives it.
+        reader.read(&[3 + 0xC3, 3 + 0xA9, 3 + 0xFF], &mut text, &mut spelled).unwrap();
+        reader.finish(&mut text, &mut spelled);
+        assert_eq!(String::from_utf8(text).unwrap(), "aéx\u{FFFD}\u{FFFD}\u{FFFD}");
+    }
+
+    #[test]
+    fn a_piece_decoders_added_token_is_a_marker_only_as_its_id() {
+        let llama = &piece_decoders()[0];
+        let vocabulary = Arc::new(IdVocabulary::of_tokenizer(piece_tokenizer(llama)).unwrap());
+        let mut reader = IdReader::new(vocabulary);
+        // "<tc>" spelled by byte tokens, then its id, after "▁a".
+        let mut ids = vec![261];
+        ids.extend("<tc>".bytes().map(|b| 3 + u32::from(b)));
+        ids.extend([266, 259, 266]);
+        for split in 0..=ids.len() {
+            let (text, spelled) = read_all(&mut reader, &[&ids[..split], &ids[split..]]);
+            assert_eq!(String::from_utf8(text).unwrap(), "a<tc><tc> <tc>");
+            assert_eq!(spelled, [(1, 4)], "split at {split}");
+        }
+    }
+
+    #[test]
+    fn a_replace_after_fuse_is_refused_by_name() {
+        let decoder = format!(r#"{{"type": "Sequence", "decoders": [{{"type": "Fuse"}}, {REPLACE}]}}"#);
+        let error = IdVocabulary::of_tokenizer(piece_tokenizer(&decoder)).err().unwrap();
+        assert!(matches!(error, TokenizerError::Unsupported(ref what) if what.contains("after Fuse")), "{error:?}");
     }
 }

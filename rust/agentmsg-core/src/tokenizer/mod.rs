@@ -14,7 +14,7 @@
 
 mod added;
 mod bpe;
-mod decode;
+pub(crate) mod decode;
 mod load;
 mod normalize;
 mod pretokenize;
@@ -225,21 +225,22 @@ impl Tokenizer {
         }
     }
 
-    /// The bytes of one id as the decoder joins them, for reading ids incrementally
-    /// ([`crate::ids`]); `None` for an id that is no token. Only the byte-level decoder joins
-    /// bytes: for any other, [`Self::joins_bytes`] says why not.
+    /// The bytes of one id's spelling, for reading ids incrementally ([`crate::ids`]); `None`
+    /// for an id that is no token.
     pub(crate) fn id_bytes(&self, id: u32) -> Option<&[u8]> {
         self.known.get(id as usize).copied().unwrap_or(false).then(|| &*self.spellings[id as usize])
     }
 
-    /// Whether decoding is joining each id's bytes (then a stream of ids decodes piece by
-    /// piece as the whole does); otherwise the error names the decoder.
-    pub(crate) fn joins_bytes(&self) -> Result<(), TokenizerError> {
+    /// How a stream of ids decodes piece by piece: `None` if decoding joins each id's bytes,
+    /// else the SentencePiece-style steps ([`decode::StreamedChain`] runs them token by token);
+    /// an error names a decoder that cannot be run so.
+    pub(crate) fn streamed_steps(&self) -> Result<Option<&[decode::DecodeStep]>, TokenizerError> {
         match &self.decoder {
-            Decoder::Bytes => Ok(()),
-            Decoder::Steps(_) => Err(TokenizerError::Unsupported(
-                "reading token ids with a SentencePiece-style decoder (Replace/ByteFallback/Fuse/Strip/Metaspace)".into(),
-            )),
+            Decoder::Bytes => Ok(None),
+            Decoder::Steps(steps) => match decode::why_not_streamed(steps) {
+                None => Ok(Some(steps)),
+                Some(what) => Err(TokenizerError::Unsupported(what.into())),
+            },
             Decoder::Unsupported(what) => Err(TokenizerError::Unsupported(what.clone())),
         }
     }
