@@ -69,7 +69,7 @@ impl DateTime {
                 out.push('%');
                 break;
             };
-            let hour12 = if self.hour % 12 == 0 { 12 } else { self.hour % 12 };
+            let hour12 = if self.hour.is_multiple_of(12) { 12 } else { self.hour % 12 };
             match directive {
                 'a' => out.push_str(&DAYS[self.weekday as usize][..3]),
                 'A' => out.push_str(DAYS[self.weekday as usize]),

@@ -29,7 +29,7 @@ pub fn float_repr(x: f64) -> String {
             let point = exponent as usize + 1;
             if digits.len() <= point {
                 out.push_str(&digits);
-                out.extend(std::iter::repeat('0').take(point - digits.len()));
+                out.extend(std::iter::repeat_n('0', point - digits.len()));
                 out.push_str(".0");
             } else {
                 out.push_str(&digits[..point]);
@@ -38,7 +38,7 @@ pub fn float_repr(x: f64) -> String {
             }
         } else {
             out.push_str("0.");
-            out.extend(std::iter::repeat('0').take((-exponent - 1) as usize));
+            out.extend(std::iter::repeat_n('0', (-exponent - 1) as usize));
             out.push_str(&digits);
         }
     } else {
