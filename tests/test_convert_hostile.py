@@ -100,6 +100,7 @@ ANTHROPIC = [
             {"type": "mcp_tool_use", "id": "m1", "name": "ask", "server_name": "wiki", "input": {"q": "x"}},
             {"type": "mcp_tool_result", "tool_use_id": "m1", "is_error": False,
              "content": [{"type": "text", "text": "found"}]},
+            {"type": "mcp_tool_listing", "mcp_server_name": "wiki", "tools": [{"name": "ask", "input_schema": {}}]},
         ]},
         {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "t1", "is_error": False, "content": [

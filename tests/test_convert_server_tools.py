@@ -168,7 +168,62 @@ def test_langchain_and_agentscope_carry_server_blocks():
     assert [m.content for m in back] == [m.content for m in messages]
 
 
+LISTING = {"type": "mcp_tool_listing", "mcp_server_name": "wiki", "tools": [
+    {"name": "ask", "description": "Ask the wiki", "input_schema": {"type": "object", "properties": {"q": {}}}}]}
+LISTED = [ServerToolUseBlock("mcp_tool_listing_0", "mcp_list_tools", {}, "wiki", "anthropic",
+                             {"type": "mcp_tool_listing"}),
+          ServerToolResultBlock("mcp_tool_listing_0", {"tools": LISTING["tools"]}, False, "anthropic",
+                                {"type": "mcp_tool_listing"})]
+
+
+def test_an_mcp_tool_listing_reads_as_the_responses_listing_does_and_goes_back_whole():
+    turns = [TURNS[0], {"role": "assistant", "content": [LISTING] + MCP[:2]}]
+    check_turns(turns, beta=True)
+    messages = from_anthropic(None, copy.deepcopy(turns))
+    assert messages[1].content[:2] == tuple(LISTED)
+    # the same pair as the Responses API's mcp_list_tools item, but for its id and provider
+    responses = agentmsg.from_responses([{"type": "mcp_list_tools", "id": "ml_1", "server_label": "wiki",
+                                          "tools": LISTING["tools"]}])[0].content
+    assert [(b.name, b.server_name) for b in responses[:1]] == [("mcp_list_tools", "wiki")]
+    assert responses[1].content == {"tools": LISTING["tools"]}
+    (system, out), said = recorded(to_anthropic, messages)
+    assert (system, out, said) == ([], turns, [])
+    assert agentmsg.check(messages, provider="anthropic") == []
+
+
+def test_an_mcp_tool_listing_streams_and_counts():
+    events = [
+        {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "model": "c",
+                                              "content": [], "usage": {"input_tokens": 1, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": LISTING},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}},
+        {"type": "message_stop"}]
+    assert agentmsg.from_anthropic_stream(events).content == tuple(LISTED)
+    request = {"model": "claude-sonnet-4-5", "messages": [TURNS[0], {"role": "assistant", "content": [LISTING]}]}
+    without = {"model": "claude-sonnet-4-5", "messages": [TURNS[0], {"role": "assistant", "content": "x"}]}
+    counted, bare = agentmsg.count_request_tokens(request), agentmsg.count_request_tokens(without)
+    assert counted.total > bare.total + 10 and not counted.exact
+    assert any("mcp_tool_listing" in note for note in counted.notes)
+
+
+def test_half_a_listing_is_left_out_and_said():
+    (_, out), said = recorded(to_anthropic, [Message("user", "q"), Message("assistant", [LISTED[1], TextBlock("a")])])
+    assert out[1]["content"] == [{"type": "text", "text": "a"}]
+    assert said == ["to_anthropic cannot carry an MCP tool listing without its server (message 1); "
+                    "they were left out"]
+    (_, out), said = recorded(to_anthropic, [Message("user", "q"), Message("assistant", [LISTED[0], TextBlock("a")])])
+    assert out[1]["content"] == [{"type": "text", "text": "a"}]
+    assert len(said) == 1 and "an MCP tool listing without its tools" in said[0]
+
+
 def test_bad_server_blocks_name_the_field():
+    with pytest.raises(ConversionError, match=r"messages\[1\]\.content\[0\]: missing field 'tools'"):
+        from_anthropic(None, [TURNS[0], {"role": "assistant", "content": [
+            {"type": "mcp_tool_listing", "mcp_server_name": "wiki"}]}])
+    with pytest.raises(agentmsg.MessageTypeError, match=r"messages\[1\]\.content\[0\]\.tools must be a list"):
+        from_anthropic(None, [TURNS[0], {"role": "assistant", "content": [
+            {"type": "mcp_tool_listing", "mcp_server_name": "wiki", "tools": "ask"}]}])
     with pytest.raises(ConversionError, match=r"messages\[0\]\.content\[0\]: missing field 'server_name'"):
         from_anthropic(None, [{"role": "assistant", "content": [
             {"type": "mcp_tool_use", "id": "m1", "name": "ask", "input": {}}]}])
@@ -193,6 +248,10 @@ search_results = st.lists(st.fixed_dictionaries(
 text_parts = st.lists(st.builds(lambda t: {"type": "text", "text": t}, nonempty_text), max_size=2)
 
 
+listed_tools = st.lists(st.fixed_dictionaries(
+    {"name": tool_names, "input_schema": json_objects}, optional={"description": nonempty_text}), max_size=3)
+
+
 @st.composite
 def server_turns(draw):
     """An assistant turn of Anthropic's server and MCP blocks, each result after its call."""
@@ -212,6 +271,9 @@ def server_turns(draw):
                                 "content": draw(nonempty_text | text_parts)})
         if draw(st.booleans()):
             content.append({"type": "text", "text": draw(nonempty_text)})
+        if draw(st.integers(0, 3)) == 0:
+            content.append({"type": "mcp_tool_listing", "mcp_server_name": draw(nonempty_text),
+                            "tools": draw(listed_tools)})
     return [{"role": "user", "content": [{"type": "text", "text": "q"}]}, {"role": "assistant", "content": content}]
 
 

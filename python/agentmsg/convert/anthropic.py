@@ -7,8 +7,11 @@ runs itself are server blocks both ways: ``server_tool_use`` (web search, web fe
 execution...) and the MCP connector's ``mcp_tool_use`` (``server_name`` kept) are
 :class:`ServerToolUseBlock`; every ``*_tool_result`` block of theirs (``web_search_tool_result``,
 ``code_execution_tool_result``, ``mcp_tool_result``...) a :class:`ServerToolResultBlock`, its
-``content`` as sent and its ``type`` in ``metadata``. Server blocks another provider ran are left
-out, with a warning (their ids and results mean nothing to Anthropic).
+``content`` as sent and its ``type`` in ``metadata``. The beta ``mcp_tool_listing`` block (the tools
+the connector fetched from an MCP server) reads as the Responses API's ``mcp_list_tools`` item
+does, an ``mcp_list_tools`` call on that server and its ``{"tools": [...]}`` result, and is
+written back as one block. Server blocks another provider ran are left out, with a warning
+(their ids and results mean nothing to Anthropic).
 
 What the format cannot carry, left out with a :class:`ConversionWarning`: thinking without a
 signature and ``reasoning_content`` (the API rejects unsigned thinking), audio and video, images
@@ -199,6 +202,8 @@ def _server_block(block: Any, message: Message, index: int, losses: Losses) -> O
         losses.add(f"server tool blocks run by {block.provider}", index)
         return None
     data: Dict[str, Any] = json_copy_dict(block.metadata, f"messages[{index}].{block.type}.metadata")
+    if data.get("type") == "mcp_tool_listing":
+        return _listing(block, data, message, index, losses)
     if type(block) is ServerToolUseBlock:
         data.update(type="server_tool_use" if block.server_name is None else "mcp_tool_use", id=block.id,
                     name=block.name, input=json_output_copy(block.input, f"messages[{index}].{block.type}.input"))
@@ -219,6 +224,27 @@ def _server_block(block: Any, message: Message, index: int, losses: Losses) -> O
     if block.is_error or kind == "mcp_tool_result":
         data["is_error"] = block.is_error
     return data
+
+
+def _listing(block: Any, data: Dict[str, Any], message: Message, index: int, losses: Losses
+             ) -> Optional[Dict[str, Any]]:
+    """The ``mcp_tool_listing`` block :func:`from_anthropic` read into a call and its result,
+    written once, where its result (the tools) stands; None for the call, and for half a pair."""
+    if type(block) is ServerToolUseBlock:
+        if not any(type(b) is ServerToolResultBlock and b.tool_use_id == block.id for b in message.content):
+            losses.add("an MCP tool listing without its tools", index)
+        return None
+    call = next((b for b in message.content if type(b) is ServerToolUseBlock and b.id == block.tool_use_id), None)
+    if call is None or call.server_name is None:
+        losses.add("an MCP tool listing without its server", index)
+        return None
+    if type(block.content) is not dict or not isinstance(block.content.get("tools"), list):
+        losses.add("an MCP tool listing without its tools", index)
+        return None
+    data.update(mcp_server_name=call.server_name,
+                tools=json_copy(block.content["tools"], f"messages[{index}].{block.type}.content['tools']"))
+    data.update((k, v) for k, v in call.metadata.items() if k != "type")
+    return {"type": data.pop("type"), **data}
 
 
 def from_anthropic(

@@ -674,6 +674,10 @@ def _anthropic_blocks(content: Any, where: str, texts: List[str], tally: _Tally)
             tally.note("thinking blocks: Anthropic drops earlier turns' thinking, so they are not counted")
         elif isinstance(kind, str) and kind.endswith("_tool_result"):  # web search results and the like
             texts.append(_json_text(block.get("content", ""), f"{place}.content"))
+        elif kind == "mcp_tool_listing":
+            texts.append(_json_text(block.get("tools", []), f"{place}.tools"))
+            tally.note("mcp_tool_listing blocks: their tools counted as JSON text (how Anthropic renders a listing "
+                       "is not published)")
         else:
             require_str(kind, f"{place}.type")
             tally.estimate("messages", 0, 0, None, f"a {describe(kind)} block: its cost is not published; not counted")

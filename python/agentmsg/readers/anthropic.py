@@ -5,7 +5,7 @@ reads a whole history with it, :func:`agentmsg.as_messages` any mix of forms."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 from .._checks import require, require_choice, require_dict, shown
 from ..errors import ConversionError, MessageTypeError
@@ -86,8 +86,34 @@ def block_from_anthropic(block: Mapping[str, Any], where: str) -> Any:
         return server_result_from_anthropic(block, where)
     raise ConversionError(
         f"{where}.type: unknown block type {shown(kind)}; valid: text, image, thinking, tool_use, "
-        "tool_result, redacted_thinking, server_tool_use, mcp_tool_use, *_tool_result"
+        "tool_result, redacted_thinking, server_tool_use, mcp_tool_use, *_tool_result, mcp_tool_listing"
     )
+
+
+#: The name of the server call an MCP tool listing reads into, as the Responses API's
+#: ``mcp_list_tools`` item does: one representation of "the provider listed an MCP server's tools".
+MCP_LISTING_NAME = "mcp_list_tools"
+_LISTING_FIELDS = frozenset(("type", "mcp_server_name", "tools", "cache_control"))
+
+
+def listing_from_anthropic(block: Mapping[str, Any], position: int, where: str
+                           ) -> Tuple[ServerToolUseBlock, ServerToolResultBlock]:
+    """An ``mcp_tool_listing`` block (the tools the MCP connector fetched from a server) as the
+    pair the Responses API's ``mcp_list_tools`` item reads into: a ``mcp_list_tools`` call on
+    that server and its result, ``{"tools": [...]}``. The block has no id: the pair is linked by
+    one made of the block's ``position`` in its turn (the same read whole or streamed), and
+    :func:`agentmsg.to_anthropic` writes the block back whole, without it."""
+    server = require_str_key(block, "mcp_server_name", where)
+    tools = require(block, "tools", where)
+    if not isinstance(tools, (list, tuple)):
+        raise MessageTypeError(f"{where}.tools must be a list of tools, not {type(tools).__name__}")
+    extra = {k: v for k, v in block.items() if k not in _LISTING_FIELDS}
+    metadata = {"type": "mcp_tool_listing"}
+    listing_id = f"mcp_tool_listing_{position}"
+    call = build(where, lambda: ServerToolUseBlock(listing_id, MCP_LISTING_NAME, {}, server, "anthropic",
+                                                   {**extra, **metadata}))
+    result = build(where, lambda: ServerToolResultBlock(listing_id, {"tools": list(tools)}, False, "anthropic", metadata))
+    return call, result
 
 
 #: What a server block's metadata never keeps: its typed fields, and request decoration.
@@ -156,6 +182,8 @@ def messages_from_anthropic(turn: Any, where: str, call_names: Dict[str, str]) -
                 out.append(build(where, lambda: Message(role, pending, metadata=metadata)))
                 pending = []
             out.append(tool_result_from_anthropic(block, bwhere, call_names))
+        elif kind == "mcp_tool_listing":
+            pending.extend(listing_from_anthropic(block, j, bwhere))
         else:
             parsed = block_from_anthropic(block, bwhere)
             if type(parsed) is ToolUseBlock:
