@@ -35,7 +35,6 @@ import os
 import re
 import statistics
 import sys
-import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Sequence, Tuple
@@ -48,7 +47,12 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 import pytest  # noqa: E402
 
 import agentmsg  # noqa: E402
-from agentmsg import StreamBatch, StreamParser, Tools, parse, parse_many  # noqa: E402
+from agentmsg import StreamParser, parse, parse_many  # noqa: E402
+from server_jobs import (  # noqa: E402
+    COMPILED, STREAMS_PER_BATCH, TOOLS, run_batch, run_batch_floor, run_batch_objects_floor, run_floor,
+    run_objects_floor, shifted_steps,
+)
+from timing import cpu_rounds  # noqa: E402
 
 # Only in the engines' venv: importing them puts stand-ins for torch and CUDA into this process.
 if importlib.util.find_spec("vllm") and importlib.util.find_spec("sglang"):
@@ -73,20 +77,6 @@ LENGTHS = (500, 8000, 32000)
 SHAPES = ("small", "large")
 
 
-def tool_definitions(count: int = 20) -> List[Dict[str, Any]]:
-    """The 20 realistic tools of benches/bench_server_speed.py (a description, typed and
-    described parameters, an enum, required names)."""
-    return [{"type": "function", "function": {
-        "name": f"tool_{i}", "description": f"Does thing number {i} with care and precision, and says what it did.",
-        "parameters": {"type": "object", "properties": {
-            "city": {"type": "string", "description": "The city, as its inhabitants write it"},
-            "days": {"type": "integer", "description": "How many days ahead"},
-            "units": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-            "verbose": {"type": "boolean"}}, "required": ["city"]}}} for i in range(count)]
-
-
-TOOLS = tool_definitions()
-COMPILED = Tools(TOOLS)
 O200K = agentmsg.get_encoding("o200k_base")
 CITIES = ("Paris", "Zürich", "São Paulo", "New York", "Kraków", "Tokyo", "Cape Town")
 
@@ -244,17 +234,6 @@ def run_sglang(dialect: str, chunks: Sequence[str]) -> None:
     engines.run_sglang(dialect, SGLANG_TOOLS(), chunks)
 
 
-def run_floor(dialect: str, chunks: Sequence[str]) -> None:
-    for chunk in chunks:
-        len(chunk)
-
-
-def run_objects_floor(dialect: str, chunks: Sequence[str]) -> None:
-    """What any per-delta API that returns new objects must at least do."""
-    for chunk in chunks:
-        [{"content": chunk}]
-
-
 @lru_cache(maxsize=None)
 def VLLM_REQUEST() -> Any:  # noqa: N802 - built once, as the server's request object is
     return engines.vllm_request(TOOLS)
@@ -299,53 +278,11 @@ def engine_calls(dialect: str, chunks: Sequence[str]) -> Dict[str, List[Tuple[st
     return found
 
 
-def cpu_rounds(jobs: Dict[str, Callable[[], object]], rounds: int) -> Dict[str, List[float]]:
-    """CPU seconds per job, the jobs interleaved round by round (the load moves them alike)."""
-    times: Dict[str, List[float]] = {name: [] for name in jobs}
-    for job in jobs.values():
-        job()  # warm: first-use imports and caches
-    for _ in range(rounds):
-        for name, job in jobs.items():
-            start = time.thread_time()
-            job()
-            times[name].append(time.thread_time() - start)
-    return times
-
-
 # -- batches -------------------------------------------------------------------------------------
 
-STREAMS_PER_BATCH = 256
-
-
 def batch_steps(dialect: str) -> List[List[str]]:
-    """256 streams of the 500-token small-arguments reply, one token each per step, shifted so
-    they are at different places of it."""
-    chunks = deltas(dialect, 500, "small")
-    return [[chunks[(step + n) % len(chunks)] for n in range(STREAMS_PER_BATCH)] for step in range(len(chunks))]
-
-
-def run_batch(dialect: str, steps: Sequence[Sequence[str]]) -> None:
-    batch = StreamBatch(dialect=dialect, tools=COMPILED)
-    ids = [batch.add() for _ in range(STREAMS_PER_BATCH)]
-    step = batch.step
-    for texts in steps:
-        step(list(zip(ids, texts)))
-    for stream in ids:
-        batch.finish(stream)
-
-
-def run_batch_floor(dialect: str, steps: Sequence[Sequence[str]]) -> None:
-    ids = list(range(STREAMS_PER_BATCH))
-    for texts in steps:
-        for _, text in zip(ids, texts):
-            len(text)
-
-
-def run_batch_objects_floor(dialect: str, steps: Sequence[Sequence[str]]) -> None:
-    """The pairs built and a list of per-stream delta lists returned, as ``step`` must."""
-    ids = list(range(STREAMS_PER_BATCH))
-    for texts in steps:
-        [[{"content": text}] for _, text in list(zip(ids, texts))]
+    """256 streams of the 500-token small-arguments reply, one token each per step."""
+    return shifted_steps(deltas(dialect, 500, "small"))
 
 
 BATCHES = {"StreamBatch.step": run_batch, "floor len": run_batch_floor, "floor objects": run_batch_objects_floor}

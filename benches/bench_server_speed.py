@@ -18,23 +18,15 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agentmsg import StreamBatch, StreamParser, Tools, openai_deltas  # noqa: E402
+from agentmsg import StreamParser, openai_deltas  # noqa: E402
 from bench_dialects import deltas  # noqa: E402
+from server_jobs import (  # noqa: E402
+    COMPILED, STREAMS_PER_BATCH, TOOLS, run_batch, run_batch_floor, run_floor, run_objects_floor, shifted_steps,
+)
+from timing import cpu_rounds  # noqa: E402
 
 DIALECTS = ("hermes", "qwen3_coder", "gpt_oss")
 LENGTHS = (500, 8000)
-
-
-def tool_definitions(count: int = 20) -> List[Dict[str, Any]]:
-    """``count`` tools shaped as real ones are: a description, typed and described parameters,
-    an enum, required names."""
-    return [{"type": "function", "function": {
-        "name": f"tool_{i}", "description": f"Does thing number {i} with care and precision, and says what it did.",
-        "parameters": {"type": "object", "properties": {
-            "city": {"type": "string", "description": "The city, as its inhabitants write it"},
-            "days": {"type": "integer", "description": "How many days ahead"},
-            "units": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-            "verbose": {"type": "boolean"}}, "required": ["city"]}}} for i in range(count)]
 
 
 class Definitions(list):  # type: ignore[type-arg]
@@ -42,8 +34,6 @@ class Definitions(list):  # type: ignore[type-arg]
     before ``Tools``."""
 
 
-TOOLS = tool_definitions()
-COMPILED = Tools(TOOLS)
 UNCACHED = Definitions(TOOLS)
 
 SETUPS: Dict[str, Callable[[], object]] = {
@@ -69,17 +59,6 @@ def run_core_deltas(dialect: str, chunks: Sequence[str]) -> None:
     parser.finish_openai()
 
 
-def run_floor(dialect: str, chunks: Sequence[str]) -> None:
-    for chunk in chunks:
-        len(chunk)
-
-
-def run_objects_floor(dialect: str, chunks: Sequence[str]) -> None:
-    """What any per-chunk delta API must at least do: make a new list holding a new dict."""
-    for chunk in chunks:
-        [{"content": chunk}]
-
-
 STREAMS: Dict[str, Callable[[str, Sequence[str]], None]] = {
     "feed + openai_deltas": run_events_and_python_deltas,
     "feed_openai (core deltas)": run_core_deltas,
@@ -88,24 +67,9 @@ STREAMS: Dict[str, Callable[[str, Sequence[str]], None]] = {
 }
 
 
-STREAMS_PER_BATCH = 256
-
-
 def batch_steps(dialect: str) -> List[List[str]]:
-    """The engine's steps for 256 streams of the ~500-token reply, each stream one token per
-    step, the streams shifted so that they are at different places of the reply."""
-    chunks = deltas(dialect, 500)
-    return [[chunks[(step + n) % len(chunks)] for n in range(STREAMS_PER_BATCH)] for step in range(len(chunks))]
-
-
-def run_batch(dialect: str, steps: Sequence[Sequence[str]]) -> None:
-    batch = StreamBatch(dialect=dialect, tools=COMPILED)
-    ids = [batch.add() for _ in range(STREAMS_PER_BATCH)]
-    step = batch.step
-    for texts in steps:
-        step(list(zip(ids, texts)))
-    for stream in ids:
-        batch.finish(stream)
+    """256 streams of the ~500-token reply, one token each per step."""
+    return shifted_steps(deltas(dialect, 500))
 
 
 def run_parsers(dialect: str, steps: Sequence[Sequence[str]]) -> None:
@@ -116,12 +80,6 @@ def run_parsers(dialect: str, steps: Sequence[Sequence[str]]) -> None:
             feed(text)
     for parser in parsers:
         parser.finish_openai()
-
-
-def run_batch_floor(dialect: str, steps: Sequence[Sequence[str]]) -> None:
-    for texts in steps:
-        for text in texts:
-            len(text)
 
 
 BATCHES: Dict[str, Callable[[str, Sequence[Sequence[str]]], None]] = {
@@ -189,13 +147,8 @@ def main() -> None:
         for tokens in LENGTHS:
             chunks = deltas(dialect, tokens)
             n = len(chunks)
-            # Interleaved rounds: the machine's load moves all of them alike.
-            rounds: Dict[str, List[float]] = {name: [] for name in STREAMS}
-            for _ in range(15):
-                for name, run in STREAMS.items():
-                    start = time.thread_time()
-                    run(dialect, chunks)
-                    rounds[name].append((time.thread_time() - start) / n * 1e6)
+            rounds = {name: [t / n * 1e6 for t in times] for name, times in cpu_rounds(
+                {name: (lambda run=run: run(dialect, chunks)) for name, run in STREAMS.items()}, 15).items()}
             m = {name: statistics.median(times) for name, times in rounds.items()}
             low = {name: min(times) for name, times in rounds.items()}
             cells = " | ".join(f"{m[name]:.3f} ({low[name]:.3f})" for name in STREAMS)
@@ -209,13 +162,8 @@ def main() -> None:
     for dialect in DIALECTS:
         steps = batch_steps(dialect)
         tokens = len(steps) * STREAMS_PER_BATCH
-        batch_rounds: Dict[str, List[float]] = {name: [] for name in BATCHES}
-        for _ in range(5):
-            for name, run_steps in BATCHES.items():
-                start = time.thread_time()
-                run_steps(dialect, steps)
-                batch_rounds[name].append((time.thread_time() - start) / tokens * 1e6)
-        med = {name: statistics.median(times) for name, times in batch_rounds.items()}
+        batch_rounds = cpu_rounds({name: (lambda run=run: run(dialect, steps)) for name, run in BATCHES.items()}, 5)
+        med = {name: statistics.median(times) / tokens * 1e6 for name, times in batch_rounds.items()}
         first, _, floor = list(BATCHES)
         print(f"| {dialect} ({len(steps)} steps) | " + " | ".join(f"{med[name]:.3f} us/token" for name in BATCHES)
               + f" | {med[first] / med[floor]:.1f}x |", flush=True)

@@ -1,6 +1,7 @@
-"""What the job scripts share: the timing loop of those run by ``scripts/compare-commits`` and
-``scripts/measure-allocators`` (each job warmed once, then timed ``repeats`` times), and the
-history of the architecture review's trim profile."""
+"""What the job scripts and benchmarks share: the timing loop of those run by
+``scripts/compare-commits`` and ``scripts/measure-allocators`` (each job warmed once, then timed
+``repeats`` times), the interleaved CPU-time rounds of the server benchmarks, and the history of
+the architecture review's trim profile."""
 
 import statistics
 import time
@@ -24,6 +25,21 @@ def medians(jobs: Dict[str, Callable[[], object]], repeats: int, only: Iterable[
             times.append(time.perf_counter() - start)
         figures[name] = statistics.median(times)
     return figures
+
+
+def cpu_rounds(jobs: Dict[str, Callable[[], object]], rounds: int) -> Dict[str, List[float]]:
+    """CPU seconds of this thread per job (``time.thread_time``: on a shared machine a long run
+    is often descheduled, and wall time would count the wait), the jobs interleaved round by
+    round so that the load moves them alike; each job warmed once first."""
+    times: Dict[str, List[float]] = {name: [] for name in jobs}
+    for job in jobs.values():
+        job()  # warm: first-use imports and caches
+    for _ in range(rounds):
+        for name, job in jobs.items():
+            start = time.thread_time()
+            job()
+            times[name].append(time.thread_time() - start)
+    return times
 
 
 def appendix_b_history(pairs: int = 50_000) -> List[Message]:
