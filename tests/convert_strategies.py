@@ -15,9 +15,11 @@ from agentmsg import (
     ToolUseBlock,
     URLSource,
     VideoBlock,
+    DocumentBlock,
 )
 from strategies import json_objects, nonempty_text, text, timestamps
 
+names = st.none() | nonempty_text
 MEDIA_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp", "audio/wav",
                "audio/mpeg", "audio/ogg", "video/mp4", "video/webm"]
 b64 = st.binary(max_size=12).map(lambda b: base64.b64encode(b).decode("ascii"))
@@ -26,15 +28,13 @@ url_sources = st.builds(URLSource, st.sampled_from(["https://", "http://", "file
 base64_sources = st.builds(Base64Source, st.sampled_from(MEDIA_TYPES), b64)
 sources = url_sources | base64_sources
 media = st.one_of(st.builds(ImageBlock, sources), st.builds(AudioBlock, sources),
-                  st.builds(VideoBlock, sources))
+                  st.builds(VideoBlock, sources), st.builds(DocumentBlock, sources, names))
 text_blocks = st.builds(TextBlock, nonempty_text)
 thinking_blocks = st.builds(ThinkingBlock, text, st.none() | nonempty_text)
 tool_names = st.text(st.characters(codec="utf-8"), min_size=1, max_size=12)
 tool_uses = st.builds(ToolUseBlock, nonempty_text, tool_names, json_objects)
 tool_uses_any = st.builds(ToolUseBlock, nonempty_text, tool_names, json_objects,
                           st.just("local") | nonempty_text, json_objects)
-names = st.none() | nonempty_text
-
 common = dict(name=names, id=st.none() | text, timestamp=timestamps, metadata=json_objects)
 
 system_messages = st.builds(Message, st.just("system"), st.lists(text_blocks, min_size=1, max_size=3), **common)

@@ -12,6 +12,7 @@ from agentmsg import (
     ToolUseBlock,
     URLSource,
     VideoBlock,
+    DocumentBlock,
 )
 
 # Any text, including lone surrogates, NUL and control characters.
@@ -30,7 +31,8 @@ json_objects = st.dictionaries(text, json_values, max_size=4)
 sources = st.builds(
     URLSource, st.sampled_from(["https://", "http://", "file:///"]).flatmap(lambda p: text.map(lambda t: p + t))
 ) | st.builds(Base64Source, nonempty_text, text)
-media = st.one_of(st.builds(ImageBlock, sources), st.builds(AudioBlock, sources), st.builds(VideoBlock, sources))
+media = st.one_of(st.builds(ImageBlock, sources), st.builds(AudioBlock, sources), st.builds(VideoBlock, sources),
+                  st.builds(DocumentBlock, sources, st.none() | text, json_objects))
 text_blocks = st.builds(TextBlock, nonempty_text)
 thinking_blocks = st.builds(ThinkingBlock, text, st.none() | text)
 tool_uses = st.builds(ToolUseBlock, text, nonempty_text, json_objects, text, json_objects)

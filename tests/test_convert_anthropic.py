@@ -135,8 +135,8 @@ def test_error_results_and_string_system():
 @pytest.mark.parametrize("messages, error, text", [
     ([{"content": "hi"}], ConversionError, "messages[0]: missing field 'role'"),
     ([{"role": "system", "content": "hi"}], ConversionError, "messages[0].role: unknown role 'system'"),
-    ([{"role": "user", "content": [{"type": "document"}]}], ConversionError,
-     "messages[0].content[0].type: unknown block type 'document'"),
+    ([{"role": "user", "content": [{"type": "container_upload"}]}], ConversionError,
+     "messages[0].content[0].type: unknown block type 'container_upload'"),
     ([{"role": "user", "content": 3}], MessageTypeError, "messages[0].content must be a str or a list"),
     ([{"role": "user", "content": [{"type": "tool_result"}]}], ConversionError,
      "messages[0].content[0]: missing field 'tool_use_id'"),

@@ -10,6 +10,7 @@ from agentmsg import (
     Base64Source,
     ConversionError,
     ConversionWarning,
+    DocumentBlock,
     ImageBlock,
     Message,
     MessageTypeError,
@@ -84,9 +85,15 @@ def carried(message):
     thinking = [b.thinking for b in message.content if isinstance(b, ThinkingBlock)]
     reasoning = message.reasoning_content if message.reasoning_content is not None else (
         "\n".join(thinking) if thinking else None)
-    blocks = tuple(b for b in message.content if not isinstance(b, (ThinkingBlock, ToolUseBlock)))
+    blocks = tuple(b for b in message.content if not isinstance(b, (ThinkingBlock, ToolUseBlock, DocumentBlock)))
     calls = tuple((b.id, b.name, b.input) for b in message.content if isinstance(b, ToolUseBlock))
     return (role, message.name, reasoning, blocks, calls)
+
+
+def kept_by_dashscope(message):
+    """Whether DashScope writes the message: its only blocks may be documents, which it has not."""
+    return message.role.value == "tool" or message.reasoning_content is not None or any(
+        not isinstance(b, DocumentBlock) for b in message.content)
 
 
 @settings(max_examples=150, deadline=None)
@@ -103,7 +110,7 @@ def test_round_trip_keeps_what_dashscope_carries(messages):
     # requires results right after their call): such histories do not keep their order.
     assume(not any("after the tool results" in str(w.message) for w in caught))
     back = quiet(from_dashscope, written, on_orphan="keep")
-    assert [carried(m) for m in back] == [carried(m) for m in messages]
+    assert [carried(m) for m in back] == [carried(m) for m in messages if kept_by_dashscope(m)]
 
 
 def full_view(message):

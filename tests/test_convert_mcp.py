@@ -13,6 +13,7 @@ import agentmsg
 from agentmsg import (
     AudioBlock,
     Base64Source,
+    DocumentBlock,
     ConversionError,
     ImageBlock,
     Message,
@@ -59,7 +60,7 @@ def test_every_content_type_becomes_blocks_and_the_result_is_kept_whole():
         AudioBlock(Base64Source("audio/wav", "UklGRg==")),
         TextBlock("# Week"),
         ImageBlock(Base64Source("image/jpeg", "/9j/4AAQ")),
-        TextBlock("[resource: file:///report.pdf] (application/pdf, not shown)"),
+        DocumentBlock(Base64Source("application/pdf", "JVBERi0="), "file:///report.pdf"),
         TextBlock("[resource: radar](https://e.com/radar) Live radar"),
         TextBlock('{"temperature": 21, "sky": "clear"}'),
     )
@@ -92,7 +93,7 @@ def test_each_provider_writes_the_result_in_its_shape():
     assert [str(w.message) for w in caught] == [
         "to_anthropic cannot carry audio blocks in tool results (message 2); they were left out"]
     assert [part["type"] for part in turns[2]["content"][0]["content"]] == [
-        "text", "image", "text", "image", "text", "text", "text"]  # no audio in Anthropic's tool results
+        "text", "image", "text", "image", "document", "text", "text"]  # no audio in Anthropic's tool results
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         out = agentmsg.to_openai(chat)

@@ -144,8 +144,8 @@ def test_malformed_arguments_are_kept_and_written_back():
     ([{"content": "hi"}], ConversionError, "messages[0]: missing field 'role'"),
     ([{"role": "robot", "content": "hi"}], ConversionError, "messages[0].role: unknown role 'robot'"),
     ([{"role": "user", "content": 5}], MessageTypeError, "messages[0].content must be a str"),
-    ([{"role": "user", "content": [{"type": "file"}]}], ConversionError,
-     "messages[0].content[0].type: unknown content part type 'file'"),
+    ([{"role": "user", "content": [{"type": "video_url"}]}], ConversionError,
+     "messages[0].content[0].type: unknown content part type 'video_url'"),
     ([{"role": "tool", "content": "x"}], ConversionError, "messages[0]: missing field 'tool_call_id'"),
     ([{"role": "user", "content": "a"}, {"role": "assistant", "content": None, "tool_calls": [
         {"id": "c", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}}]}],

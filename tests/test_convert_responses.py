@@ -10,8 +10,10 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
 import agentmsg
+from agentmsg.model.blocks import document_name
 from agentmsg import (
     Base64Source,
+    DocumentBlock,
     ConversionError,
     ConversionWarning,
     ImageBlock,
@@ -265,7 +267,7 @@ def carried(message):
     """What the Responses format carries of a message, as from_responses gives it back."""
     role = message.role.value
     if role == "tool":
-        output = tuple(b for b in message.content[0].output if isinstance(b, (TextBlock, ImageBlock)))
+        output = tuple(_named(b) for b in message.content[0].output if isinstance(b, (TextBlock, ImageBlock, DocumentBlock)))
         return (role, message.tool_id, output)
     blocks = []
     for block in message.content:
@@ -273,9 +275,16 @@ def carried(message):
             blocks.append(block)
         elif isinstance(block, ToolUseBlock) and role == "assistant":
             blocks.append(("call", block.id, block.name, block.input, block.server_name))
-        elif role == "user" and isinstance(block, ImageBlock):
-            blocks.append(block)
+        elif role == "user" and isinstance(block, (ImageBlock, DocumentBlock)):
+            blocks.append(_named(block))
     return (role, tuple(blocks)) if blocks else None
+
+
+def _named(block):
+    """A document as the Responses API gives it back: a base64 one always has a file name."""
+    if isinstance(block, DocumentBlock) and block.name is None and isinstance(block.source, Base64Source):
+        return DocumentBlock(block.source, document_name(block), block.metadata)
+    return block
 
 
 def merged(views):

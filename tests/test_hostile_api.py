@@ -173,6 +173,8 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("ImageBlock", agentmsg.ImageBlock, (agentmsg.URLSource("https://x.y/a.png"),), {}),
     ("AudioBlock", agentmsg.AudioBlock, (agentmsg.Base64Source("audio/wav", "UklGRg=="),), {}),
     ("VideoBlock", agentmsg.VideoBlock, (agentmsg.URLSource("file:///a.mp4"),), {}),
+    ("DocumentBlock", agentmsg.DocumentBlock, (agentmsg.Base64Source("application/pdf", "JVBERi0="),),
+     {"name": "a.pdf", "metadata": {"context": "c"}}),
     ("ThinkingBlock", agentmsg.ThinkingBlock, ("hmm",), {"signature": "sig"}),
     ("ToolUseBlock", ToolUseBlock, ("c1", "calc", {"a": 1, "b": [1, "x"]}),
      {"server_name": "mcp", "metadata": {"k": {"n": 1}}}),

@@ -196,8 +196,11 @@ def test_errors():
         from_langchain([HumanMessage("a"), {"role": "user", "content": "b"}])
     with pytest.raises(MessageTypeError, match="not a single HumanMessage"):
         from_langchain(HumanMessage("a"))
-    with pytest.raises(ConversionError, match=r"messages\[0\].content\[0\].type: unknown content block type 'file'"):
+    with pytest.raises(ConversionError, match=r"^messages\[0\].content\[0\]: media with neither url nor base64 data "
+                                              r"\(a file_id cannot be read\)$"):
         from_langchain([HumanMessage([{"type": "file", "file_id": "f1"}])])
+    with pytest.raises(ConversionError, match=r"messages\[0\].content\[0\].type: unknown content block type 'x'"):
+        from_langchain([HumanMessage([{"type": "x"}])])
     with pytest.raises(ConversionError, match="a ChatMessage with role 'critic' has no agentmsg role"):
         from_langchain([ChatMessage("x", role="critic")])
     with pytest.raises(ConversionError, match=r"messages\[0\]: content is empty"):

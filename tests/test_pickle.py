@@ -30,6 +30,7 @@ VALUES = {
     "ImageBlock base64": ImageBlock(Base64Source("image/png", "aGk=")),
     "AudioBlock": AudioBlock(Base64Source("audio/wav", "aGk=")),
     "VideoBlock": VideoBlock(URLSource("https://example.com/a.mp4")),
+    "DocumentBlock": agentmsg.DocumentBlock(Base64Source("application/pdf", "aGk="), "a.pdf", {"context": "c"}),
     "Parsed": agentmsg.parse(PARSED_TEXT),
     "ParseIssue": agentmsg.parse(PARSED_TEXT).errors[0],
     "TrimResult": agentmsg.trim(build_transcript(40), 2000, counter="o200k_base"),

@@ -70,7 +70,7 @@ __all__ = [
     # agentmsg.model.blocks
     "URLSource", "Base64Source", "Source", "TextBlock", "ImageBlock", "AudioBlock", "VideoBlock",
     "ThinkingBlock", "ToolUseBlock", "ToolResultBlock", "Block", "block_to_dict", "block_from_dict",
-    "ServerToolUseBlock", "ServerToolResultBlock",
+    "ServerToolUseBlock", "ServerToolResultBlock", "DocumentBlock",
     # agentmsg.model.message
     "Role", "Message", "system", "user", "assistant", "tool", "ROLE_CODES",
     # agentmsg.model.results

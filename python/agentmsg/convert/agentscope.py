@@ -25,8 +25,8 @@ from .._checks import check_calls, optional_dict, require, require_dict, require
 from ..errors import ConversionError, MessageTypeError
 from ..model.arguments import json_output_copy
 from ..model.blocks import (
-    SERVER_BLOCKS, AudioBlock, Base64Source, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
-    URLSource, VideoBlock, block_from_dict, block_to_dict,
+    SERVER_BLOCKS, AudioBlock, Base64Source, DocumentBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock,
+    ToolUseBlock, URLSource, VideoBlock, block_from_dict, block_to_dict,
 )
 from ..model.message import Message, format_timestamp
 from ..readers import check_messages
@@ -104,7 +104,7 @@ def _block_to_agentscope(block: Any, message: Message, index: int) -> Dict[str, 
         if block.is_error:
             data["state"] = "ERROR"
         return data
-    if kind in SERVER_BLOCKS:  # AgentScope has no such block: agentmsg's own form, read back as it
+    if kind in SERVER_BLOCKS or kind is DocumentBlock:  # AgentScope has no such block: agentmsg's own form
         return block_to_dict(block)
     return {"type": block.type, "source": _source(block.source)}
 
@@ -183,7 +183,7 @@ def _block_from_agentscope(data: Any, where: str) -> Any:
         is_error = data.get("state") == "ERROR"
         block = build(where, lambda: ToolResultBlock(tool_id, blocks, is_error))
         return (block, data.get("name"))  # the tool's name, for the message when Msg.name is unset
-    if kind in ("server_tool_use", "server_tool_result"):
+    if kind in ("server_tool_use", "server_tool_result", "document"):
         return build(where, lambda: block_from_dict(data, where))
     if kind in _MEDIA:
         source = require_dict(require(data, "source", where), f"{where}.source")
@@ -200,7 +200,7 @@ def _block_from_agentscope(data: Any, where: str) -> Any:
         raise ConversionError(f"{where}.source.type: unknown source type {shown(stype)}; valid: url, base64")
     raise ConversionError(
         f"{where}.type: unknown block type {shown(kind)}; valid: text, image, audio, video, thinking, tool_use, "
-        "tool_result, server_tool_use, server_tool_result"
+        "tool_result, server_tool_use, server_tool_result, document"
     )
 
 

@@ -30,6 +30,7 @@ system prompt (with a warning). Ids, timestamps, metadata and finish state are n
 
 from __future__ import annotations
 
+import base64
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, cast
 
 from .. import _core
@@ -37,10 +38,10 @@ from .._checks import check_calls, json_copy, json_copy_dict
 from ..errors import AgentMsgError, ConversionError, Losses, MessageTypeError
 from ..model.arguments import call_extras_lost, call_place, json_object, json_output_copy
 from ..model.blocks import (
-    ImageBlock, ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
-    URLSource,
+    DocumentBlock, ImageBlock, ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock, ToolResultBlock,
+    ToolUseBlock, URLSource,
 )
-from ..model.message import ROLE_NAMES, TOOL_ROLE, Message, metadata_view
+from ..model.message import ASSISTANT_ROLE, ROLE_NAMES, TOOL_ROLE, Message, metadata_view
 from ..readers import check_messages
 from ..readers._fields import check_dicts, own_namespace
 from ..readers.anthropic import messages_from_anthropic, system_from_anthropic
@@ -119,6 +120,34 @@ def _image(block: ImageBlock) -> Optional[Dict[str, Any]]:
     }
 
 
+_LOST = {ImageBlock: "images of that media type", DocumentBlock: "documents other than PDFs and plain text, "
+         "or in assistant turns"}
+
+
+def _document(block: DocumentBlock) -> Optional[Dict[str, Any]]:
+    """A PDF (base64 or URL) or a plain-text document as a ``document`` block; None for another
+    media type, or text that is not UTF-8."""
+    source = block.source
+    data: Dict[str, Any]
+    if type(source) is URLSource:
+        data = {"type": "document", "source": {"type": "url", "url": source.url}}
+    elif source.media_type == "application/pdf":
+        data = {"type": "document", "source": {"type": "base64", "media_type": source.media_type,
+                                               "data": source.data}}
+    elif source.media_type == "text/plain":
+        try:
+            text = base64.b64decode(source.data, validate=True).decode("utf-8")
+        except ValueError:
+            return None
+        data = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": text}}
+    else:
+        return None
+    if block.name is not None:
+        data["title"] = block.name
+    data.update(json_copy_dict(block.metadata, "DocumentBlock.metadata"))
+    return data
+
+
 def _blocks_to_anthropic(
     message: Message, index: int, losses: Losses, call_names: Dict[str, str]
 ) -> Tuple[str, List[Dict[str, Any]]]:
@@ -139,6 +168,8 @@ def _blocks_to_anthropic(
                     output.append({"type": "text", "text": block.text})
             elif type(block) is ImageBlock and (image := _image(block)) is not None:
                 output.append(image)
+            elif type(block) is DocumentBlock and (document := _document(block)) is not None:
+                output.append(document)
             else:
                 losses.add(f"{block.type} blocks in tool results", index)
         data: Dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_id, "content": output}
@@ -186,12 +217,14 @@ def _blocks_to_anthropic(
                 blocks.append({"type": "thinking", "thinking": block.thinking, "signature": block.signature})
         elif kind is ImageBlock and (image := _image(block)) is not None:
             blocks.append(image)
+        elif kind is DocumentBlock and role is not ASSISTANT_ROLE and (document := _document(block)) is not None:
+            blocks.append(document)
         elif kind is ServerToolUseBlock or kind is ServerToolResultBlock:
             written = _server_block(block, message, index, losses)
             if written is not None:
                 blocks.append(written)
         else:
-            losses.add(f"{block.type} blocks" if kind is not ImageBlock else "images of that media type", index)
+            losses.add(_LOST.get(kind, f"{block.type} blocks"), index)
     return ROLE_NAMES[role], blocks
 
 

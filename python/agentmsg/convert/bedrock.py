@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, cast
 
@@ -28,8 +29,8 @@ from .._checks import check_calls, objects_in, require, require_choice, require_
 from ..errors import ConversionError, Losses, MessageTypeError
 from ..model.arguments import call_extras_lost, call_place, json_output_copy, json_text
 from ..model.blocks import (
-    SERVER_BLOCKS, AudioBlock, Base64Source, Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock,
-    ToolUseBlock, VideoBlock,
+    DOCUMENT_EXTENSIONS, SERVER_BLOCKS, AudioBlock, Base64Source, Block, DocumentBlock, ImageBlock, TextBlock,
+    ThinkingBlock, ToolResultBlock, ToolUseBlock, VideoBlock, document_name,
 )
 from ..model.message import TOOL_ROLE, Message, metadata_view
 from ..readers import check_messages
@@ -50,9 +51,12 @@ _FORMATS = {
               "video/x-ms-wmv": "wmv", "video/3gpp": "three_gp"},
     "audio": {"audio/mpeg": "mp3", "audio/wav": "wav", "audio/ogg": "ogg", "audio/flac": "flac",
               "audio/aac": "aac", "audio/opus": "opus", "audio/webm": "webm", "audio/mp4": "m4a"},
+    "document": {mt: ext for mt, ext in DOCUMENT_EXTENSIONS.items()},
 }
 _MEDIA_TYPES = {kind: {fmt: mt for mt, fmt in table.items()} for kind, table in _FORMATS.items()}
-_MEDIA_CLASSES = {"image": ImageBlock, "video": VideoBlock, "audio": AudioBlock}
+_MEDIA_CLASSES = {"image": ImageBlock, "video": VideoBlock, "audio": AudioBlock, "document": DocumentBlock}
+# Converse's rule for a document's name: letters, digits, single spaces, hyphens, parentheses, brackets.
+_NAME_REFUSED = re.compile(r"[^A-Za-z0-9 \-()\[\]]|(?<= ) ")
 CACHE_POINT = {"cachePoint": {"type": "default"}}
 
 
@@ -117,7 +121,14 @@ def _media(block: Any, index: int, losses: Losses) -> Optional[Dict[str, Any]]:
         data = base64.b64decode(source.data, validate=True)
     except (binascii.Error, ValueError):
         raise ConversionError(f"messages[{index}]: {kind} data is not valid base64") from None
-    return {kind: {"format": fmt, "source": {"bytes": data}}}
+    if kind != "document":
+        return {kind: {"format": fmt, "source": {"bytes": data}}}
+    if block.metadata:
+        losses.add("a document's metadata", index)
+    name = _NAME_REFUSED.sub("-", document_name(block).replace("\t", " ").replace("\n", " ")).strip(" ") or "document"
+    if name != block.name and block.name is not None:
+        losses.add("the exact document names (characters Converse refuses became hyphens)", index)
+    return {kind: {"format": fmt, "name": name, "source": {"bytes": data}}}
 
 
 def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[str, List[Dict[str, Any]]]:
@@ -135,7 +146,7 @@ def _blocks_to_bedrock(message: Message, index: int, losses: Losses) -> Tuple[st
         for block in result.output:
             if type(block) is TextBlock:
                 output.append({"text": block.text})
-            elif type(block) in (ImageBlock, VideoBlock):
+            elif type(block) in (ImageBlock, VideoBlock, DocumentBlock):
                 media = _media(block, index, losses)
                 if media is not None:
                     output.append(media)
@@ -267,14 +278,14 @@ def _tool_result(data: Any, where: str, call_names: Dict[str, str]) -> Message:
         if "json" in item:
             output.append(TextBlock(json_text(item["json"], f"{iwhere}.json")))
         else:
-            output.append(_block_from_bedrock(item, iwhere, allowed=("text", "image", "video")))
+            output.append(_block_from_bedrock(item, iwhere, allowed=("text", "image", "video", "document")))
     status = require_choice(data.get("status", "success"), ("success", "error"), f"{where}.status", "status")
     return build(where, lambda: Message.tool(
         output, tool_id=tool_id, name=call_names.get(tool_id), is_error=status == "error"
     ))
 
 
-_BLOCK_KINDS = ("text", "image", "video", "audio", "toolUse", "reasoningContent")
+_BLOCK_KINDS = ("text", "image", "video", "audio", "document", "toolUse", "reasoningContent")
 
 
 def _block_from_bedrock(block: Mapping[str, Any], where: str, allowed: Tuple[str, ...] = _BLOCK_KINDS) -> Any:
@@ -309,6 +320,9 @@ def _block_from_bedrock(block: Mapping[str, Any], where: str, allowed: Tuple[str
         data = base64.b64encode(data).decode("ascii")
     elif not isinstance(data, str):  # a str is taken to be base64 already, as in JSON dumps
         raise MessageTypeError(f"{where}.{kind}.source.bytes must be bytes, not {type(data).__name__}")
+    if kind == "document":
+        name = require(media, "name", f"{where}.document")
+        return build(where, lambda: DocumentBlock(Base64Source(media_type, data), name))
     return build(where, lambda: _MEDIA_CLASSES[kind](Base64Source(media_type, data)))
 
 

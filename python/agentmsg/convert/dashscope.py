@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional,
 from .._checks import check_calls, objects_in, require, require_choice, require_dict, require_list, shown_keys
 from ..errors import ConversionError, Losses, MessageTypeError
 from ..model.blocks import (
-    SERVER_BLOCKS, AudioBlock, Block, ImageBlock, Source, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
-    URLSource, VideoBlock,
+    SERVER_BLOCKS, AudioBlock, Block, DocumentBlock, ImageBlock, Source, TextBlock, ThinkingBlock, ToolResultBlock,
+    ToolUseBlock, URLSource, VideoBlock,
 )
 from ..model.message import TOOL_ROLE, Message
 from ..readers import check_messages
@@ -90,6 +90,8 @@ def _to_dashscope(message: Message, index: int, losses: Losses) -> Optional[Dict
                 losses.add("thinking signatures", index)
         elif kind in SERVER_BLOCKS:
             losses.add(f"{block.type} blocks (tools another provider ran)", index)
+        elif kind is DocumentBlock:  # DashScope's content items are text, image, audio and video
+            losses.add("documents", index)
         else:
             items.append({block.type: _url(block.source)})
     data = {"role": role.value}

@@ -38,7 +38,7 @@ from .._checks import check_calls, describe, require, require_dict, type_name
 from ..errors import ConversionError, Losses, MessageTypeError
 from ..model.arguments import call_extras_lost, call_place, json_object, json_output_copy, json_text
 from ..model.blocks import (
-    SERVER_BLOCKS, AudioBlock, Base64Source, Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock,
+    SERVER_BLOCKS, AudioBlock, Base64Source, Block, DocumentBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock,
     ToolUseBlock, URLSource, VideoBlock,
 )
 from ..model.message import ASSISTANT_ROLE, TOOL_ROLE, Message, metadata_view
@@ -172,10 +172,13 @@ def _signatures(kept: Mapping[str, Any], index: int) -> Dict[int, str]:
 
 def _media_part(block: Any, index: int, losses: Losses) -> Optional[Dict[str, Any]]:
     source = block.source
+    if type(block) is DocumentBlock and (block.name is not None or block.metadata):
+        losses.add("a document's name or metadata", index)
     if type(source) is Base64Source:
         return {"inlineData": {"mimeType": source.media_type, "data": source.data}}
     media_type = mimetypes.guess_type(source.url)[0]
-    if media_type is None or not media_type.startswith(f"{block.type}/"):
+    kind = media_type.partition("/")[0] if media_type else None
+    if kind is None or (kind != block.type if kind in _MEDIA else type(block) is not DocumentBlock):
         losses.add(f"{block.type} given by a URL with no recognizable media type", index)
         return None
     return {"fileData": {"mimeType": media_type, "fileUri": source.url}}
@@ -323,7 +326,7 @@ def _block(part: Mapping[str, Any], where: str) -> Block:
     media_type = require(media, "mimeType", f"{where}.{kind}")
     if not isinstance(media_type, str):
         raise MessageTypeError(f"{where}.{kind}.mimeType must be a str, not {type_name(media_type)}")
-    block_class = _MEDIA.get(media_type.partition("/")[0], _MEDIA["image"])
+    block_class = _MEDIA.get(media_type.partition("/")[0], DocumentBlock)  # a PDF, a text file...
     if kind == "inlineData":
         data = require(media, "data", f"{where}.{kind}")
         return build(where, lambda: block_class(Base64Source(media_type, data)))

@@ -4,12 +4,13 @@ converter then writes in its provider's shape.
 The result's content blocks become the tool result's output: ``text`` a :class:`TextBlock`,
 ``image`` and ``audio`` (base64 ``data`` with its ``mimeType``) an :class:`ImageBlock` /
 :class:`AudioBlock`; an embedded ``resource`` its text, or its ``blob`` as an image, audio or
-video block when its ``mimeType`` says so (another blob, a text line naming it); a
+video block when its ``mimeType`` says so, any other typed blob (a PDF...) a
+:class:`DocumentBlock` named by its URI (a blob of no type, a text line naming it); a
 ``resource_link`` a text line naming the link (``[resource: name](uri)``, with its description). ``structuredContent`` is written as its JSON
 text after the content unless a text block already holds that JSON (the spec asks servers to
 send both); ``isError`` is the result's ``is_error``. The whole result is also kept, as read, in
 the message's ``metadata["mcp"]["result"]``, so what has no block (a resource link, a blob of
-another media type, annotations, ``_meta``) is never lost.
+no media type, annotations, ``_meta``) is never lost.
 
     >>> import agentmsg
     >>> message = agentmsg.from_mcp_result({"content": [{"type": "text", "text": "Sunny"}],
@@ -27,7 +28,7 @@ from typing import Any, Callable, Dict, List, Optional
 from .._checks import check_calls, json_copy_dict, require, require_dict, shown
 from ..errors import ConversionError, MessageTypeError
 from ..model.arguments import json_text
-from ..model.blocks import AudioBlock, Base64Source, Block, ImageBlock, Source, TextBlock, VideoBlock
+from ..model.blocks import AudioBlock, Base64Source, Block, DocumentBlock, ImageBlock, Source, TextBlock, VideoBlock
 from ..model.message import Message
 from ..readers._fields import block_kind, build, check_dicts, plain_data, require_str_key
 
@@ -102,10 +103,13 @@ def _content_block(part: Mapping[str, Any], where: str) -> Optional[Block]:
             blob_type = None  # the spec's field is optional text; anything else names nothing
         family = blob_type.split("/", 1)[0] if blob_type else ""
         blob_media = _MEDIA.get(family)
+        uri = resource.get("uri")
         if blob_media is not None:
             return build(where, lambda: blob_media(Base64Source(str(blob_type), blob)))
-        # a blob no block holds (a PDF...): named for the model, kept whole in the metadata
-        uri = resource.get("uri")
+        if blob_type:  # a PDF, a spreadsheet...: a document named by its URI
+            name = uri if isinstance(uri, str) else None
+            return build(where, lambda: DocumentBlock(Base64Source(str(blob_type), blob), name))
+        # a blob of no stated type: named for the model, kept whole in the metadata
         return TextBlock(f"[resource: {uri if isinstance(uri, str) else '?'}] ({blob_type or 'binary'}, not shown)")
     if kind == "resource_link":
         uri = require_str_key(part, "uri", where)

@@ -35,6 +35,7 @@ from ..model.arguments import call_extras_lost, call_place, dump_arguments
 from ..model.blocks import (
     AudioBlock,
     Base64Source,
+    DocumentBlock,
     ImageBlock,
     TextBlock,
     ThinkingBlock,
@@ -42,6 +43,7 @@ from ..model.blocks import (
     ToolUseBlock,
     URLSource,
     VideoBlock,
+    document_name,
 )
 from ..model.message import (
     ASSISTANT_ROLE,
@@ -159,6 +161,11 @@ def _content_to_openai(
             })
         elif kind is VideoBlock:
             losses.add("video", index)
+        elif kind is DocumentBlock:
+            if role is USER_ROLE and (part := _file_part(block, index, losses)) is not None:
+                parts.append(part)
+            else:
+                losses.add("documents other than base64 PDFs in user messages", index)
         else:
             losses.add(f"{kind.type} blocks in {role.value} messages", index)
     data: Dict[str, Any] = {"role": written}
@@ -183,6 +190,17 @@ def _write_refusal(kept: Mapping[str, Any], data: Dict[str, Any]) -> None:
         data["refusal"] = refusal
         if data.get("content") == refusal:
             data["content"] = None
+
+
+def _file_part(block: DocumentBlock, index: int, losses: Losses) -> Optional[Dict[str, Any]]:
+    """A base64 PDF as a ``file`` part (the only documents Chat Completions reads); None (a loss
+    named by the caller) for a URL or another media type."""
+    source = block.source
+    if type(source) is not Base64Source or source.media_type != "application/pdf":
+        return None
+    if block.metadata:
+        losses.add("a document's metadata", index)
+    return {"type": "file", "file": {"filename": document_name(block), "file_data": data_url(source)}}
 
 
 def _audio_format(block: AudioBlock) -> Optional[str]:

@@ -54,6 +54,7 @@ from ..errors import ConversionError, Losses, MessageTypeError
 from ..model.arguments import RAW_ARGUMENTS, call_place, dump_arguments, json_text, load_arguments
 from ..model.blocks import (
     Block,
+    DocumentBlock,
     ImageBlock,
     ServerToolResultBlock,
     ServerToolUseBlock,
@@ -62,12 +63,14 @@ from ..model.blocks import (
     ToolResultBlock,
     ToolUseBlock,
     URLSource,
+    document_name,
 )
 from ..model.message import ASSISTANT_ROLE, TOOL_ROLE, USER_ROLE, Message, metadata_view
 from ..readers import check_messages
 from ..readers._fields import build, check_dicts, own_namespace, plain_data, require_str_key, tagged_dict
-from ..readers.openai import source_from_url
+from ..readers.openai import document_from_openai, source_from_url
 from ._order import results_first, settle_tool_pairs
+from .openai import data_url
 
 if TYPE_CHECKING:
     from .._sdk_types import ResponsesInputItemParam
@@ -250,7 +253,7 @@ def fresh_items(message: Message, index: int, losses: Losses, writer: Optional[_
         if kind is TextBlock:
             if block.text:
                 parts.append({"type": "input_text", "text": block.text})
-        elif (part := _media_part(block, role is USER_ROLE)) is not None:
+        elif (part := _media_part(block, role is USER_ROLE, index, losses)) is not None:
             parts.append(part)
         elif block == _STAND_IN:
             continue
@@ -262,13 +265,24 @@ def fresh_items(message: Message, index: int, losses: Losses, writer: Optional[_
     return [{"role": written, "content": parts}]
 
 
-def _media_part(block: Any, images: bool) -> Optional[Dict[str, Any]]:
-    """An image as an ``input_image`` part; None for anything else."""
-    if type(block) is ImageBlock and images:
-        source = block.source
-        url = source.url if type(source) is URLSource else f"data:{source.media_type};base64,{source.data}"
-        return {"type": "input_image", "image_url": url, "detail": "auto"}
-    return None
+def _media_part(block: Any, images: bool, index: int, losses: Losses) -> Optional[Dict[str, Any]]:
+    """An image as an ``input_image`` part, a document as an ``input_file`` (its data or URL);
+    None for anything else."""
+    kind = type(block)
+    if kind is not ImageBlock and kind is not DocumentBlock or not images:
+        return None
+    source = block.source
+    if kind is DocumentBlock:
+        if block.metadata:
+            losses.add("a document's metadata", index)
+        if type(source) is URLSource:
+            part = {"type": "input_file", "file_url": source.url}
+            if block.name is not None:
+                part["filename"] = block.name
+            return part
+        return {"type": "input_file", "filename": document_name(block), "file_data": data_url(source)}
+    url = source.url if type(source) is URLSource else data_url(source)
+    return {"type": "input_image", "image_url": url, "detail": "auto"}
 
 
 def _assistant_items(message: Message, index: int, losses: Losses, writer: Optional[_Writer]) -> List[Dict[str, Any]]:
@@ -380,8 +394,8 @@ def _tool_items(message: Message, index: int, losses: Losses, writer: Optional[_
         for block in result.output:
             if type(block) is TextBlock:
                 output.append({"type": "input_text", "text": block.text})
-            elif type(block) is ImageBlock:
-                output.append(_media_part(block, True))
+            elif type(block) is ImageBlock or type(block) is DocumentBlock:
+                output.append(_media_part(block, True, index, losses))
             else:
                 losses.add(f"{block.type} blocks in tool results", index)
         if not output:
@@ -603,7 +617,9 @@ def _part_block(part: Mapping[str, Any], kind: str, where: str) -> Optional[Bloc
         if url is None:
             return None  # an uploaded file's id: kept in the item
         return build(where, lambda: ImageBlock(source_from_url(url, f"{where}.image_url")))
-    return None  # input_file: kept in the item
+    if "file_data" in part or "file_url" in part:
+        return document_from_openai(part, where)
+    return None  # a file by its id: kept in the item
 
 
 def _reasoning_blocks(item: Mapping[str, Any], where: str) -> List[Block]:

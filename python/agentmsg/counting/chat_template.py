@@ -24,7 +24,9 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 from .. import _core
 from .._checks import check_calls, describe, type_name
 from ..errors import MessageTypeError, TemplateError
-from ..model.blocks import AudioBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, VideoBlock
+from ..model.blocks import (
+    AudioBlock, DocumentBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, VideoBlock,
+)
 from ..model.message import Message
 from ..readers import read_messages
 
@@ -40,7 +42,8 @@ SPECIAL_TOKEN_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_
 DEFAULT_FUEL = 10_000_000
 DEFAULT_MAX_OUTPUT_BYTES = 64 << 20
 
-_MEDIA_TYPES: Dict[type, str] = {ImageBlock: "image", AudioBlock: "audio", VideoBlock: "video"}
+_MEDIA_TYPES: Dict[type, str] = {ImageBlock: "image", AudioBlock: "audio", VideoBlock: "video",
+                                 DocumentBlock: "document"}
 
 
 def _template_message(message: Message) -> Dict[str, Any]:

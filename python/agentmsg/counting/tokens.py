@@ -21,8 +21,8 @@ from .._checks import as_list, check_calls, describe, json_copy, require_int, re
 from ..errors import AgentMsgError, EncodingError, MessageError, MessageTypeError
 from ..model.arguments import dump_arguments
 from ..model.blocks import (
-    AudioBlock, ImageBlock, ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock, ToolResultBlock,
-    ToolUseBlock, URLSource, VideoBlock,
+    AudioBlock, DocumentBlock, ImageBlock, ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock,
+    ToolResultBlock, ToolUseBlock, URLSource, VideoBlock,
 )
 from ..model.message import ROLE_CODES, Message, Role, to_role
 from ..readers import MessageLike, messages_or_openai_dicts, read_messages
@@ -477,7 +477,7 @@ def measured_text(message: Message) -> str:
             parts.append("<tool>" + _tool_call_json(block) + "</tool>")
         elif isinstance(block, ServerToolResultBlock):
             parts.append(json.dumps(block.content, ensure_ascii=False))
-        elif isinstance(block, (ImageBlock, AudioBlock, VideoBlock)):
+        elif isinstance(block, (ImageBlock, AudioBlock, VideoBlock, DocumentBlock)):
             if isinstance(block.source, URLSource):
                 parts.append(block.source.url)
     return "\n".join(parts)

@@ -31,6 +31,7 @@ __all__ = [
     "block_from_dict",
     "ServerToolUseBlock",
     "ServerToolResultBlock",
+    "DocumentBlock",
 ]
 
 _URL_SCHEMES = ("http://", "https://", "file://")
@@ -152,6 +153,47 @@ class VideoBlock(_MediaBlock):
     """
 
     type: ClassVar[str] = "video"
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentBlock(_MediaBlock):
+    """A document (a PDF, a plain-text file...) from a URL or base64 data, its media type in the
+    source. ``name`` is its file name or title, if it has one; ``metadata`` keeps the provider's
+    other fields (Anthropic's ``context`` and ``citations``) as read, JSON values, copied.
+
+    >>> doc = DocumentBlock(Base64Source("application/pdf", "JVBERi0xLjQ="), name="report.pdf")
+    >>> doc.type, doc.source.media_type, doc.name
+    ('document', 'application/pdf', 'report.pdf')
+    """
+
+    name: Optional[str] = None
+    metadata: Dict[str, Any] = field(default_factory=dict)
+    type: ClassVar[str] = "document"
+
+    def __post_init__(self) -> None:
+        _require_source(self.source, "DocumentBlock.source")
+        if self.name is not None:
+            _require_str(self.name, "DocumentBlock.name")
+        object.__setattr__(self, "metadata", json_copy_dict(self.metadata, "DocumentBlock.metadata"))
+
+
+#: The document media types the providers name by a file extension (Bedrock's ``format``, a
+#: file name made up for a document that has none).
+DOCUMENT_EXTENSIONS: Dict[str, str] = {
+    "application/pdf": "pdf", "text/plain": "txt", "text/csv": "csv", "text/html": "html", "text/markdown": "md",
+    "application/msword": "doc", "application/vnd.ms-excel": "xls",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+}
+
+
+def document_name(block: DocumentBlock) -> str:
+    """The block's name, or ``document.<extension>`` for one that has none (providers that take a
+    file's bytes want a file name)."""
+    if block.name is not None:
+        return block.name
+    media_type = block.source.media_type if type(block.source) is Base64Source else ""
+    return "document." + DOCUMENT_EXTENSIONS.get(media_type, "bin")
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,10 +385,10 @@ SERVER_BLOCKS = (ServerToolUseBlock, ServerToolResultBlock)
 
 
 Block = Union[
-    TextBlock, ImageBlock, AudioBlock, VideoBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock,
+    TextBlock, ImageBlock, AudioBlock, VideoBlock, DocumentBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock,
     ServerToolUseBlock, ServerToolResultBlock,
 ]
-_BLOCK_TYPES = (TextBlock, ImageBlock, AudioBlock, VideoBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock,
+_BLOCK_TYPES = (TextBlock, ImageBlock, AudioBlock, VideoBlock, DocumentBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock,
                 ServerToolUseBlock, ServerToolResultBlock)
 _BLOCK_CLASSES = frozenset(_BLOCK_TYPES)  # the exact classes, found by one hash lookup
 
@@ -381,6 +423,13 @@ def block_to_dict(block: Block) -> Dict[str, Any]:
     """
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
+    if isinstance(block, DocumentBlock):
+        document: Dict[str, Any] = {"type": "document", "source": _source_to_dict(block.source)}
+        if block.name is not None:
+            document["name"] = block.name
+        if block.metadata:
+            document["metadata"] = json_copy(block.metadata, "DocumentBlock.metadata")
+        return document
     if isinstance(block, (ImageBlock, AudioBlock, VideoBlock)):
         return {"type": block.type, "source": _source_to_dict(block.source)}
     if isinstance(block, ThinkingBlock):
@@ -464,6 +513,10 @@ def block_from_dict(data: Mapping[str, Any], where: str = "block") -> Block:
             return TextBlock(_field(data, "text", where))
         if kind in ("image", "audio", "video"):
             return _MEDIA_BLOCKS[kind](_source_from_dict(_field(data, "source", where), f"{where}.source"))
+        if kind == "document":
+            metadata = data.get("metadata")
+            return DocumentBlock(_source_from_dict(_field(data, "source", where), f"{where}.source"),
+                                 data.get("name"), {} if metadata is None else metadata)
         if kind == "thinking":
             return ThinkingBlock(_field(data, "thinking", where), data.get("signature"))
         if kind == "tool_use":
@@ -507,7 +560,7 @@ def block_from_dict(data: Mapping[str, Any], where: str = "block") -> Block:
         if str(error).startswith(where):
             raise
         raise type(error)(f"{where}: {error}") from None
-    valid = "text, image, audio, video, thinking, tool_use, tool_result, server_tool_use, server_tool_result"
+    valid = "text, image, audio, video, document, thinking, tool_use, tool_result, server_tool_use, server_tool_result"
     raise MessageError(f"{where}: unknown block type {describe(kind)}; valid types: {valid}")
 
 

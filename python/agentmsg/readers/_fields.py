@@ -58,6 +58,12 @@ def thinking_dict(block: ThinkingBlock, kind: str, extras_key: str, signature_ke
     return data
 
 
+def _at(where: str, error: Exception) -> str:
+    """The error's message, prefixed with ``where`` unless it already names it."""
+    text = bounded(error)
+    return text if text.startswith(where) else f"{where}: {text}"
+
+
 def build(where: str, factory: Callable[[], T]) -> T:
     """Runs ``factory`` and prefixes ``where`` to any model error, keeping its class.
 
@@ -66,9 +72,9 @@ def build(where: str, factory: Callable[[], T]) -> T:
     try:
         return factory()
     except MessageTypeError as error:
-        raise MessageTypeError(f"{where}: {bounded(error)}") from None
+        raise MessageTypeError(_at(where, error)) from None
     except (MessageError, ConversionError) as error:
-        raise ConversionError(f"{where}: {bounded(error)}") from None
+        raise ConversionError(_at(where, error)) from None
     except (ValueError, OverflowError) as error:  # e.g. an int too long to convert, in a timestamp
         raise ConversionError(f"{where}: {type(error).__name__}: {bounded(error)}") from None
 

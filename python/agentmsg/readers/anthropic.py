@@ -4,6 +4,7 @@ reads a whole history with it, :func:`agentmsg.as_messages` any mix of forms."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from typing import Any, Dict, List, Tuple
 
@@ -11,7 +12,7 @@ from .._checks import require, require_choice, require_dict, shown
 from ..errors import ConversionError, MessageTypeError
 from ..model.arguments import json_output_copy
 from ..model.blocks import (
-    Base64Source, Block, ImageBlock, ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock,
+    Base64Source, Block, DocumentBlock, ImageBlock, ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock,
     ToolResultBlock, ToolUseBlock, URLSource,
 )
 from ..model.message import Message
@@ -44,7 +45,7 @@ def tool_result_from_anthropic(block: Mapping[str, Any], where: str, call_names:
                 output.append(TextBlock(item["text"]))
                 continue
             item = require_dict(plain_data(item), f"{where}.content[{j}]")
-            require_choice(block_kind(item, f"{where}.content[{j}]"), ("text", "image"),
+            require_choice(block_kind(item, f"{where}.content[{j}]"), ("text", "image", "document"),
                            f"{where}.content[{j}].type", "tool result block")
             output.append(block_from_anthropic(item, f"{where}.content[{j}]"))
     else:
@@ -80,12 +81,14 @@ def block_from_anthropic(block: Mapping[str, Any], where: str) -> Any:
             return build(where, lambda: ImageBlock(Base64Source(media_type, data)))
         url = require(source, "url", f"{where}.source")
         return build(where, lambda: ImageBlock(URLSource(url)))
+    if kind == "document":
+        return document_from_anthropic(block, where)
     if kind in ("server_tool_use", "mcp_tool_use"):
         return server_call_from_anthropic(block, kind, where)
     if kind is not None and kind.endswith("_tool_result"):
         return server_result_from_anthropic(block, where)
     raise ConversionError(
-        f"{where}.type: unknown block type {shown(kind)}; valid: text, image, thinking, tool_use, "
+        f"{where}.type: unknown block type {shown(kind)}; valid: text, image, document, thinking, tool_use, "
         "tool_result, redacted_thinking, server_tool_use, mcp_tool_use, *_tool_result, mcp_tool_listing"
     )
 
@@ -114,6 +117,33 @@ def listing_from_anthropic(block: Mapping[str, Any], position: int, where: str
                                                    {**extra, **metadata}))
     result = build(where, lambda: ServerToolResultBlock(listing_id, {"tools": list(tools)}, False, "anthropic", metadata))
     return call, result
+
+
+_DOCUMENT_FIELDS = frozenset(("type", "source", "title", "cache_control"))
+
+
+def document_from_anthropic(block: Mapping[str, Any], where: str) -> DocumentBlock:
+    """A ``document`` block: a base64 PDF, a URL, or plain text (kept as base64 ``text/plain``
+    data, so that every document has one shape); ``title`` its name, ``context`` and
+    ``citations`` in its metadata. A document by ``file_id`` (Anthropic's file store) or made of
+    content blocks is refused, named."""
+    source = require_dict(require(block, "source", where), f"{where}.source")
+    kind = require_choice(block_kind(source, f"{where}.source"), ("base64", "text", "url", "content", "file"),
+                          f"{where}.source.type", "document source")
+    if kind in ("content", "file"):
+        raise ConversionError(f"{where}.source: a document of source type {kind!r} is not read (only base64, text "
+                              "and url documents carry their content to other formats)")
+    title = block.get("title")
+    extra = {k: v for k, v in block.items() if k not in _DOCUMENT_FIELDS}
+    if kind == "url":
+        url = require(source, "url", f"{where}.source")
+        return build(where, lambda: DocumentBlock(URLSource(url), title, extra))
+    media_type, data = require(source, "media_type", f"{where}.source"), require(source, "data", f"{where}.source")
+    if kind == "text":
+        if not isinstance(data, str):
+            raise MessageTypeError(f"{where}.source.data must be a str, not {type(data).__name__}")
+        data = base64.b64encode(data.encode("utf-8", "surrogatepass")).decode("ascii")
+    return build(where, lambda: DocumentBlock(Base64Source(media_type, data), title, extra))
 
 
 #: What a server block's metadata never keeps: its typed fields, and request decoration.

@@ -10,7 +10,7 @@ from typing import AbstractSet, Any, Dict, Iterable, List, Optional, Sequence, T
 from .._checks import json_copy, optional_dict, require_dict, require_list, shown
 from ..errors import AgentMsgError, ConversionError, Losses, MessageTypeError, MissingDependencyError
 from ..model.blocks import (
-    AudioBlock, Base64Source, ImageBlock, ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock,
+    AudioBlock, Base64Source, DocumentBlock, ImageBlock, ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock,
     ToolResultBlock, ToolUseBlock, URLSource, VideoBlock,
 )
 from ..model.message import Message
@@ -33,7 +33,7 @@ _KEPT_FIELDS = ("additional_kwargs", "response_metadata", "usage_metadata", "inv
 _MEDIA = {"image": ImageBlock, "audio": AudioBlock, "video": VideoBlock}
 
 
-_MEDIA_TYPE = {ImageBlock: "image", AudioBlock: "audio", VideoBlock: "video"}
+_MEDIA_TYPE = {ImageBlock: "image", AudioBlock: "audio", VideoBlock: "video", DocumentBlock: "file"}
 
 
 _CHAT_ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant",
@@ -175,9 +175,13 @@ def _block(block: Mapping[str, Any], where: str, index: int, losses: Losses, cal
         return build(where, lambda: ImageBlock(source_from_url(url, f"{where}.image_url")))
     if kind in _MEDIA:
         return build(where, lambda: _MEDIA[kind](_source(block, where)))
+    if kind == "file":  # v1's file block: a PDF, a Word document...; its name and ours in extras
+        extras = optional_dict(block.get("extras"), f"{where}.extras")
+        return build(where, lambda: DocumentBlock(_source(block, where), extras.get("filename"),
+                                                  extras.get("metadata") or {}))
     raise ConversionError(
         f"{where}.type: unknown content block type {shown(kind)}; valid: text, reasoning, thinking, "
-        "image, audio, video, image_url, tool_use, server_tool_call, server_tool_result"
+        "image, audio, video, file, image_url, tool_use, server_tool_call, server_tool_result"
     )
 
 
@@ -256,9 +260,18 @@ def _block_out(block: Any) -> Dict[str, Any]:
     if kind is ServerToolUseBlock or kind is ServerToolResultBlock:
         return _server_block_out(block)
     source = block.source
+    data: Dict[str, Any] = {"type": _MEDIA_TYPE[kind]}
     if type(source) is URLSource:
-        return {"type": _MEDIA_TYPE[kind], "url": source.url}
-    return {"type": _MEDIA_TYPE[kind], "base64": source.data, "mime_type": source.media_type}
+        data["url"] = source.url
+    else:
+        data.update(base64=source.data, mime_type=source.media_type)
+    if kind is DocumentBlock and (block.name is not None or block.metadata):
+        extras = data["extras"] = {}
+        if block.name is not None:
+            extras["filename"] = block.name
+        if block.metadata:
+            extras["metadata"] = json_copy(block.metadata, "DocumentBlock.metadata")
+    return data
 
 
 def _server_block_out(block: Any) -> Dict[str, Any]:

@@ -11,7 +11,7 @@ from .._checks import bounded, require, require_choice, require_dict, require_li
 from ..errors import ConversionError, MessageError, MessageTypeError
 from ..model.arguments import load_arguments
 from ..model.blocks import (
-    AudioBlock, Base64Source, Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
+    AudioBlock, Base64Source, Block, DocumentBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
     URLSource,
 )
 from ..model.message import ASSISTANT_ROLE, SYSTEM_ROLE, TOOL_ROLE, USER_ROLE, Message
@@ -175,9 +175,33 @@ def _part_from_openai(part: Any, where: str) -> Any:
     if kind == "refusal":
         refusal = require(part, "refusal", where)
         return build(where, lambda: TextBlock(refusal))
+    if kind == "file":
+        return document_from_openai(require_dict(require(part, "file", where), f"{where}.file"), f"{where}.file")
     raise ConversionError(
-        f"{where}.type: unknown content part type {shown(kind)}; valid: text, image_url, input_audio, refusal"
+        f"{where}.type: unknown content part type {shown(kind)}; valid: text, image_url, input_audio, refusal, file"
     )
+
+
+def document_from_openai(file: Mapping[str, Any], where: str) -> DocumentBlock:
+    """A file part's document (Chat Completions' ``file``, the Responses API's ``input_file``):
+    its ``file_data`` data URL as base64 data, or its ``file_url``; ``filename`` its name. A file
+    sent only by ``file_id`` names a file in OpenAI's store, which no other format reaches:
+    refused, named."""
+    name = file.get("filename")
+    if name is not None and not isinstance(name, str):
+        raise MessageTypeError(f"{where}.filename must be a str, not {type(name).__name__}")
+    if "file_data" in file:
+        source = source_from_url(file["file_data"], f"{where}.file_data")
+        if type(source) is not Base64Source:
+            raise ConversionError(f"{where}.file_data must be a data URL (data:<media type>;base64,<data>)")
+    elif "file_url" in file:
+        source = source_from_url(file["file_url"], f"{where}.file_url")
+    elif "file_id" in file:
+        raise ConversionError(f"{where}: a file sent only by file_id is not read (it names a file in OpenAI's "
+                              "store); send its file_data")
+    else:
+        raise ConversionError(f"{where}: missing field 'file_data'")
+    return build(where, lambda: DocumentBlock(source, name))
 
 
 def source_from_url(url: Any, where: str) -> Any:

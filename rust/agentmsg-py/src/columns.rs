@@ -67,8 +67,8 @@ struct Model {
     server_use: Class<4>,
     /// Its result: content (any JSON value).
     server_result: Class<1>,
-    /// Image, audio and video blocks: source.
-    media: [Class<1>; 3],
+    /// Image, audio, video and document blocks: source.
+    media: [Class<1>; 4],
     url_source: Class<1>,
     json_dumps: Py<PyAny>,
 }
@@ -126,6 +126,7 @@ fn model(py: Python<'_>) -> PyResult<&Model> {
                 Class::load(&package, "ImageBlock", ["source"])?,
                 Class::load(&package, "AudioBlock", ["source"])?,
                 Class::load(&package, "VideoBlock", ["source"])?,
+                Class::load(&package, "DocumentBlock", ["source"])?,
             ],
             url_source: Class::load(&package, "URLSource", ["url"])?,
             json_dumps: py.import("json")?.getattr("dumps")?.unbind(),
