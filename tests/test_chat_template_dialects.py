@@ -60,6 +60,19 @@ DERIVED = {
     "google-gemma-4-31B-it-interleaved": ("gemma4", False),
     "deepseek-ai-DeepSeek-V4": ("deepseek_v4", False),
     "Apertus-8B-Instruct": ("apertus", False),
+    # The prompt ends with an empty reasoning block ("<think></think>"), the history with "</think>".
+    "deepseek-ai-DeepSeek-V3.2": ("deepseek_v32", False),
+    # The history writes no reasoning block for a message without reasoning.
+    "MiniMax-M2": ("minimax_m2", True),
+    # Its template writes the generation prompt whether asked or not; a call's turn ends unlike a text's.
+    "CohereForAI-c4ai-command-r7b-12-2024-tool_use": ("cohere", False),
+    # Only a call's turn, not a last text's, ends with the end-of-sentence token.
+    "tencent-Hy3": ("hy3", False),
+    # A calling message's text is rendered as the next assistant turn, behind the end of sentence.
+    "llama-cpp-deepseek-r1": ("deepseek_v3", True),
+    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B": ("deepseek_v3", False),
+    # Writes calls only in OpenAI's wire form (content None, arguments a JSON string).
+    "deepseek-ai-DeepSeek-R1-Distill-Llama-8B": ("deepseek_v3", True),
 }
 
 
@@ -84,14 +97,12 @@ def test_a_template_with_other_markers_derives_a_custom_dialect():
         "Checking.", "get_weather", {"city": "Paris"})
 
 
-#: Templates that derive no dialect today, and why. MiniMax M2, Command R7B, DeepSeek V3.2 and Hy3
-#: have dialects of their own now, but the probes' renders are not read back exactly by them yet.
+#: Templates that derive no dialect today, and why.
 NOT_DERIVED = {
     "HuggingFaceTB-SmolLM3-3B": "writes no tool call",
-    "deepseek-ai-DeepSeek-V3.2": "no dialect reads",
-    "tencent-Hy3": "no dialect reads",
-    "MiniMax-M2": "no dialect reads",
-    "CohereForAI-c4ai-command-r7b-12-2024-tool_use": "no dialect reads",
+    # Other formats than minimax_m2's: JSON lines in <tool_calls> (M1), ]<]minimax[>[ separators (M3).
+    "MiniMax-M1": "no dialect reads",
+    "MiniMax-M3": "no dialect reads",
     # These copies call list.append, which the renderer refuses (as transformers' sandbox does).
     "Kimi-K2-Instruct": "does not render an assistant message with a tool call",
     "Kimi-K2-Thinking": "does not render an assistant message with a tool call",
