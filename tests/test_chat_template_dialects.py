@@ -66,6 +66,8 @@ DERIVED = {
     "MiniMax-M2": ("minimax_m2", True),
     # Its template writes the generation prompt whether asked or not; a call's turn ends unlike a text's.
     "CohereForAI-c4ai-command-r7b-12-2024-tool_use": ("cohere", False),
+    # Command A: its answer between <|START_TEXT|> and <|END_TEXT|>, reasoning opened by the prompt.
+    "Cohere2MoE": ("cohere", True),
     # Only a call's turn, not a last text's, ends with the end-of-sentence token.
     "tencent-Hy3": ("hy3", False),
     # A calling message's text is rendered as the next assistant turn, behind the end of sentence.
