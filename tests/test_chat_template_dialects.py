@@ -75,6 +75,8 @@ DERIVED = {
     "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B": ("deepseek_v3", False),
     # Writes calls only in OpenAI's wire form (content None, arguments a JSON string).
     "deepseek-ai-DeepSeek-R1-Distill-Llama-8B": ("deepseek_v3", True),
+    # Typhoon 2.1 (Gemma 3): "[probe_tool(probe_key=\"probe_value\")]", its text after the list.
+    "typhoon-ai-typhoon2.1-gemma3-4b": ("pythonic", False),
 }
 
 
