@@ -101,6 +101,51 @@ def test_a_template_with_other_markers_derives_a_custom_dialect():
         "Checking.", "get_weather", {"city": "Paris"})
 
 
+#: Small templates, each rendering the history unlike what the model writes after the prompt in
+#: one way (the rules of docs/dialects.md, "From a Jinja chat template"), and the dialect each derives.
+def _turns(calling: str, plain: str, prompt: str) -> str:
+    """A template: user turns, calling and plain assistant turns, and the generation prompt."""
+    return ("{%- for m in messages -%}{%- if m.role == 'user' -%}<U>{{ m.content }}<E>{%- elif m.tool_calls -%}"
+            + calling + "{%- else -%}" + plain + "{%- endif -%}{%- endfor -%}{%- if add_generation_prompt -%}"
+            + prompt + "{%- endif -%}")
+
+
+_FN = "<fn>{{ {'name': c.function.name, 'arguments': c.function.arguments} | tojson }}</fn>"
+_HERMES = "<tool_call>{{ {'name': c.function.name, 'arguments': c.function.arguments} | tojson }}</tool_call>"
+_FN_DIALECT = Dialect(name="chat_template", call_start="<fn>", call_end="</fn>", payload="json")
+SHAPES = {
+    # A calling message's text rendered as another assistant turn after the end of turn (DeepSeek R1).
+    "text-as-the-next-turn": (_turns(
+        calling="<A>{% for c in m.tool_calls %}" + _FN + "{% endfor %}<E>{% if m.content %}<A>{{ m.content }}<E>{% endif %}",
+        plain="<A>{{ m.content }}<E>", prompt="<A>"), {"dialect": _FN_DIALECT}),
+    # The arguments concatenated as a string: only OpenAI's wire form renders (DeepSeek R1 Distill Llama).
+    "wire-form-arguments": (_turns(
+        calling="<A>{{ m.content or '' }}{% for c in m.tool_calls %}<fn>{{ '{\"name\": \"' + c.function.name + "
+                "'\", \"arguments\": ' + c.function.arguments + '}' }}</fn>{% endfor %}<E>",
+        plain="<A>{{ m.content }}<E>", prompt="<A>"), {"dialect": _FN_DIALECT}),
+    # The prompt closes an empty reasoning block, the history writes its closer alone (DeepSeek V3.2).
+    "closer-alone-after-an-empty-block": (_turns(
+        calling="<A></think>{{ m.content }}{% for c in m.tool_calls %}" + _HERMES + "{% endfor %}<E>",
+        plain="<A></think>{{ m.content }}<E>", prompt="<A><think></think>"), {"dialect": "hermes"}),
+    # The prompt opens reasoning, the history writes none for a message without it (MiniMax M2).
+    "no-block-in-the-history": (_turns(
+        calling="<A>{% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}{{ m.content }}"
+                "{% for c in m.tool_calls %}" + _HERMES + "{% endfor %}<E>",
+        plain="<A>{% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}{{ m.content }}<E>",
+        prompt="<A><think>"), {"dialect": "hermes", "start_in_thinking": True}),
+    # Only a calling turn ends with the end-of-sentence token (Hy3).
+    "only-calls-end-with-a-token": (_turns(
+        calling="<A>{{ m.content }}{% for c in m.tool_calls %}" + _FN + "{% endfor %}<eos>",
+        plain="<A>{{ m.content }}{% if not loop.last %}<eos>{% endif %}", prompt="<A>"), {"dialect": _FN_DIALECT}),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_replies_are_cut_as_the_model_writes_them(shape):
+    template, derived = SHAPES[shape]
+    assert Dialect.from_chat_template(template) == derived
+
+
 #: Templates that derive no dialect today, and why.
 NOT_DERIVED = {
     "HuggingFaceTB-SmolLM3-3B": "writes no tool call",
