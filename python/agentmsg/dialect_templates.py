@@ -273,6 +273,9 @@ def _common_prefix(a: str, b: str) -> int:
 
 #: What a marker ends with, or stands between markers: a reply is cut only after one of these.
 _BOUNDARIES = (">", "]", "\n", " ")
+#: The longest text matched as the end of a prompt, or of a turn, that a reply writes too (a few
+#: markers): it bounds the work a hostile template's long texts cost.
+_LONGEST_MARKERS = 1024
 
 
 def _boundary_before(text: str, at: int) -> int:
@@ -310,11 +313,11 @@ def _reply_stop(text: str, start: int, end_of_turn: str, header: str, following_
     if end_of_turn and text.endswith(end_of_turn):
         return len(text) - len(end_of_turn)
     if end_of_turn.strip():
-        for k in range(len(end_of_turn) - 1, 0, -1):
+        for k in range(min(len(end_of_turn) - 1, _LONGEST_MARKERS), 0, -1):
             if text.endswith(end_of_turn[-k:]) and _at_boundary(end_of_turn, len(end_of_turn) - k) \
                     and end_of_turn[-k:].strip():
                 return len(text) - k
-    for k in range(min(len(following_turn), len(text) - start), 0, -1):
+    for k in range(min(len(following_turn), len(text) - start, _LONGEST_MARKERS), 0, -1):
         if text.endswith(following_turn[:k]) and _at_boundary(text, len(text) - k) and following_turn[:k].strip():
             return len(text) - k
     return len(text)
@@ -362,7 +365,7 @@ class _Probes:
         if start < len(prompt):
             start = _boundary_before(prompt, start)
             tail = prompt[start:]
-            for k in range(len(tail) - 1, 0, -1):
+            for k in range(min(len(tail) - 1, _LONGEST_MARKERS), 0, -1):
                 if text.startswith(tail[-k:], start) and _at_boundary(tail, len(tail) - k) and tail[-k:].strip():
                     return start + k
         return start
