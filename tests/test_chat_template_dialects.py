@@ -60,6 +60,23 @@ DERIVED = {
     "google-gemma-4-31B-it-interleaved": ("gemma4", False),
     "deepseek-ai-DeepSeek-V4": ("deepseek_v4", False),
     "Apertus-8B-Instruct": ("apertus", False),
+    # The prompt ends with an empty reasoning block ("<think></think>"), the history with "</think>".
+    "deepseek-ai-DeepSeek-V3.2": ("deepseek_v32", False),
+    # The history writes no reasoning block for a message without reasoning.
+    "MiniMax-M2": ("minimax_m2", True),
+    # Its template writes the generation prompt whether asked or not; a call's turn ends unlike a text's.
+    "CohereForAI-c4ai-command-r7b-12-2024-tool_use": ("cohere", False),
+    # Command A: its answer between <|START_TEXT|> and <|END_TEXT|>, reasoning opened by the prompt.
+    "Cohere2MoE": ("cohere", True),
+    # Only a call's turn, not a last text's, ends with the end-of-sentence token.
+    "tencent-Hy3": ("hy3", False),
+    # A calling message's text is rendered as the next assistant turn, behind the end of sentence.
+    "llama-cpp-deepseek-r1": ("deepseek_v3", True),
+    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B": ("deepseek_v3", False),
+    # Writes calls only in OpenAI's wire form (content None, arguments a JSON string).
+    "deepseek-ai-DeepSeek-R1-Distill-Llama-8B": ("deepseek_v3", True),
+    # Typhoon 2.1 (Gemma 3): "[probe_tool(probe_key=\"probe_value\")]", its text after the list.
+    "typhoon-ai-typhoon2.1-gemma3-4b": ("pythonic", False),
 }
 
 
@@ -84,14 +101,57 @@ def test_a_template_with_other_markers_derives_a_custom_dialect():
         "Checking.", "get_weather", {"city": "Paris"})
 
 
-#: Templates that derive no dialect today, and why. MiniMax M2, Command R7B, DeepSeek V3.2 and Hy3
-#: have dialects of their own now, but the probes' renders are not read back exactly by them yet.
+#: Small templates, each rendering the history unlike what the model writes after the prompt in
+#: one way (the rules of docs/dialects.md, "From a Jinja chat template"), and the dialect each derives.
+def _turns(calling: str, plain: str, prompt: str) -> str:
+    """A template: user turns, calling and plain assistant turns, and the generation prompt."""
+    return ("{%- for m in messages -%}{%- if m.role == 'user' -%}<U>{{ m.content }}<E>{%- elif m.tool_calls -%}"
+            + calling + "{%- else -%}" + plain + "{%- endif -%}{%- endfor -%}{%- if add_generation_prompt -%}"
+            + prompt + "{%- endif -%}")
+
+
+_FN = "<fn>{{ {'name': c.function.name, 'arguments': c.function.arguments} | tojson }}</fn>"
+_HERMES = "<tool_call>{{ {'name': c.function.name, 'arguments': c.function.arguments} | tojson }}</tool_call>"
+_FN_DIALECT = Dialect(name="chat_template", call_start="<fn>", call_end="</fn>", payload="json")
+SHAPES = {
+    # A calling message's text rendered as another assistant turn after the end of turn (DeepSeek R1).
+    "text-as-the-next-turn": (_turns(
+        calling="<A>{% for c in m.tool_calls %}" + _FN + "{% endfor %}<E>{% if m.content %}<A>{{ m.content }}<E>{% endif %}",
+        plain="<A>{{ m.content }}<E>", prompt="<A>"), {"dialect": _FN_DIALECT}),
+    # The arguments concatenated as a string: only OpenAI's wire form renders (DeepSeek R1 Distill Llama).
+    "wire-form-arguments": (_turns(
+        calling="<A>{{ m.content or '' }}{% for c in m.tool_calls %}<fn>{{ '{\"name\": \"' + c.function.name + "
+                "'\", \"arguments\": ' + c.function.arguments + '}' }}</fn>{% endfor %}<E>",
+        plain="<A>{{ m.content }}<E>", prompt="<A>"), {"dialect": _FN_DIALECT}),
+    # The prompt closes an empty reasoning block, the history writes its closer alone (DeepSeek V3.2).
+    "closer-alone-after-an-empty-block": (_turns(
+        calling="<A></think>{{ m.content }}{% for c in m.tool_calls %}" + _HERMES + "{% endfor %}<E>",
+        plain="<A></think>{{ m.content }}<E>", prompt="<A><think></think>"), {"dialect": "hermes"}),
+    # The prompt opens reasoning, the history writes none for a message without it (MiniMax M2).
+    "no-block-in-the-history": (_turns(
+        calling="<A>{% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}{{ m.content }}"
+                "{% for c in m.tool_calls %}" + _HERMES + "{% endfor %}<E>",
+        plain="<A>{% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}{{ m.content }}<E>",
+        prompt="<A><think>"), {"dialect": "hermes", "start_in_thinking": True}),
+    # Only a calling turn ends with the end-of-sentence token (Hy3).
+    "only-calls-end-with-a-token": (_turns(
+        calling="<A>{{ m.content }}{% for c in m.tool_calls %}" + _FN + "{% endfor %}<eos>",
+        plain="<A>{{ m.content }}{% if not loop.last %}<eos>{% endif %}", prompt="<A>"), {"dialect": _FN_DIALECT}),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_replies_are_cut_as_the_model_writes_them(shape):
+    template, derived = SHAPES[shape]
+    assert Dialect.from_chat_template(template) == derived
+
+
+#: Templates that derive no dialect today, and why.
 NOT_DERIVED = {
     "HuggingFaceTB-SmolLM3-3B": "writes no tool call",
-    "deepseek-ai-DeepSeek-V3.2": "no dialect reads",
-    "tencent-Hy3": "no dialect reads",
-    "MiniMax-M2": "no dialect reads",
-    "CohereForAI-c4ai-command-r7b-12-2024-tool_use": "no dialect reads",
+    # Other formats than minimax_m2's: JSON lines in <tool_calls> (M1), ]<]minimax[>[ separators (M3).
+    "MiniMax-M1": "no dialect reads",
+    "MiniMax-M3": "no dialect reads",
     # These copies call list.append, which the renderer refuses (as transformers' sandbox does).
     "Kimi-K2-Instruct": "does not render an assistant message with a tool call",
     "Kimi-K2-Thinking": "does not render an assistant message with a tool call",

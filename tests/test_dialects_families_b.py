@@ -206,6 +206,11 @@ CO_WEATHER = ("0", "get_weather", {"city": "Paris"})
 COHERE = [
     case("plain-text", "Hello there.", out="Hello there."),
     case("response-markers-dropped", "<|START_RESPONSE|>Hello there.<|END_RESPONSE|>", out="Hello there."),
+    # Command A (Cohere2MoE.jinja) writes its answer between the text markers.
+    case("text-markers-dropped", "<|START_THINKING|>Plan.<|END_THINKING|><|START_TEXT|>Hello there.<|END_TEXT|>",
+         out="Hello there.", thinking=["Plan."]),
+    case("text-markers-around-an-action", "<|START_TEXT|>Checking.<|END_TEXT|>" + action(CO_WEATHER),
+         out="Checking.", calls=[("get_weather", {"city": "Paris"})]),
     case("one-call", action(CO_WEATHER), calls=[("get_weather", {"city": "Paris"})], meta=[ID0]),
     case("two-calls", action(CO_WEATHER, ("1", "get_time", {"zone": "CET"})),
          calls=[("get_weather", {"city": "Paris"}), ("get_time", {"zone": "CET"})],
@@ -276,7 +281,7 @@ test_marker_soups_stream_as_whole = marker_soup_test({
     "functiongemma": ["<start_function_call>", "<end_function_call>", "call:", "f", "{", "}", "[", "]", ":", ",",
                       "<escape>", "a", "1", "<start_function_response>", "<", " ", "true"],
     "cohere": ["<|START_ACTION|>", "<|END_ACTION|>", "<|START_THINKING|>", "<|END_THINKING|>", "<|START_RESPONSE|>",
-               "<|END_RESPONSE|>", "[", "]", ",", '{"tool_name": "f", "parameters": ', "{}", "}", '"', "x", " ", "<|"],
+               "<|END_RESPONSE|>", "<|START_TEXT|>", "<|END_TEXT|>", "[", "]", ",", '{"tool_name": "f", "parameters": ', "{}", "}", '"', "x", " ", "<|"],
     "step3p5": ["<tool_call>", "</tool_call>", "<function=f>", "</function>", "<parameter=a>", "</parameter>",
                 "<think>", "</think>", "x", " ", "\n", "<"],
 }, any_start=True)

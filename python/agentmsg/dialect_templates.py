@@ -199,26 +199,67 @@ Reader = Callable[[str, Union[str, Dict[str, str]], bool], Any]
 PROBE_TOOL, PROBE_KEY = "probe_tool", "probe_key"
 PROBE_VALUES = ("probe_value", "second_value")
 PROBE_USER, PROBE_ANSWER, PROBE_THINKING = "PROBE_USER", "PROBE_ANSWER", "PROBE_THINKING"
+PROBE_NEXT_USER = "PROBE_NEXT_USER"
 PROBE_TOOLS: List[Dict[str, Any]] = [{"type": "function", "function": {
     "name": PROBE_TOOL, "description": "A probe.",
     "parameters": {"type": "object", "properties": {PROBE_KEY: {"type": "string", "description": "A value."}},
                    "required": [PROBE_KEY]}}}]
 
 
-def _call(index: int) -> Dict[str, Any]:
+def _call(index: int, wire_form: bool) -> Dict[str, Any]:
     # Nine letters and digits: Mistral's templates refuse other ids.
+    arguments = {PROBE_KEY: PROBE_VALUES[index]}
     return {"id": f"call{index}abcd", "type": "function",
-            "function": {"name": PROBE_TOOL, "arguments": {PROBE_KEY: PROBE_VALUES[index]}}}
+            "function": {"name": PROBE_TOOL, "arguments": json.dumps(arguments) if wire_form else arguments}}
 
 
-def _assistant(content: str, calls: int = 0, thinking: bool = False) -> Dict[str, Any]:
-    message: Dict[str, Any] = {"role": "assistant", "content": content}
+def _assistant(content: str, calls: int = 0, thinking: bool = False, wire_form: bool = False) -> Dict[str, Any]:
+    """A probe message. ``wire_form`` writes a calling message as OpenAI's API does (the
+    arguments a JSON string, no content besides the calls), which some templates expect."""
+    message: Dict[str, Any] = {"role": "assistant", "content": None if wire_form and not content else content}
     if calls:
-        message["tool_calls"] = [_call(i) for i in range(calls)]
+        message["tool_calls"] = [_call(i, wire_form) for i in range(calls)]
     if thinking:
         # Templates read reasoning under either name.
         message["reasoning_content"] = message["thinking"] = PROBE_THINKING
     return message
+
+
+def _probe_messages(wire_form: bool) -> Dict[str, Dict[str, Any]]:
+    return {
+        "plain": _assistant(PROBE_ANSWER),
+        "call": _assistant("", calls=1, wire_form=wire_form),
+        "calls": _assistant("", calls=2, wire_form=wire_form),
+        "text_call": _assistant(PROBE_ANSWER, calls=1, wire_form=wire_form),
+        "thinking": _assistant(PROBE_ANSWER, thinking=True),
+    }
+
+
+def _render_probes(render: Render, user: Dict[str, Any]) -> Dict[str, str]:
+    """Each probe message after ``user``, rendered without a generation prompt. The calling
+    messages are in transformers' form, or in OpenAI's wire form when only that one makes the
+    template write the call (DeepSeek R1 Distill Llama's template concatenates the arguments
+    as a string and writes calls only for a message whose content is None)."""
+    first: Optional[Tuple[Dict[str, str], Optional[DialectTemplateError]]] = None
+    for wire_form in (False, True):
+        rendered: Dict[str, str] = {}
+        refused: Optional[DialectTemplateError] = None
+        for name, message in _probe_messages(wire_form).items():
+            try:
+                rendered[name] = render([user, message], PROBE_TOOLS, False)
+            except ValueError as error:
+                if name in ("plain", "call") and refused is None:
+                    refused = DialectTemplateError(
+                        "the chat template does not render an assistant message "
+                        f"{'with a tool call' if name == 'call' else 'of text'}: {error}")
+                # A template may refuse another probe (Llama 3.1 refuses parallel calls): it is not read.
+        if refused is None and PROBE_TOOL in rendered["call"]:
+            return rendered
+        first = first or (rendered, refused)
+    assert first is not None
+    if first[1] is not None:
+        raise first[1]
+    return first[0]
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -230,9 +271,63 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
+#: What a marker ends with, or stands between markers: a reply is cut only after one of these.
+_BOUNDARIES = (">", "]", "\n", " ")
+#: The longest text matched as the end of a prompt, or of a turn, that a reply writes too (a few
+#: markers): it bounds the work a hostile template's long texts cost.
+_LONGEST_MARKERS = 1024
+
+
+def _boundary_before(text: str, at: int) -> int:
+    """The last place at or before ``at`` that is not inside a marker of ``text``."""
+    return max(text.rfind(c, 0, at) for c in _BOUNDARIES) + 1
+
+
+def _at_boundary(text: str, at: int) -> bool:
+    return at == 0 or text[at - 1] in _BOUNDARIES
+
+
+def _following_turn(render: Render, user: Dict[str, Any]) -> str:
+    """What the template writes after a reply's text when another user turn follows it (the
+    end-of-turn text and the next turn's header), or "" if it refuses that conversation."""
+    try:
+        text = render([user, _assistant(PROBE_ANSWER), {"role": "user", "content": PROBE_NEXT_USER}], PROBE_TOOLS, False)
+    except ValueError:
+        return ""
+    at = text.rfind(PROBE_ANSWER)
+    end = text.find(PROBE_NEXT_USER, at)
+    return text[at + len(PROBE_ANSWER):end] if 0 <= at < end else ""
+
+
+def _reply_stop(text: str, start: int, end_of_turn: str, header: str, following_turn: str) -> int:
+    """Where the reply that starts at ``start`` ends: before its end-of-turn text. Where another
+    reply's ``header`` follows that text, the model stopped there and the rest is another turn
+    of the history (the DeepSeek R1 templates write a calling message's text behind
+    ``<｜end▁of▁sentence｜><｜Assistant｜>``). A turn may end differently than a plain text's
+    does: then before the end-of-turn's own ending (Command R7B ends a call with
+    ``<|END_ACTION|>``, a text with ``<|END_RESPONSE|>``, then both the same way), or before the
+    start of what ends a turn that another follows (Hy3 ends calls, not a last text, with its
+    end-of-sentence token)."""
+    if end_of_turn.strip() and header.strip() and (at := text.find(end_of_turn + header, start)) >= 0:
+        return at
+    if end_of_turn and text.endswith(end_of_turn):
+        return len(text) - len(end_of_turn)
+    if end_of_turn.strip():
+        for k in range(min(len(end_of_turn) - 1, _LONGEST_MARKERS), 0, -1):
+            if text.endswith(end_of_turn[-k:]) and _at_boundary(end_of_turn, len(end_of_turn) - k) \
+                    and end_of_turn[-k:].strip():
+                return len(text) - k
+    for k in range(min(len(following_turn), len(text) - start, _LONGEST_MARKERS), 0, -1):
+        if text.endswith(following_turn[:k]) and _at_boundary(text, len(text) - k) and following_turn[:k].strip():
+            return len(text) - k
+    return len(text)
+
+
 class _Probes:
     """The replies a template writes for each probe message: the text after the prompt and before
-    the end-of-turn text that every reply shares."""
+    the end-of-turn text, and what precedes each reply since the generation prompt's start (its
+    ``contexts``: the prompt's reasoning opener, or the header alone for a message the template
+    renders in another mode than the prompt's)."""
 
     def __init__(self, render: Render) -> None:
         user = {"role": "user", "content": PROBE_USER}
@@ -240,37 +335,40 @@ class _Probes:
         # What add_generation_prompt adds: the reply's header, and maybe a reasoning opener.
         history = render([user], PROBE_TOOLS, False)
         self.generation_prompt = self.prompt[_common_prefix(history, self.prompt):]
-        probes = {
-            "plain": _assistant(PROBE_ANSWER),
-            "call": _assistant("", calls=1),
-            "calls": _assistant("", calls=2),
-            "text_call": _assistant(PROBE_ANSWER, calls=1),
-            "thinking": _assistant(PROBE_ANSWER, thinking=True),
-        }
-        rendered: Dict[str, str] = {}
-        for name, message in probes.items():
-            try:
-                rendered[name] = render([user, message], PROBE_TOOLS, False)
-            except ValueError as error:
-                if name in ("plain", "call"):
-                    raise DialectTemplateError(f"the chat template does not render an assistant message "
-                                               f"{'with a tool call' if name == 'call' else 'of text'}: {error}") from None
-                # A template may refuse a probe (Llama 3.1 refuses parallel calls): it is not read.
+        rendered = _render_probes(render, user)
         # The end-of-turn text is what follows a plain reply's text.
         plain = rendered["plain"]
         end_of_turn = plain[plain.rindex(PROBE_ANSWER) + len(PROBE_ANSWER):] if PROBE_ANSWER in plain else ""
+        following_turn = _following_turn(render, user)
+        generation_start = len(self.prompt) - len(self.generation_prompt)
+        starts = {name: self._reply_start(text) for name, text in rendered.items()}
+        self.contexts = {name: rendered[name][generation_start:start] if start >= generation_start else ""
+                         for name, start in starts.items()}
         self.replies: Dict[str, str] = {}
         for name, text in rendered.items():
-            start = _common_prefix(self.prompt, text)
-            if start < len(self.prompt):
-                # The prompt wrote more than the message does (an opener such as "<think>"): the
-                # reply starts after the last whole marker they share, not inside one.
-                start = max(self.prompt.rfind(c, 0, start) for c in (">", "]", "\n", " ")) + 1
-            stop = len(text) - len(end_of_turn) if end_of_turn and text.endswith(end_of_turn) else len(text)
-            self.replies[name] = text[start:max(start, stop)]
-        if PROBE_VALUES[1] not in self.replies.get("calls", PROBE_VALUES[1]):
-            del self.replies["calls"]  # one call per message (gpt-oss writes only the first)
+            stop = _reply_stop(text, starts[name], end_of_turn, self.contexts["plain"], following_turn)
+            self.replies[name] = text[starts[name]:max(starts[name], stop)]
+        for name, value in (("calls", PROBE_VALUES[1]), ("text_call", PROBE_VALUES[0])):
+            if value not in self.replies.get(name, value):
+                # One call per message (gpt-oss writes only the first), or no calls for a message
+                # with text (DeepSeek R1's llama.cpp template): the probe is not read.
+                del self.replies[name], self.contexts[name]
         self.shows_thinking = PROBE_THINKING in self.replies.get("thinking", "")
+
+    def _reply_start(self, text: str) -> int:
+        """Where the reply in ``text`` (a rendered probe) starts: after the prompt it shares. Where
+        it parts from the prompt, at the last whole marker they share, then after the end of the
+        prompt that it also writes there (DeepSeek V3.2's prompt ends with an empty reasoning
+        block ``<think></think>``, its history with ``</think>`` alone)."""
+        prompt = self.prompt
+        start = _common_prefix(prompt, text)
+        if start < len(prompt):
+            start = _boundary_before(prompt, start)
+            tail = prompt[start:]
+            for k in range(min(len(tail) - 1, _LONGEST_MARKERS), 0, -1):
+                if text.startswith(tail[-k:], start) and _at_boundary(tail, len(tail) - k) and tail[-k:].strip():
+                    return start + k
+        return start
 
     def reasoning_markers(self) -> Optional[Tuple[str, str, bool]]:
         """(think_start, think_end, whether the prompt opens it), when the template writes reasoning."""
@@ -295,28 +393,44 @@ def _expected_calls(count: int) -> List[Tuple[str, Dict[str, str]]]:
     return [(PROBE_TOOL, {PROBE_KEY: PROBE_VALUES[i]}) for i in range(count)]
 
 
+def _reply_starts(probes: _Probes, name: str, dialect: Union[str, Dict[str, str]],
+                  think: Optional[Tuple[str, str, bool]], read: Reader) -> Tuple[bool, ...]:
+    """Whether probe ``name``'s reply may be read from inside reasoning: when what precedes it
+    leaves ``dialect``'s reasoning open; either way when the prompt opens reasoning but the
+    message parts from it (a template renders a message of the history with no reasoning block,
+    as MiniMax M2's, or with its closer alone, as GLM 4.7's)."""
+    reply = probes.replies[name]
+    if think is not None and reply.lstrip().startswith(think[0]):
+        return (False,)  # a message of the history may write the opener the prompt writes for a reply
+    if _leaves_reasoning_open(probes.contexts[name], dialect, read):
+        return (True,)
+    return (False, True) if _opens_reasoning(probes, dialect, read) else (False,)
+
+
+def _reads_back(parsed: Any, probes: _Probes, name: str, calls: int) -> bool:
+    """Whether ``parsed`` (probe ``name``'s reply, read) is what the probe message held."""
+    reply = probes.replies[name]
+    text = PROBE_ANSWER if PROBE_ANSWER in reply else ""
+    thinking = [t for t in parsed.thinking if t]
+    expected_thinking = [PROBE_THINKING] if name == "thinking" and probes.shows_thinking else []
+    if name == "text_call" and not parsed.text and thinking == [PROBE_ANSWER]:
+        # The template writes a calling message's text as reasoning (gpt-oss's analysis channel).
+        text, expected_thinking = "", [PROBE_ANSWER]
+    got = [(call.name, call.input) for call in parsed.tool_calls]
+    return not parsed.errors and parsed.text == text and got == _expected_calls(calls) and thinking == expected_thinking
+
+
 def _reads(probes: _Probes, dialect: Union[str, Dict[str, str]], think: Optional[Tuple[str, str, bool]],
            read: Reader) -> bool:
     """Whether ``dialect`` reads every probe reply as what the probe message held."""
-    start_in_thinking = think is not None and think[2]
     for name, calls in (("plain", 0), ("call", 1), ("calls", 2), ("text_call", 1), ("thinking", 0)):
         if name not in probes.replies:
             continue
-        reply = probes.replies[name]
-        # A message of the history may write the opener the prompt writes for a reply.
-        starts_inside = start_in_thinking and not (think is not None and reply.lstrip().startswith(think[0]))
         try:
-            parsed = read(reply, dialect, starts_inside)
+            if not any(_reads_back(read(probes.replies[name], dialect, inside), probes, name, calls)
+                       for inside in _reply_starts(probes, name, dialect, think, read)):
+                return False
         except ValueError:
-            return False
-        text = PROBE_ANSWER if PROBE_ANSWER in reply else ""
-        thinking = [t for t in parsed.thinking if t]
-        expected_thinking = [PROBE_THINKING] if name == "thinking" and probes.shows_thinking else []
-        if name == "text_call" and not parsed.text and thinking == [PROBE_ANSWER]:
-            # The template writes a calling message's text as reasoning (gpt-oss's analysis channel).
-            text, expected_thinking = "", [PROBE_ANSWER]
-        got = [(call.name, call.input) for call in parsed.tool_calls]
-        if parsed.errors or parsed.text != text or got != _expected_calls(calls) or thinking != expected_thinking:
             return False
     return True
 
@@ -358,11 +472,18 @@ def _payload_markers(call_reply: str, think: Optional[Tuple[str, str, bool]]) ->
     return {**parts, "call_start": start, "call_end": end}
 
 
-def _opens_reasoning(probes: _Probes, dialect: Union[str, Dict[str, str]], read: Reader) -> bool:
-    """Whether the generation prompt leaves a reasoning block of ``dialect`` open (the template
-    writes ``<think>`` for the model, as QwQ's and DeepSeek R1's do)."""
-    parsed = read(probes.generation_prompt, dialect, False)
+def _leaves_reasoning_open(text: str, dialect: Union[str, Dict[str, str]], read: Reader) -> bool:
+    """Whether ``text`` (a prompt's end) leaves an empty reasoning block of ``dialect`` open (the
+    template writes ``<think>`` for the model, as QwQ's and DeepSeek R1's do)."""
+    if not text:
+        return False
+    parsed = read(text, dialect, False)
     return bool(parsed.incomplete_thinking) and not any(t.strip() for t in parsed.thinking)
+
+
+def _opens_reasoning(probes: _Probes, dialect: Union[str, Dict[str, str]], read: Reader) -> bool:
+    """Whether the generation prompt leaves a reasoning block of ``dialect`` open."""
+    return _leaves_reasoning_open(probes.generation_prompt, dialect, read)
 
 
 def chat_template_dialect(render: Render, read: Reader, dialect_names: Sequence[str]) -> DerivedDialect:

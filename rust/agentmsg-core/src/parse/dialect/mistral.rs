@@ -19,7 +19,8 @@
 //! pair's closer). cohere (Command R7B, Command A) is this machine with other markers:
 //! `<|START_ACTION|>` opens a JSON list of `{"tool_call_id", "tool_name", "parameters"}` objects
 //! (no named form), `<|START_THINKING|>`…`<|END_THINKING|>` is reasoning, and `<|END_ACTION|>`,
-//! `<|START_RESPONSE|>` and `<|END_RESPONSE|>` are dropped where they stand in text.
+//! `<|START_RESPONSE|>` and `<|END_RESPONSE|>` (R7B's answer), `<|START_TEXT|>` and `<|END_TEXT|>`
+//! (Command A's) are dropped where they stand in text.
 
 use std::sync::Arc;
 
@@ -81,6 +82,8 @@ pub(crate) const COHERE: ListSyntax = ListSyntax {
         b"<|END_ACTION|>",
         b"<|START_RESPONSE|>",
         b"<|END_RESPONSE|>",
+        b"<|START_TEXT|>",
+        b"<|END_TEXT|>",
     ],
     think_pairs: 1,
     name_key: "tool_name",

@@ -26,7 +26,7 @@ pub(super) const GEMMA: &[&str] = &[
 
 pub(super) const COHERE: &[&str] = &[
     "<|START_ACTION|>", "<|END_ACTION|>", "<|START_THINKING|>", "<|END_THINKING|>", "<|START_RESPONSE|>",
-    "<|END_RESPONSE|>", "[", "]", "{", "}", ",", "\"", "\\", "{\"tool_name\": \"f\", \"parameters\": ",
+    "<|END_RESPONSE|>", "<|START_TEXT|>", "<|END_TEXT|>", "[", "]", "{", "}", ",", "\"", "\\", "{\"tool_name\": \"f\", \"parameters\": ",
     "\"tool_call_id\": \"0\", ", "{}", "<|", " ", "\n", "é", "1",
 ];
 
