@@ -8,12 +8,10 @@ document, never as an image; what a format cannot carry is left out with a warni
 import base64
 import copy
 import warnings
-from functools import lru_cache
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import TypeAdapter
 
 import agentmsg
 from agentmsg import (
@@ -25,7 +23,8 @@ from agentmsg import (
     TextBlock,
     URLSource,
 )
-from convert_checks import _consume, check_anthropic, check_bedrock, check_openai
+from convert_checks import check_anthropic, check_bedrock, check_openai
+from test_convert_responses import check_responses
 from convert_strategies import nonempty_text
 
 PDF = "JVBERi0xLjQK"  # "%PDF-1.4\n"
@@ -37,18 +36,6 @@ def recorded(function, *args, **kwargs):
         warnings.simplefilter("always")
         result = function(*args, **kwargs)
     return result, [str(w.message) for w in caught if issubclass(w.category, ConversionWarning)]
-
-
-@lru_cache(maxsize=None)
-def _responses_item():
-    from openai.types.responses import ResponseInputItemParam
-
-    return TypeAdapter(ResponseInputItemParam)
-
-
-def check_responses(items):
-    for item in items:
-        _consume(_responses_item().validate_python(item))
 
 
 def check_gemini(contents):
