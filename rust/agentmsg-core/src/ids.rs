@@ -103,20 +103,19 @@ impl IdVocabulary {
 
     /// The first id of `ids` that is no token, as the error [`IdReader::read`] gives for it.
     pub fn check(&self, ids: &[u32]) -> Result<(), TokenizerError> {
-        match ids.iter().find(|&&id| self.bytes(id).is_err()) {
+        match ids.iter().find(|&&id| self.bytes(id).is_none()) {
             Some(&bad) => Err(TokenizerError::UnknownId(bad)),
             None => Ok(()),
         }
     }
 
-    /// The bytes of `id`, or the error for an id that is no token.
+    /// The bytes of `id`; `None` for an id that is no token.
     #[inline]
-    fn bytes(&self, id: u32) -> Result<&[u8], TokenizerError> {
-        let bytes = match &self.source {
+    fn bytes(&self, id: u32) -> Option<&[u8]> {
+        match &self.source {
             Source::Tokenizer(tokenizer) => tokenizer.id_bytes(id),
             Source::Encoder(encoder) => encoder.token_bytes(id),
-        };
-        bytes.ok_or(TokenizerError::UnknownId(id))
+        }
     }
 
     /// The SentencePiece-style decoder's steps, if decoding is not joining the ids' bytes.
@@ -182,29 +181,28 @@ impl IdReader {
     /// ranges `(start, len)` where ordinary tokens spell an added token. An id that is no
     /// token is an error and nothing is read.
     pub fn read(&mut self, ids: &[u32], text: &mut Vec<u8>, spelled: &mut Vec<(usize, usize)>) -> Result<(), TokenizerError> {
-        let vocabulary = Arc::clone(&self.vocabulary);
+        let Self { vocabulary, held, read, added_spans, chain, .. } = self;
+        let vocabulary: &IdVocabulary = vocabulary;
         vocabulary.check(ids)?;
         let from = text.len();
-        self.added_spans.clear();
-        if let (Some(chain), Some(steps)) = (self.chain.as_mut(), vocabulary.decode_steps()) {
-            let mut sink = Sink { text: &mut *text, added: &mut self.added_spans, from, read: self.read };
+        added_spans.clear();
+        if let (Some(chain), Some(steps)) = (chain.as_mut(), vocabulary.decode_steps()) {
+            let mut sink = Sink { text: &mut *text, added: added_spans, from, read: *read };
             for &id in ids {
                 let (piece, step) = vocabulary.piece(id);
                 chain.push(steps, step, piece, &mut sink);
             }
-            self.find_spelled(text, from, spelled);
-            return Ok(());
-        }
-        for &id in ids {
-            let bytes = vocabulary.bytes(id)?;
-            if vocabulary.is_added(id) {
-                // An added token's text is whole UTF-8: a character cut before it stays cut.
-                self.flush_held(text);
-                let start = self.read + (text.len() - from);
-                self.added_spans.push((start, bytes.len()));
-                text.extend_from_slice(bytes);
-            } else {
-                self.take(bytes, text);
+        } else {
+            for &id in ids {
+                let Some(bytes) = vocabulary.bytes(id) else { return Err(TokenizerError::UnknownId(id)) };
+                if vocabulary.is_added(id) {
+                    // An added token's text is whole UTF-8: a character cut before it stays cut.
+                    flush_held(held, text);
+                    added_spans.push((*read + (text.len() - from), bytes.len()));
+                    text.extend_from_slice(bytes);
+                } else {
+                    take(held, bytes, text);
+                }
             }
         }
         self.find_spelled(text, from, spelled);
@@ -216,7 +214,7 @@ impl IdReader {
     pub fn finish(&mut self, text: &mut Vec<u8>, spelled: &mut Vec<(usize, usize)>) {
         let from = text.len();
         self.added_spans.clear();
-        self.flush_held(text);
+        flush_held(&mut self.held, text);
         let vocabulary = Arc::clone(&self.vocabulary);
         if let (Some(chain), Some(steps)) = (self.chain.as_mut(), vocabulary.decode_steps()) {
             chain.finish(steps, &mut Sink { text: &mut *text, added: &mut self.added_spans, from, read: self.read });
@@ -224,28 +222,6 @@ impl IdReader {
         self.find_spelled(text, from, spelled);
         self.read = 0;
         self.tail.clear();
-    }
-
-    /// The held bytes of a character that will not complete, as `decode` gives them.
-    fn flush_held(&mut self, text: &mut Vec<u8>) {
-        if !self.held.is_empty() {
-            text.extend_from_slice(String::from_utf8_lossy(&self.held).as_bytes());
-            self.held.clear();
-        }
-    }
-
-    /// Appends an ordinary token's bytes: the complete characters go to `text` (invalid bytes
-    /// as U+FFFD), a character they leave cut is held.
-    fn take(&mut self, bytes: &[u8], text: &mut Vec<u8>) {
-        if self.held.is_empty() {
-            let keep = complete_chars(bytes, text);
-            self.held.extend_from_slice(&bytes[bytes.len() - keep..]);
-        } else {
-            self.held.extend_from_slice(bytes);
-            let keep = complete_chars(&self.held, text);
-            let start = self.held.len() - keep;
-            self.held.drain(..start);
-        }
     }
 
     /// Finds the added tokens' texts that end in `text[from..]` (the text of this call) and
@@ -305,6 +281,28 @@ fn read_whole(text: &[u8], spelled: &[(usize, usize)], options: &Options) -> (Do
     let stray_close = machine.saw_stray_thinking_close();
     events.extend(machine.finish());
     (Document::from_events(events), stray_close || machine.saw_stray_thinking_close())
+}
+
+/// Appends the held bytes of a character that will not complete, as `decode` gives them.
+fn flush_held(held: &mut Vec<u8>, text: &mut Vec<u8>) {
+    if !held.is_empty() {
+        text.extend_from_slice(String::from_utf8_lossy(held).as_bytes());
+        held.clear();
+    }
+}
+
+/// Appends an ordinary token's bytes: the complete characters go to `text` (invalid bytes as
+/// U+FFFD), a character they leave cut is held.
+fn take(held: &mut Vec<u8>, bytes: &[u8], text: &mut Vec<u8>) {
+    if held.is_empty() {
+        let keep = complete_chars(bytes, text);
+        held.extend_from_slice(&bytes[bytes.len() - keep..]);
+    } else {
+        held.extend_from_slice(bytes);
+        let keep = complete_chars(held, text);
+        let start = held.len() - keep;
+        held.drain(..start);
+    }
 }
 
 /// Appends the complete characters of `bytes` to `text` (each maximal invalid sequence as
