@@ -368,14 +368,20 @@ def test_a_batch_checks_every_pair_before_any_stream_moves() -> None:
 TOKENIZER_FILES = ("llama2", "phi3", "llama3", "qwen2")
 
 
+def unpacked(name: str, folder: pathlib.Path) -> pathlib.Path:
+    """The `tokenizer.json` of tests/data's `name`, written into `folder`."""
+    path = folder / f"{name}.tokenizer.json"
+    path.write_bytes(gzip.decompress((pathlib.Path(__file__).parent / "data" / "tokenizers" / f"{name}.tokenizer.json.gz").read_bytes()))
+    return path
+
+
 @pytest.fixture(scope="module")
 def file_tokenizers(tmp_path_factory: Any) -> Dict[str, Tuple[Tokenizer, Any]]:
     """Each file read by us and by `tokenizers` (the oracle)."""
     folder = tmp_path_factory.mktemp("tokenizer-files")
     out = {}
     for name in TOKENIZER_FILES:
-        path = folder / f"{name}.tokenizer.json"
-        path.write_bytes(gzip.decompress((pathlib.Path(__file__).parent / "data" / "tokenizers" / f"{name}.tokenizer.json.gz").read_bytes()))
+        path = unpacked(name, folder)
         out[name] = (Tokenizer.from_file(str(path)), tokenizers.Tokenizer.from_file(str(path)))
     return out
 
@@ -490,6 +496,38 @@ def test_sentencepiece_text_read_after_each_id_is_decode_of_the_ids_so_far(
     assert whole.startswith(read)
     assert merged(by_ids.finish()) == merged(by_text.feed(whole[len(read):]) + by_text.finish())
     assert by_ids.result() == by_text.result() == agentmsg.parse(whole, dialect=PLAIN)
+
+
+def test_one_sentencepiece_tokenizer_read_from_threads_at_once(
+    file_tokenizers: Dict[str, Tuple[Tokenizer, Any]], tmp_path: pathlib.Path
+) -> None:
+    # A tokenizer no parser used yet: the threads race to build its id vocabulary (piece table).
+    tok = Tokenizer.from_file(str(unpacked("llama2", tmp_path)))
+    ids = tok.encode('Hi 🦀 <tool_call>{"name": "f", "arguments": {"a": "é  x"}}</tool_call>')
+    expected = agentmsg.parse(file_tokenizers["llama2"][1].decode(ids, skip_special_tokens=False), dialect="hermes")
+    start = threading.Barrier(4)
+    results: List[Any] = []
+    errors: List[BaseException] = []
+
+    def run() -> None:
+        try:
+            start.wait()
+            parser = StreamParser(dialect="hermes", tokenizer=tok)
+            for token_id in ids:
+                parser.feed_ids([token_id])
+            parser.finish()
+            results.append(parser.result())
+            results.append(parse_ids(ids, tokenizer=tok, dialect="hermes"))
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert results == [expected] * 8
 
 
 def test_sentencepiece_byte_pieces_wait_for_the_run_to_end(piece_tokenizers: Dict[str, Tokenizer]) -> None:
