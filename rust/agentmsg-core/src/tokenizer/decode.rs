@@ -137,11 +137,12 @@ pub(crate) fn why_not_streamed(steps: &[DecodeStep]) -> Option<&'static str> {
 }
 
 /// Each id's text after the leading steps that map every token alone, whatever comes before
-/// or after it (`Replace`, and `Strip` before `Fuse`), worked out once per vocabulary: reading
-/// an id is then a lookup, and [`StreamedChain`] runs only the steps from
+/// or after it (`Replace`, and `Strip` before `Fuse`; a `Metaspace` after them as it maps any
+/// token but the first, [`StreamedChain::push`] strips the first), worked out once per
+/// vocabulary: reading an id is then a lookup, and [`StreamedChain`] runs only the steps from
 /// [`mapped_steps`](Self::mapped_steps) on (the ones that join tokens: `ByteFallback`'s runs,
-/// `Metaspace`'s first token, what follows `Fuse`). The texts are one arena with an end offset
-/// per id: about the vocabulary's spellings' bytes plus 4 bytes an id.
+/// what follows `Fuse`). The texts are one arena with an end offset per id: about the
+/// vocabulary's spellings' bytes plus 4 bytes an id.
 pub(crate) struct PieceTable {
     arena: String,
     ends: Vec<u32>,
@@ -154,10 +155,11 @@ impl PieceTable {
     /// the texts would not fit 32-bit offsets.
     pub fn new<'s>(steps: &[DecodeStep], spellings: impl ExactSizeIterator<Item = &'s [u8]>) -> Option<Self> {
         let fuse = fuse_index(steps);
-        let mapped_steps = steps[..fuse]
-            .iter()
-            .take_while(|step| matches!(step, DecodeStep::Replace { .. } | DecodeStep::Strip { .. }))
-            .count();
+        let alone = |step: &DecodeStep| matches!(step, DecodeStep::Replace { .. } | DecodeStep::Strip { .. });
+        let mut mapped_steps = steps[..fuse].iter().take_while(|step| alone(step)).count();
+        if matches!(steps[..fuse].get(mapped_steps), Some(DecodeStep::Metaspace { .. })) {
+            mapped_steps += 1;
+        }
         if mapped_steps == 0 {
             return None;
         }
@@ -231,8 +233,15 @@ impl StreamedChain {
     }
 
     /// Takes one token, its spelling already run through `steps[..from]` (steps that map each
-    /// token alone: see [`PieceTable`]); gives the text it completes to `out`.
-    pub fn push(&mut self, steps: &[DecodeStep], from: usize, token: Piece<'_>, out: &mut Sink<'_>) {
+    /// token alone, a last `Metaspace` as it maps any token but the first: see [`PieceTable`]);
+    /// gives the text it completes to `out`.
+    pub fn push(&mut self, steps: &[DecodeStep], from: usize, mut token: Piece<'_>, out: &mut Sink<'_>) {
+        if let Some(DecodeStep::Metaspace { strip_first, .. }) = from.checked_sub(1).map(|last| &steps[last]) {
+            let first = !std::mem::replace(&mut self.states[from - 1].started, true);
+            if first && *strip_first && token.text.starts_with(' ') {
+                token = Piece { text: drop_front(token.text, 1), added: false };
+            }
+        }
         self.push_token(steps, from, token, out);
     }
 
