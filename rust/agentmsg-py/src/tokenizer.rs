@@ -93,6 +93,14 @@ pub(crate) fn id_vocabulary_of(py: Python<'_>, tokenizer: &Bound<'_, PyAny>, cal
 /// The token ids of an `ids` argument: a list or tuple of ints. An int that is no id of any
 /// tokenizer (negative, or past 2**32 - 1) is a `TokenIdError`, as an unknown id is.
 pub(crate) fn extract_ids(py: Python<'_>, ids: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u32>> {
+    let mut out = Vec::new();
+    extract_ids_into(py, ids, what, &mut out)?;
+    Ok(out)
+}
+
+/// [`extract_ids`] appended to `out` (a buffer a stream reuses; on an error, what it holds is
+/// of no use).
+pub(crate) fn extract_ids_into(py: Python<'_>, ids: &Bound<'_, PyAny>, what: &str, out: &mut Vec<u32>) -> PyResult<()> {
     let read = |item: Bound<'_, PyAny>, index: usize| -> PyResult<u32> {
         if let Ok(id) = item.extract::<u32>() {
             if !item.is_instance_of::<pyo3::types::PyBool>() {
@@ -107,10 +115,18 @@ pub(crate) fn extract_ids(py: Python<'_>, ids: &Bound<'_, PyAny>, what: &str) ->
         Err(ErrorClass::MessageType.new_err(py, message))
     };
     if let Ok(list) = ids.cast::<PyList>() {
-        return list.iter().enumerate().map(|(index, item)| read(item, index)).collect();
+        out.reserve(list.len());
+        for (index, item) in list.iter().enumerate() {
+            out.push(read(item, index)?);
+        }
+        return Ok(());
     }
     if let Ok(tuple) = ids.cast::<PyTuple>() {
-        return tuple.iter().enumerate().map(|(index, item)| read(item, index)).collect();
+        out.reserve(tuple.len());
+        for (index, item) in tuple.iter().enumerate() {
+            out.push(read(item, index)?);
+        }
+        return Ok(());
     }
     let message = format!("{what} must be a list or tuple of int token ids, not {}", crate::errors::type_name(ids));
     Err(ErrorClass::MessageType.new_err(py, message))

@@ -1,5 +1,7 @@
 //! The decoders of SentencePiece-style files: steps over the tokens' spellings, in order.
 
+use std::borrow::Cow;
+
 use super::pretokenize::SplitRegex;
 
 /// One decoder step.
@@ -100,9 +102,28 @@ impl DecodeStep {
 }
 
 /// A piece of decoded text, and whether it is an added token's text (unchanged by the steps).
-pub(crate) struct Piece {
-    pub text: String,
+/// Borrowed where no step changed it (from [`PieceTable`]), so reading an id copies nothing.
+pub(crate) struct Piece<'t> {
+    pub text: Cow<'t, str>,
     pub added: bool,
+}
+
+/// Where the streamed chain's text goes: appended to `text`; the stream range `(start, len)`
+/// of each added token's text to `added`, where `text[from..]` begins at `read` in the stream.
+pub(crate) struct Sink<'o> {
+    pub text: &'o mut Vec<u8>,
+    pub added: &'o mut Vec<(usize, usize)>,
+    pub from: usize,
+    pub read: usize,
+}
+
+impl Sink<'_> {
+    fn take(&mut self, piece: Piece<'_>) {
+        if piece.added {
+            self.added.push((self.read + (self.text.len() - self.from), piece.text.len()));
+        }
+        self.text.extend_from_slice(piece.text.as_bytes());
+    }
 }
 
 /// Why `steps` cannot run token by token, if they cannot: after the first `Fuse` the text is
@@ -113,6 +134,68 @@ pub(crate) fn why_not_streamed(steps: &[DecodeStep]) -> Option<&'static str> {
         .iter()
         .any(|step| matches!(step, DecodeStep::Replace { .. } | DecodeStep::ByteFallback))
         .then_some("reading token ids with a Replace or ByteFallback decoder after Fuse")
+}
+
+/// Each id's text after the leading steps that map every token alone, whatever comes before
+/// or after it (`Replace`, and `Strip` before `Fuse`; a `Metaspace` after them as it maps any
+/// token but the first, [`StreamedChain::push`] strips the first), worked out once per
+/// vocabulary: reading an id is then a lookup, and [`StreamedChain`] runs only the steps from
+/// [`mapped_steps`](Self::mapped_steps) on (the ones that join tokens: `ByteFallback`'s runs,
+/// what follows `Fuse`). The texts are one arena with an end offset per id: about the
+/// vocabulary's spellings' bytes plus 4 bytes an id.
+pub(crate) struct PieceTable {
+    arena: String,
+    ends: Vec<u32>,
+    mapped_steps: usize,
+}
+
+impl PieceTable {
+    /// The table of `spellings` (by id; an id that is no token has an empty spelling); `None`
+    /// if no leading step maps tokens alone (the spellings are then the pieces already), or if
+    /// the texts would not fit 32-bit offsets.
+    pub fn new<'s>(steps: &[DecodeStep], spellings: impl ExactSizeIterator<Item = &'s [u8]>) -> Option<Self> {
+        let fuse = fuse_index(steps);
+        let alone = |step: &DecodeStep| matches!(step, DecodeStep::Replace { .. } | DecodeStep::Strip { .. });
+        let mut mapped_steps = steps[..fuse].iter().take_while(|step| alone(step)).count();
+        if matches!(steps[..fuse].get(mapped_steps), Some(DecodeStep::Metaspace { .. })) {
+            mapped_steps += 1;
+        }
+        if mapped_steps == 0 {
+            return None;
+        }
+        let mut ends = Vec::with_capacity(spellings.len());
+        let mut arena = String::new();
+        for spelling in spellings {
+            let mut text = String::from_utf8_lossy(spelling).into_owned();
+            for step in &steps[..mapped_steps] {
+                text = step.map_token(&text, false);
+            }
+            arena.push_str(&text);
+            ends.push(u32::try_from(arena.len()).ok()?);
+        }
+        arena.shrink_to_fit();
+        Some(Self { arena, ends, mapped_steps })
+    }
+
+    /// The text of `id` after the steps the table ran (empty for an id out of range).
+    #[inline]
+    pub fn piece(&self, id: u32) -> &str {
+        let index = id as usize;
+        let Some(&end) = self.ends.get(index) else { return "" };
+        let start = if index == 0 { 0 } else { self.ends[index - 1] };
+        &self.arena[start as usize..end as usize]
+    }
+
+    /// How many of the steps the table ran (the streamed chain starts after them).
+    pub fn mapped_steps(&self) -> usize {
+        self.mapped_steps
+    }
+
+    /// The bytes the table holds.
+    #[cfg(test)]
+    pub fn heap_bytes(&self) -> usize {
+        self.arena.capacity() + self.ends.capacity() * std::mem::size_of::<u32>()
+    }
 }
 
 /// What one step remembers between tokens.
@@ -149,14 +232,22 @@ impl StreamedChain {
         self.states.iter().any(|state| !state.run.is_empty() || !state.trailing.is_empty())
     }
 
-    /// Takes one token's spelling; appends the text it completes to `out`.
-    pub fn push(&mut self, steps: &[DecodeStep], token: Piece, out: &mut Vec<Piece>) {
-        self.push_token(steps, 0, token, out);
+    /// Takes one token, its spelling already run through `steps[..from]` (steps that map each
+    /// token alone, a last `Metaspace` as it maps any token but the first: see [`PieceTable`]);
+    /// gives the text it completes to `out`.
+    pub fn push(&mut self, steps: &[DecodeStep], from: usize, mut token: Piece<'_>, out: &mut Sink<'_>) {
+        if let Some(DecodeStep::Metaspace { strip_first, .. }) = from.checked_sub(1).map(|last| &steps[last]) {
+            let first = !std::mem::replace(&mut self.states[from - 1].started, true);
+            if first && *strip_first && token.text.starts_with(' ') {
+                token = Piece { text: drop_front(token.text, 1), added: false };
+            }
+        }
+        self.push_token(steps, from, token, out);
     }
 
-    /// Ends the text: appends what was held (as `decode` ends it) to `out`; then ready for a
-    /// new text.
-    pub fn finish(&mut self, steps: &[DecodeStep], out: &mut Vec<Piece>) {
+    /// Ends the text: gives what was held (as `decode` ends it) to `out`; then ready for a new
+    /// text.
+    pub fn finish(&mut self, steps: &[DecodeStep], out: &mut Sink<'_>) {
         let fuse = fuse_index(steps);
         for index in 0..fuse {
             self.end_run(steps, index, out);
@@ -168,7 +259,7 @@ impl StreamedChain {
     }
 
     /// Runs `token` through the steps from `from` on (before `Fuse`).
-    fn push_token(&mut self, steps: &[DecodeStep], from: usize, mut token: Piece, out: &mut Vec<Piece>) {
+    fn push_token(&mut self, steps: &[DecodeStep], from: usize, mut token: Piece<'_>, out: &mut Sink<'_>) {
         let fuse = fuse_index(steps);
         for index in from..fuse {
             let step = &steps[index];
@@ -188,74 +279,76 @@ impl StreamedChain {
     }
 
     /// Ends the run of byte tokens of the `ByteFallback` at `index`, as `decode` does.
-    fn end_run(&mut self, steps: &[DecodeStep], index: usize, out: &mut Vec<Piece>) {
+    fn end_run(&mut self, steps: &[DecodeStep], index: usize, out: &mut Sink<'_>) {
         let run = std::mem::take(&mut self.states[index].run);
         if run.is_empty() {
             return;
         }
         match String::from_utf8(run) {
-            Ok(text) => self.push_token(steps, index + 1, Piece { text, added: false }, out),
+            Ok(text) => self.push_token(steps, index + 1, Piece { text: Cow::Owned(text), added: false }, out),
             Err(error) => {
                 for _ in 0..error.as_bytes().len() {
-                    self.push_token(steps, index + 1, Piece { text: "\u{FFFD}".to_owned(), added: false }, out);
+                    self.push_token(steps, index + 1, Piece { text: Cow::Borrowed("\u{FFFD}"), added: false }, out);
                 }
             }
         }
     }
 
     /// Runs a piece of the one text through the steps from `from` on (after `Fuse`).
-    fn push_text(&mut self, steps: &[DecodeStep], from: usize, mut piece: Piece, out: &mut Vec<Piece>) {
+    fn push_text(&mut self, steps: &[DecodeStep], from: usize, mut piece: Piece<'_>, out: &mut Sink<'_>) {
         for index in from..steps.len() {
             let state = &mut self.states[index];
             match &steps[index] {
                 DecodeStep::Metaspace { replacement, strip_first } => {
-                    let mut text: String = piece.text.chars().map(|c| if c == *replacement { ' ' } else { c }).collect();
-                    if !text.is_empty() && !std::mem::replace(&mut state.started, true) && *strip_first && text.starts_with(' ') {
-                        text.remove(0);
+                    if *replacement != ' ' && piece.text.contains(*replacement) {
+                        let text = piece.text.replace(*replacement, " ");
+                        piece = Piece { text: Cow::Owned(text), added: false };
                     }
-                    piece = changed(piece, text);
+                    if !piece.text.is_empty() && !std::mem::replace(&mut state.started, true) && *strip_first && piece.text.starts_with(' ') {
+                        piece = Piece { text: drop_front(piece.text, 1), added: false };
+                    }
                 }
                 DecodeStep::Strip { content, start, stop } => {
-                    let mut text = piece.text.as_str();
+                    let mut cut = 0;
                     while !state.started && state.stripped < *start {
-                        match text.strip_prefix(*content) {
-                            Some(rest) => {
-                                text = rest;
+                        match piece.text[cut..].strip_prefix(*content) {
+                            Some(_) => {
+                                cut += content.len_utf8();
                                 state.stripped += 1;
                             }
                             None => break,
                         }
                     }
-                    if !text.is_empty() || state.stripped == *start {
+                    if cut < piece.text.len() || state.stripped == *start {
                         state.started = true;
                     }
-                    let text = text.to_owned();
-                    let piece_now = changed(piece, text);
+                    if cut > 0 {
+                        piece = Piece { text: drop_front(piece.text, cut), added: false };
+                    }
                     if *stop == 0 {
-                        piece = piece_now;
                         continue;
                     }
                     // Hold the last `stop` characters of a trailing run of `content`.
-                    let kept = piece_now.text.trim_end_matches(*content).len();
+                    let kept = piece.text.trim_end_matches(*content).len();
                     if kept > 0 && !state.trailing.is_empty() {
                         let released = std::mem::take(&mut state.trailing);
-                        self.push_text(steps, index + 1, Piece { text: released, added: false }, out);
+                        self.push_text(steps, index + 1, Piece { text: Cow::Owned(released), added: false }, out);
                     }
                     let state = &mut self.states[index];
-                    state.trailing.push_str(&piece_now.text[kept..]);
+                    state.trailing.push_str(&piece.text[kept..]);
                     let excess = state.trailing.chars().count().saturating_sub(*stop);
                     let cut = state.trailing.char_indices().nth(excess).map_or(state.trailing.len(), |(at, _)| at);
                     let released: String = state.trailing.drain(..cut).collect();
-                    let head = if kept == piece_now.text.len() {
-                        piece_now
+                    let head = if kept == piece.text.len() {
+                        piece
                     } else {
-                        Piece { text: piece_now.text[..kept].to_owned(), added: false }
+                        Piece { text: Cow::Owned(piece.text[..kept].to_owned()), added: false }
                     };
                     if !head.text.is_empty() {
                         self.push_text(steps, index + 1, head, out);
                     }
                     if !released.is_empty() {
-                        self.push_text(steps, index + 1, Piece { text: released, added: false }, out);
+                        self.push_text(steps, index + 1, Piece { text: Cow::Owned(released), added: false }, out);
                     }
                     return;
                 }
@@ -263,7 +356,7 @@ impl StreamedChain {
             }
         }
         if !piece.text.is_empty() {
-            out.push(piece);
+            out.take(piece);
         }
     }
 }
@@ -273,13 +366,21 @@ fn fuse_index(steps: &[DecodeStep]) -> usize {
     steps.iter().position(|step| matches!(step, DecodeStep::Fuse)).unwrap_or(steps.len())
 }
 
-/// `piece` with its text changed to `text` (no longer an added token's text if it changed).
-fn changed(piece: Piece, text: String) -> Piece {
-    let added = piece.added && text == piece.text;
-    Piece { text, added }
+/// `text` less its first `len` bytes; a borrowed text stays borrowed.
+fn drop_front(text: Cow<'_, str>, len: usize) -> Cow<'_, str> {
+    match text {
+        Cow::Borrowed(text) => Cow::Borrowed(&text[len..]),
+        Cow::Owned(mut text) => {
+            text.drain(..len);
+            Cow::Owned(text)
+        }
+    }
 }
 
-fn mapped(step: &DecodeStep, piece: Piece, first: bool) -> Piece {
+/// `piece` through a step that maps each token alone (no longer an added token's text if the
+/// step changed it).
+fn mapped<'t>(step: &DecodeStep, piece: Piece<'t>, first: bool) -> Piece<'t> {
     let text = step.map_token(&piece.text, first);
-    changed(piece, text)
+    let added = piece.added && text == piece.text;
+    Piece { text: Cow::Owned(text), added }
 }
