@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import agentmsg
+import test_dialect_kimi_k3
 import test_dialects
 import test_dialects_families
 import test_dialects_families_b
@@ -60,6 +61,8 @@ DERIVED = {
     "google-gemma-4-31B-it-interleaved": ("gemma4", False),
     "deepseek-ai-DeepSeek-V4": ("deepseek_v4", False),
     "Apertus-8B-Instruct": ("apertus", False),
+    # Its reasoning markers are not read around the probe: the prompt's open think element says it.
+    "Kimi-K3": ("kimi_k3", True),
 }
 
 
@@ -113,6 +116,7 @@ def cases(dialect: str):
               test_dialects_families_b.ALL]
     found = [c for table in tables for name, rows in table if name == dialect for c in rows]
     found += [c for name, c in test_dialects_lenient.ALL_CASES + test_dialects_families.ALL_CASES if name == dialect]
+    found += test_dialect_kimi_k3.CASES if dialect == "kimi_k3" else []
     return found
 
 

@@ -296,9 +296,10 @@ def _expected_calls(count: int) -> List[Tuple[str, Dict[str, str]]]:
 
 
 def _reads(probes: _Probes, dialect: Union[str, Dict[str, str]], think: Optional[Tuple[str, str, bool]],
-           read: Reader) -> bool:
-    """Whether ``dialect`` reads every probe reply as what the probe message held."""
-    start_in_thinking = think is not None and think[2]
+           read: Reader, inside: bool = False) -> bool:
+    """Whether ``dialect`` reads every probe reply as what the probe message held (``inside``: each
+    reply starts inside reasoning the prompt opened)."""
+    start_in_thinking = inside or (think is not None and think[2])
     for name, calls in (("plain", 0), ("call", 1), ("calls", 2), ("text_call", 1), ("thinking", 0)):
         if name not in probes.replies:
             continue
@@ -384,6 +385,13 @@ def chat_template_dialect(render: Render, read: Reader, dialect_names: Sequence[
     for name in dialect_names:
         if _reads(probes, name, think, read):
             return DerivedDialect(name, {}, start_in_thinking or _opens_reasoning(probes, name, read))
+    if think is None:
+        # No reasoning markers read around the probe's (Kimi K3 writes its response element right
+        # after them): a dialect that reads the generation prompt as opening reasoning reads the
+        # replies as starting inside it.
+        for name in dialect_names:
+            if _opens_reasoning(probes, name, read) and _reads(probes, name, think, read, inside=True):
+                return DerivedDialect(name, {}, True)
     parts = _payload_markers(probes.replies["call"], think)
     if parts is not None:
         parts["name"] = "chat_template"
