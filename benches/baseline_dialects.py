@@ -255,7 +255,8 @@ def element_calls(opener: str, closer: str, function: "re.Pattern[str]", paramet
                 arguments = {}
                 for key, value in parameter.findall(match.group(2)):
                     arguments[key] = value
-                done = closed or match.group(0).endswith(("</invoke>", "</function>", "</tool_call:opensource>"))
+                done = closed or match.group(0).endswith(("</invoke>", "</function>", "</tool_call:opensource>",
+                                                          "<|close|>call<|sep|>"))
                 found.append((match.group(1), json.dumps(arguments, ensure_ascii=False), done))
         return found
     return calls
@@ -314,9 +315,12 @@ class RescanServer(_Server):
             reasoning = (self.text if end < 0 else self.text[:end]).removeprefix(opener)
             if end < 0 and opener.startswith(reasoning):
                 reasoning = ""
-            if end < 0 and closer[0] in reasoning[-len(closer):]:
-                # A possible closer at the end is held back until the next delta decides it.
-                reasoning = reasoning[: reasoning.rindex(closer[0])]
+            if end < 0:
+                # A possible closer at the end (its longest prefix) is held back until the next
+                # delta decides it.
+                tail = reasoning[-len(closer):]
+                held = next((k for k in range(len(tail)) if closer.startswith(tail[k:])), len(tail))
+                reasoning = reasoning[: len(reasoning) - len(tail) + held]
             if len(reasoning) > self.sent_reasoning:
                 out.append({"reasoning_content": reasoning[self.sent_reasoning:]})
                 self.sent_reasoning = len(reasoning)
@@ -354,5 +358,9 @@ FAMILY_SERVERS = {
         re.compile(r"<tool_call:opensource>(.*?)<tool_sep:opensource>(.*?)(?:</tool_call:opensource>|$)", re.DOTALL),
         re.compile(r"<arg_key:opensource>(.*?)</arg_key:opensource>\s*<arg_value:opensource>(.*?)"
                    r"</arg_value:opensource>", re.DOTALL))),
+    "kimi_k3": lambda: RescanServer(("<|open|>think<|sep|>", "<|close|>think<|sep|>"), "<|open|>tools<|sep|>", element_calls(
+        "<|open|>tools<|sep|>", "<|close|>tools<|sep|>",
+        re.compile(r'<\|open\|>call tool="(.*?)"[^<]*<\|sep\|>(.*?)(?:<\|close\|>call<\|sep\|>|$)', re.DOTALL),
+        re.compile(r'<\|open\|>argument key="(.*?)"[^<]*<\|sep\|>(.*?)<\|close\|>argument<\|sep\|>', re.DOTALL))),
 }
 SERVERS.update(FAMILY_SERVERS)

@@ -31,6 +31,7 @@ from agentmsg import TextBlock, ToolUseBlock  # noqa: E402
 from agentmsg.dialects import StreamParser, openai_deltas  # noqa: E402
 from baseline_dialects import FAMILY_SERVERS, SERVERS  # noqa: E402
 from baseline_dialects_b import SERVERS_B  # noqa: E402
+from test_dialect_kimi_k3 import write as write_kimi_k3  # noqa: E402
 from test_dialects_families import THINK, WRITERS  # noqa: E402
 from tiktoken_oracle import encoding  # noqa: E402
 from transcripts import all_messages  # noqa: E402
@@ -120,7 +121,8 @@ WRITERS_B: Dict[str, Callable] = {
 WRITERS_B["cohere"] = lambda calls: "<|START_ACTION|>[\n" + ",\n".join(
     "    " + json.dumps({"tool_call_id": str(i), "tool_name": n, "parameters": a}, ensure_ascii=False)
     for i, (n, a) in enumerate(calls)) + "\n]<|END_ACTION|>"
-HEADS_B = {"cohere": "<|START_THINKING|>{thinking}<|END_THINKING|>I will look at the files first.\n\n", "gemma4": "<|channel>thought\n{thinking}\n<channel|>I will look at the files first.\n\n",
+WRITERS_B["kimi_k3"] = write_kimi_k3
+HEADS_B = {"kimi_k3": "<|open|>think<|sep|>\n{thinking}\n<|close|>think<|sep|>I will look at the files first.\n\n", "cohere": "<|START_THINKING|>{thinking}<|END_THINKING|>I will look at the files first.\n\n", "gemma4": "<|channel>thought\n{thinking}\n<channel|>I will look at the files first.\n\n",
            "functiongemma": "I will look at the files first.\n\n"}
 
 

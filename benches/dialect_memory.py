@@ -39,6 +39,7 @@ TINY = {
     "internlm2": '<|action_start|><|plugin|>{"name": "f", "parameters": {}}<|action_end|>',
     "longcat": '<longcat_tool_call>{"name": "f", "arguments": {}}</longcat_tool_call>',
     "hy3": "<tool_calls:opensource><tool_call:opensource>f<tool_sep:opensource></tool_call:opensource></tool_calls:opensource>",
+    "kimi_k3": '<|open|>tools<|sep|><|open|>call tool="f" index="1"<|sep|><|close|>call<|sep|><|close|>tools<|sep|>',
 }
 
 

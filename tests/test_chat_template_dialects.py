@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import agentmsg
+import test_dialect_kimi_k3
 import test_dialects
 import test_dialects_families
 import test_dialects_families_b
@@ -77,6 +78,8 @@ DERIVED = {
     "deepseek-ai-DeepSeek-R1-Distill-Llama-8B": ("deepseek_v3", True),
     # Typhoon 2.1 (Gemma 3): "[probe_tool(probe_key=\"probe_value\")]", its text after the list.
     "typhoon-ai-typhoon2.1-gemma3-4b": ("pythonic", False),
+    # The prompt opens its think element; the reply's response element follows the closer.
+    "Kimi-K3": ("kimi_k3", True),
 }
 
 
@@ -173,6 +176,7 @@ def cases(dialect: str):
               test_dialects_families_b.ALL]
     found = [c for table in tables for name, rows in table if name == dialect for c in rows]
     found += [c for name, c in test_dialects_lenient.ALL_CASES + test_dialects_families.ALL_CASES if name == dialect]
+    found += test_dialect_kimi_k3.CASES if dialect == "kimi_k3" else []
     return found
 
 

@@ -74,6 +74,9 @@ MODEL_DIALECTS: Tuple[ModelDialect, ...] = (
     ModelDialect("gpt_oss", "gpt_oss"),
     # Moonshot
     ModelDialect("kimi-k2*", "kimi_k2"),
+    # Kimi K3's template opens the think element in the prompt (thinking is on by default).
+    ModelDialect("kimi-k3*", "kimi_k3", True),
+    ModelDialect("kimi_k3", "kimi_k3", True),
     ModelDialect("kimi", "kimi_k2"),
     ModelDialect("kimi_k2", "kimi_k2"),
     # Zhipu: GLM 4.7 opens <think> in the prompt.

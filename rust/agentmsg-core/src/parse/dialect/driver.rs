@@ -10,6 +10,7 @@ use super::element_call::ElementCall;
 use super::gemma_call::GemmaCall;
 use super::json_call::JsonCall;
 use super::py_literal;
+use super::xtml::XtmlCall;
 use crate::parse::call::{call_id, holds_infinity, out_of_range, parse_json, CallHeader, Issue, IssueKind, ToolCall};
 use crate::parse::chars::{count_chars, CharClock};
 use crate::parse::output::Output;
@@ -24,6 +25,7 @@ pub(crate) enum Payload {
     Element(ElementCall),
     Pythonic(py_literal::ArgsReader),
     Gemma(GemmaCall),
+    Xtml(XtmlCall),
 }
 
 /// A call being read: where it started, its raw bytes so far, and what was streamed of it.
@@ -102,6 +104,7 @@ impl Core {
                 Payload::Json(json) => json.take_name().map(str::to_owned),
                 Payload::Element(element) => element.take_name().map(str::to_owned),
                 Payload::Gemma(gemma) => gemma.take_name().map(str::to_owned),
+                Payload::Xtml(xtml) => xtml.take_name().map(str::to_owned),
                 // Named when opened.
                 Payload::Pythonic(_) => None,
             };
@@ -114,6 +117,7 @@ impl Core {
             Payload::Json(json) => &json.arguments,
             Payload::Element(element) => &element.arguments,
             Payload::Gemma(gemma) => &gemma.arguments,
+            Payload::Xtml(xtml) => &xtml.arguments,
             Payload::Pythonic(reader) => &reader.out[..reader.stable_len()],
         };
         if arguments.len() > call.emitted {
@@ -217,6 +221,16 @@ impl Core {
                 };
                 (gemma.name.clone(), input, gemma.arguments.clone(), schema_errors(&gemma.schema_errors))
             }
+            Payload::Xtml(xtml) => {
+                if let Some(error) = &xtml.error {
+                    return Err((xtml.issue_kind(), format!("malformed call: {error}")));
+                }
+                let input = match parse_json(&xtml.arguments) {
+                    Ok(JsonValue::Object(object)) => object,
+                    _ => return Err((IssueKind::InvalidXml, "malformed call: the arguments did not close".into())),
+                };
+                (xtml.name.clone(), input, xtml.arguments.clone(), schema_errors(&xtml.schema_errors))
+            }
             Payload::Pythonic(reader) => match parse_json(&reader.out) {
                 Ok(JsonValue::Object(input)) => (None, input, reader.out.clone(), Vec::new()),
                 _ => return Err((IssueKind::InvalidJson, "malformed call: the arguments did not close".into())),
@@ -269,6 +283,7 @@ fn arguments_of(payload: &Payload) -> &[u8] {
         Payload::Json(json) => &json.arguments,
         Payload::Element(element) => &element.arguments,
         Payload::Gemma(gemma) => &gemma.arguments,
+        Payload::Xtml(xtml) => &xtml.arguments,
         Payload::Pythonic(reader) => &reader.out,
     }
 }

@@ -458,7 +458,7 @@ impl ElementCall {
 
 /// The `key="value"` attributes of a tag (blanks between them), or None if they are malformed.
 /// Values are taken as written: DeepSeek's template writes them unescaped.
-fn attributes(mut text: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+pub(crate) fn attributes(mut text: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
     let mut attrs = Vec::new();
     loop {
         text = text.trim_ascii_start();

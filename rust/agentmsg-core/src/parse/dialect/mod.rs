@@ -38,12 +38,15 @@ mod pythonic;
 mod reading;
 pub(crate) mod syntax;
 mod tagged;
+mod xtml;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_soups;
 #[cfg(test)]
 mod tests_families_b;
+#[cfg(test)]
+mod tests_xtml;
 
 use std::sync::Arc;
 
@@ -66,6 +69,7 @@ enum Machine {
     LlamaJson(llama_json::LlamaJsonMachine),
     Pythonic(pythonic::PythonicMachine),
     JsonList(json_list::JsonListMachine),
+    Xtml(xtml::XtmlMachine),
 }
 
 /// An incremental parser of one dialect other than Forge's: `feed` chunks, then `finish`; ready
@@ -137,6 +141,7 @@ impl DialectMachine {
             (None, Dialect::Jamba) => list_machine(core, json_list::JAMBA, start_in_thinking, options.strict),
             (None, Dialect::Internlm2) => list_machine(core, json_list::INTERNLM2, start_in_thinking, options.strict),
             (None, Dialect::GptOss) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
+            (None, Dialect::KimiK3) => Machine::Xtml(xtml::XtmlMachine::new(core, start_in_thinking, options.strict)),
             // Never reached: Forge's dialect has its own machine and every marker dialect has a
             // syntax. Named one by one, so that a new dialect must choose its machine here.
             (
@@ -174,6 +179,7 @@ impl DialectMachine {
             Machine::Mistral(m) => m.saw_stray_close(),
             Machine::Pythonic(m) => m.saw_stray_close(),
             Machine::JsonList(m) => m.saw_stray_close(),
+            Machine::Xtml(m) => m.saw_stray_close(),
             Machine::Harmony(_) | Machine::LlamaJson(_) => false,
         }
     }
@@ -236,6 +242,7 @@ impl DialectMachine {
             Machine::LlamaJson(m) => m.finish(),
             Machine::Pythonic(m) => m.finish(),
             Machine::JsonList(m) => m.finish(),
+            Machine::Xtml(m) => m.finish(),
         }
         let mut events = Vec::new();
         events.append(&mut self.core().out.events);
@@ -253,6 +260,7 @@ impl DialectMachine {
             Machine::LlamaJson(m) => m.core(),
             Machine::Pythonic(m) => m.core(),
             Machine::JsonList(m) => m.core(),
+            Machine::Xtml(m) => m.core(),
         }
     }
 
@@ -266,6 +274,7 @@ impl DialectMachine {
             Machine::LlamaJson(m) => m.run(data, clock, at_end),
             Machine::Pythonic(m) => m.run(data, clock, at_end),
             Machine::JsonList(m) => m.run(data, clock, at_end),
+            Machine::Xtml(m) => m.run(data, clock, at_end),
         };
         let read = if self.spelled.is_empty() {
             read_data(&mut clock)

@@ -144,6 +144,7 @@ impl Syntax {
             | Dialect::Apertus
             | Dialect::Jamba
             | Dialect::Internlm2
+            | Dialect::KimiK3
             | Dialect::Custom => {
                 return None
             }

@@ -454,8 +454,8 @@ impl TaggedMachine {
                     self.end_call(stop)
                 }
             },
-            // Pythonic calls are never opened here.
-            Payload::Pythonic(_) => Flow::Wait(i),
+            // Pythonic and XTML calls are never opened here.
+            Payload::Pythonic(_) | Payload::Xtml(_) => Flow::Wait(i),
         }
     }
 

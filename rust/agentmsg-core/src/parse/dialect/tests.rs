@@ -4,7 +4,7 @@ use proptest::prelude::*;
 
 use crate::parse::{parse, Block, CustomDialect, Dialect, DialectError, Document, Options, StartThinking, StreamMachine};
 
-const ALL: [Dialect; 24] = [
+const ALL: [Dialect; 25] = [
     Dialect::Forge,
     Dialect::Hermes,
     Dialect::Qwen3Coder,
@@ -29,6 +29,7 @@ const ALL: [Dialect; 24] = [
     Dialect::Internlm2,
     Dialect::Longcat,
     Dialect::Hy3,
+    Dialect::KimiK3,
 ];
 
 /// The document of `text` streamed in `size`-byte pieces (cut only at character boundaries).
@@ -149,6 +150,7 @@ fn adversarial(dialect: Dialect, n: usize) -> String {
             "<tool_calls:opens <".repeat(n / 38),
             "</arg_value:opensourc <".repeat(n / 46)
         ),
+        Dialect::KimiK3 => super::tests_xtml::adversarial(n),
         Dialect::Magistral => format!("{}[TOOL_CALLS]f[ARGS]{{\"s\": \"{}", "[TOOL_CALL <thin ".repeat(n / 34), "</think [ARG ".repeat(n / 26)),
         Dialect::Lfm2 => format!("{}<|tool_call_start|>[g(s='{}", "<|tool_call_sta <thin\n[".repeat(n / 48), "\\'<|tool_call_end|>".repeat(n / 40)),
         Dialect::Granite | Dialect::Phi4Mini | Dialect::Xlam | Dialect::Hunyuan | Dialect::Jamba | Dialect::Internlm2 | Dialect::Apertus | Dialect::Longcat => {
@@ -328,6 +330,7 @@ fn soup(dialect: Dialect, picks: &[usize]) -> String {
             "<tool_sep:opensource>", "<arg_key:opensource>", "</arg_key:opensource>", "<arg_value:opensource>",
             "</arg_value:opensource>", "<think:opensource>", "</think:opensource>",
         ],
+        Dialect::KimiK3 => super::tests_xtml::XTML,
         Dialect::Lfm2 => &["<|tool_call_start|>", "<|tool_call_end|>", "[f(", "a=", "'s'", ")", ")]", ", "],
         Dialect::Granite => &["<|tool_call|>", "<tool_call>", "</tool_call>", "[", "]", "{\"name\": \"f\", \"arguments\": ", ",", "<response>"],
         Dialect::Phi4Mini => &["<|tool_call|>", "<|/tool_call|>", "functools", "[", "]", "{\"name\": \"f\", \"arguments\": ", ","],
