@@ -246,16 +246,19 @@ def json_calls(opener: str, closer: Optional[str], name_keyed: bool = False):
     return calls
 
 
-def element_calls(opener: str, closer: str, function: "re.Pattern[str]", parameter: "re.Pattern[str]"):
-    """The calls of XML-element blocks: each parameter sent once its value is complete."""
+def element_calls(opener: str, closer: str, function: "re.Pattern[str]", parameter: "re.Pattern[str]",
+                  strip: bool = False):
+    """The calls of XML-element blocks: each parameter sent once its value is complete (and
+    stripped of blanks, as the engines read step3's values, with ``strip``)."""
     def calls(body: str) -> List[tuple]:
         found = []
         for payload, closed in _blocks(body, opener, closer):
             for k, match in enumerate(function.finditer(payload)):
                 arguments = {}
                 for key, value in parameter.findall(match.group(2)):
-                    arguments[key] = value
-                done = closed or match.group(0).endswith(("</invoke>", "</function>", "</tool_call:opensource>"))
+                    arguments[key] = value.strip() if strip else value
+                done = closed or match.group(0).endswith(("</invoke>", "</function>", "</tool_call:opensource>",
+                                                             "</steptml:invoke>"))
                 found.append((match.group(1), json.dumps(arguments, ensure_ascii=False), done))
         return found
     return calls
@@ -331,6 +334,10 @@ class RescanServer(_Server):
 
 
 FAMILY_SERVERS = {
+    "step3": lambda: RescanServer(("<think>", "</think>"), "<｜tool_calls_begin｜>", element_calls(
+        "<｜tool_calls_begin｜>", "<｜tool_calls_end｜>",
+        re.compile(r'<steptml:invoke name="(.*?)">(.*?)(?:</steptml:invoke>|$)', re.DOTALL),
+        re.compile(r'<steptml:parameter name="(.*?)">(.*?)</steptml:parameter>', re.DOTALL), strip=True)),
     "seed_oss": lambda: RescanServer(("<seed:think>", "</seed:think>"), "<seed:tool_call>", element_calls(
         "<seed:tool_call>", "</seed:tool_call>", QWEN_FUNCTION_RE, QWEN_PARAMETER_RE)),
     "minimax_m2": lambda: RescanServer(("<think>", "</think>"), "<minimax:tool_call>", element_calls(

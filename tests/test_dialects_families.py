@@ -1,4 +1,4 @@
-"""The dialects of issue 22, section 2 (seed_oss, minimax_m2, magistral, granite, lfm2, phi4_mini,
+"""The dialects of issue 22, section 2 (step3, seed_oss, minimax_m2, magistral, granite, lfm2, phi4_mini,
 xlam, hunyuan, apertus, jamba, internlm2, longcat, hy3): conformance cases written from each model's
 chat template (tests/data/chat_templates) and the behaviour documented for it.
 
@@ -47,6 +47,11 @@ def name_arguments(calls, key="arguments"):
 
 # How each dialect writes a reply's calls, as its chat template writes them back into history.
 WRITERS = {
+    # As Step 3's chat template tells the model to write them (its system prompt's example).
+    "step3": lambda calls: "<｜tool_calls_begin｜>\n" + "".join(
+        "<｜tool_call_begin｜>\nfunction<｜tool_sep｜>" + f'<steptml:invoke name="{n}">' + "".join(
+            f'<steptml:parameter name="{k}">{text(v)}</steptml:parameter>' for k, v in a.items())
+        + "</steptml:invoke><｜tool_call_end｜>\n" for n, a in calls) + "<｜tool_calls_end｜>",
     "seed_oss": lambda calls: "".join(
         f"\n<seed:tool_call>\n<function={n}>\n"
         + "".join(f"<parameter={k}>{text(v)}</parameter>\n" for k, v in a.items()) + "</function>\n</seed:tool_call>"
@@ -76,6 +81,7 @@ WRITERS = {
 
 # Reasoning markers (None: the family writes no reasoning).
 THINK = {
+    "step3": ("<think>", "</think>"),
     "seed_oss": ("<seed:think>", "</seed:think>"),
     "minimax_m2": ("<think>", "</think>"),
     "magistral": ("[THINK]", "[/THINK]"),
@@ -92,7 +98,7 @@ THINK = {
 }
 
 # Families whose values are text, typed by the tool schema.
-TEXT_VALUES = {"seed_oss", "minimax_m2", "hy3"}
+TEXT_VALUES = {"step3", "seed_oss", "minimax_m2", "hy3"}
 
 
 def as_text(calls):
@@ -156,7 +162,46 @@ def common_cases(dialect):
     return cases
 
 
+STEP3_CALL = "<｜tool_call_begin｜>function<｜tool_sep｜>"
+
 SPECIFIC = {
+    "step3": [
+        case("engines-form", 'Let me help.\n<｜tool_calls_begin｜>\n' + STEP3_CALL + '<steptml:invoke name="search">\n'
+             '<steptml:parameter name="query">rust programming</steptml:parameter>\n'
+             '<steptml:parameter name="limit">10</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n'
+             "<｜tool_calls_end｜>\nHere are the results.", out="Let me help.\nHere are the results.",
+             calls=[("search", {"query": "rust programming", "limit": "10"})]),
+        case("typed-by-schema", "<｜tool_calls_begin｜>" + STEP3_CALL + '<steptml:invoke name="add">'
+             '<steptml:parameter name="a"> 2 </steptml:parameter><steptml:parameter name="ok">true</steptml:parameter>'
+             '<steptml:parameter name="l">[1, "x"]</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>',
+             calls=[("add", {"a": 2, "ok": True, "l": [1, "x"]})],
+             tools=[{"name": "add", "parameters": {"properties": {"a": {"type": "integer"}, "ok": {"type": "boolean"},
+                                                                   "l": {"type": "array"}}}}]),
+        case("values-stripped", "<｜tool_calls_begin｜>" + STEP3_CALL + '<steptml:invoke name="f"><steptml:parameter '
+             'name="s">\n  a b \n</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>',
+             calls=[("f", {"s": "a b"})]),
+        case("invoke-without-type", '<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name="f">'
+             "</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>", calls=[("f", {})]),
+        case("other-type-is-an-issue", "<｜tool_calls_begin｜><｜tool_call_begin｜>thought<｜tool_sep｜>hmm<｜tool_call_end｜>"
+             + STEP3_CALL + '<steptml:invoke name="g"></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>ok',
+             out="ok", calls=[("g", {})], errors=["invalid_xml"]),
+        case("markers-in-value", "<｜tool_calls_begin｜>" + STEP3_CALL + '<steptml:invoke name="f"><steptml:parameter '
+             'name="s">a</steptml:invoke><｜tool_call_end｜>b</steptml:parameter></steptml:invoke><｜tool_call_end｜>'
+             "<｜tool_calls_end｜>", calls=[("f", {"s": "a</steptml:invoke><｜tool_call_end｜>b"})]),
+        case("invoke-close-missing", "<｜tool_calls_begin｜>" + STEP3_CALL + '<steptml:invoke name="f"><steptml:parameter '
+             'name="a">1</steptml:parameter><｜tool_call_end｜><｜tool_calls_end｜>', calls=[("f", {"a": "1"})]),
+        case("cut-off", "Sure <｜tool_calls_begin｜>" + STEP3_CALL + '<steptml:invoke name="f"><steptml:parameter name="a">1',
+             out="Sure", errors=["unclosed_tool"]),
+        case("malformed-is-an-issue", "<｜tool_calls_begin｜>" + STEP3_CALL + '<steptml:invoke name="f">junk'
+             "</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>after", out="after", errors=["invalid_xml"]),
+        case("separator-between-calls-is-text", "<｜tool_calls_begin｜>" + STEP3_CALL + '<steptml:invoke name="a">'
+             "</steptml:invoke><｜tool_call_end｜><｜tool_sep｜>" + STEP3_CALL + '<steptml:invoke name="b"></steptml:invoke>'
+             "<｜tool_call_end｜><｜tool_calls_end｜>", out="<｜tool_sep｜>", calls=[("a", {}), ("b", {})]),
+        case("section-ends-unclosed-reasoning", "<think>plan<｜tool_calls_begin｜>" + STEP3_CALL
+             + '<steptml:invoke name="f"></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>', thinking=["plan"],
+             calls=[("f", {})]),
+        case("deepseek-markers-are-text", "<｜tool▁calls▁begin｜>x", out="<｜tool▁calls▁begin｜>x"),
+    ],
     "seed_oss": [
         case("template-example", "<seed:tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>"
              "value_1</parameter>\n<parameter=example_parameter_2>This is the value for the second parameter\nthat can "
@@ -421,6 +466,9 @@ def _grouped(cases):
 test_random_chunkings_of_every_case = chunkings_test(_grouped(ALL_CASES), 300)
 
 SOUPS = {
+    "step3": ["<｜tool_calls_begin｜>", "<｜tool_calls_end｜>", "<｜tool_call_begin｜>", "<｜tool_call_end｜>",
+              "<｜tool_sep｜>", "function", '<steptml:invoke name="f">', "</steptml:invoke>",
+              '<steptml:parameter name="a">', "</steptml:parameter>", "<think>", "</think>", "x", " ", "\n", "<"],
     "hy3": ["<tool_calls:opensource>", "</tool_calls:opensource>", "<tool_call:opensource>", "</tool_call:opensource>",
             "<tool_sep:opensource>", "<arg_key:opensource>", "</arg_key:opensource>", "<arg_value:opensource>",
             "</arg_value:opensource>", "<think:opensource>", "</think:opensource>", "f", "x", " ", "\n", "<"],

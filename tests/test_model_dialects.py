@@ -55,6 +55,8 @@ NAMES = {
     "google/gemma-4-31B-it": {"dialect": "gemma4"},
     "google/functiongemma-270m-it": {"dialect": "functiongemma"},
     "stepfun-ai/Step-3.5-Flash": {"dialect": "step3p5", "start_in_thinking": True},
+    "stepfun-ai/step3": {"dialect": "step3", "start_in_thinking": True},
+    "stepfun-ai/step3-fp8": {"dialect": "step3", "start_in_thinking": True},
     "CohereLabs/c4ai-command-r7b-12-2024": {"dialect": "cohere"},
     "CohereLabs/command-a-reasoning-08-2025": {"dialect": "cohere"},
     "ByteDance-Seed/Seed-OSS-36B-Instruct": {"dialect": "seed_oss"},

@@ -39,6 +39,7 @@ DialectName = Literal[
     "deepseek_v32", "deepseek_v4", "gemma4", "functiongemma", "step3p5", "cohere", "seed_oss", "minimax_m2",
     "magistral", "granite", "lfm2", "phi4_mini", "xlam", "hunyuan", "apertus", "jamba", "internlm2", "longcat",
     "hy3",
+    "step3",
 ]
 """The model dialects ``parse``, ``StreamParser`` and ``agentmsg.dialects`` read (``DIALECTS``)."""
 

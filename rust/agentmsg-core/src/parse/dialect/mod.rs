@@ -44,6 +44,8 @@ mod tests;
 mod tests_soups;
 #[cfg(test)]
 mod tests_families_b;
+#[cfg(test)]
+mod tests_families_c;
 
 use std::sync::Arc;
 
@@ -157,6 +159,7 @@ impl DialectMachine {
                 | Dialect::MinimaxM2
                 | Dialect::Longcat
                 | Dialect::Hy3
+                | Dialect::Step3
                 | Dialect::Custom,
             ) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
         };

@@ -36,13 +36,14 @@ pub enum Dialect {
     Internlm2,
     Longcat,
     Hy3,
+    Step3,
     /// A dialect from parts (`Options::custom`).
     Custom,
 }
 
 impl Dialect {
     /// Every named dialect with its name, in the order they are documented (Forge's first).
-    pub const ALL: [(&'static str, Dialect); 30] = [
+    pub const ALL: [(&'static str, Dialect); 31] = [
         ("forge", Self::Forge),
         ("hermes", Self::Hermes),
         ("qwen3_coder", Self::Qwen3Coder),
@@ -73,6 +74,7 @@ impl Dialect {
         ("internlm2", Self::Internlm2),
         ("longcat", Self::Longcat),
         ("hy3", Self::Hy3),
+        ("step3", Self::Step3),
     ];
 
     pub fn from_name(name: &str) -> Option<Self> {
