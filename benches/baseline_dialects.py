@@ -217,8 +217,9 @@ def _partial(payload: str) -> Any:
         return None
 
 
-def json_calls(opener: str, closer: Optional[str], name_keyed: bool = False):
-    """The calls of JSON blocks (a list of objects, or one object) after ``opener``."""
+def json_calls(opener: str, closer: Optional[str], name_keyed: bool = False, name_key: str = "name"):
+    """The calls of JSON blocks (a list of objects, or one object) after ``opener``; a call's
+    name is under ``name_key``."""
     def calls(body: str) -> List[tuple]:
         found = []
         for payload, closed in _blocks(body, opener, closer):
@@ -239,7 +240,7 @@ def json_calls(opener: str, closer: Optional[str], name_keyed: bool = False):
                 if name_keyed:
                     name, arguments = next(iter(item.items()))
                 else:
-                    name, arguments = item.get("name"), item.get("arguments", item.get("parameters"))
+                    name, arguments = item.get(name_key), item.get("arguments", item.get("parameters"))
                 text = json.dumps(arguments, ensure_ascii=False) if arguments is not None else None
                 found.append((name, text, closed or k < len(items) - 1))
         return found
@@ -334,6 +335,8 @@ class RescanServer(_Server):
 
 
 FAMILY_SERVERS = {
+    # Command R+: the text up to the line's "Action:", then the fenced list re-read on every delta.
+    "command_r": lambda: RescanServer(None, "\nAction:", json_calls("```json", "```", name_key="tool_name")),
     "step3": lambda: RescanServer(("<think>", "</think>"), "<｜tool_calls_begin｜>", element_calls(
         "<｜tool_calls_begin｜>", "<｜tool_calls_end｜>",
         re.compile(r'<steptml:invoke name="(.*?)">(.*?)(?:</steptml:invoke>|$)', re.DOTALL),

@@ -1,4 +1,4 @@
-"""The dialects of issue 22, section 2 (step3, seed_oss, minimax_m2, magistral, granite, lfm2, phi4_mini,
+"""The dialects of issue 22, section 2 (step3, command_r, seed_oss, minimax_m2, magistral, granite, lfm2, phi4_mini,
 xlam, hunyuan, apertus, jamba, internlm2, longcat, hy3): conformance cases written from each model's
 chat template (tests/data/chat_templates) and the behaviour documented for it.
 
@@ -46,7 +46,15 @@ def name_arguments(calls, key="arguments"):
 
 
 # How each dialect writes a reply's calls, as its chat template writes them back into history.
+def command_r_call(name, arguments):
+    """One call as the Command R+ template writes it (``tojson(indent=4)|indent(8)``)."""
+    parameters = json.dumps(arguments, ensure_ascii=False, indent=4).replace("\n", "\n        ") if arguments else "{}"
+    return '    {\n        "tool_name": "' + name + '",\n        "parameters": ' + parameters + "\n    }"
+
+
 WRITERS = {
+    # The Command R+ template's `Action:` block (after the message's text, trimmed).
+    "command_r": lambda calls: "\nAction:\n```json\n[\n" + ",\n".join(command_r_call(n, a) for n, a in calls) + "\n]```\n",
     # As Step 3's chat template tells the model to write them (its system prompt's example).
     "step3": lambda calls: "<｜tool_calls_begin｜>\n" + "".join(
         "<｜tool_call_begin｜>\nfunction<｜tool_sep｜>" + f'<steptml:invoke name="{n}">' + "".join(
@@ -81,6 +89,7 @@ WRITERS = {
 
 # Reasoning markers (None: the family writes no reasoning).
 THINK = {
+    "command_r": None,
     "step3": ("<think>", "</think>"),
     "seed_oss": ("<seed:think>", "</seed:think>"),
     "minimax_m2": ("<think>", "</think>"),
@@ -164,7 +173,37 @@ def common_cases(dialect):
 
 STEP3_CALL = "<｜tool_call_begin｜>function<｜tool_sep｜>"
 
+COMMAND_R_ACTION = "\nAction:\n```json\n["
+
 SPECIFIC = {
+    "command_r": [
+        case("template-render", 'I will look.\nAction:\n```json\n[\n    {\n        "tool_name": "get_weather",\n'
+             '        "parameters": {\n            "city": "Paris"\n        }\n    }\n]```\n', out="I will look.",
+             calls=[WEATHER]),
+        case("reply-start-unfenced", 'Action: [{"tool_name": "f", "parameters": {"a": 1}}]', calls=[("f", {"a": 1})]),
+        case("same-line-fence", 'Action: ```json [{"tool_name": "f", "parameters": {}}] ```', calls=[("f", {})]),
+        case("plain-fence", 'Action:\n```\n[{"tool_name": "f", "parameters": {}}]\n```', calls=[("f", {})]),
+        case("mid-line-is-text", 'The Action: [{"tool_name": "f", "parameters": {}}]',
+             out='The Action: [{"tool_name": "f", "parameters": {}}]'),
+        case("prose-after-action-is-text", "Action: I will search the web.", out="Action: I will search the web."),
+        case("other-fence-is-text", "Action:\n```python\nprint(1)\n```", out="Action:\n```python\nprint(1)\n```"),
+        case("empty-list-is-text", "Action: []", out="Action: []"),
+        case("directly-answer-is-a-call", COMMAND_R_ACTION + '{"tool_name": "directly-answer", "parameters": {}}]```',
+             calls=[("directly-answer", {})]),
+        case("plan-is-text", 'Plan: First I will search.\nAction: ```json\n[{"tool_name": "f", "parameters": {}}]\n```',
+             out="Plan: First I will search.", calls=[("f", {})]),
+        case("grounded-answer-is-text", "Grounded answer: It is <co: 0>sunny</co: 0>.",
+             out="Grounded answer: It is <co: 0>sunny</co: 0>."),
+        case("cut-off", "Sure." + COMMAND_R_ACTION + '{"tool_name": "f", "parameters": {"a": ', out="Sure.",
+             errors=["unclosed_tool"]),
+        case("malformed-item", COMMAND_R_ACTION + '{"tool_name": "f", "parameters": {"a": 1,}}, {"tool_name": "g", '
+             '"parameters": {}}]```', calls=[("g", {})], errors=["invalid_json"]),
+        case("missing-tool-name", COMMAND_R_ACTION + '{"parameters": {}}]```', errors=["missing_field"]),
+        case("fence-in-string", COMMAND_R_ACTION + '{"tool_name": "f", "parameters": {"s": "```"}}]```',
+             calls=[("f", {"s": "```"})]),
+        case("cohere-markers-are-text", '<|START_ACTION|>[{"tool_name": "f", "parameters": {}}]<|END_ACTION|>',
+             out='<|START_ACTION|>[{"tool_name": "f", "parameters": {}}]<|END_ACTION|>'),
+    ],
     "step3": [
         case("engines-form", 'Let me help.\n<｜tool_calls_begin｜>\n' + STEP3_CALL + '<steptml:invoke name="search">\n'
              '<steptml:parameter name="query">rust programming</steptml:parameter>\n'
@@ -466,6 +505,8 @@ def _grouped(cases):
 test_random_chunkings_of_every_case = chunkings_test(_grouped(ALL_CASES), 300)
 
 SOUPS = {
+    "command_r": ["\nAction:", "Action:", "```json", "```", "\n", "[", "]", "{", "}", '{"tool_name": "f", "parameters": ',
+                  "{}", ",", '"', "Plan:", "x", " "],
     "step3": ["<｜tool_calls_begin｜>", "<｜tool_calls_end｜>", "<｜tool_call_begin｜>", "<｜tool_call_end｜>",
               "<｜tool_sep｜>", "function", '<steptml:invoke name="f">', "</steptml:invoke>",
               '<steptml:parameter name="a">', "</steptml:parameter>", "<think>", "</think>", "x", " ", "\n", "<"],
@@ -514,3 +555,29 @@ def adversarial(dialect):
 def test_time_is_linear(dialect, mode):
     ratio = scaling_ratio(adversarial(dialect), MODES[mode], {"dialect": dialect})
     assert ratio < MAX_RATIO, f"{dialect} {mode}: 8x the text took {ratio:.1f}x the time"
+
+
+def test_command_r_reads_back_what_its_template_writes():
+    """The Command R+ template's render of an assistant turn with text and two calls, read back
+    whole and one character at a time."""
+    from pathlib import Path
+
+    template = (Path(__file__).parent / "data" / "chat_templates" / "CohereForAI-c4ai-command-r-plus-tool_use.jinja")
+    calls = [WEATHER, NESTED, ("now", {})]
+    tool_calls = [{"id": f"call{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+                  for i, (n, a) in enumerate(calls)]
+    messages = [{"role": "user", "content": "Weather?"},
+                {"role": "assistant", "content": "I will look it up.", "tool_calls": tool_calls}]
+    rendered = agentmsg.render_chat(messages, template.read_text(encoding="utf-8"), add_generation_prompt=False,
+                                    tools=[{"type": "function", "function": {"name": "get_weather", "description": "d",
+                                            "parameters": {"type": "object", "properties": {}, "required": []}}}])
+    turn = rendered.split("<|CHATBOT_TOKEN|>")[1].split("<|START_OF_TURN_TOKEN|>")[0]
+    assert turn.startswith("I will look it up.\nAction:\n```json\n[")
+    parsed = dialects.parse(turn, dialect="command_r")
+    assert (parsed.text, [(c.name, c.input) for c in parsed.tool_calls], parsed.errors) == (
+        "I will look it up.", calls, [])
+    stream = dialects.StreamParser(dialect="command_r")
+    for ch in turn:
+        stream.feed(ch)
+    stream.finish()
+    assert stream.result() == parsed

@@ -138,6 +138,7 @@ impl DialectMachine {
             (None, Dialect::Apertus) => list_machine(core, json_list::APERTUS, start_in_thinking, options.strict),
             (None, Dialect::Jamba) => list_machine(core, json_list::JAMBA, start_in_thinking, options.strict),
             (None, Dialect::Internlm2) => list_machine(core, json_list::INTERNLM2, start_in_thinking, options.strict),
+            (None, Dialect::CommandR) => list_machine(core, json_list::COMMAND_R, start_in_thinking, options.strict),
             (None, Dialect::GptOss) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
             // Never reached: Forge's dialect has its own machine and every marker dialect has a
             // syntax. Named one by one, so that a new dialect must choose its machine here.

@@ -37,13 +37,14 @@ pub enum Dialect {
     Longcat,
     Hy3,
     Step3,
+    CommandR,
     /// A dialect from parts (`Options::custom`).
     Custom,
 }
 
 impl Dialect {
     /// Every named dialect with its name, in the order they are documented (Forge's first).
-    pub const ALL: [(&'static str, Dialect); 31] = [
+    pub const ALL: [(&'static str, Dialect); 32] = [
         ("forge", Self::Forge),
         ("hermes", Self::Hermes),
         ("qwen3_coder", Self::Qwen3Coder),
@@ -75,6 +76,7 @@ impl Dialect {
         ("longcat", Self::Longcat),
         ("hy3", Self::Hy3),
         ("step3", Self::Step3),
+        ("command_r", Self::CommandR),
     ];
 
     pub fn from_name(name: &str) -> Option<Self> {

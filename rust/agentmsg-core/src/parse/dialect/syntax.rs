@@ -150,6 +150,7 @@ impl Syntax {
             | Dialect::Apertus
             | Dialect::Jamba
             | Dialect::Internlm2
+            | Dialect::CommandR
             | Dialect::Custom => {
                 return None
             }

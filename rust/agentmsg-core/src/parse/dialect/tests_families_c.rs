@@ -1,4 +1,4 @@
-//! step3 (StepFun's steptml calls): exact reads, marker soups of its own pieces that stream
+//! step3 (StepFun's steptml calls) and command_r (Command R's `Action:` lists): exact reads, marker soups of its own pieces that stream
 //! exactly as they parse whole, and adversarial inputs in linear time fed a token at a time.
 
 use std::time::Instant;
@@ -13,12 +13,17 @@ use super::Dialect;
 use crate::parse::call::tests::to_serde;
 use crate::parse::{Block, Document, IssueKind, Options, StartThinking, Tools};
 
-pub(super) const NEW: [Dialect; 1] = [Dialect::Step3];
+pub(super) const NEW: [Dialect; 2] = [Dialect::Step3, Dialect::CommandR];
 
 pub(super) const STEP3: &[&str] = &[
     "<｜tool_calls_begin｜>", "<｜tool_calls_end｜>", "<｜tool_call_begin｜>", "<｜tool_call_end｜>", "<｜tool_sep｜>",
     "function", "<steptml:invoke", " name=\"f\">", "</steptml:invoke>", "<steptml:parameter", " name=\"a\">",
     "</steptml:parameter>", "<｜", "<think>", "</think>", "\"", "<", ">", "1", " ", "\n", "é",
+];
+
+pub(super) const COMMAND_R: &[&str] = &[
+    "Action:", "\nAction:", "```json", "```", "json", "[", "]", "{", "}", ",", "\"", "\\",
+    "{\"tool_name\": \"f\", \"parameters\": ", "{}", "Plan:", " ", "\n", "é", "1", "`",
 ];
 
 const CALLS_BEGIN: &str = "<｜tool_calls_begin｜>";
@@ -117,21 +122,24 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
     #[test]
-    fn step3_soup_streams_as_whole(picks in proptest::collection::vec((0..STEP3.len() + 1, any::<u8>()), 0..60), size in 1usize..8) {
+    fn soups_stream_as_whole(picks in proptest::collection::vec((0..STEP3.len() + 1, any::<u8>()), 0..60), size in 1usize..8) {
+        for dialect in NEW {
+        let pieces = if dialect == Dialect::Step3 { STEP3 } else { COMMAND_R };
         let mut bytes = Vec::new();
-        for (k, b) in picks {
-            match STEP3.get(k) {
+        for &(k, b) in &picks {
+            match pieces.get(k) {
                 Some(piece) => bytes.extend_from_slice(piece.as_bytes()),
                 None => bytes.push(b),
             }
         }
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        for dialect in NEW {
+        {
             let doc = whole(&text, dialect);
             prop_assert_eq!(streamed(&text, dialect, size), doc.clone());
             for issue in &doc.issues {
                 prop_assert_eq!(&text.as_bytes()[issue.span.0..issue.span.1], &issue.raw[..]);
             }
+        }
         }
     }
 }
@@ -139,6 +147,12 @@ proptest! {
 /// Inputs that would make a re-scanning parser quadratic.
 pub(super) fn adversarial(dialect: Dialect, n: usize) -> String {
     match dialect {
+        Dialect::CommandR => format!(
+            "{}Action: ```json\n[{}{{\"tool_name\": \"f\", \"parameters\": {{\"s\": \"{}",
+            "x\nAction: ``jso [\nActio ".repeat(n / 24),
+            "{\"tool_name\": \"f\", \"parameters\": {}},".repeat(n / 40),
+            "``` ] \\\"\nAction:".repeat(n / 20)
+        ),
         _ => format!(
             "{}{CALLS_BEGIN}{}<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"f\"><steptml:parameter name=\"s\">{}",
             "<｜tool_calls_begi <".repeat(n / 24),
@@ -163,5 +177,24 @@ fn time_is_linear_fed_a_token_at_a_time() {
         let large = time(1 << 20);
         // 8x the input: a linear parser takes about 8x the time, a quadratic one 64x.
         assert!(large / small < 20.0, "{dialect:?}: {small:.4}s for 128 KB, {large:.4}s for 1 MB");
+    }
+}
+
+#[test]
+fn command_r_reads_action_lists_at_a_line_start_only() {
+    // As the Command R+ template writes calls back into the history.
+    let text = "I will look it up.\nAction:\n```json\n[\n    {\n        \"tool_name\": \"get_weather\",\n        \"parameters\": {\"city\": \"Paris\"}\n    },\n    {\n        \"tool_name\": \"directly-answer\",\n        \"parameters\": {}\n    }\n]```\nDone.";
+    let doc = same_every_way(text, Dialect::CommandR);
+    assert_eq!(calls(&doc), [("get_weather".into(), json!({"city": "Paris"})), ("directly-answer".into(), json!({}))]);
+    assert!(doc.issues.is_empty(), "{:?}", doc.issues);
+    assert_eq!(doc.text(), b"I will look it up.\nDone.");
+    // At the reply's start, unfenced.
+    let doc = same_every_way("Action: [{\"tool_name\": \"f\", \"parameters\": {}}]", Dialect::CommandR);
+    assert_eq!(calls(&doc), [("f".into(), json!({}))]);
+    // Mid-line, or followed by prose: text, all of it.
+    for prose in ["The Action: [{\"tool_name\": \"f\", \"parameters\": {}}]", "Action: none needed.\nAction:\n```python\nx```"] {
+        let doc = same_every_way(prose, Dialect::CommandR);
+        assert!(calls(&doc).is_empty() && doc.issues.is_empty(), "{prose}");
+        assert_eq!(doc.text(), prose.as_bytes());
     }
 }
