@@ -124,22 +124,20 @@ proptest! {
     #[test]
     fn soups_stream_as_whole(picks in proptest::collection::vec((0..STEP3.len() + 1, any::<u8>()), 0..60), size in 1usize..8) {
         for dialect in NEW {
-        let pieces = if dialect == Dialect::Step3 { STEP3 } else { COMMAND_R };
-        let mut bytes = Vec::new();
-        for &(k, b) in &picks {
-            match pieces.get(k) {
-                Some(piece) => bytes.extend_from_slice(piece.as_bytes()),
-                None => bytes.push(b),
+            let pieces = if dialect == Dialect::Step3 { STEP3 } else { COMMAND_R };
+            let mut bytes = Vec::new();
+            for &(k, b) in &picks {
+                match pieces.get(k) {
+                    Some(piece) => bytes.extend_from_slice(piece.as_bytes()),
+                    None => bytes.push(b),
+                }
             }
-        }
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
             let doc = whole(&text, dialect);
             prop_assert_eq!(streamed(&text, dialect, size), doc.clone());
             for issue in &doc.issues {
                 prop_assert_eq!(&text.as_bytes()[issue.span.0..issue.span.1], &issue.raw[..]);
             }
-        }
         }
     }
 }
