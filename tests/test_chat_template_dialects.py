@@ -60,6 +60,10 @@ DERIVED = {
     "google-gemma-4-31B-it-interleaved": ("gemma4", False),
     "deepseek-ai-DeepSeek-V4": ("deepseek_v4", False),
     "Apertus-8B-Instruct": ("apertus", False),
+    # Its calls are "Action:" and a fenced list, and its instruction turn follows every message.
+    "CohereForAI-c4ai-command-r-plus-tool_use": ("command_r", False),
+    # Read back since the probes skip the rest of a header that another turn splits (as R+'s).
+    "CohereForAI-c4ai-command-r7b-12-2024-tool_use": ("cohere", False),
 }
 
 
@@ -84,14 +88,13 @@ def test_a_template_with_other_markers_derives_a_custom_dialect():
         "Checking.", "get_weather", {"city": "Paris"})
 
 
-#: Templates that derive no dialect today, and why. MiniMax M2, Command R7B, DeepSeek V3.2 and Hy3
+#: Templates that derive no dialect today, and why. MiniMax M2, DeepSeek V3.2 and Hy3
 #: have dialects of their own now, but the probes' renders are not read back exactly by them yet.
 NOT_DERIVED = {
     "HuggingFaceTB-SmolLM3-3B": "writes no tool call",
     "deepseek-ai-DeepSeek-V3.2": "no dialect reads",
     "tencent-Hy3": "no dialect reads",
     "MiniMax-M2": "no dialect reads",
-    "CohereForAI-c4ai-command-r7b-12-2024-tool_use": "no dialect reads",
     # These copies call list.append, which the renderer refuses (as transformers' sandbox does).
     "Kimi-K2-Instruct": "does not render an assistant message with a tool call",
     "Kimi-K2-Thinking": "does not render an assistant message with a tool call",

@@ -230,6 +230,26 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
+def _rest_of_header(prompt: str, generation_prompt: str, text: str, start: int) -> int:
+    """How much of the reply's header is still ahead at ``text[start]``: the prompt wrote another
+    turn (Command R+'s closing instruction) between the header's first token and the rest."""
+    for k in range(len(generation_prompt) - 1, 0, -1):
+        rest = generation_prompt[k:]
+        if (text.startswith(rest, start) and text.endswith(generation_prompt[:k], 0, start)
+                and not prompt.startswith(rest, start)):
+            return len(rest)
+    return 0
+
+
+def _shared_turns(reply: str, end_of_turn: str) -> int:
+    """The end of a plain reply's end-of-turn text that ``reply`` ends with, from a marker's
+    start: a turn the template writes after every message (Command R+'s instruction), which a
+    calling turn that ends otherwise than a plain one still has after it."""
+    shared = _common_prefix(reply[::-1], end_of_turn[::-1])
+    marker = reply.find("<", len(reply) - shared)
+    return len(reply) - marker if shared and marker >= 0 else 0
+
+
 class _Probes:
     """The replies a template writes for each probe message: the text after the prompt and before
     the end-of-turn text that every reply shares."""
@@ -266,7 +286,10 @@ class _Probes:
                 # The prompt wrote more than the message does (an opener such as "<think>"): the
                 # reply starts after the last whole marker they share, not inside one.
                 start = max(self.prompt.rfind(c, 0, start) for c in (">", "]", "\n", " ")) + 1
+                start += _rest_of_header(self.prompt, self.generation_prompt, text, start)
             stop = len(text) - len(end_of_turn) if end_of_turn and text.endswith(end_of_turn) else len(text)
+            if end_of_turn and stop == len(text):
+                stop -= _shared_turns(text[start:], end_of_turn)
             self.replies[name] = text[start:max(start, stop)]
         if PROBE_VALUES[1] not in self.replies.get("calls", PROBE_VALUES[1]):
             del self.replies["calls"]  # one call per message (gpt-oss writes only the first)
