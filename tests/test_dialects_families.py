@@ -188,6 +188,8 @@ SPECIFIC = {
         case("prose-after-action-is-text", "Action: I will search the web.", out="Action: I will search the web."),
         case("other-fence-is-text", "Action:\n```python\nprint(1)\n```", out="Action:\n```python\nprint(1)\n```"),
         case("empty-list-is-text", "Action: []", out="Action: []"),
+        case("two-unfenced-actions", 'Action: [{"tool_name": "a", "parameters": {}}]\nAction: [{"tool_name": "b", '
+             '"parameters": {}}]\nok', out="ok", calls=[("a", {}), ("b", {})]),
         case("directly-answer-is-a-call", COMMAND_R_ACTION + '{"tool_name": "directly-answer", "parameters": {}}]```',
              calls=[("directly-answer", {})]),
         case("plan-is-text", 'Plan: First I will search.\nAction: ```json\n[{"tool_name": "f", "parameters": {}}]\n```',

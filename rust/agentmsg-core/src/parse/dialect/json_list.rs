@@ -503,11 +503,12 @@ impl JsonListMachine {
     fn after(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
         let State::After { opener } = self.state else { return Flow::Wait(i) };
-        let Some(i) = text_blanks(&mut self.core, input, i, is_space) else { return Flow::Continue(data.len()) };
         let Some(close) = self.close(opener) else {
+            // Blanks are text's to read: a line break may start the next marker (command_r).
             self.state = State::Text;
             return Flow::Continue(i);
         };
+        let Some(i) = text_blanks(&mut self.core, input, i, is_space) else { return Flow::Continue(data.len()) };
         match input.settle(match_at(data, i, &[close])) {
             Found::Partial { .. } => Flow::Wait(i),
             Found::Marker { .. } => {
