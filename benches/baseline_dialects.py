@@ -217,8 +217,9 @@ def _partial(payload: str) -> Any:
         return None
 
 
-def json_calls(opener: str, closer: Optional[str], name_keyed: bool = False):
-    """The calls of JSON blocks (a list of objects, or one object) after ``opener``."""
+def json_calls(opener: str, closer: Optional[str], name_keyed: bool = False, name_key: str = "name"):
+    """The calls of JSON blocks (a list of objects, or one object) after ``opener``; a call's
+    name is under ``name_key``."""
     def calls(body: str) -> List[tuple]:
         found = []
         for payload, closed in _blocks(body, opener, closer):
@@ -239,24 +240,26 @@ def json_calls(opener: str, closer: Optional[str], name_keyed: bool = False):
                 if name_keyed:
                     name, arguments = next(iter(item.items()))
                 else:
-                    name, arguments = item.get("name"), item.get("arguments", item.get("parameters"))
+                    name, arguments = item.get(name_key), item.get("arguments", item.get("parameters"))
                 text = json.dumps(arguments, ensure_ascii=False) if arguments is not None else None
                 found.append((name, text, closed or k < len(items) - 1))
         return found
     return calls
 
 
-def element_calls(opener: str, closer: str, function: "re.Pattern[str]", parameter: "re.Pattern[str]"):
-    """The calls of XML-element blocks: each parameter sent once its value is complete."""
+def element_calls(opener: str, closer: str, function: "re.Pattern[str]", parameter: "re.Pattern[str]",
+                  strip: bool = False):
+    """The calls of XML-element blocks: each parameter sent once its value is complete (and
+    stripped of blanks, as the engines read step3's values, with ``strip``)."""
     def calls(body: str) -> List[tuple]:
         found = []
         for payload, closed in _blocks(body, opener, closer):
             for k, match in enumerate(function.finditer(payload)):
                 arguments = {}
                 for key, value in parameter.findall(match.group(2)):
-                    arguments[key] = value
+                    arguments[key] = value.strip() if strip else value
                 done = closed or match.group(0).endswith(("</invoke>", "</function>", "</tool_call:opensource>",
-                                                          "<|close|>call<|sep|>"))
+                                                          "<|close|>call<|sep|>", "</steptml:invoke>"))
                 found.append((match.group(1), json.dumps(arguments, ensure_ascii=False), done))
         return found
     return calls
@@ -335,6 +338,12 @@ class RescanServer(_Server):
 
 
 FAMILY_SERVERS = {
+    # Command R+: the text up to the line's "Action:", then the fenced list re-read on every delta.
+    "command_r": lambda: RescanServer(None, "\nAction:", json_calls("```json", "```", name_key="tool_name")),
+    "step3": lambda: RescanServer(("<think>", "</think>"), "<｜tool_calls_begin｜>", element_calls(
+        "<｜tool_calls_begin｜>", "<｜tool_calls_end｜>",
+        re.compile(r'<steptml:invoke name="(.*?)">(.*?)(?:</steptml:invoke>|$)', re.DOTALL),
+        re.compile(r'<steptml:parameter name="(.*?)">(.*?)</steptml:parameter>', re.DOTALL), strip=True)),
     "seed_oss": lambda: RescanServer(("<seed:think>", "</seed:think>"), "<seed:tool_call>", element_calls(
         "<seed:tool_call>", "</seed:tool_call>", QWEN_FUNCTION_RE, QWEN_PARAMETER_RE)),
     "minimax_m2": lambda: RescanServer(("<think>", "</think>"), "<minimax:tool_call>", element_calls(

@@ -26,6 +26,9 @@ TINY = {
     "deepseek_v31": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
     "kimi_k2": ("<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}"
                 "<|tool_call_end|><|tool_calls_section_end|>"),
+    "step3": ("<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"f\">"
+              "</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>"),
+    "command_r": '\nAction: [{"tool_name": "f", "parameters": {}}]',
     "seed_oss": "<seed:tool_call><function=f></function></seed:tool_call>",
     "minimax_m2": '<minimax:tool_call><invoke name="f"></invoke></minimax:tool_call>',
     "magistral": "[TOOL_CALLS]f[ARGS]{}",

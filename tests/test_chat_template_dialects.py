@@ -80,6 +80,8 @@ DERIVED = {
     "typhoon-ai-typhoon2.1-gemma3-4b": ("pythonic", False),
     # The prompt opens its think element; the reply's response element follows the closer.
     "Kimi-K3": ("kimi_k3", True),
+    # Its calls are "Action:" and a fenced list, and its instruction turn follows every message.
+    "CohereForAI-c4ai-command-r-plus-tool_use": ("command_r", False),
 }
 
 

@@ -1,4 +1,4 @@
-"""The dialects of issue 22, section 2 (seed_oss, minimax_m2, magistral, granite, lfm2, phi4_mini,
+"""The dialects of issue 22, section 2 (step3, command_r, seed_oss, minimax_m2, magistral, granite, lfm2, phi4_mini,
 xlam, hunyuan, apertus, jamba, internlm2, longcat, hy3): conformance cases written from each model's
 chat template (tests/data/chat_templates) and the behaviour documented for it.
 
@@ -46,7 +46,20 @@ def name_arguments(calls, key="arguments"):
 
 
 # How each dialect writes a reply's calls, as its chat template writes them back into history.
+def command_r_call(name, arguments):
+    """One call as the Command R+ template writes it (``tojson(indent=4)|indent(8)``)."""
+    parameters = json.dumps(arguments, ensure_ascii=False, indent=4).replace("\n", "\n        ") if arguments else "{}"
+    return '    {\n        "tool_name": "' + name + '",\n        "parameters": ' + parameters + "\n    }"
+
+
 WRITERS = {
+    # The Command R+ template's `Action:` block (after the message's text, trimmed).
+    "command_r": lambda calls: "\nAction:\n```json\n[\n" + ",\n".join(command_r_call(n, a) for n, a in calls) + "\n]```\n",
+    # As Step 3's chat template tells the model to write them (its system prompt's example).
+    "step3": lambda calls: "<｜tool_calls_begin｜>\n" + "".join(
+        "<｜tool_call_begin｜>\nfunction<｜tool_sep｜>" + f'<steptml:invoke name="{n}">' + "".join(
+            f'<steptml:parameter name="{k}">{text(v)}</steptml:parameter>' for k, v in a.items())
+        + "</steptml:invoke><｜tool_call_end｜>\n" for n, a in calls) + "<｜tool_calls_end｜>",
     "seed_oss": lambda calls: "".join(
         f"\n<seed:tool_call>\n<function={n}>\n"
         + "".join(f"<parameter={k}>{text(v)}</parameter>\n" for k, v in a.items()) + "</function>\n</seed:tool_call>"
@@ -76,6 +89,8 @@ WRITERS = {
 
 # Reasoning markers (None: the family writes no reasoning).
 THINK = {
+    "command_r": None,
+    "step3": ("<think>", "</think>"),
     "seed_oss": ("<seed:think>", "</seed:think>"),
     "minimax_m2": ("<think>", "</think>"),
     "magistral": ("[THINK]", "[/THINK]"),
@@ -92,7 +107,7 @@ THINK = {
 }
 
 # Families whose values are text, typed by the tool schema.
-TEXT_VALUES = {"seed_oss", "minimax_m2", "hy3"}
+TEXT_VALUES = {"step3", "seed_oss", "minimax_m2", "hy3"}
 
 
 def as_text(calls):
@@ -156,7 +171,78 @@ def common_cases(dialect):
     return cases
 
 
+STEP3_CALL = "<｜tool_call_begin｜>function<｜tool_sep｜>"
+
+COMMAND_R_ACTION = "\nAction:\n```json\n["
+
 SPECIFIC = {
+    "command_r": [
+        case("template-render", 'I will look.\nAction:\n```json\n[\n    {\n        "tool_name": "get_weather",\n'
+             '        "parameters": {\n            "city": "Paris"\n        }\n    }\n]```\n', out="I will look.",
+             calls=[WEATHER]),
+        case("reply-start-unfenced", 'Action: [{"tool_name": "f", "parameters": {"a": 1}}]', calls=[("f", {"a": 1})]),
+        case("same-line-fence", 'Action: ```json [{"tool_name": "f", "parameters": {}}] ```', calls=[("f", {})]),
+        case("plain-fence", 'Action:\n```\n[{"tool_name": "f", "parameters": {}}]\n```', calls=[("f", {})]),
+        case("mid-line-is-text", 'The Action: [{"tool_name": "f", "parameters": {}}]',
+             out='The Action: [{"tool_name": "f", "parameters": {}}]'),
+        case("prose-after-action-is-text", "Action: I will search the web.", out="Action: I will search the web."),
+        case("other-fence-is-text", "Action:\n```python\nprint(1)\n```", out="Action:\n```python\nprint(1)\n```"),
+        case("empty-list-is-text", "Action: []", out="Action: []"),
+        case("two-unfenced-actions", 'Action: [{"tool_name": "a", "parameters": {}}]\nAction: [{"tool_name": "b", '
+             '"parameters": {}}]\nok', out="ok", calls=[("a", {}), ("b", {})]),
+        case("directly-answer-is-a-call", COMMAND_R_ACTION + '{"tool_name": "directly-answer", "parameters": {}}]```',
+             calls=[("directly-answer", {})]),
+        case("plan-is-text", 'Plan: First I will search.\nAction: ```json\n[{"tool_name": "f", "parameters": {}}]\n```',
+             out="Plan: First I will search.", calls=[("f", {})]),
+        case("grounded-answer-is-text", "Grounded answer: It is <co: 0>sunny</co: 0>.",
+             out="Grounded answer: It is <co: 0>sunny</co: 0>."),
+        case("cut-off", "Sure." + COMMAND_R_ACTION + '{"tool_name": "f", "parameters": {"a": ', out="Sure.",
+             errors=["unclosed_tool"]),
+        case("malformed-item", COMMAND_R_ACTION + '{"tool_name": "f", "parameters": {"a": 1,}}, {"tool_name": "g", '
+             '"parameters": {}}]```', calls=[("g", {})], errors=["invalid_json"]),
+        case("missing-tool-name", COMMAND_R_ACTION + '{"parameters": {}}]```', errors=["missing_field"]),
+        case("fence-in-string", COMMAND_R_ACTION + '{"tool_name": "f", "parameters": {"s": "```"}}]```',
+             calls=[("f", {"s": "```"})]),
+        case("cohere-markers-are-text", '<|START_ACTION|>[{"tool_name": "f", "parameters": {}}]<|END_ACTION|>',
+             out='<|START_ACTION|>[{"tool_name": "f", "parameters": {}}]<|END_ACTION|>'),
+    ],
+    "step3": [
+        case("engines-form", 'Let me help.\n<｜tool_calls_begin｜>\n' + STEP3_CALL + '<steptml:invoke name="search">\n'
+             '<steptml:parameter name="query">rust programming</steptml:parameter>\n'
+             '<steptml:parameter name="limit">10</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n'
+             "<｜tool_calls_end｜>\nHere are the results.", out="Let me help.\nHere are the results.",
+             calls=[("search", {"query": "rust programming", "limit": "10"})]),
+        case("typed-by-schema", "<｜tool_calls_begin｜>" + STEP3_CALL + '<steptml:invoke name="add">'
+             '<steptml:parameter name="a"> 2 </steptml:parameter><steptml:parameter name="ok">true</steptml:parameter>'
+             '<steptml:parameter name="l">[1, "x"]</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>',
+             calls=[("add", {"a": 2, "ok": True, "l": [1, "x"]})],
+             tools=[{"name": "add", "parameters": {"properties": {"a": {"type": "integer"}, "ok": {"type": "boolean"},
+                                                                   "l": {"type": "array"}}}}]),
+        case("values-stripped", "<｜tool_calls_begin｜>" + STEP3_CALL + '<steptml:invoke name="f"><steptml:parameter '
+             'name="s">\n  a b \n</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>',
+             calls=[("f", {"s": "a b"})]),
+        case("invoke-without-type", '<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name="f">'
+             "</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>", calls=[("f", {})]),
+        case("other-type-is-an-issue", "<｜tool_calls_begin｜><｜tool_call_begin｜>thought<｜tool_sep｜>hmm<｜tool_call_end｜>"
+             + STEP3_CALL + '<steptml:invoke name="g"></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>ok',
+             out="ok", calls=[("g", {})], errors=["invalid_xml"]),
+        case("markers-in-value", "<｜tool_calls_begin｜>" + STEP3_CALL + '<steptml:invoke name="f"><steptml:parameter '
+             'name="s">a</steptml:invoke><｜tool_call_end｜>b</steptml:parameter></steptml:invoke><｜tool_call_end｜>'
+             "<｜tool_calls_end｜>", calls=[("f", {"s": "a</steptml:invoke><｜tool_call_end｜>b"})]),
+        case("invoke-close-missing", "<｜tool_calls_begin｜>" + STEP3_CALL + '<steptml:invoke name="f"><steptml:parameter '
+             'name="a">1</steptml:parameter><｜tool_call_end｜><｜tool_calls_end｜>', calls=[("f", {"a": "1"})]),
+        case("cut-off", "Sure <｜tool_calls_begin｜>" + STEP3_CALL + '<steptml:invoke name="f"><steptml:parameter name="a">1',
+             out="Sure", errors=["unclosed_tool"]),
+        case("malformed-is-an-issue", "<｜tool_calls_begin｜>" + STEP3_CALL + '<steptml:invoke name="f">junk'
+             "</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>after", out="after", errors=["invalid_xml"]),
+        case("separator-between-calls-is-text", "<｜tool_calls_begin｜>" + STEP3_CALL + '<steptml:invoke name="a">'
+             "</steptml:invoke><｜tool_call_end｜><｜tool_sep｜>" + STEP3_CALL + '<steptml:invoke name="b"></steptml:invoke>'
+             "<｜tool_call_end｜><｜tool_calls_end｜>", out="<｜tool_sep｜>", calls=[("a", {}), ("b", {})]),
+        case("section-ends-unclosed-reasoning", "<think>plan<｜tool_calls_begin｜>" + STEP3_CALL
+             + '<steptml:invoke name="f"></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>', thinking=["plan"],
+             calls=[("f", {})]),
+        case("deepseek-markers-are-text", "<｜tool▁calls▁begin｜>x", out="<｜tool▁calls▁begin｜>x"),
+    ],
     "seed_oss": [
         case("template-example", "<seed:tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>"
              "value_1</parameter>\n<parameter=example_parameter_2>This is the value for the second parameter\nthat can "
@@ -421,6 +507,11 @@ def _grouped(cases):
 test_random_chunkings_of_every_case = chunkings_test(_grouped(ALL_CASES), 300)
 
 SOUPS = {
+    "command_r": ["\nAction:", "Action:", "```json", "```", "\n", "[", "]", "{", "}", '{"tool_name": "f", "parameters": ',
+                  "{}", ",", '"', "Plan:", "x", " "],
+    "step3": ["<｜tool_calls_begin｜>", "<｜tool_calls_end｜>", "<｜tool_call_begin｜>", "<｜tool_call_end｜>",
+              "<｜tool_sep｜>", "function", '<steptml:invoke name="f">', "</steptml:invoke>",
+              '<steptml:parameter name="a">', "</steptml:parameter>", "<think>", "</think>", "x", " ", "\n", "<"],
     "hy3": ["<tool_calls:opensource>", "</tool_calls:opensource>", "<tool_call:opensource>", "</tool_call:opensource>",
             "<tool_sep:opensource>", "<arg_key:opensource>", "</arg_key:opensource>", "<arg_value:opensource>",
             "</arg_value:opensource>", "<think:opensource>", "</think:opensource>", "f", "x", " ", "\n", "<"],
@@ -466,3 +557,29 @@ def adversarial(dialect):
 def test_time_is_linear(dialect, mode):
     ratio = scaling_ratio(adversarial(dialect), MODES[mode], {"dialect": dialect})
     assert ratio < MAX_RATIO, f"{dialect} {mode}: 8x the text took {ratio:.1f}x the time"
+
+
+def test_command_r_reads_back_what_its_template_writes():
+    """The Command R+ template's render of an assistant turn with text and two calls, read back
+    whole and one character at a time."""
+    from pathlib import Path
+
+    template = (Path(__file__).parent / "data" / "chat_templates" / "CohereForAI-c4ai-command-r-plus-tool_use.jinja")
+    calls = [WEATHER, NESTED, ("now", {})]
+    tool_calls = [{"id": f"call{i}", "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+                  for i, (n, a) in enumerate(calls)]
+    messages = [{"role": "user", "content": "Weather?"},
+                {"role": "assistant", "content": "I will look it up.", "tool_calls": tool_calls}]
+    rendered = agentmsg.render_chat(messages, template.read_text(encoding="utf-8"), add_generation_prompt=False,
+                                    tools=[{"type": "function", "function": {"name": "get_weather", "description": "d",
+                                            "parameters": {"type": "object", "properties": {}, "required": []}}}])
+    turn = rendered.split("<|CHATBOT_TOKEN|>")[1].split("<|START_OF_TURN_TOKEN|>")[0]
+    assert turn.startswith("I will look it up.\nAction:\n```json\n[")
+    parsed = dialects.parse(turn, dialect="command_r")
+    assert (parsed.text, [(c.name, c.input) for c in parsed.tool_calls], parsed.errors) == (
+        "I will look it up.", calls, [])
+    stream = dialects.StreamParser(dialect="command_r")
+    for ch in turn:
+        stream.feed(ch)
+    stream.finish()
+    assert stream.result() == parsed

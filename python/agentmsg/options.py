@@ -40,6 +40,8 @@ DialectName = Literal[
     "magistral", "granite", "lfm2", "phi4_mini", "xlam", "hunyuan", "apertus", "jamba", "internlm2", "longcat",
     "hy3",
     "kimi_k3",
+    "step3",
+    "command_r",
 ]
 """The model dialects ``parse``, ``StreamParser`` and ``agentmsg.dialects`` read (``DIALECTS``)."""
 

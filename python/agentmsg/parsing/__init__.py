@@ -80,6 +80,8 @@ DIALECTS: Dict[str, str] = {
     "longcat": "<longcat_tool_call>{\"name\", \"arguments\"}</longcat_tool_call>, <longcat_think>: LongCat Flash",
     "hy3": "<tool_calls:opensource> of <tool_call:opensource>NAME<tool_sep:opensource> with <arg_key:opensource> pairs, <think:opensource>: Tencent Hy3",
     "kimi_k3": "XTML: <|open|>think<|sep|>, response, then tools of <|open|>call tool=\"NAME\"<|sep|> with argument elements: Kimi K3",
+    "step3": "<｜tool_calls_begin｜> of <｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"NAME\"> with <steptml:parameter> elements, <think>: Step 3 (StepFun)",
+    "command_r": "Action: at a line start, then a ```json list of {\"tool_name\", \"parameters\"}: Command R, R+",
 }
 
 assert list(DIALECTS) == list(_core.dialect_names()), "DIALECTS must list the core's dialects"

@@ -11,6 +11,10 @@
 //! - DeepSeek's DSML (deepseek_v32, deepseek_v4): ` name="NAME">` (after `<｜DSML｜invoke`), then
 //!   `<｜DSML｜parameter name="KEY" string="true|false">value</｜DSML｜parameter>` elements; a value
 //!   is everything up to its closing tag, as written; `string="false"` says it is JSON.
+//! - StepFun's steptml (step3): `function<｜tool_sep｜>` (or nothing) after the call token, then
+//!   `<steptml:invoke name="NAME">`, `<steptml:parameter name="KEY">value</steptml:parameter>`
+//!   elements and `</steptml:invoke>`; a value is stripped of blanks at both ends (as the
+//!   engines read it), and the attributes are DSML's.
 //!
 //! Blanks between elements are ignored; nothing but its closing tag ends a value, so any other
 //! marker inside is value text. Text values are streamed as JSON string text; a value whose
@@ -34,6 +38,17 @@ const HY3_TOOL_SEP: &[u8] = b"<tool_sep:opensource>";
 const ARG_VALUE_CLOSE: &[u8] = b"</arg_value>";
 const DSML_PARAMETER_OPEN: &[u8] = "<｜DSML｜parameter".as_bytes();
 const DSML_PARAMETER_CLOSE: &[u8] = "</｜DSML｜parameter>".as_bytes();
+const STEPTML_INVOKE_OPEN: &[u8] = b"<steptml:invoke";
+const STEPTML_INVOKE_CLOSE: &[u8] = b"</steptml:invoke>";
+const STEPTML_PARAMETER_OPEN: &[u8] = b"<steptml:parameter";
+const STEPTML_PARAMETER_CLOSE: &[u8] = b"</steptml:parameter>";
+/// What a step3 call writes before its invoke: the call's type, `function`, and the separator.
+const STEPTML_TYPE: &[u8] = b"function";
+const STEPTML_SEP: &[u8] = "<｜tool_sep｜>".as_bytes();
+/// The most a step3 call's type and separator may hold before its invoke (more: malformed).
+const MAX_STEPTML_PREFIX: usize = 64;
+/// Why a step3 call is malformed before its invoke: one text, however the stream was cut.
+const STEPTML_NO_INVOKE: &str = "expected function<｜tool_sep｜><steptml:invoke name=\"…\"> at the call's start";
 
 /// Which element notation a call is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +63,9 @@ pub enum ElementForm {
     Hy3,
     /// DeepSeek's DSML invoke: attributes name the call and each parameter.
     Dsml,
+    /// step3: `function<｜tool_sep｜><steptml:invoke name="NAME">`, then DSML-like parameters
+    /// whose values are stripped of blanks.
+    Steptml,
 }
 
 impl ElementForm {
@@ -58,6 +76,7 @@ impl ElementForm {
             Self::Glm45 => ARG_KEY_OPEN,
             Self::Hy3 => b"<arg_key:opensource>",
             Self::Dsml => DSML_PARAMETER_OPEN,
+            Self::Steptml => STEPTML_PARAMETER_OPEN,
         }
     }
 
@@ -67,7 +86,23 @@ impl ElementForm {
             Self::Glm45 => ARG_VALUE_CLOSE,
             Self::Hy3 => b"</arg_value:opensource>",
             Self::Dsml => DSML_PARAMETER_CLOSE,
+            Self::Steptml => STEPTML_PARAMETER_CLOSE,
         }
+    }
+
+    /// What closes the function before the call's end marker (read by qwen3_coder and step3).
+    fn function_close(self) -> &'static [u8] {
+        if self == Self::Steptml { STEPTML_INVOKE_CLOSE } else { FUNCTION_CLOSE }
+    }
+
+    /// Names and keys are `name="…"` attributes (DSML, steptml).
+    fn attributed(self) -> bool {
+        matches!(self, Self::Dsml | Self::Steptml)
+    }
+
+    /// Values lose every blank at both ends (glm45, hy3, steptml).
+    fn strips_values(self) -> bool {
+        matches!(self, Self::Glm45 | Self::Hy3 | Self::Steptml)
     }
 
     fn key_close(self) -> &'static [u8] {
@@ -86,6 +121,8 @@ impl ElementForm {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
+    /// step3: the call's type and separator, up to `<steptml:invoke`.
+    Prefix,
     Name,
     Between,
     ParamName,
@@ -135,7 +172,7 @@ impl ElementCall {
     pub fn new(form: ElementForm) -> Self {
         Self {
             form,
-            state: State::Name,
+            state: if form == ElementForm::Steptml { State::Prefix } else { State::Name },
             name_bytes: Vec::new(),
             name: None,
             name_ready: false,
@@ -191,6 +228,40 @@ impl ElementCall {
         let mut i = from;
         while i < data.len() {
             match self.state {
+                State::Prefix => match find_marker(data, i, &[STEPTML_INVOKE_OPEN, end_marker]) {
+                    Found::Marker { at, which: 0 } => {
+                        self.name_bytes.extend_from_slice(&data[i..at]);
+                        let prefix = std::mem::take(&mut self.name_bytes);
+                        let prefix = prefix.trim_ascii();
+                        // The engines also read an invoke with nothing before it.
+                        let typed = prefix.strip_suffix(STEPTML_SEP).map(<[u8]>::trim_ascii) == Some(STEPTML_TYPE);
+                        if prefix.is_empty() || typed {
+                            i = at + STEPTML_INVOKE_OPEN.len();
+                            self.state = State::Name;
+                        } else {
+                            i = at;
+                            self.fail(STEPTML_NO_INVOKE);
+                        }
+                    }
+                    Found::Marker { at, .. } => {
+                        self.fail(STEPTML_NO_INVOKE);
+                        return Step::End(at + end_marker.len());
+                    }
+                    Found::Partial { at } => {
+                        self.prefix_text(&data[i..at]);
+                        if self.state == State::Bad {
+                            continue;
+                        }
+                        return Step::Wait(at);
+                    }
+                    Found::None => {
+                        self.prefix_text(&data[i..]);
+                        if self.state == State::Bad {
+                            continue;
+                        }
+                        return Step::Wait(data.len());
+                    }
+                },
                 State::Name if self.form == ElementForm::Hy3 => match find_marker(data, i, &[HY3_TOOL_SEP, end_marker]) {
                     Found::Marker { at, which: 1 } => {
                         self.fail("expected <tool_sep:opensource> after the function name");
@@ -263,7 +334,7 @@ impl ElementCall {
                         i += 1;
                         continue;
                     }
-                    let markers: &[&[u8]] = &[self.form.key_open(), FUNCTION_CLOSE, end_marker];
+                    let markers: &[&[u8]] = &[self.form.key_open(), self.form.function_close(), end_marker];
                     let between = self.state == State::Between;
                     match match_at(data, i, markers) {
                         Found::Partial { at } => return Step::Wait(at),
@@ -272,8 +343,10 @@ impl ElementCall {
                             self.key.clear();
                             self.state = State::ParamName;
                         }
-                        Found::Marker { which: 1, .. } if between && self.form == ElementForm::Qwen3Coder => {
-                            i += FUNCTION_CLOSE.len();
+                        Found::Marker { which: 1, .. }
+                            if between && matches!(self.form, ElementForm::Qwen3Coder | ElementForm::Steptml) =>
+                        {
+                            i += markers[1].len();
                             self.arguments.push(b'}');
                             self.state = State::AfterFunction;
                         }
@@ -292,6 +365,8 @@ impl ElementCall {
                             (true, ElementForm::Hy3) => "expected <arg_key:opensource> or the end of the call",
                             (true, ElementForm::Invoke) => "expected <parameter name=…> or </invoke>",
                             (true, ElementForm::Dsml) => "expected <｜DSML｜parameter …> or the end of the invoke",
+                            (true, ElementForm::Steptml) => "expected <steptml:parameter …> or </steptml:invoke>",
+                            (false, ElementForm::Steptml) => "expected the end of the call after </steptml:invoke>",
                             (false, _) => "expected the end of the call after </function>",
                         }),
                     }
@@ -324,8 +399,17 @@ impl ElementCall {
         Step::Wait(i)
     }
 
+    /// step3: text before the invoke, bounded: a call that never reaches one is malformed.
+    fn prefix_text(&mut self, piece: &[u8]) {
+        self.name_bytes.extend_from_slice(piece);
+        if self.name_bytes.len() > MAX_STEPTML_PREFIX {
+            self.name_bytes.clear();
+            self.fail(STEPTML_NO_INVOKE);
+        }
+    }
+
     fn end_name(&mut self) {
-        if self.form == ElementForm::Dsml {
+        if self.form.attributed() {
             // ` name="NAME"`: the name is the attribute's value.
             match attributes(&self.name_bytes).and_then(|attrs| attrs.into_iter().find(|(k, _)| *k == b"name")) {
                 Some((_, name)) => self.name_bytes = name.to_vec(),
@@ -355,7 +439,7 @@ impl ElementCall {
     fn begin_value(&mut self, tools: Option<&Tools>) {
         // DSML: ` name="KEY" string="false"` names the key and says whether the value is JSON.
         let mut json = false;
-        if self.form == ElementForm::Dsml {
+        if self.form.attributed() {
             let Some(attrs) = attributes(&self.key) else { return self.fail("a parameter's attributes are malformed") };
             json = attrs.iter().any(|(k, v)| *k == b"string" && *v == b"false");
             let Some((_, name)) = attrs.into_iter().find(|(k, _)| *k == b"name") else {
@@ -406,7 +490,7 @@ impl ElementCall {
                         piece = &piece[1..];
                     }
                 }
-                ElementForm::Glm45 | ElementForm::Hy3 => {
+                ElementForm::Glm45 | ElementForm::Hy3 | ElementForm::Steptml => {
                     piece = &piece[piece.iter().take_while(|b| is_space(**b)).count()..];
                     self.at_value_start = piece.is_empty();
                 }
@@ -418,12 +502,14 @@ impl ElementCall {
         }
         let tail = match self.form {
             ElementForm::Qwen3Coder | ElementForm::Invoke => usize::from(piece.last() == Some(&b'\n')),
-            ElementForm::Glm45 | ElementForm::Hy3 => piece.iter().rev().take_while(|b| is_space(**b)).count(),
+            ElementForm::Glm45 | ElementForm::Hy3 | ElementForm::Steptml => {
+                piece.iter().rev().take_while(|b| is_space(**b)).count()
+            }
             ElementForm::Dsml => 0,
         };
         let (body, tail) = piece.split_at(piece.len() - tail);
         // qwen3_coder trims one newline only: a held one is text once another arrives.
-        if !body.is_empty() || !self.form.pairs() {
+        if !body.is_empty() || !self.form.strips_values() {
             let mut held = std::mem::take(&mut self.held_blanks);
             self.value_piece(&held);
             self.value_piece(body);

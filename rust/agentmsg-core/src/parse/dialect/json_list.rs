@@ -8,7 +8,10 @@
 //! - xlam: a list that starts the reply (or follows reasoning), in a ```` ```json ```` fence, or
 //!   after `[TOOL_CALLS]` or `<tool_call>`;
 //! - apertus: `<|tools_prefix|>[{"NAME": {…}}, …]<|tools_suffix|>`;
-//! - internlm2: `<|action_start|><|plugin|>{"name", "parameters"}<|action_end|>`.
+//! - internlm2: `<|action_start|><|plugin|>{"name", "parameters"}<|action_end|>`;
+//! - command_r (Command R, R+): `Action:` at the start of a line (or of the reply), then
+//!   optionally a ```` ```json ```` fence, then a list of `{"tool_name", "parameters"}` objects;
+//!   the fence's closing ```` ``` ```` after the list is dropped.
 //!
 //! A marker opens calls only if (after blanks) what it may hold starts: `[` then `{` for a list,
 //! `{` for one object; otherwise the marker and what was read are text. Each object is one call,
@@ -27,6 +30,9 @@ use super::json_call::{JsonCall, JsonShape};
 use super::reading::{read_until, text_blanks, ThinkingTags};
 use crate::parse::scan::{is_space, match_at, run_end, take_run, Found};
 
+/// A code fence's marker.
+const FENCE: &[u8] = b"```";
+
 /// A marker that opens calls.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Opener {
@@ -39,14 +45,17 @@ pub(crate) struct Opener {
     object: bool,
     /// A code fence: an info string, `json` or none, comes before the list.
     fence: bool,
+    /// A code fence may follow the marker (blanks between): ```` ``` ```` and an info string,
+    /// `json` or none; `close` then applies only if the fence was there.
+    fence_after: bool,
 }
 
 const fn list(marker: &'static [u8], close: Option<&'static [u8]>) -> Opener {
-    Opener { marker, close, list: true, object: false, fence: false }
+    Opener { marker, close, list: true, object: false, fence: false, fence_after: false }
 }
 
 const fn object(marker: &'static [u8], close: Option<&'static [u8]>) -> Opener {
-    Opener { marker, close, list: false, object: true, fence: false }
+    Opener { marker, close, list: false, object: true, fence: false, fence_after: false }
 }
 
 /// The start of the reply (xlam): a list with no marker.
@@ -70,6 +79,9 @@ pub(crate) struct ListSyntax {
     openers: &'static [Opener],
     /// A list that starts the reply (after blanks, or after a reasoning block) needs no marker.
     at_start: bool,
+    /// The first opener's marker begins with a line break, which the reply's start (after
+    /// blanks) stands for: the marker is read only at the start of a line.
+    line_start: bool,
     think: Option<(&'static [u8], &'static [u8])>,
     /// Markers that wrap the answer, dropped from the text.
     dropped: &'static [&'static [u8]],
@@ -79,6 +91,7 @@ pub(crate) struct ListSyntax {
 pub(crate) const JAMBA: ListSyntax = ListSyntax {
     openers: &[list(b"<tool_calls>", Some(b"</tool_calls>"))],
     at_start: false,
+    line_start: false,
     think: None,
     dropped: &[],
     shape: NAME_ARGUMENTS,
@@ -87,6 +100,7 @@ pub(crate) const JAMBA: ListSyntax = ListSyntax {
 pub(crate) const HUNYUAN: ListSyntax = ListSyntax {
     openers: &[list(b"<tool_calls>", Some(b"</tool_calls>"))],
     at_start: false,
+    line_start: false,
     think: THINK,
     dropped: &[b"<answer>", b"</answer>"],
     shape: NAME_ARGUMENTS,
@@ -94,10 +108,11 @@ pub(crate) const HUNYUAN: ListSyntax = ListSyntax {
 
 pub(crate) const GRANITE: ListSyntax = ListSyntax {
     openers: &[
-        Opener { marker: b"<|tool_call|>", close: None, list: true, object: true, fence: false },
+        Opener { marker: b"<|tool_call|>", close: None, list: true, object: true, fence: false, fence_after: false },
         object(b"<tool_call>", Some(b"</tool_call>")),
     ],
     at_start: false,
+    line_start: false,
     think: THINK,
     dropped: &[b"<response>", b"</response>"],
     shape: NAME_ARGUMENTS,
@@ -106,6 +121,7 @@ pub(crate) const GRANITE: ListSyntax = ListSyntax {
 pub(crate) const PHI4_MINI: ListSyntax = ListSyntax {
     openers: &[list(b"<|tool_call|>", Some(b"<|/tool_call|>")), list(b"functools", None)],
     at_start: false,
+    line_start: false,
     think: None,
     dropped: &[],
     shape: NAME_ARGUMENTS,
@@ -113,11 +129,12 @@ pub(crate) const PHI4_MINI: ListSyntax = ListSyntax {
 
 pub(crate) const XLAM: ListSyntax = ListSyntax {
     openers: &[
-        Opener { marker: b"```", close: Some(b"```"), list: true, object: false, fence: true },
+        Opener { marker: b"```", close: Some(b"```"), list: true, object: false, fence: true, fence_after: false },
         list(b"[TOOL_CALLS]", None),
-        Opener { marker: b"<tool_call>", close: Some(b"</tool_call>"), list: true, object: true, fence: false },
+        Opener { marker: b"<tool_call>", close: Some(b"</tool_call>"), list: true, object: true, fence: false, fence_after: false },
     ],
     at_start: true,
+    line_start: false,
     think: THINK,
     dropped: &[],
     shape: NAME_ARGUMENTS,
@@ -126,6 +143,7 @@ pub(crate) const XLAM: ListSyntax = ListSyntax {
 pub(crate) const APERTUS: ListSyntax = ListSyntax {
     openers: &[list(b"<|tools_prefix|>", Some(b"<|tools_suffix|>"))],
     at_start: false,
+    line_start: false,
     think: Some((b"<|inner_prefix|>", b"<|inner_suffix|>")),
     dropped: &[],
     shape: Shape::NameKeyed,
@@ -134,9 +152,21 @@ pub(crate) const APERTUS: ListSyntax = ListSyntax {
 pub(crate) const INTERNLM2: ListSyntax = ListSyntax {
     openers: &[object(b"<|action_start|><|plugin|>", Some(b"<|action_end|>"))],
     at_start: false,
+    line_start: false,
     think: None,
     dropped: &[],
     shape: Shape::Fields { name_key: "name", arguments_key: "parameters", alias: Some("arguments") },
+};
+
+/// Command R and R+: `Action:` at a line's start, a list of `{"tool_name", "parameters"}`
+/// objects, in a ```` ```json ```` fence as the template writes it. No reasoning markers.
+pub(crate) const COMMAND_R: ListSyntax = ListSyntax {
+    openers: &[Opener { marker: b"\nAction:", close: Some(b"```"), list: true, object: false, fence: false, fence_after: true }],
+    at_start: false,
+    line_start: true,
+    think: None,
+    dropped: &[],
+    shape: Shape::Fields { name_key: "tool_name", arguments_key: "parameters", alias: None },
 };
 
 #[derive(Clone, Debug)]
@@ -145,9 +175,10 @@ enum State {
     Start,
     Text,
     Thinking,
-    /// After opener `opener` (held): a fence's info string, blanks, then `[` or `{` or not.
-    /// `in_thinking`: the opener was read in reasoning, which calls end and goes on otherwise.
-    Opening { held: Held, opener: usize, info_read: bool, in_thinking: bool },
+    /// After opener `opener` (held): a fence's info string (from `held.bytes[info_at]`), blanks,
+    /// then `[` or `{` or not. `fenced`: a fence was read after the marker. `in_thinking`: the
+    /// opener was read in reasoning, which calls end and goes on otherwise.
+    Opening { held: Held, opener: usize, info_at: Option<usize>, fenced: bool, in_thinking: bool },
     /// A list, before an item: `held` is the list's opening until its first call.
     Item { held: Option<Held>, opener: usize },
     /// A list, after an item: `,` or `]`.
@@ -170,6 +201,8 @@ pub(crate) struct JsonListMachine {
     /// Calls ended the reasoning they were written in: the next closer with nothing open is
     /// that reasoning's closer, not text.
     call_ended_thinking: bool,
+    /// The open calls' opener was followed by a fence (command_r): its closing fence is dropped.
+    fenced: bool,
 }
 
 impl JsonListMachine {
@@ -178,7 +211,7 @@ impl JsonListMachine {
         let state = if start_in_thinking && syntax.think.is_some() {
             tags.open(&mut core);
             State::Thinking
-        } else if syntax.at_start {
+        } else if syntax.at_start || syntax.line_start {
             State::Start
         } else {
             State::Text
@@ -192,7 +225,20 @@ impl JsonListMachine {
         if !strict {
             think_stops.extend(syntax.openers.iter().map(|opener| opener.marker));
         }
-        Self { core, syntax, state, tags, text_markers, think_stops, call_ended_thinking: false }
+        Self { core, syntax, state, tags, text_markers, think_stops, call_ended_thinking: false, fenced: false }
+    }
+
+    /// The marker after opener `k`'s calls, if it applies to the calls now open.
+    fn close(&self, k: usize) -> Option<&'static [u8]> {
+        let opener = self.opener(k);
+        if opener.fence_after && !self.fenced { None } else { opener.close }
+    }
+
+    /// The state after reading opener `k` (held): a fence opener reads its info string first.
+    fn opening_state(&self, held: Held, k: usize, in_thinking: bool) -> State {
+        let opener = self.opener(k);
+        let info_at = opener.fence.then_some(opener.marker.len());
+        State::Opening { held, opener: k, info_at, fenced: opener.fence, in_thinking }
     }
 
     fn opener(&self, k: usize) -> Opener {
@@ -202,6 +248,18 @@ impl JsonListMachine {
     fn start(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
         let Some(i) = text_blanks(&mut self.core, input, i, is_space) else { return Flow::Continue(data.len()) };
+        if self.syntax.line_start {
+            // The reply's start is a line's start: the marker with no line break before it.
+            let marker = &self.syntax.openers[0].marker[1..];
+            match input.settle(match_at(data, i, &[marker])) {
+                Found::Partial { .. } => return Flow::Wait(i),
+                Found::Marker { .. } => {
+                    self.state = self.opening_state(Held::new(input.at(i), marker), 0, false);
+                    return Flow::Continue(i + marker.len());
+                }
+                Found::None => {}
+            }
+        }
         // A marker (`[TOOL_CALLS]`) is read as one, not as a list.
         match input.settle(match_at(data, i, &self.text_markers)) {
             Found::Partial { .. } => return Flow::Wait(i),
@@ -211,7 +269,7 @@ impl JsonListMachine {
             }
             Found::None => {}
         }
-        if data[i] == b'[' {
+        if data[i] == b'[' && self.syntax.at_start {
             let opener = self.syntax.openers.len();
             self.state = State::Item { held: Some(Held::new(input.at(i), b"[")), opener };
             return Flow::Continue(i + 1);
@@ -229,9 +287,7 @@ impl JsonListMachine {
         let openers = self.syntax.openers.len();
         let thinks = if self.syntax.think.is_some() { 2 } else { 0 };
         if which < openers {
-            let info_read = !self.syntax.openers[which].fence;
-            let held = Held::new(input.at(at), marker);
-            self.state = State::Opening { held, opener: which, info_read, in_thinking: false };
+            self.state = self.opening_state(Held::new(input.at(at), marker), which, false);
         } else if which == openers && thinks > 0 {
             self.call_ended_thinking = false;
             self.tags.open(&mut self.core);
@@ -260,38 +316,48 @@ impl JsonListMachine {
             self.core.out.end_thinking(true);
             self.state = if self.syntax.at_start { State::Start } else { State::Text };
         } else {
-            let opener = which - 1;
-            let info_read = !self.syntax.openers[opener].fence;
-            let held = Held::new(input.at(at), marker);
-            self.state = State::Opening { held, opener, info_read, in_thinking: true };
+            self.state = self.opening_state(Held::new(input.at(at), marker), which - 1, true);
         }
         Flow::Continue(at + marker.len())
     }
 
     fn opening(&mut self, input: &Input, mut i: usize) -> Flow {
         let data = input.data;
-        let State::Opening { held, opener, info_read, .. } = &mut self.state else { return Flow::Wait(i) };
+        let State::Opening { held, opener, info_at, fenced, .. } = &mut self.state else { return Flow::Wait(i) };
         let opener = self.syntax.openers.get(*opener).copied().unwrap_or(REPLY_START);
-        if !*info_read {
+        if let Some(at) = *info_at {
             let Some(next) = take_run(data, i, &mut held.bytes, |b| b.is_ascii_alphanumeric()) else {
                 return Flow::Continue(data.len());
             };
             i = next;
-            *info_read = true;
-            let info = &held.bytes[opener.marker.len()..];
+            *info_at = None;
+            let info = &held.bytes[at..];
             if !(info.is_empty() || info.eq_ignore_ascii_case(b"json")) {
                 return self.not_a_call(i);
             }
         }
         let Some(i) = held.hold_blanks(data, i) else { return Flow::Continue(data.len()) };
+        if opener.fence_after && !*fenced && data[i] == FENCE[0] {
+            return match input.settle(match_at(data, i, &[FENCE])) {
+                Found::Partial { .. } => Flow::Wait(i),
+                Found::Marker { .. } => {
+                    held.bytes.extend_from_slice(FENCE);
+                    *info_at = Some(held.bytes.len());
+                    *fenced = true;
+                    Flow::Continue(i + FENCE.len())
+                }
+                Found::None => self.not_a_call(i),
+            };
+        }
         let byte = data[i];
         if !(byte == b'[' && opener.list || byte == b'{' && opener.object) {
             return self.not_a_call(i);
         }
-        let State::Opening { mut held, opener: k, in_thinking, .. } = std::mem::replace(&mut self.state, State::Text)
+        let State::Opening { mut held, opener: k, in_thinking, fenced, .. } = std::mem::replace(&mut self.state, State::Text)
         else {
             return Flow::Wait(i);
         };
+        self.fenced = fenced;
         if in_thinking {
             // The calls end the reasoning they were written in.
             self.core.out.end_thinking(true);
@@ -334,7 +400,7 @@ impl JsonListMachine {
         if let Shape::Fields { alias: Some(alias), .. } = self.syntax.shape {
             json = json.with_arguments_alias(alias);
         }
-        if let Some(close) = self.opener(opener).close {
+        if let Some(close) = self.close(opener) {
             json = json.stopping_at(close[0]);
         }
         let call = self.core.open_call(held.start, held.start_chars, held.bytes, Payload::Json(json));
@@ -388,8 +454,11 @@ impl JsonListMachine {
 
     fn call(&mut self, input: &Input, mut i: usize) -> Flow {
         let data = input.data;
-        let State::Call { call, opener, .. } = &mut self.state else { return Flow::Wait(i) };
-        let close = self.syntax.openers.get(*opener).and_then(|opener| opener.close);
+        let close = match &self.state {
+            State::Call { opener, .. } => self.close(*opener),
+            _ => None,
+        };
+        let State::Call { call, .. } = &mut self.state else { return Flow::Wait(i) };
         let Payload::Json(json) = &mut call.payload else { return Flow::Wait(i) };
         loop {
             let stop = json.scan(data, i);
@@ -434,11 +503,12 @@ impl JsonListMachine {
     fn after(&mut self, input: &mut Input, i: usize) -> Flow {
         let data = input.data;
         let State::After { opener } = self.state else { return Flow::Wait(i) };
-        let Some(i) = text_blanks(&mut self.core, input, i, is_space) else { return Flow::Continue(data.len()) };
-        let Some(close) = self.opener(opener).close else {
+        let Some(close) = self.close(opener) else {
+            // Blanks are text's to read: a line break may start the next marker (command_r).
             self.state = State::Text;
             return Flow::Continue(i);
         };
+        let Some(i) = text_blanks(&mut self.core, input, i, is_space) else { return Flow::Continue(data.len()) };
         match input.settle(match_at(data, i, &[close])) {
             Found::Partial { .. } => Flow::Wait(i),
             Found::Marker { .. } => {

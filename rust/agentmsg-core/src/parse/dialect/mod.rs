@@ -47,6 +47,8 @@ mod tests_soups;
 mod tests_families_b;
 #[cfg(test)]
 mod tests_xtml;
+#[cfg(test)]
+mod tests_families_c;
 
 use std::sync::Arc;
 
@@ -140,6 +142,7 @@ impl DialectMachine {
             (None, Dialect::Apertus) => list_machine(core, json_list::APERTUS, start_in_thinking, options.strict),
             (None, Dialect::Jamba) => list_machine(core, json_list::JAMBA, start_in_thinking, options.strict),
             (None, Dialect::Internlm2) => list_machine(core, json_list::INTERNLM2, start_in_thinking, options.strict),
+            (None, Dialect::CommandR) => list_machine(core, json_list::COMMAND_R, start_in_thinking, options.strict),
             (None, Dialect::GptOss) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
             (None, Dialect::KimiK3) => Machine::Xtml(xtml::XtmlMachine::new(core, start_in_thinking, options.strict)),
             // Never reached: Forge's dialect has its own machine and every marker dialect has a
@@ -162,6 +165,7 @@ impl DialectMachine {
                 | Dialect::MinimaxM2
                 | Dialect::Longcat
                 | Dialect::Hy3
+                | Dialect::Step3
                 | Dialect::Custom,
             ) => Machine::Harmony(harmony::HarmonyMachine::new(core)),
         };

@@ -37,13 +37,15 @@ pub enum Dialect {
     Longcat,
     Hy3,
     KimiK3,
+    Step3,
+    CommandR,
     /// A dialect from parts (`Options::custom`).
     Custom,
 }
 
 impl Dialect {
     /// Every named dialect with its name, in the order they are documented (Forge's first).
-    pub const ALL: [(&'static str, Dialect); 31] = [
+    pub const ALL: [(&'static str, Dialect); 33] = [
         ("forge", Self::Forge),
         ("hermes", Self::Hermes),
         ("qwen3_coder", Self::Qwen3Coder),
@@ -75,6 +77,8 @@ impl Dialect {
         ("longcat", Self::Longcat),
         ("hy3", Self::Hy3),
         ("kimi_k3", Self::KimiK3),
+        ("step3", Self::Step3),
+        ("command_r", Self::CommandR),
     ];
 
     pub fn from_name(name: &str) -> Option<Self> {

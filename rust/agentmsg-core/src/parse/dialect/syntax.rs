@@ -16,7 +16,7 @@ pub(crate) enum Form {
     /// A JSON object holding the name and the arguments (hermes).
     Json(JsonShape),
     /// `<function=NAME>`, `<invoke name="NAME">`, a DSML invoke or `NAME` followed by elements
-    /// (qwen3_coder, seed_oss, step3p5, minimax_m2, deepseek_v32, deepseek_v4, glm45, hy3).
+    /// (qwen3_coder, seed_oss, step3p5, minimax_m2, deepseek_v32, deepseek_v4, glm45, hy3, step3).
     Element(ElementForm),
     /// A header up to `sep`, then the arguments as JSON (the special-token dialects).
     Header { sep: &'static [u8], kind: HeaderKind },
@@ -129,6 +129,12 @@ impl Syntax {
                 Form::Element(ElementForm::Hy3),
                 &[(b"<think:opensource>", b"</think:opensource>")],
             ),
+            Dialect::Step3 => (
+                Some(("<｜tool_calls_begin｜>".as_bytes(), "<｜tool_calls_end｜>".as_bytes())),
+                ("<｜tool_call_begin｜>".as_bytes(), "<｜tool_call_end｜>".as_bytes()),
+                Form::Element(ElementForm::Steptml),
+                &[THINK],
+            ),
             Dialect::Forge
             | Dialect::GptOss
             | Dialect::Mistral
@@ -145,6 +151,7 @@ impl Syntax {
             | Dialect::Jamba
             | Dialect::Internlm2
             | Dialect::KimiK3
+            | Dialect::CommandR
             | Dialect::Custom => {
                 return None
             }

@@ -8,9 +8,9 @@
 //!   is text. A JSON call ends at the first end marker outside a JSON string; an element call at
 //!   the first end marker outside a value.
 //! - Special-token dialects (deepseek_v3, deepseek_v31, kimi_k2, minimax_m2, hy3, deepseek_v32,
-//!   deepseek_v4): calls open only inside the calls section; a call is a header up to a
-//!   separator, then JSON arguments up to the call's end token (minimax_m2, hy3 and the DSML
-//!   dialects: an element call up to its end token). Their tokens cannot occur in prose, so a
+//!   deepseek_v4, step3): calls open only inside the calls section; a call is a header up to a
+//!   separator, then JSON arguments up to the call's end token (minimax_m2, hy3, step3 and the
+//!   DSML dialects: an element call up to its end token). Their tokens cannot occur in prose, so a
 //!   call marker in the section always opens a call (a malformed one is reported with its raw
 //!   text).
 //! - Reasoning runs from an opening to its closing marker; a closing marker with nothing open is

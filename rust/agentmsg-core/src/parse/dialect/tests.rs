@@ -4,7 +4,7 @@ use proptest::prelude::*;
 
 use crate::parse::{parse, Block, CustomDialect, Dialect, DialectError, Document, Options, StartThinking, StreamMachine};
 
-const ALL: [Dialect; 25] = [
+const ALL: [Dialect; 27] = [
     Dialect::Forge,
     Dialect::Hermes,
     Dialect::Qwen3Coder,
@@ -30,6 +30,8 @@ const ALL: [Dialect; 25] = [
     Dialect::Longcat,
     Dialect::Hy3,
     Dialect::KimiK3,
+    Dialect::Step3,
+    Dialect::CommandR,
 ];
 
 /// The document of `text` streamed in `size`-byte pieces (cut only at character boundaries).
@@ -130,6 +132,7 @@ fn adversarial(dialect: Dialect, n: usize) -> String {
         Dialect::DeepseekV32 | Dialect::DeepseekV4 | Dialect::Gemma4 | Dialect::FunctionGemma | Dialect::Step3p5 | Dialect::Cohere => {
             super::tests_families_b::adversarial(dialect, n)
         }
+        Dialect::Step3 | Dialect::CommandR => super::tests_families_c::adversarial(dialect, n),
         Dialect::Glm45 | Dialect::Custom => format!(
             "{}<tool_call>f<arg_key>k</arg_key><arg_value>{}",
             "<tool_call>name <tool_call>\n".repeat(n / 56),
@@ -320,6 +323,8 @@ fn soup(dialect: Dialect, picks: &[usize]) -> String {
         Dialect::DeepseekV32 | Dialect::DeepseekV4 => super::tests_families_b::DSML,
         Dialect::Gemma4 | Dialect::FunctionGemma => super::tests_families_b::GEMMA,
         Dialect::Cohere => super::tests_families_b::COHERE,
+        Dialect::Step3 => super::tests_families_c::STEP3,
+        Dialect::CommandR => super::tests_families_c::COMMAND_R,
         Dialect::Step3p5 => &["<tool_call>", "</tool_call>", "<function=f>", "</function>", "<parameter=a>", "</parameter>"],
         Dialect::Glm45 | Dialect::Custom => &["<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"],
         Dialect::SeedOss => &["<seed:tool_call>", "</seed:tool_call>", "<function=f>", "</function>", "<parameter=a>", "</parameter>", "<seed:think>", "</seed:think>"],
