@@ -130,6 +130,19 @@ def test_samples_give_the_oracles_ids(pair):
         assert ours.count(text) == len(oracle.encode(text, add_special_tokens=False).ids)
 
 
+_WORDS = ["Hello", " world", " the", "\n\n", "  ", "é", "日本", "🦀", "123", "<｜end▁of▁sentence｜>", "don't", "x" * 40]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words=st.lists(st.sampled_from(_WORDS), max_size=60))
+def test_count_of_repeated_words(pair, words):
+    """count remembers the pieces it has merged within a text: texts made of a few words,
+    each repeated, count as they encode."""
+    ours, oracle = pair
+    text = "".join(words)
+    assert ours.count(text) == len(ours.encode(text)) == len(oracle.encode(text, add_special_tokens=False).ids)
+
+
 def test_add_special_tokens_frames_as_the_post_processor(pair):
     ours, oracle = pair
     for text in ["Hello", "", "a b c"]:

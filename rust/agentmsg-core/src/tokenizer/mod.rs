@@ -20,6 +20,7 @@ mod normalize;
 mod pretokenize;
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
 
 use rayon::prelude::*;
@@ -28,6 +29,11 @@ use added::AddedTokens;
 use bpe::BpeModel;
 use normalize::Normalizer;
 use pretokenize::PreStep;
+
+/// [`Tokenizer::count`] remembers the counts of pieces of at most this many bytes, and at most
+/// this many of them.
+const MEMO_MAX_PIECE: usize = 32;
+const MEMO_MAX_PIECES: usize = 4096;
 
 /// Why a tokenizer file cannot be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -164,12 +170,23 @@ impl Tokenizer {
     pub fn count(&self, text: &str, add_special_tokens: bool) -> Result<usize, TokenizerError> {
         let mut count = 0;
         let mut scratch = Vec::with_capacity(64);
+        // A text repeats its words (a chat request its markers, roles and field names): each
+        // piece is merged once per call. SipHash keys, as the pieces are the caller's text.
+        let mut seen: HashMap<Box<[u8]>, usize> = HashMap::new();
         self.walk(text, &mut |unit| match unit {
             Unit::Added { .. } => count += 1,
             Unit::Piece { piece, .. } => {
+                let bytes = piece.as_bytes();
+                if let Some(&known) = seen.get(bytes) {
+                    count += known;
+                    return;
+                }
                 scratch.clear();
-                self.model.encode_piece(piece.as_bytes(), &mut scratch);
+                self.model.encode_piece(bytes, &mut scratch);
                 count += scratch.len();
+                if bytes.len() > 1 && bytes.len() <= MEMO_MAX_PIECE && seen.len() < MEMO_MAX_PIECES {
+                    seen.insert(bytes.into(), scratch.len());
+                }
             }
         });
         if add_special_tokens {
