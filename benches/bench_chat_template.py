@@ -8,7 +8,8 @@ Run on a release build:
         --benchmark-columns=median,ops --benchmark-group-by=group
 Every benchmark first checks that both give the same text or count, so a fast wrong answer cannot
 win. The per-append group times one ChatCounter.append on histories of 100, 1,000 and 10,000
-messages: flat is the point.
+messages: flat is the point. ``python benches/bench_chat_template.py`` prints the table of
+ratios of docs/models.md (CPU time, rounds interleaved).
 """
 
 from __future__ import annotations
@@ -120,22 +121,19 @@ def test_append_cost_by_size(benchmark: Any, size: int) -> None:
     assert counter.mode == "incremental"
 
 
-def _median_cpu(job: Any, rounds: int) -> float:
-    return statistics.median(_cpu_times(job, rounds))
-
-
-def _cpu_times(job: Any, rounds: int) -> List[float]:
+def _cpu_times(job: Any, repeats: int) -> List[float]:
     times = []
-    for _ in range(rounds):
+    for _ in range(repeats):
         start = time.process_time()
         job()
         times.append(time.process_time() - start)
     return times
 
 
-def ratios(rounds: int = 30) -> Dict[str, Tuple[float, float]]:
-    """Job -> (agentmsg's, transformers') median CPU time in seconds, rounds interleaved (one
-    round of each in turn, so load on the shared machine falls on both alike)."""
+def ratios(rounds: int = 15) -> Dict[str, Tuple[float, float]]:
+    """Job -> (agentmsg's, transformers') median CPU time in seconds. Rounds are interleaved:
+    each runs agentmsg's job 10 times and transformers' 3 times (the first call after the other
+    job finds cold caches; the median is of warm calls, as pytest-benchmark's is)."""
     appended = agentmsg.template_messages(history(1000) + [NEXT])
     counter = _counter(1000)
 
@@ -155,16 +153,15 @@ def ratios(rounds: int = 30) -> Dict[str, Tuple[float, float]]:
     }
     out = {}
     for name, (ours, theirs) in jobs.items():
-        ours(), theirs()  # warm
         mine: List[float] = []
         other: List[float] = []
         for _ in range(rounds):
-            mine += _cpu_times(ours, 1)
-            other += _cpu_times(theirs, 1)
+            mine += _cpu_times(ours, 10)
+            other += _cpu_times(theirs, 3)
         out[name] = (statistics.median(mine), statistics.median(other))
     for size in (100, 1_000, 10_000):
         grown = _counter(size)
-        out[f"one append at {size:,} messages"] = (_median_cpu(lambda: grown.append(NEXT), rounds), 0.0)
+        out[f"one append at {size:,} messages"] = (statistics.median(_cpu_times(lambda: grown.append(NEXT), 500)), 0.0)
     return out
 
 
