@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union, cast
 
 from .. import _core
 from .._checks import check_calls, describe, type_name
@@ -54,15 +54,16 @@ def _template_message(message: Message) -> Dict[str, Any]:
     for block in message.content:
         kind = block.__class__
         if kind is TextBlock:
-            texts.append(block.text)
+            texts.append(cast(TextBlock, block).text)
         elif kind is ToolUseBlock:
-            calls.append(block)
+            calls.append(cast(ToolUseBlock, block))
         elif kind is ThinkingBlock:
-            thinking.append(block.thinking)
+            thinking.append(cast(ThinkingBlock, block).thinking)
         elif kind is ToolResultBlock:
-            texts.append(block.text)
+            tool_result = cast(ToolResultBlock, block)
+            texts.append(tool_result.text)
             if result_id is None:
-                result_id = block.tool_use_id or ""
+                result_id = tool_result.tool_use_id or ""
         elif kind in _MEDIA_TYPES:
             media = True
         elif isinstance(block, (TextBlock, ToolResultBlock)):
