@@ -241,7 +241,8 @@ def test_values_a_template_cannot_hold_are_typed_errors() -> None:
     # The error names where the value is, through dicts, lists and tuples.
     tools = [{"type": "function", "function": {"name": "f", "parameters": ({"ok": 1}, [None, object()])}}]
     with pytest.raises(agentmsg.MessageTypeError,
-                       match=r"^tools\[0\]\['function'\]\['parameters'\]\[1\]\[1\] must be a JSON-like value .* not object$"):
+                       match=r"^tools\[0\]\['function'\]\['parameters'\]\[1\]\[1\] must be a JSON-like value .* "
+                             r"not object$"):
         template.render([], tools=tools)
     with pytest.raises(agentmsg.MessageError, match=r"^messages\[0\]\['content'\] holds a lone surrogate"):
         template.render_dicts([{"role": "user", "content": "\ud800"}])
@@ -295,5 +296,6 @@ def test_template_messages_of_every_block_kind() -> None:
         {"thinking": "a\nb", "role": "assistant", "content": "x\ny", "reasoning_content": "a\nb",
          "tool_calls": [{"id": "c3", "type": "function", "function": {"name": "f", "arguments": {"k": 1}}}],
          "name": "bot"},
-        {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image"}, {"type": "text", "text": "here"}]},
+        {"role": "user",
+         "content": [{"type": "text", "text": "look"}, {"type": "image"}, {"type": "text", "text": "here"}]},
     ]

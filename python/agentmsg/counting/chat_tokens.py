@@ -141,10 +141,11 @@ class ChatCounter(_RequestCounter):
     :attr:`mode` says how it is kept: ``"incremental"`` (each append renders the new message
     with the first system message and the last few messages, and tokenizes only the text after
     the last marker: a special token, or another token of the template that no token crosses)
-    or ``"full"`` (each count renders and tokenizes the whole history), and :attr:`reason` says why a counter is ``"full"``: the template's rendering of a history
-    is not a prefix of its rendering with one more message (it strips earlier ``<think>``
-    blocks, renders the last turn differently, or its generation prompt is not a suffix), or a
-    windowed render differed from the whole one. The incremental count is checked against a
+    or ``"full"`` (each count renders and tokenizes the whole history), and :attr:`reason` says
+    why a counter is ``"full"``: the template's rendering of a history is not a prefix of its
+    rendering with one more message (it strips earlier ``<think>`` blocks, renders the last turn
+    differently, or its generation prompt is not a suffix), or a windowed render differed from
+    the whole one. The incremental count is checked against a
     whole render on every append while the history is short and whenever its length reaches a
     power of two; a difference switches the counter to ``"full"`` for good. The counter renders
     ``tools`` as they were when given (it keeps a copy); assigning :attr:`tools` counts the
