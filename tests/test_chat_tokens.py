@@ -122,3 +122,42 @@ def test_cli_count_with_a_tokenizer_and_a_template(tmp_path: Any, capsys: Any) -
     want = count_chat_tokens(history, tokenizer=TOKENIZER, template=ChatTemplate.from_file(template))
     assert capsys.readouterr().out.split("\t")[0] == str(want)
     assert main(["count", str(path), "--template", str(template)]) == 1
+
+
+def test_counter_tools_are_read_as_given_and_recounted_when_assigned() -> None:
+    """Qwen 2.5 writes the tools in its system prompt, rendered in every window: the counter
+    renders the copy it took, so changing the caller's list leaves its count true to the tools
+    it was given, and assigning new tools counts the history again with them."""
+    name = "Qwen-Qwen2.5-7B-Instruct.jinja"
+    history = [m for key in ("multi_turn", "tool_call", "unicode") for m in CONVERSATIONS[key] if m.role != "system"]
+    tools = [dict(tool) for tool in TOOLS]
+    counter = ChatCounter(TOKENIZER, _COMPILED[name], [agentmsg.system("Be brief.")], tools=tools)
+
+    def whole(tools: Any) -> int:
+        return count_chat_tokens([agentmsg.system("Be brief.")] + history[:len(counter) - 1], tokenizer=TOKENIZER,
+                                 template=_COMPILED[name], tools=tools)
+
+    for message in history[:6]:
+        counter.append(message)
+        assert counter.count == whole(TOOLS)
+    tools.pop()  # the caller's list, changed in place: the counter keeps the tools it was given
+    tools[0]["function"] = {"name": "renamed"}
+    counter.append(history[6])
+    assert counter.count == whole(TOOLS) and counter.mode == "incremental"
+    counter.tools = [TOOLS[1]]
+    assert counter.count == whole([TOOLS[1]])
+    for message in history[7:]:
+        counter.append(message)
+        assert counter.count == whole([TOOLS[1]])
+    counter.tools = None
+    assert counter.count == whole(None)
+    assert counter.mode == "incremental"
+
+
+def test_counter_refuses_tools_a_template_cannot_read() -> None:
+    looped: List[Any] = []
+    looped.append(looped)
+    for tools, error in (([looped], agentmsg.MessageError), ({"not": "a list"}, agentmsg.MessageTypeError),
+                         ([object()], agentmsg.MessageTypeError)):
+        with pytest.raises(error):
+            ChatCounter(TOKENIZER, _COMPILED["Qwen-Qwen2.5-7B-Instruct.jinja"], [agentmsg.user("Hi")], tools=tools)

@@ -130,6 +130,28 @@ def test_samples_give_the_oracles_ids(pair):
         assert ours.count(text) == len(oracle.encode(text, add_special_tokens=False).ids)
 
 
+_WORDS = ["Hello", " world", " the", "\n\n", "  ", "é", "日本", "🦀", "123", "<｜end▁of▁sentence｜>", "don't", "x" * 40]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words=st.lists(st.sampled_from(_WORDS) | st.text(alphabet="abcdé 1\n", min_size=3, max_size=12), min_size=1,
+                      max_size=40),
+       repeat=st.integers(1, 30))
+def test_count_of_repeated_words(pair, words, repeat):
+    """count remembers the pieces it has merged within a long text (direct-mapped: a piece
+    takes over the slot of another): texts of words, repeated, count as they encode."""
+    ours, oracle = pair
+    text = "".join(words) * repeat
+    assert ours.count(text) == len(ours.encode(text)) == len(oracle.encode(text, add_special_tokens=False).ids)
+
+
+def test_count_of_many_distinct_pieces(pair):
+    """More pieces than the memo has slots, each seen twice: slots are taken over, counts stay."""
+    ours, oracle = pair
+    text = " ".join(f"w{i}q{i * 7919 % 1000}" for i in range(3000)) * 2
+    assert ours.count(text) == len(oracle.encode(text, add_special_tokens=False).ids)
+
+
 def test_add_special_tokens_frames_as_the_post_processor(pair):
     ours, oracle = pair
     for text in ["Hello", "", "a b c"]:

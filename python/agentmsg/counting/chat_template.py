@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union, cast
 
 from .. import _core
 from .._checks import check_calls, describe, type_name
@@ -27,7 +27,7 @@ from ..errors import MessageTypeError, TemplateError
 from ..model.blocks import (
     AudioBlock, DocumentBlock, ImageBlock, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock, VideoBlock,
 )
-from ..model.message import Message
+from ..model.message import ROLE_NAMES, Message
 from ..readers import read_messages
 
 __all__ = ["ChatTemplate", "render_chat", "template_messages"]
@@ -47,8 +47,32 @@ _MEDIA_TYPES: Dict[type, str] = {ImageBlock: "image", AudioBlock: "audio", Video
 
 
 def _template_message(message: Message) -> Dict[str, Any]:
+    # One pass over the blocks (this runs for every message of every render): the text as
+    # Message.text joins it, and the blocks each field is made of.
+    texts: List[str] = []
+    thinking: List[str] = []
+    calls: List[ToolUseBlock] = []
+    result_id: Optional[str] = None
+    media = False
+    for block in message.content:
+        kind = block.__class__
+        if kind is TextBlock:
+            texts.append(cast(TextBlock, block).text)
+        elif kind is ToolUseBlock:
+            calls.append(cast(ToolUseBlock, block))
+        elif kind is ThinkingBlock:
+            thinking.append(cast(ThinkingBlock, block).thinking)
+        elif kind is ToolResultBlock:
+            tool_result = cast(ToolResultBlock, block)
+            texts.append(tool_result.text)
+            if result_id is None:
+                result_id = tool_result.tool_use_id or ""
+        elif kind in _MEDIA_TYPES:
+            media = True
+        elif isinstance(block, (TextBlock, ToolResultBlock)):
+            texts.append(block.text)
     content: Union[str, List[Dict[str, Any]]]
-    if any(type(block) in _MEDIA_TYPES for block in message.content):
+    if media:
         # transformers' multimodal form: the parts in order, media as {"type": "image"}.
         content = [
             {"type": "text", "text": block.text} if type(block) is TextBlock else {"type": _MEDIA_TYPES[type(block)]}
@@ -56,18 +80,16 @@ def _template_message(message: Message) -> Dict[str, Any]:
             if type(block) is TextBlock or type(block) in _MEDIA_TYPES
         ]
     else:
-        content = message.text
-    thinking = [block.thinking for block in message.content if type(block) is ThinkingBlock]
+        content = "\n".join(texts)
     reasoning = "\n".join(thinking) if thinking else message.reasoning_content
     result: Dict[str, Any] = {}
     if reasoning is not None:
         # transformers fills `thinking` (which gpt-oss reads) first and `reasoning_content` after.
         result["thinking"] = reasoning
-    result["role"] = message.role.value
+    result["role"] = ROLE_NAMES[message.role]
     result["content"] = content
     if reasoning is not None:
         result["reasoning_content"] = reasoning
-    calls = [block for block in message.content if type(block) is ToolUseBlock]
     if calls:
         result["tool_calls"] = [
             {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.input}}
@@ -75,10 +97,8 @@ def _template_message(message: Message) -> Dict[str, Any]:
         ]
     if message.tool_id is not None:
         result["tool_call_id"] = message.tool_id
-    else:
-        results = [block for block in message.content if type(block) is ToolResultBlock]
-        if results and results[0].tool_use_id:
-            result["tool_call_id"] = results[0].tool_use_id
+    elif result_id:
+        result["tool_call_id"] = result_id
     if message.name is not None:
         result["name"] = message.name
     return result

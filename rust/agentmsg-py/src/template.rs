@@ -38,73 +38,98 @@ fn raise(py: Python<'_>, error: TemplateError) -> PyErr {
     }
 }
 
+/// Why a value cannot be passed to a template: the error's class and its message after the
+/// value's path, and the path from the value up (built only on failure, as the error unwinds).
+struct BadValue {
+    class: ErrorClass,
+    detail: String,
+    steps: Vec<String>,
+}
+
+impl BadValue {
+    fn new(class: ErrorClass, detail: impl Into<String>) -> Self {
+        Self { class, detail: detail.into(), steps: Vec::new() }
+    }
+
+    /// The error, its path starting at `what`.
+    fn into_err(self, py: Python<'_>, what: &str) -> PyErr {
+        let mut path = what.to_owned();
+        for step in self.steps.iter().rev() {
+            path.push_str(step);
+        }
+        self.class.new_err(py, format!("{path} {}", self.detail))
+    }
+}
+
 /// The template value of a Python value: None, bool, int, float, str, list, tuple, dict.
-fn to_value(value: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> PyResult<Value> {
-    let py = value.py();
+fn to_value(value: &Bound<'_, PyAny>, depth: usize) -> Result<Value, BadValue> {
     if depth > MAX_DEPTH {
-        return Err(ErrorClass::Message.new_err(py, format!("{path} nests deeper than {MAX_DEPTH} levels")));
+        return Err(BadValue::new(ErrorClass::Message, format!("nests deeper than {MAX_DEPTH} levels")));
     }
     if value.is_none() {
         return Ok(Value::from(()));
     }
     if let Ok(text) = value.cast::<PyString>() {
-        let text = text.to_cow().map_err(|_| {
-            ErrorClass::Message.new_err(py, format!("{path} holds a lone surrogate, which a template cannot render"))
-        })?;
+        let text = text
+            .to_cow()
+            .map_err(|_| BadValue::new(ErrorClass::Message, "holds a lone surrogate, which a template cannot render"))?;
         return Ok(Value::from(text.as_ref()));
     }
     if value.is_instance_of::<PyBool>() {
-        return Ok(Value::from(value.is_truthy()?));
+        return Ok(Value::from(value.is_truthy().map_err(|_| BadValue::new(ErrorClass::MessageType, "is a bool that cannot be read"))?));
     }
     if value.is_instance_of::<PyInt>() {
         if let Ok(small) = value.extract::<i64>() {
             return Ok(Value::from(small));
         }
-        return value.extract::<i128>().map(Value::from).map_err(|_| {
-            ErrorClass::Message.new_err(py, format!("{path} is an int too large for a template (more than 128 bits)"))
-        });
+        return value
+            .extract::<i128>()
+            .map(Value::from)
+            .map_err(|_| BadValue::new(ErrorClass::Message, "is an int too large for a template (more than 128 bits)"));
     }
     if let Ok(float) = value.cast::<PyFloat>() {
         return Ok(Value::from(float.value()));
     }
-    let mark = path.len();
     if let Ok(dict) = value.cast::<PyDict>() {
         let mut pairs = Vec::with_capacity(dict.len());
         for (key, item) in dict.iter() {
-            let key_value = to_value(&key, path, depth + 1)?;
-            path.push('[');
-            path.push_str(&key.repr().map(|r| r.to_string()).unwrap_or_default().chars().take(40).collect::<String>());
-            path.push(']');
-            pairs.push((key_value, to_value(&item, path, depth + 1)?));
-            path.truncate(mark);
+            let key_value = to_value(&key, depth + 1)?;
+            let item_value = to_value(&item, depth + 1).map_err(|mut bad| {
+                let key = key.repr().map(|r| r.to_string()).unwrap_or_default();
+                bad.steps.push(format!("[{}]", key.chars().take(40).collect::<String>()));
+                bad
+            })?;
+            pairs.push((key_value, item_value));
         }
         return Ok(Value::from_pairs(pairs));
     }
-    let items: Option<Vec<Bound<'_, PyAny>>> = if let Ok(list) = value.cast::<PyList>() {
-        Some(list.iter().collect())
+    let items: Option<Result<Vec<Value>, BadValue>> = if let Ok(list) = value.cast::<PyList>() {
+        Some(list.iter().map(|item| to_value(&item, depth + 1)).enumerate().map(at_index).collect())
     } else if let Ok(tuple) = value.cast::<PyTuple>() {
-        Some(tuple.iter().collect())
+        Some(tuple.iter().map(|item| to_value(&item, depth + 1)).enumerate().map(at_index).collect())
     } else {
         None
     };
     if let Some(items) = items {
-        let mut values = Vec::with_capacity(items.len());
-        for (index, item) in items.iter().enumerate() {
-            path.push_str(&format!("[{index}]"));
-            values.push(to_value(item, path, depth + 1)?);
-            path.truncate(mark);
-        }
-        return Ok(Value::from(values));
+        return items.map(Value::from);
     }
     let type_name = value.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "object".into());
-    Err(ErrorClass::MessageType.new_err(
-        py,
-        format!("{path} must be a JSON-like value (dict, list, tuple, str, int, float, bool or None), not {type_name}"),
+    Err(BadValue::new(
+        ErrorClass::MessageType,
+        format!("must be a JSON-like value (dict, list, tuple, str, int, float, bool or None), not {type_name}"),
     ))
 }
 
+/// An item's value, or its error with its index on the path.
+fn at_index((index, item): (usize, Result<Value, BadValue>)) -> Result<Value, BadValue> {
+    item.map_err(|mut bad| {
+        bad.steps.push(format!("[{index}]"));
+        bad
+    })
+}
+
 fn value_of(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Value> {
-    to_value(value, &mut what.to_owned(), 0)
+    to_value(value, 0).map_err(|bad| bad.into_err(value.py(), what))
 }
 
 /// A compiled chat template.

@@ -20,6 +20,7 @@ mod normalize;
 mod pretokenize;
 
 use std::borrow::Cow;
+use std::hash::Hasher;
 use std::fmt;
 
 use rayon::prelude::*;
@@ -28,6 +29,67 @@ use added::AddedTokens;
 use bpe::BpeModel;
 use normalize::Normalizer;
 use pretokenize::PreStep;
+
+/// [`Tokenizer::count`] remembers the counts of pieces it has merged in a text of at least
+/// `MEMO_MIN_TEXT` bytes, for pieces of `MEMO_MIN_PIECE..=MEMO_MAX_PIECE` bytes (shorter ones
+/// merge faster than they are looked up), in a slot per 16 bytes of text, within
+/// `MEMO_MIN_SLOTS..=MEMO_MAX_SLOTS`.
+const MEMO_MIN_TEXT: usize = 1024;
+const MEMO_MIN_PIECE: usize = 3;
+const MEMO_MAX_PIECE: usize = 24;
+const MEMO_MIN_SLOTS: usize = 64;
+const MEMO_MAX_SLOTS: usize = 16384;
+
+/// One remembered piece: its bytes (`len` of them; 0 for an empty slot) and its token count.
+#[derive(Clone, Copy)]
+struct MemoSlot {
+    len: u8,
+    bytes: [u8; MEMO_MAX_PIECE],
+    count: u32,
+}
+
+/// The token counts of the pieces merged so far in one text, direct-mapped: a piece whose slot
+/// holds another takes it over. A lookup is one hash and one comparison whatever the text, so
+/// no text can make it cost more (a hash table's chains could be flooded by crafted pieces).
+struct PieceMemo {
+    slots: Vec<MemoSlot>,
+    /// 64 minus the bits of a slot's index.
+    shift: u32,
+}
+
+impl PieceMemo {
+    /// A memo for a text of `text_len` bytes.
+    fn new(text_len: usize) -> Self {
+        let slots = (text_len / 16).next_power_of_two().clamp(MEMO_MIN_SLOTS, MEMO_MAX_SLOTS);
+        Self {
+            slots: vec![MemoSlot { len: 0, bytes: [0; MEMO_MAX_PIECE], count: 0 }; slots],
+            shift: 64 - slots.trailing_zeros(),
+        }
+    }
+
+    /// Whether `piece` is remembered at all, and its slot.
+    fn slot(&self, piece: &[u8]) -> Option<usize> {
+        if !(MEMO_MIN_PIECE..=MEMO_MAX_PIECE).contains(&piece.len()) {
+            return None;
+        }
+        let mut hasher = bpe::FastHasher::default();
+        hasher.write(piece);
+        // The high bits: the multiply mixes into them.
+        Some((hasher.finish() >> self.shift) as usize)
+    }
+
+    fn get(&self, slot: usize, piece: &[u8]) -> Option<usize> {
+        let held = &self.slots[slot];
+        (usize::from(held.len) == piece.len() && held.bytes[..piece.len()] == *piece).then_some(held.count as usize)
+    }
+
+    fn put(&mut self, slot: usize, piece: &[u8], count: usize) {
+        let held = &mut self.slots[slot];
+        held.len = piece.len() as u8;
+        held.bytes[..piece.len()].copy_from_slice(piece);
+        held.count = count as u32;
+    }
+}
 
 /// Why a tokenizer file cannot be used.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -164,12 +226,26 @@ impl Tokenizer {
     pub fn count(&self, text: &str, add_special_tokens: bool) -> Result<usize, TokenizerError> {
         let mut count = 0;
         let mut scratch = Vec::with_capacity(64);
+        // A text repeats its words (a chat request its markers, roles and field names): a
+        // long one merges each piece once, as far as the memo remembers it.
+        let mut memo = (text.len() >= MEMO_MIN_TEXT).then(|| PieceMemo::new(text.len()));
         self.walk(text, &mut |unit| match unit {
             Unit::Added { .. } => count += 1,
             Unit::Piece { piece, .. } => {
+                let bytes = piece.as_bytes();
+                let slot = memo.as_ref().and_then(|memo| memo.slot(bytes));
+                if let (Some(memo), Some(slot)) = (&memo, slot) {
+                    if let Some(known) = memo.get(slot, bytes) {
+                        count += known;
+                        return;
+                    }
+                }
                 scratch.clear();
-                self.model.encode_piece(piece.as_bytes(), &mut scratch);
+                self.model.encode_piece(bytes, &mut scratch);
                 count += scratch.len();
+                if let (Some(memo), Some(slot)) = (&mut memo, slot) {
+                    memo.put(slot, bytes, scratch.len());
+                }
             }
         });
         if add_special_tokens {
@@ -341,4 +417,32 @@ fn floor_char_boundary(text: &str, mut at: usize) -> usize {
         at -= 1;
     }
     at
+}
+
+#[cfg(test)]
+mod memo_tests {
+    use super::{PieceMemo, MEMO_MAX_PIECE};
+
+    #[test]
+    fn a_piece_in_a_taken_slot_takes_it_over() {
+        let mut memo = PieceMemo::new(4096);
+        assert_eq!(memo.slots.len(), 256);
+        assert_eq!(memo.slot(b"ab"), None);
+        assert_eq!(memo.slot(&[b'a'; MEMO_MAX_PIECE + 1]), None);
+        let first = b"piece0".to_vec();
+        let slot = memo.slot(&first).unwrap();
+        let other = (1..100_000)
+            .map(|i| format!("piece{i}").into_bytes())
+            .find(|piece| memo.slot(piece) == Some(slot))
+            .expect("two pieces share a slot");
+        assert_eq!(memo.get(slot, &first), None);
+        memo.put(slot, &first, 2);
+        assert_eq!(memo.get(slot, &first), Some(2));
+        assert_eq!(memo.get(slot, &other), None);
+        memo.put(slot, &other, 3);
+        assert_eq!(memo.get(slot, &other), Some(3));
+        assert_eq!(memo.get(slot, &first), None);
+        // A prefix of the held piece is not it.
+        assert_eq!(memo.get(slot, &other[..other.len() - 1]), None);
+    }
 }
