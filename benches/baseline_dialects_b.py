@@ -14,7 +14,7 @@ import partial_json_parser
 from baseline_dialects import Qwen3CoderServer, _Server
 
 DS = "｜DSML｜"
-DSML_INVOKE_RE = re.compile(rf'<{DS}invoke name="(.*?)">(.*?)(?:</{DS}invoke>|$)', re.DOTALL)
+DSML_INVOKE_RE = re.compile(rf'<{DS}invoke name="(.*?)">(.*?)(</{DS}invoke>|$)', re.DOTALL)
 # A parameter is sent once its value is complete (as the qwen3_coder baseline does).
 DSML_PARAMETER_RE = re.compile(rf'<{DS}parameter name="(.*?)" string="(true|false)">(.*?)</{DS}parameter>', re.DOTALL)
 BARE_KEY_RE = re.compile(r'([{,]\s*)([^\s{}\[\],:"]+)\s*:')
@@ -37,8 +37,8 @@ class DsmlServer(_Server):
             return out
         matches = DSML_INVOKE_RE.findall(body[at:])
         for index in range(max(self.current, 0), len(matches)):
-            name, params = matches[index]
-            closed = f"</{DS}invoke>" in body[at:].split(f'<{DS}invoke name="{name}">', 1)[-1] or index + 1 < len(matches)
+            name, params, closer = matches[index]
+            closed = bool(closer)
             arguments = {k: (v if s == "true" else json.loads(v)) for k, s, v in DSML_PARAMETER_RE.findall(params)}
             self._stream_arguments(index, name, json.dumps(arguments, ensure_ascii=False), closed, out)
         return out
@@ -56,7 +56,9 @@ def gemma_json(body: str, quote: str) -> str:
         if k % 2 == 0:
             out.append(BARE_KEY_RE.sub(r'\1"\2":', part))
         elif k == len(parts) - 1:
-            out.append(json.dumps(part, ensure_ascii=False)[:-1])
+            # An open string's end may be the start of its closing quote: held back.
+            held = next((n for n in range(min(len(quote) - 1, len(part)), 0, -1) if quote.startswith(part[-n:])), 0)
+            out.append(json.dumps(part[:len(part) - held], ensure_ascii=False)[:-1])
         else:
             out.append(json.dumps(part, ensure_ascii=False))
     return "".join(out)
@@ -75,7 +77,11 @@ class GemmaServer(_Server):
         self.call_re = re.compile(rf"{o}call:([^{{]*)(\{{.*?\}}){c}|{o}call:([^{{]*)(\{{.*)", re.DOTALL)
 
     def _gemma_reasoning(self, out: List[Dict[str, Any]]) -> Optional[str]:
-        if self.think_open is None or not self.text.startswith(self.think_open):
+        if self.think_open is None:
+            return self.text
+        if self.think_open.startswith(self.text):
+            return None  # the opener may still be arriving
+        if not self.text.startswith(self.think_open):
             return self.text
         end = self.text.find(self.think_close)
         reasoning = self.text[len(self.think_open):] if end < 0 else self.text[len(self.think_open):end]
@@ -119,6 +125,8 @@ class CohereServer(_Server):
         self.text += delta
         out: List[Dict[str, Any]] = []
         end = self.text.find("<|END_THINKING|>")
+        if "<|START_THINKING|>".startswith(self.text):
+            return out  # the opener may still be arriving
         if self.text.startswith("<|START_THINKING|>"):
             reasoning = self.text[len("<|START_THINKING|>"):] if end < 0 else self.text[len("<|START_THINKING|>"):end]
             if end < 0 and "<" in reasoning[-16:]:

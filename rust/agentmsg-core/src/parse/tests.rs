@@ -460,27 +460,47 @@ fn thread_time() -> f64 {
     ORIGIN.get_or_init(std::time::Instant::now).elapsed().as_secs_f64()
 }
 
-/// Time of `8n` repeats of `unit` over time of `n`: the best of a few runs, measured again while
-/// over the bound, so a noisy moment does not fail the test.
-fn scaling_ratio(unit: &str, n: usize, parse_fn: &dyn Fn(&[u8])) -> f64 {
-    let best = |text: &[u8]| {
-        (0..3)
-            .map(|_| {
-                let start = thread_time();
-                parse_fn(std::hint::black_box(text));
-                thread_time() - start
-            })
-            .fold(f64::INFINITY, f64::min)
+/// Asserts that `run` on `large` (some `factor` times the size of `small`) takes under `bound`
+/// times as long as on `small`, a bound between linear (`factor`) and quadratic (its square).
+/// Each side's time is its minimum by this thread's CPU time: `small` (cheap) three times a
+/// round, `large` once, for up to five rounds while over the bound; noise only ever adds time,
+/// so the minimums approach the true costs and a busy moment does not fail the test.
+pub(crate) fn assert_linear(what: &str, small: &[u8], large: &[u8], bound: f64, run: &dyn Fn(&[u8])) {
+    let factor = large.len() as f64 / small.len() as f64;
+    assert!(factor < bound && bound < factor * factor, "{what}: the bound must separate linear from quadratic");
+    let time = |text: &[u8]| {
+        let start = thread_time();
+        run(std::hint::black_box(text));
+        thread_time() - start
     };
-    let (small, large) = (unit.repeat(n), unit.repeat(8 * n));
-    let mut ratio = f64::INFINITY;
-    for _ in 0..3 {
-        ratio = best(large.as_bytes()) / best(small.as_bytes()).max(1e-9);
-        if ratio < 12.0 {
-            break;
+    let (mut small_best, mut large_best) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..5 {
+        for _ in 0..3 {
+            small_best = small_best.min(time(small));
+        }
+        large_best = large_best.min(time(large));
+        if large_best < bound * small_best {
+            return;
         }
     }
-    ratio
+    let ratio = large_best / small_best;
+    panic!("{what}: {small_best:.4}s for {} bytes, {large_best:.4}s for {} ({ratio:.1}x the time, {factor:.1}x the input)", small.len(), large.len());
+}
+
+#[test]
+fn assert_linear_tells_quadratic_from_linear() {
+    // Work proportional to the length, and to its square.
+    let work = |steps: usize| (0..steps).fold(0usize, |sum, step| sum.wrapping_add(std::hint::black_box(step)));
+    let (small, large) = (vec![b'x'; 1 << 11], vec![b'x'; 1 << 14]);
+    assert_linear("linear", &small, &large, 20.0, &|text| {
+        work(text.len() * 64);
+    });
+    let quadratic = std::panic::catch_unwind(|| {
+        assert_linear("quadratic", &small, &large, 20.0, &|text| {
+            work(text.len() * text.len() / 64);
+        })
+    });
+    assert!(quadratic.is_err());
 }
 
 #[test]
@@ -499,17 +519,16 @@ fn shapes_that_were_quadratic_scale_linearly_whole_and_streamed() {
     let ampersands = |n: usize| format!("<tool><a>{}</a></tool>", "&".repeat(n));
     for unit in ["[ ] task\n", "[x] y\n", "[1] cite\n", "[a\n", "[INFO] server started\n", "<tool></tool>", "<think></think>"] {
         let n = 32_000 / unit.len();
-        let ratio = scaling_ratio(unit, n, &whole);
-        assert!(ratio < 12.0, "{unit:?} whole: {ratio}");
-        let ratio = scaling_ratio(unit, n, &streamed);
-        assert!(ratio < 12.0, "{unit:?} streamed: {ratio}");
+        let (small, large) = (unit.repeat(n), unit.repeat(8 * n));
+        assert_linear(&format!("{unit:?} whole"), small.as_bytes(), large.as_bytes(), 12.0, &whole);
+        assert_linear(&format!("{unit:?} streamed"), small.as_bytes(), large.as_bytes(), 12.0, &streamed);
     }
     // One call holding n ampersands (the unit is repeated inside the payload).
     let payload = |text: &[u8]| {
         parse(ampersands(text.len()).as_bytes(), &options);
     };
-    let ratio = scaling_ratio("&", 32_000, &payload);
-    assert!(ratio < 12.0, "ampersands in an XML payload: {ratio}");
+    let (small, large) = ("&".repeat(32_000), "&".repeat(8 * 32_000));
+    assert_linear("ampersands in an XML payload", small.as_bytes(), large.as_bytes(), 12.0, &payload);
 }
 
 #[test]

@@ -2,13 +2,12 @@
 //! marker soups of each dialect's own pieces never panic and stream exactly as they parse whole;
 //! adversarial inputs take linear time fed a token at a time.
 
-use std::time::Instant;
-
 use proptest::prelude::*;
 
 use super::tests::{streamed, whole};
 use super::Dialect;
 use crate::parse::Block;
+use crate::parse::tests::assert_linear;
 
 const NEW: [Dialect; 6] =
     [Dialect::DeepseekV32, Dialect::DeepseekV4, Dialect::Gemma4, Dialect::FunctionGemma, Dialect::Step3p5, Dialect::Cohere];
@@ -136,17 +135,12 @@ pub(super) fn adversarial(dialect: Dialect, n: usize) -> String {
 #[test]
 fn time_is_linear_fed_a_token_at_a_time() {
     for dialect in NEW {
-        let time = |n: usize| {
-            let text = adversarial(dialect, n);
-            let start = Instant::now();
-            streamed(&text, dialect, 4);
-            whole(&text, dialect);
-            start.elapsed().as_secs_f64()
-        };
-        time(1 << 14);
-        let small = time(1 << 17);
-        let large = time(1 << 20);
+        let (small, large) = (adversarial(dialect, 1 << 17), adversarial(dialect, 1 << 20));
         // 8x the input: a linear parser takes about 8x the time, a quadratic one 64x.
-        assert!(large / small < 20.0, "{dialect:?}: {small:.4}s for 128 KB, {large:.4}s for 1 MB");
+        assert_linear(&format!("{dialect:?}"), small.as_bytes(), large.as_bytes(), 20.0, &|text| {
+            let text = std::str::from_utf8(text).unwrap();
+            streamed(text, dialect, 4);
+            whole(text, dialect);
+        });
     }
 }
