@@ -1,8 +1,6 @@
 //! step3 (StepFun's steptml calls) and command_r (Command R's `Action:` lists): exact reads, marker soups of its own pieces that stream
 //! exactly as they parse whole, and adversarial inputs in linear time fed a token at a time.
 
-use std::time::Instant;
-
 use proptest::prelude::*;
 
 use jiter::JsonValue;
@@ -11,6 +9,7 @@ use serde_json::{json, Value};
 use super::tests::{streamed, whole};
 use super::Dialect;
 use crate::parse::call::tests::to_serde;
+use crate::parse::tests::assert_linear;
 use crate::parse::{Block, Document, IssueKind, Options, StartThinking, Tools};
 
 pub(super) const NEW: [Dialect; 2] = [Dialect::Step3, Dialect::CommandR];
@@ -163,18 +162,13 @@ pub(super) fn adversarial(dialect: Dialect, n: usize) -> String {
 #[test]
 fn time_is_linear_fed_a_token_at_a_time() {
     for dialect in NEW {
-        let time = |n: usize| {
-            let text = adversarial(dialect, n);
-            let start = Instant::now();
-            streamed(&text, dialect, 4);
-            whole(&text, dialect);
-            start.elapsed().as_secs_f64()
-        };
-        time(1 << 14);
-        let small = time(1 << 17);
-        let large = time(1 << 20);
+        let (small, large) = (adversarial(dialect, 1 << 17), adversarial(dialect, 1 << 20));
         // 8x the input: a linear parser takes about 8x the time, a quadratic one 64x.
-        assert!(large / small < 20.0, "{dialect:?}: {small:.4}s for 128 KB, {large:.4}s for 1 MB");
+        assert_linear(&format!("{dialect:?}"), small.as_bytes(), large.as_bytes(), 20.0, &|text| {
+            let text = std::str::from_utf8(text).unwrap();
+            streamed(text, dialect, 4);
+            whole(text, dialect);
+        });
     }
 }
 
