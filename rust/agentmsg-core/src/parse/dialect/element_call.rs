@@ -142,6 +142,37 @@ pub(crate) enum Step {
     End(usize),
 }
 
+impl Step {
+    /// A malformed call's step: its text up to its `end` marker, however far, is skipped (the
+    /// call's raw text keeps it).
+    pub(crate) fn skip_to(data: &[u8], i: usize, end: &[u8]) -> Step {
+        match find_marker(data, i, &[end]) {
+            Found::Marker { at, .. } => Step::End(at + end.len()),
+            Found::Partial { at } => Step::Wait(at),
+            Found::None => Step::Wait(data.len()),
+        }
+    }
+}
+
+/// A value's text from `data[i..]` up to its `close` marker, given to `text` as it comes (a value
+/// streams): `Ok(next)` after the closer, else the step to wait with.
+pub(crate) fn value_until(data: &[u8], i: usize, close: &[u8], mut text: impl FnMut(&[u8])) -> Result<usize, Step> {
+    match find_marker(data, i, &[close]) {
+        Found::Marker { at, .. } => {
+            text(&data[i..at]);
+            Ok(at + close.len())
+        }
+        Found::Partial { at } => {
+            text(&data[i..at]);
+            Err(Step::Wait(at))
+        }
+        Found::None => {
+            text(&data[i..]);
+            Err(Step::Wait(data.len()))
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct ElementCall {
     form: ElementForm,
@@ -371,29 +402,14 @@ impl ElementCall {
                         }),
                     }
                 }
-                State::Value => {
-                    let close = self.form.value_close();
-                    match find_marker(data, i, &[close]) {
-                        Found::Marker { at, .. } => {
-                            self.value_text(&data[i..at]);
-                            i = at + close.len();
-                            self.end_value();
-                        }
-                        Found::Partial { at } => {
-                            self.value_text(&data[i..at]);
-                            return Step::Wait(at);
-                        }
-                        Found::None => {
-                            self.value_text(&data[i..]);
-                            return Step::Wait(data.len());
-                        }
+                State::Value => match value_until(data, i, self.form.value_close(), |text| self.value_text(text)) {
+                    Ok(next) => {
+                        i = next;
+                        self.end_value();
                     }
-                }
-                State::Bad => match find_marker(data, i, &[end_marker]) {
-                    Found::Marker { at, .. } => return Step::End(at + end_marker.len()),
-                    Found::Partial { at } => return Step::Wait(at),
-                    Found::None => return Step::Wait(data.len()),
+                    Err(step) => return step,
                 },
+                State::Bad => return Step::skip_to(data, i, end_marker),
             }
         }
         Step::Wait(i)

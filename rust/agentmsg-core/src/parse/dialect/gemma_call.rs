@@ -276,11 +276,7 @@ impl GemmaCall {
                     Found::Partial { .. } => return Step::Wait(i),
                     Found::None => self.fail("text after the arguments"),
                 },
-                State::Bad => match find_marker(data, i, &[end_marker]) {
-                    Found::Marker { at, .. } => return Step::End(at + end_marker.len()),
-                    Found::Partial { at } => return Step::Wait(at),
-                    Found::None => return Step::Wait(data.len()),
-                },
+                State::Bad => return Step::skip_to(data, i, end_marker),
             }
         }
         Step::Wait(i)

@@ -28,7 +28,7 @@
 use memchr::memchr;
 
 use super::driver::{Core, Flow, Input, OpenCall, Payload, StateMachine};
-use super::element_call::{attributes, Step};
+use super::element_call::{attributes, value_until, Step};
 use super::reading::{read_until, ThinkingTags};
 use crate::parse::call::{parse_json, IssueKind};
 use crate::parse::json_text;
@@ -384,27 +384,15 @@ impl XtmlCall {
                 },
                 CallState::Value | CallState::Json => {
                     let close = if self.state == CallState::Value { ARGUMENT_CLOSE } else { JSON_CLOSE };
-                    match find_marker(data, i, &[close]) {
-                        Found::Marker { at, .. } => {
-                            self.value_text(&data[i..at]);
-                            i = at + close.len();
+                    match value_until(data, i, close, |text| self.value_text(text)) {
+                        Ok(next) => {
+                            i = next;
                             self.end_value();
                         }
-                        Found::Partial { at } => {
-                            self.value_text(&data[i..at]);
-                            return Step::Wait(at);
-                        }
-                        Found::None => {
-                            self.value_text(&data[i..]);
-                            return Step::Wait(data.len());
-                        }
+                        Err(step) => return step,
                     }
                 }
-                CallState::Bad => match find_marker(data, i, &[CALL_CLOSE]) {
-                    Found::Marker { at, .. } => return Step::End(at + CALL_CLOSE.len()),
-                    Found::Partial { at } => return Step::Wait(at),
-                    Found::None => return Step::Wait(data.len()),
-                },
+                CallState::Bad => return Step::skip_to(data, i, CALL_CLOSE),
             }
         }
         Step::Wait(i)
