@@ -97,6 +97,20 @@ impl Core {
         self.out.push(Event::ToolStart { index: call.index, header: Some(header) });
     }
 
+    /// A call reader stopped at `stop` waiting for more (`Step::Wait`): the call's raw text grows
+    /// by `data[i..stop]` and its progress goes out. At the end of the input nothing more will
+    /// come, so what was held back is the cut-off call's too.
+    pub(crate) fn call_waits(&mut self, call: &mut OpenCall, input: &Input, i: usize, stop: usize) -> Flow {
+        let data = input.data;
+        call.raw.extend_from_slice(&data[i..stop]);
+        self.progress(call);
+        if input.at_end {
+            call.raw.extend_from_slice(&data[stop..]);
+            return Flow::Continue(data.len());
+        }
+        Flow::Wait(stop)
+    }
+
     /// Reports a name that just completed and the arguments text that arrived.
     pub(crate) fn progress(&mut self, call: &mut OpenCall) {
         if call.header.is_none() {

@@ -424,31 +424,14 @@ impl TaggedMachine {
                     call.raw.extend_from_slice(&data[i..stop]);
                     self.end_call(stop)
                 }
-                Step::Wait(stop) => {
-                    call.raw.extend_from_slice(&data[i..stop]);
-                    self.core.progress(call);
-                    if input.at_end {
-                        // Nothing more will come: what was held back is part of the cut-off call.
-                        call.raw.extend_from_slice(&data[stop..]);
-                        return Flow::Continue(data.len());
-                    }
-                    Flow::Wait(stop)
-                }
+                Step::Wait(stop) => self.core.call_waits(call, input, i, stop),
                 Step::End(stop) => {
                     call.raw.extend_from_slice(&data[i..stop]);
                     self.end_call(stop)
                 }
             },
             Payload::Gemma(gemma) => match gemma.scan(data, i, close, self.core.tools.as_deref()) {
-                Step::Wait(stop) => {
-                    call.raw.extend_from_slice(&data[i..stop]);
-                    self.core.progress(call);
-                    if input.at_end {
-                        call.raw.extend_from_slice(&data[stop..]);
-                        return Flow::Continue(data.len());
-                    }
-                    Flow::Wait(stop)
-                }
+                Step::Wait(stop) => self.core.call_waits(call, input, i, stop),
                 Step::End(stop) => {
                     call.raw.extend_from_slice(&data[i..stop]);
                     self.end_call(stop)

@@ -194,16 +194,7 @@ impl XtmlMachine {
         let State::Call(call) = &mut self.state else { return Flow::Wait(i) };
         let Payload::Xtml(xtml) = &mut call.payload else { return Flow::Wait(i) };
         match xtml.scan(data, i, self.core.tools.as_deref()) {
-            Step::Wait(stop) => {
-                call.raw.extend_from_slice(&data[i..stop]);
-                self.core.progress(call);
-                if input.at_end {
-                    // Nothing more will come: what was held back is part of the cut-off call.
-                    call.raw.extend_from_slice(&data[stop..]);
-                    return Flow::Continue(data.len());
-                }
-                Flow::Wait(stop)
-            }
+            Step::Wait(stop) => self.core.call_waits(call, input, i, stop),
             Step::End(stop) => {
                 call.raw.extend_from_slice(&data[i..stop]);
                 if let State::Call(call) = std::mem::replace(&mut self.state, State::At(Place::Tools)) {
