@@ -4,7 +4,7 @@ These functions are the Rust hot paths; the public, documented API is the ``agen
 which wraps them.
 """
 
-from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence, Tuple, Union, final, overload
+from typing import Any, Callable, Dict, Iterable, List, Literal, Optional, Protocol, Sequence, Tuple, Union, final, overload
 
 from typing_extensions import Self
 
@@ -124,9 +124,10 @@ class StreamBatch:
         tools: Optional[Union[Tools, Sequence[Any]]] = None,
         tokenizer: Any = None,
         strict: Optional[bool] = None,
+        output: Optional[Literal["openai", "responses"]] = None,
         **unexpected: Any,
     ) -> Self: ...
-    def add(self, **unexpected: Any) -> int: ...
+    def add(self, *, sequence_number: Optional[int] = None, **unexpected: Any) -> int: ...
     def step(
         self, pairs: List[Tuple[int, Union[str, Sequence[int]]]], **unexpected: Any
     ) -> List[List[Dict[str, Any]]]: ...

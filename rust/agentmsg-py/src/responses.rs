@@ -6,9 +6,25 @@ use agentmsg_core::parse::responses::{ResponsesEvent, TextItem};
 use agentmsg_core::parse::Issue;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString};
 
+use crate::errors::{type_name, ErrorClass};
 use crate::strings::py_str;
+
+/// `sequence_number=`: an int of at least 0, the number of the next event (None: not given).
+pub(crate) fn sequence_number_arg(py: Python<'_>, value: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+    let Some(number) = value.filter(|number| !number.is_none()) else {
+        return Ok(None);
+    };
+    let int = number.cast::<PyInt>().ok().filter(|_| !number.is_instance_of::<PyBool>()).ok_or_else(|| {
+        ErrorClass::MessageType.new_err(py, format!("sequence_number must be an int, not {}", type_name(number)))
+    })?;
+    let seq = int.extract::<u64>().map_err(|_| {
+        let sign = if int.lt(0).unwrap_or(false) { "negative" } else { "too large" };
+        ErrorClass::Message.new_err(py, format!("sequence_number must be from 0 to {} (this one is {sign})", u64::MAX))
+    })?;
+    Ok(Some(seq))
+}
 
 /// An item's id: `msg_<n>`, `rs_<n>` or `fc_<n>`.
 fn item_id(prefix: &str, output: usize) -> String {

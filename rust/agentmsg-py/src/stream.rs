@@ -7,14 +7,14 @@ use agentmsg_core::parse::deltas::DeltaState;
 use agentmsg_core::parse::responses::ResponsesState;
 use agentmsg_core::parse::{Event, Folder, StartThinking, StreamMachine};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::deltas::delta_dict;
-use crate::errors::{borrow_parser_mut, describe, type_name, ErrorClass};
+use crate::errors::{borrow_parser_mut, describe, ErrorClass};
 use crate::events::{event_object, is_shown};
 use crate::ffi::list_of_len;
 use crate::options::ParseArgs;
-use crate::responses::append_wire_events;
+use crate::responses::{append_wire_events, sequence_number_arg};
 use crate::results::StreamResult;
 use crate::strings::{as_text, py_str, text_bytes};
 use crate::tokenizer::{extract_ids, id_vocabulary_of, raise};
@@ -247,17 +247,9 @@ impl StreamParser {
     /// `sequence_number=` of `feed_responses` / `finish_responses`: an int of at least 0, the
     /// number of the next event (None: the numbers go on).
     fn number_responses(slf: &Bound<'_, Self>, py: Python<'_>, sequence_number: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let Some(number) = sequence_number.filter(|number| !number.is_none()) else {
-            return Ok(());
-        };
-        let int = number.cast::<PyInt>().ok().filter(|_| !number.is_instance_of::<PyBool>()).ok_or_else(|| {
-            ErrorClass::MessageType.new_err(py, format!("sequence_number must be an int, not {}", type_name(number)))
-        })?;
-        let seq = int.extract::<u64>().map_err(|_| {
-            let sign = if int.lt(0).unwrap_or(false) { "negative" } else { "too large" };
-            ErrorClass::Message.new_err(py, format!("sequence_number must be from 0 to {} (this one is {sign})", u64::MAX))
-        })?;
-        borrow_parser_mut(slf, "StreamParser")?.responses.set_sequence_number(seq);
+        if let Some(seq) = sequence_number_arg(py, sequence_number)? {
+            borrow_parser_mut(slf, "StreamParser")?.responses.set_sequence_number(seq);
+        }
         Ok(())
     }
 }
