@@ -6,6 +6,7 @@ gives the parse of the text (issue 25)."""
 
 from __future__ import annotations
 
+import threading
 import warnings
 from typing import Any, Dict, List, Sequence
 
@@ -158,9 +159,29 @@ def test_a_failed_call_ends_incomplete_with_its_issue_and_the_client_drops_it() 
                                             "raw": issue.raw}
         assert bool(failed["item"]["name"]) is sent
         assert "response.function_call_arguments.done" not in [e["type"] for e in out]
-        [message] = from_responses_stream(out)
-        assert message.tool_calls == () and message.text == "ok"
-        assert message.metadata["parse_issues"] == [failed["agentmsg_issue"]]
+        for events in (out, [EVENT.validate_python(event) for event in out]):  # dicts, and the SDK's objects
+            [message] = from_responses_stream(events)
+            assert message.tool_calls == () and message.text == "ok"
+            assert message.metadata["parse_issues"] == [failed["agentmsg_issue"]]
+
+
+def test_parsers_in_threads_give_what_they_give_alone() -> None:
+    texts = [f'<think>t{i}</think>a{i} <tool_call>{{"name": "f", "arguments": {{"a": {i}}}}}</tool_call> b'
+             for i in range(8)]
+
+    def run(text: str) -> List[Dict[str, Any]]:
+        parser = StreamParser(dialect="hermes")
+        out = [e for k in range(0, len(text), 3) for e in parser.feed_responses(text[k:k + 3])]
+        return out + parser.finish_responses()
+
+    alone = [run(text) for text in texts]
+    results: Dict[int, List[Dict[str, Any]]] = {}
+    threads = [threading.Thread(target=lambda i=i: results.__setitem__(i, run(texts[i]))) for i in range(len(texts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [results[i] for i in range(len(texts))] == alone
 
 
 def test_feed_responses_checks_its_arguments() -> None:
