@@ -6,6 +6,7 @@ use agentmsg_core::parse::responses::{ResponsesEvent, TextItem};
 use agentmsg_core::parse::Issue;
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString};
 
 use crate::errors::{type_name, ErrorClass};
@@ -29,6 +30,78 @@ pub(crate) fn sequence_number_arg(py: Python<'_>, value: Option<&Bound<'_, PyAny
 /// An item's id: `msg_<n>`, `rs_<n>` or `fc_<n>`.
 fn item_id(prefix: &str, output: usize) -> String {
     format!("{prefix}_{output}")
+}
+
+/// The item ids below this output index are made once per process: a delta event names its
+/// item, and most replies have a few items.
+const CACHED_IDS: usize = 64;
+
+/// The id of item `output` with `prefix` (0: `msg`, 1: `rs`, 2: `fc`) as a str.
+fn item_id_str<'py>(py: Python<'py>, prefix: usize, output: usize) -> Bound<'py, PyString> {
+    const PREFIXES: [&str; 3] = ["msg", "rs", "fc"];
+    static IDS: PyOnceLock<Vec<Py<PyString>>> = PyOnceLock::new();
+    if output >= CACHED_IDS {
+        return PyString::new(py, &item_id(PREFIXES[prefix], output));
+    }
+    let ids = IDS.get_or_init(py, || {
+        PREFIXES.iter().flat_map(|prefix| (0..CACHED_IDS).map(move |n| PyString::new(py, &item_id(prefix, n)).unbind())).collect()
+    });
+    ids[prefix * CACHED_IDS + output].bind(py).clone()
+}
+
+/// The three delta events, the hot path: each is a copy of its template dict (the keys in
+/// their order, so the copy needs no resizing) with the values set.
+#[derive(Clone, Copy)]
+enum DeltaKind {
+    Text,
+    Reasoning,
+    Arguments,
+}
+
+fn delta_event<'py>(
+    py: Python<'py>,
+    kind: DeltaKind,
+    seq: u64,
+    output: usize,
+    delta: Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyDict>> {
+    static TEMPLATES: PyOnceLock<[Py<PyDict>; 3]> = PyOnceLock::new();
+    let templates = TEMPLATES.get_or_try_init(py, || -> PyResult<[Py<PyDict>; 3]> {
+        let template = |kind: &str, content: bool, logprobs: bool| -> PyResult<Py<PyDict>> {
+            let event = PyDict::new(py);
+            event.set_item(intern!(py, "type"), kind)?;
+            event.set_item(intern!(py, "item_id"), py.None())?;
+            event.set_item(intern!(py, "output_index"), 0)?;
+            if content {
+                event.set_item(intern!(py, "content_index"), 0)?;
+            }
+            event.set_item(intern!(py, "delta"), py.None())?;
+            if logprobs {
+                event.set_item(intern!(py, "logprobs"), py.None())?;
+            }
+            event.set_item(intern!(py, "sequence_number"), 0)?;
+            Ok(event.unbind())
+        };
+        Ok([
+            template("response.output_text.delta", true, true)?,
+            template("response.reasoning_text.delta", true, false)?,
+            template("response.function_call_arguments.delta", false, false)?,
+        ])
+    })?;
+    let (template, prefix) = match kind {
+        DeltaKind::Text => (&templates[0], 0),
+        DeltaKind::Reasoning => (&templates[1], 1),
+        DeltaKind::Arguments => (&templates[2], 2),
+    };
+    let event = template.bind(py).copy()?;
+    event.set_item(intern!(py, "item_id"), item_id_str(py, prefix, output))?;
+    event.set_item(intern!(py, "output_index"), output)?;
+    event.set_item(intern!(py, "delta"), delta)?;
+    if let DeltaKind::Text = kind {
+        event.set_item(intern!(py, "logprobs"), PyList::empty(py))?;
+    }
+    event.set_item(intern!(py, "sequence_number"), seq)?;
+    Ok(event)
 }
 
 /// A wire event: `{"type": kind, **fields, "sequence_number": seq}`.
@@ -148,31 +221,13 @@ pub(crate) fn append_wire_events<'py>(
         }
         ResponsesEvent::Text { seq, output, newline, text: bytes } => {
             let delta = if *newline { py_str(py, &[b"\n", *bytes].concat())? } else { text(bytes)? };
-            let fields = [
-                (item_id_key, item_id("msg", *output).into_pyobject(py)?.into_any()),
-                (output_key, index(*output)?),
-                (content_key, zero()?),
-                (intern!(py, "delta"), delta.into_any()),
-                (intern!(py, "logprobs"), PyList::empty(py).into_any()),
-            ];
-            list.append(wire(py, intern!(py, "response.output_text.delta"), *seq, &fields)?)?;
+            list.append(delta_event(py, DeltaKind::Text, *seq, *output, delta)?)?;
         }
         ResponsesEvent::Reasoning { seq, output, text: bytes } => {
-            let fields = [
-                (item_id_key, item_id("rs", *output).into_pyobject(py)?.into_any()),
-                (output_key, index(*output)?),
-                (content_key, zero()?),
-                (intern!(py, "delta"), text(bytes)?.into_any()),
-            ];
-            list.append(wire(py, intern!(py, "response.reasoning_text.delta"), *seq, &fields)?)?;
+            list.append(delta_event(py, DeltaKind::Reasoning, *seq, *output, text(bytes)?)?)?;
         }
         ResponsesEvent::Arguments { seq, output, fragment } => {
-            let fields = [
-                (item_id_key, item_id("fc", *output).into_pyobject(py)?.into_any()),
-                (output_key, index(*output)?),
-                (intern!(py, "delta"), text(fragment)?.into_any()),
-            ];
-            list.append(wire(py, intern!(py, "response.function_call_arguments.delta"), *seq, &fields)?)?;
+            list.append(delta_event(py, DeltaKind::Arguments, *seq, *output, text(fragment)?)?)?;
         }
         ResponsesEvent::TextClosed { seq, output, kind, complete, text: bytes } => {
             let id = item_id(prefix(*kind), *output).into_pyobject(py)?.into_any();
