@@ -68,9 +68,10 @@ def responses_events(events: Any, *, sequence_number: int = 0) -> List[Dict[str,
       that event has the extra field ``"agentmsg_issue": {"kind", "message", "span", "raw"}``
       (:data:`ISSUE_FIELD`). If the call had not sent its item (a Forge call, or a call that
       failed before its name), the item is added first with empty ``call_id``, ``name`` and
-      ``arguments``. A client runs only ``completed`` calls; ``from_responses_stream`` drops the
-      incomplete item and keeps the issue in ``metadata["parse_issues"]``, as parsing the text
-      does. Not an ``error`` event: that one ends a response for the SDK's clients.
+      ``arguments``. A client should run only ``completed`` calls; ``from_responses_stream``
+      drops the incomplete item (also from the caller's ``response.completed``, by its id) and
+      keeps the issue in ``metadata["parse_issues"]``, as parsing the text does. Not an
+      ``error`` event: clients take that one as the whole response failing.
     - Give all of a stream's events: the open item is closed at their end, and a Forge call
       needs its start among them. ``StreamParser.feed_responses`` keeps that state between
       chunks.
