@@ -1,6 +1,8 @@
 """Server speed (issue 25): parser setup with 20 realistic tools, and the delta path a server
 uses (``feed`` + ``openai_deltas`` in Python vs ``feed_openai`` built in the core) per o200k
-token at about 500 and 8,000 tokens, against the floor (the same loop calling ``len(chunk)``).
+token at about 500 and 8,000 tokens, against the floor (the same loop calling ``len(chunk)``);
+the same for the OpenAI Responses API's events (``feed`` + ``responses_events`` vs
+``feed_responses``).
 
     PYTHONPATH=python python benches/bench_server_speed.py            # the tables (medians, ratios)
     PYTHONPATH=python python -m pytest benches/bench_server_speed.py  # pytest-benchmark groups
@@ -18,7 +20,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agentmsg import StreamParser, openai_deltas  # noqa: E402
+from agentmsg import StreamParser, openai_deltas, responses_events  # noqa: E402
 from bench_dialects import deltas  # noqa: E402
 from server_jobs import (  # noqa: E402
     COMPILED, STREAMS_PER_BATCH, TOOLS, run_batch, run_batch_floor, run_floor, run_objects_floor, shifted_steps,
@@ -67,6 +69,31 @@ STREAMS: Dict[str, Callable[[str, Sequence[str]], None]] = {
 }
 
 
+def run_events_and_python_responses(dialect: str, chunks: Sequence[str]) -> None:
+    # responses_events keeps its state within one call: the stream's events go in at its end
+    # (the same work per event as a stateful writer in Python called per chunk).
+    parser = StreamParser(dialect=dialect, tools=COMPILED)
+    feed, events = parser.feed, []
+    for chunk in chunks:
+        events += feed(chunk)
+    responses_events(events + parser.finish())
+
+
+def run_core_responses(dialect: str, chunks: Sequence[str]) -> None:
+    parser = StreamParser(dialect=dialect, tools=COMPILED)
+    feed = parser.feed_responses
+    for chunk in chunks:
+        feed(chunk)
+    parser.finish_responses()
+
+
+RESPONSES: Dict[str, Callable[[str, Sequence[str]], None]] = {
+    "feed + responses_events": run_events_and_python_responses,
+    "feed_responses (core events)": run_core_responses,
+    "floor: len(chunk)": run_floor,
+}
+
+
 def batch_steps(dialect: str) -> List[List[str]]:
     """256 streams of the ~500-token reply, one token each per step."""
     return shifted_steps(deltas(dialect, 500))
@@ -103,6 +130,24 @@ def test_core_deltas_are_the_python_deltas() -> None:
         events = [e for chunk in chunks for e in events_parser.feed(chunk)] + events_parser.finish()
         ours = [d for chunk in chunks for d in deltas_parser.feed_openai(chunk)] + deltas_parser.finish_openai()
         assert ours == openai_deltas(events)
+
+
+def test_core_responses_are_the_python_responses() -> None:
+    for dialect in DIALECTS:
+        chunks = deltas(dialect, 500)
+        events_parser, responses_parser = StreamParser(dialect=dialect), StreamParser(dialect=dialect)
+        events = [e for chunk in chunks for e in events_parser.feed(chunk)] + events_parser.finish()
+        ours = [d for chunk in chunks for d in responses_parser.feed_responses(chunk)] + responses_parser.finish_responses()
+        assert ours == responses_events(events)
+
+
+@pytest.mark.parametrize("tokens", LENGTHS)
+@pytest.mark.parametrize("impl", list(RESPONSES))
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_responses_path(benchmark: Any, dialect: str, impl: str, tokens: int) -> None:
+    chunks = deltas(dialect, tokens)
+    benchmark.group = f"Responses events, {dialect}: {len(chunks)} o200k-token deltas"
+    benchmark.pedantic(RESPONSES[impl], args=(dialect, chunks), rounds=15, iterations=1)
 
 
 @pytest.mark.parametrize("setup", list(SETUPS))
@@ -153,6 +198,23 @@ def main() -> None:
             low = {name: min(times) for name, times in rounds.items()}
             cells = " | ".join(f"{m[name]:.3f} ({low[name]:.3f})" for name in STREAMS)
             python, core, floor = list(STREAMS)[:3]
+            print(f"| {dialect} | {n} | {cells} | {low[core] / low[floor]:.1f}x | {m[python] / m[core]:.1f}x |",
+                  flush=True)
+
+    print()
+    print("| dialect | deltas | feed + responses_events | feed_responses | floor len(chunk) "
+          "| feed_responses / len floor (mins) | speed-up (medians) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for dialect in DIALECTS:
+        for tokens in LENGTHS:
+            chunks = deltas(dialect, tokens)
+            n = len(chunks)
+            rounds = {name: [t / n * 1e6 for t in times] for name, times in cpu_rounds(
+                {name: (lambda run=run: run(dialect, chunks)) for name, run in RESPONSES.items()}, 15).items()}
+            m = {name: statistics.median(times) for name, times in rounds.items()}
+            low = {name: min(times) for name, times in rounds.items()}
+            cells = " | ".join(f"{m[name]:.3f} ({low[name]:.3f})" for name in RESPONSES)
+            python, core, floor = list(RESPONSES)
             print(f"| {dialect} | {n} | {cells} | {low[core] / low[floor]:.1f}x | {m[python] / m[core]:.1f}x |",
                   flush=True)
 

@@ -225,6 +225,7 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("StreamParser.feed", _method(_stream, "feed"), ('{"tool_name": "t"',), {}),
     ("StreamParser.finish", _method(_stream, "finish"), (), {}),
     ("StreamParser.feed_openai", _method(_stream, "feed_openai"), ('{"tool_name": "t"',), {}),
+    ("StreamParser.feed_responses", _method(_stream, "feed_responses"), ('{"tool_name": "t"',), {"sequence_number": 1}),
     ("StreamParser.finish_openai", _method(_stream, "finish_openai"), (), {}),
     ("StreamParser.feed_ids", _method(_id_stream, "feed_ids"), ([19923, 14],), {}),
     ("StreamParser.feed_ids_openai", _method(_id_stream, "feed_ids_openai"), ([19923, 14],), {}),
@@ -357,6 +358,9 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("openai_deltas", agentmsg.openai_deltas,
      ([agentmsg.ToolCallHeader(0, "call_1", "f"), agentmsg.ToolCallDelta(0, '{"a":1}'),
        agentmsg.TextDelta("hi")],), {}),
+    ("responses_events", agentmsg.responses_events,
+     ([agentmsg.ToolCallHeader(0, "call_1", "f"), agentmsg.ToolCallDelta(0, '{"a":1}'),
+       agentmsg.TextDelta("hi")],), {"sequence_number": 1}),
 ]
 
 # Public names that are not called: exceptions, constants, typing aliases, and result records

@@ -16,8 +16,11 @@ from agentmsg import MessageError, MessageTypeError, StreamBatch, StreamParser
 from test_server_speed_deltas import FRAGMENTS, TOOLS, split
 
 
-def separately(pieces: List[str], **options: Any) -> List[Dict[str, Any]]:
+def separately(pieces: List[str], responses: bool = False, start: int = 0, **options: Any) -> List[Dict[str, Any]]:
     parser = StreamParser(**options)
+    if responses:  # output="responses": the events of feed_responses, numbered from start
+        events = [e for i, piece in enumerate(pieces) for e in parser.feed_responses(piece, sequence_number=start if i == 0 else None)]
+        return events + parser.finish_responses(sequence_number=None if pieces else start)
     deltas = [d for piece in pieces for d in parser.feed_openai(piece)]
     return deltas + parser.finish_openai()
 
@@ -33,7 +36,9 @@ def test_a_batch_equals_separate_parsers_stream_by_stream(dialect: Any, data: st
     for _ in range(count):
         text = "".join(data.draw(st.lists(st.sampled_from(FRAGMENTS[dialect]), max_size=25)))
         streams.append(split(text, data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
-    batch = StreamBatch(**options)
+    responses = data.draw(st.booleans())
+    starts = [data.draw(st.integers(0, 3)) if responses else 0 for _ in streams]
+    batch = StreamBatch(output="responses" if responses else "openai", **options)
     schedule = data.draw(st.randoms(use_true_random=False))
     got: Dict[int, List[Dict[str, Any]]] = {}
     ids: Dict[int, int] = {}  # stream number -> batch id, for the streams open now
@@ -42,7 +47,7 @@ def test_a_batch_equals_separate_parsers_stream_by_stream(dialect: Any, data: st
         # Streams open between steps (at least one is open), and finish when their pieces are read.
         for n in left:
             if n not in ids and (not ids or schedule.random() < 0.5):
-                ids[n] = batch.add()
+                ids[n] = batch.add(sequence_number=starts[n]) if responses else batch.add()
                 got[n] = []
         pairs: List[Tuple[int, str]] = []
         owners: List[int] = []
@@ -62,7 +67,24 @@ def test_a_batch_equals_separate_parsers_stream_by_stream(dialect: Any, data: st
             del left[n]
     assert len(batch) == 0
     for n, pieces in enumerate(streams):
-        assert got[n] == separately(pieces, **options)
+        assert got[n] == separately(pieces, responses, starts[n], **options)
+
+
+def test_a_responses_batch_checks_its_output_and_numbers() -> None:
+    batch = StreamBatch(dialect="hermes", output="responses")
+    a = batch.add(sequence_number=5)
+    [events] = batch.step([(a, "Hi")])
+    assert [(e["type"], e["sequence_number"]) for e in events] == [
+        ("response.output_item.added", 5), ("response.content_part.added", 6), ("response.output_text.delta", 7)]
+    assert [e["type"] for e in batch.finish(a)][-1] == "response.output_item.done"
+    with pytest.raises(MessageError, match="output must be 'openai' or 'responses'"):
+        StreamBatch(output="chat")
+    with pytest.raises(MessageTypeError, match="output must be"):
+        StreamBatch(output=1)
+    with pytest.raises(MessageError, match="output=.responses."):
+        StreamBatch().add(sequence_number=1)
+    with pytest.raises(MessageError, match="negative"):
+        batch.add(sequence_number=-1)
 
 
 def test_step_returns_each_pairs_deltas_in_order() -> None:

@@ -45,6 +45,7 @@ _MODULES = (
     "convert.deltas",
     "convert.streams",
     "convert.responses_stream",
+    "convert.responses_events",
     "pool",
     "workbench",
 )
@@ -132,6 +133,8 @@ __all__ = [
     "from_openai_stream", "afrom_openai_stream", "from_anthropic_stream", "afrom_anthropic_stream",
     # agentmsg.convert.responses_stream
     "from_responses_stream", "afrom_responses_stream",
+    # agentmsg.convert.responses_events
+    "responses_events",
     # agentmsg.pool
     "num_threads", "set_num_threads",
     # agentmsg.workbench
@@ -172,6 +175,7 @@ if TYPE_CHECKING:  # what type checkers see: the same names, imported eagerly
     from .convert.deltas import *  # noqa: F401,F403
     from .convert.streams import *  # noqa: F401,F403
     from .convert.responses_stream import *  # noqa: F401,F403
+    from .convert.responses_events import *  # noqa: F401,F403
     from .pool import *  # noqa: F401,F403
     from .workbench import *  # noqa: F401,F403
 else:

@@ -4,7 +4,7 @@ These functions are the Rust hot paths; the public, documented API is the ``agen
 which wraps them.
 """
 
-from typing import Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence, Tuple, Union, final, overload
+from typing import Any, Callable, Dict, Iterable, List, Literal, Optional, Protocol, Sequence, Tuple, Union, final, overload
 
 from typing_extensions import Self
 
@@ -103,6 +103,9 @@ class StreamParser:
     def finish_openai(self, **unexpected: Any) -> List[Dict[str, Any]]: ...
     def feed_ids(self, ids: Sequence[int], **unexpected: Any) -> List[Event]: ...
     def feed_ids_openai(self, ids: Sequence[int], **unexpected: Any) -> List[Dict[str, Any]]: ...
+    def feed_responses(self, chunk: Optional[str], *, sequence_number: Optional[int] = None,
+                       **unexpected: Any) -> List[Dict[str, Any]]: ...
+    def finish_responses(self, *, sequence_number: Optional[int] = None, **unexpected: Any) -> List[Dict[str, Any]]: ...
 
 @final
 class StreamBatch:
@@ -121,9 +124,10 @@ class StreamBatch:
         tools: Optional[Union[Tools, Sequence[Any]]] = None,
         tokenizer: Any = None,
         strict: Optional[bool] = None,
+        output: Optional[Literal["openai", "responses"]] = None,
         **unexpected: Any,
     ) -> Self: ...
-    def add(self, **unexpected: Any) -> int: ...
+    def add(self, *, sequence_number: Optional[int] = None, **unexpected: Any) -> int: ...
     def step(
         self, pairs: List[Tuple[int, Union[str, Sequence[int]]]], **unexpected: Any
     ) -> List[List[Dict[str, Any]]]: ...

@@ -9,8 +9,11 @@ whole response, which is read when it has output. A stream cut off before it is 
 items: each ``response.output_item.added`` / ``.done`` item, the parts its
 ``response.content_part.*`` and ``response.reasoning_summary_part.*`` events add, and the text its
 ``*.delta`` events carry (output text, refusals, reasoning summaries and text, function, custom
-tool and MCP call arguments). Progress events (``response.web_search_call.searching``, ...) repeat
-what the items carry and are skipped; an ``error`` event is a ConversionError.
+tool and MCP call arguments). A ``response.output_item.done`` with an ``agentmsg_issue`` (what
+:func:`agentmsg.responses_events` sends for a call the parser could not read) drops its item and
+keeps the issue in ``metadata["parse_issues"]``, as parsing the text keeps one. Progress events
+(``response.web_search_call.searching``, ...) repeat what the items carry and are skipped; an
+``error`` event is a ConversionError.
 
     >>> import agentmsg
     >>> events = [
@@ -27,13 +30,14 @@ what the items carry and are skipped; an ``error`` event is a ConversionError.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, AsyncIterable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, AsyncIterable, Dict, Iterable, List, Optional, Set, Tuple, Union
 
 from .._checks import check_calls, describe, require_int, type_name
 from ..errors import ConversionError, MessageTypeError
 from ..model.message import Message
 from ..readers._fields import plain_data
 from .responses import from_responses
+from .responses_events import ISSUE_FIELD
 from .stream_items import async_items, stream_object, sync_items
 
 if TYPE_CHECKING:
@@ -121,6 +125,8 @@ class _ResponseReply:
         # the end (joining as they come would copy the text so far on every delta)
         self.fragments: Dict[_Place, List[str]] = {}
         self.seen = False
+        self.issues: List[Dict[str, Any]] = []  # agentmsg_issue fields: calls that failed
+        self.failed: Set[Any] = set()  # their items' ids
 
     def add(self, event: Any, index: int) -> None:
         where = f"events[{index}]"
@@ -145,6 +151,10 @@ class _ResponseReply:
                 raise MessageTypeError(f"{where}.item must be an output item, not {type_name(item)}")
             position = require_int(data.get("output_index"), f"{where}.output_index")
             self.items[position] = dict(item)
+            if kind.endswith(".done") and data.get(ISSUE_FIELD) is not None:
+                self._add_issue(data[ISSUE_FIELD], f"{where}.{ISSUE_FIELD}")
+                self.failed.add(item.get("id"))
+                del self.items[position]
             if kind.endswith(".done"):  # the whole item: its fragments are in it
                 self.fragments = {key: parts for key, parts in self.fragments.items() if key[0] != position}
         elif kind in _PARTS:
@@ -169,6 +179,19 @@ class _ResponseReply:
         elif not kind.startswith("response."):
             raise ConversionError(f"{where}.type: unknown stream event {describe(kind)}; valid: response.* events "
                                   "and error")
+
+    def _add_issue(self, issue: Any, where: str) -> None:
+        if not isinstance(issue, Mapping):
+            raise MessageTypeError(f"{where} must be a dict, not {type_name(issue)}")
+        span = issue.get("span")
+        if not isinstance(span, (list, tuple)) or len(span) != 2:
+            raise MessageTypeError(f"{where}.span must be a list of two ints, not {type_name(span)}")
+        entry: Dict[str, Any] = {"span": [require_int(span[0], f"{where}.span[0]"), require_int(span[1], f"{where}.span[1]")]}
+        for key in ("kind", "message", "raw"):
+            if not isinstance(issue.get(key), str):
+                raise MessageTypeError(f"{where}.{key} must be a str, not {type_name(issue.get(key))}")
+            entry[key] = issue[key]
+        self.issues.append({key: entry[key] for key in ("kind", "message", "span", "raw")})
 
     def _item(self, data: Mapping[str, Any], where: str) -> Tuple[int, Dict[str, Any]]:
         position = require_int(data.get("output_index"), f"{where}.output_index")
@@ -219,9 +242,20 @@ class _ResponseReply:
                     target.setdefault("annotations", [])
                 target[field] = text
             output = [item for _, item in sorted(self.items.items())]
+        else:  # the caller's whole response may still hold the items of failed calls
+            output = [item for item in output if not (isinstance(item, Mapping) and item.get("id") in self.failed)]
         if not output:
+            if self.issues:
+                issue = self.issues[0]
+                raise ConversionError(f"events: the reply holds nothing but the tool call the {issue['kind']} "
+                                      f"issue covers: {issue['message']}")
             raise ConversionError("events: the streamed response has no output items")
-        return from_responses({**response, "output": output} if response else output, on_orphan=on_orphan)
+        messages = from_responses({**response, "output": output} if response else output, on_orphan=on_orphan)
+        if self.issues and messages:
+            last = messages[-1]
+            metadata = {**last.metadata, "parse_issues": [*last.metadata.get("parse_issues", ()), *self.issues]}
+            messages[-1] = last.replace(metadata=metadata)
+        return messages
 
 
 # Bad calls of this module's public functions and classes raise typed errors (see _checks).

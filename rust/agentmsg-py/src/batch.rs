@@ -10,11 +10,13 @@ use std::sync::Arc;
 
 use agentmsg_core::ids::{IdReader, IdVocabulary};
 use agentmsg_core::parse::deltas::DeltaState;
+use agentmsg_core::parse::responses::ResponsesState;
 use agentmsg_core::parse::{Event, Options, StartThinking, StreamMachine};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::deltas::delta_dict;
+use crate::responses::{append_wire_events, sequence_number_arg};
 use crate::errors::{borrow_parser, borrow_parser_mut, describe, type_name, ErrorClass};
 use crate::ffi::GcPause;
 use crate::options::ParseArgs;
@@ -27,7 +29,43 @@ use crate::tokenizer::{extract_ids, id_vocabulary_of, raise};
 struct Stream {
     machine: StreamMachine,
     deltas: DeltaState,
+    /// With `output="responses"`: what its Responses events remember.
+    responses: ResponsesState,
     ids: Option<IdReader>,
+}
+
+impl Stream {
+    /// The output of `events` (its OpenAI deltas, or its Responses events, the open item closed
+    /// if `finished`) appended to `list`.
+    fn output<'py>(
+        &mut self,
+        py: Python<'py>,
+        responses: bool,
+        events: &[Event],
+        finished: bool,
+        piece: &impl Fn(&[u8]) -> PyResult<Bound<'py, PyString>>,
+        list: &Bound<'py, PyList>,
+    ) -> PyResult<()> {
+        if !responses {
+            for event in events {
+                if let Some(delta) = self.deltas.delta(event) {
+                    list.append(delta_dict(py, &delta, piece)?)?;
+                }
+            }
+            return Ok(());
+        }
+        let mut out = Vec::new();
+        for event in events {
+            self.responses.events(event, &mut out);
+        }
+        if finished {
+            self.responses.finish(&mut out);
+        }
+        for event in &out {
+            append_wire_events(py, event, piece, list)?;
+        }
+        Ok(())
+    }
 }
 
 /// What one pair of a step brings: text, or token ids (with a tokenizer).
@@ -66,7 +104,10 @@ impl Hasher for IdHasher {
 /// deltas and closes it. Stream by stream, the deltas are what ``StreamParser.feed_openai`` and
 /// ``finish_openai`` give. With ``tokenizer=`` (as ``StreamParser`` takes it) the pairs are
 /// ``(stream, ids)``, a list of the token ids a stream sampled in the step, and each stream's
-/// deltas are those of ``StreamParser.feed_ids_openai``. A bad pair (an unknown stream, a text that is not a str) raises
+/// deltas are those of ``StreamParser.feed_ids_openai``. With ``output="responses"`` each pair
+/// gets the OpenAI Responses API events that ``StreamParser.feed_responses`` gives (and
+/// ``finish`` those of ``finish_responses``); ``add(sequence_number=n)`` numbers a stream's
+/// events from ``n``. A bad pair (an unknown stream, a text that is not a str) raises
 /// before any stream moves. A batch is used by one thread at a time: a call while another
 /// thread's call on the same batch runs (``step`` releases the GIL) raises ``MessageError``.
 ///
@@ -88,6 +129,8 @@ pub struct StreamBatch {
     ids: Vec<u64>,
     slots: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
     next_id: u64,
+    /// `output="responses"`: Responses API events, not Chat Completions deltas.
+    responses: bool,
     /// The events of a step, all pairs' in one buffer (`ends[i]`: where pair `i`'s end),
     /// reused from step to step.
     events: Vec<Event>,
@@ -109,7 +152,7 @@ impl StreamBatch {
 impl StreamBatch {
     #[new]
     #[pyo3(signature = (*, dialect=None, thinking=None, tool_format=None, code_fences=None, start_in_thinking=None,
-                        max_calls=None, tools=None, tokenizer=None, strict=None, **unexpected))]
+                        max_calls=None, tools=None, tokenizer=None, strict=None, output=None, **unexpected))]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
         py: Python<'py>,
@@ -122,10 +165,26 @@ impl StreamBatch {
         tools: Option<&Bound<'py, PyAny>>,
         tokenizer: Option<&Bound<'py, PyAny>>,
         strict: Option<&Bound<'py, PyAny>>,
+        output: Option<&Bound<'py, PyAny>>,
         unexpected: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Self> {
         let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, strict, unexpected };
         let options = args.options(py, "StreamBatch", StartThinking::No)?;
+        let responses = match output.filter(|output| !output.is_none()) {
+            None => false,
+            Some(output) => match output.cast::<PyString>() {
+                Ok(name) if name.to_str()? == "openai" => false,
+                Ok(name) if name.to_str()? == "responses" => true,
+                Ok(_) => {
+                    let message = format!("output must be 'openai' or 'responses', not {}", describe(output));
+                    return Err(ErrorClass::Message.new_err(py, message));
+                }
+                Err(_) => {
+                    let message = format!("output must be 'openai' or 'responses', not {}", type_name(output));
+                    return Err(ErrorClass::MessageType.new_err(py, message));
+                }
+            },
+        };
         let vocabulary = match tokenizer.filter(|tokenizer| !tokenizer.is_none()) {
             Some(tokenizer) => Some(id_vocabulary_of(py, tokenizer, "StreamBatch")?),
             None => None,
@@ -137,23 +196,33 @@ impl StreamBatch {
             ids: Vec::new(),
             slots: HashMap::default(),
             next_id: 0,
+            responses,
             events: Vec::new(),
             ends: Vec::new(),
         })
     }
 
-    /// Opens a stream; returns its id.
-    #[pyo3(signature = (**unexpected))]
-    fn add(slf: &Bound<'_, Self>, unexpected: Option<&Bound<'_, PyDict>>) -> PyResult<u64> {
+    /// Opens a stream; returns its id. ``sequence_number`` (``output="responses"`` only): the
+    /// number of the stream's first event, the next after the server's own (default 0).
+    #[pyo3(signature = (*, sequence_number=None, **unexpected))]
+    fn add(slf: &Bound<'_, Self>, sequence_number: Option<&Bound<'_, PyAny>>, unexpected: Option<&Bound<'_, PyDict>>) -> PyResult<u64> {
+        let py = slf.py();
         let mut this = borrow_parser_mut(slf, "StreamBatch")?;
         let this = &mut *this;
-        refuse_keywords_of("StreamBatch.add", "no arguments", unexpected)?;
+        refuse_keywords_of("StreamBatch.add", "sequence_number", unexpected)?;
+        let seq = sequence_number_arg(py, sequence_number)?;
+        if seq.is_some() && !this.responses {
+            let message = "StreamBatch.add(sequence_number=...) numbers Responses API events: create the batch with output=\"responses\"";
+            return Err(ErrorClass::Message.new_err(py, message));
+        }
         let id = this.next_id;
         this.next_id += 1;
         this.slots.insert(id, this.streams.len());
         this.ids.push(id);
         let ids = this.vocabulary.as_ref().map(|vocabulary| IdReader::new(Arc::clone(vocabulary)));
-        this.streams.push(Stream { machine: StreamMachine::new(this.options.clone()), deltas: DeltaState::default(), ids });
+        let mut responses = ResponsesState::default();
+        responses.set_sequence_number(seq.unwrap_or(0));
+        this.streams.push(Stream { machine: StreamMachine::new(this.options.clone()), deltas: DeltaState::default(), responses, ids });
         Ok(id)
     }
 
@@ -245,15 +314,10 @@ impl StreamBatch {
                     _ => py_str(py, piece),
                 }
             };
-            let state = &mut streams[slot].deltas;
-            let mut deltas = Vec::new();
-            for event in &events[start..end] {
-                if let Some(delta) = state.delta(event) {
-                    deltas.push(delta_dict(py, &delta, &piece)?);
-                }
-            }
+            let deltas = PyList::empty(py);
+            streams[slot].output(py, this.responses, &events[start..end], false, &piece, &deltas)?;
             start = end;
-            out.append(PyList::new(py, deltas)?)?;
+            out.append(deltas)?;
         }
         events.clear();
         Ok(out)
@@ -285,11 +349,7 @@ impl StreamBatch {
         }
         events.extend(open.machine.finish());
         let deltas = PyList::empty(py);
-        for event in &events {
-            if let Some(delta) = open.deltas.delta(event) {
-                deltas.append(delta_dict(py, &delta, &|piece: &[u8]| py_str(py, piece))?)?;
-            }
-        }
+        open.output(py, this.responses, &events, true, &|piece: &[u8]| py_str(py, piece), &deltas)?;
         Ok(deltas)
     }
 

@@ -15,6 +15,7 @@ mod batch;
 mod classes;
 mod columns;
 mod deltas;
+mod responses;
 mod encoding;
 mod errors;
 mod estimate;

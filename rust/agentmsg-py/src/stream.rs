@@ -4,6 +4,7 @@
 
 use agentmsg_core::ids::IdReader;
 use agentmsg_core::parse::deltas::DeltaState;
+use agentmsg_core::parse::responses::ResponsesState;
 use agentmsg_core::parse::{Event, Folder, StartThinking, StreamMachine};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
@@ -13,6 +14,7 @@ use crate::errors::{borrow_parser_mut, describe, ErrorClass};
 use crate::events::{event_object, is_shown};
 use crate::ffi::list_of_len;
 use crate::options::ParseArgs;
+use crate::responses::{append_wire_events, sequence_number_arg};
 use crate::results::StreamResult;
 use crate::strings::{as_text, py_str, text_bytes};
 use crate::tokenizer::{extract_ids_into, id_vocabulary_of, raise};
@@ -76,6 +78,9 @@ pub struct StreamParser {
     /// text went to, Forge's calls open without a name), whichever of `feed` / `feed_openai`
     /// reads the stream.
     deltas: DeltaState,
+    /// What turning events into Responses API events remembers (the open item, the numbers):
+    /// only `feed_responses` reads the stream into it.
+    responses: ResponsesState,
     /// Event buffer reused across `feed` calls.
     buffer: Vec<Event>,
     /// With a tokenizer: the stream's ids decoded as they come (`feed_ids`).
@@ -131,6 +136,7 @@ impl StreamParser {
     fn done(&mut self, events: Vec<Event>, finished: bool) {
         if finished {
             self.deltas.reset();
+            self.responses.reset();
             self.finished = true;
         } else {
             self.buffer = events;
@@ -198,11 +204,56 @@ impl StreamParser {
     }
 }
 
-/// What a `feed` or `finish` returns: the parser's events, or OpenAI deltas.
+/// What a `feed` or `finish` returns: the parser's events, OpenAI deltas, or Responses events.
 #[derive(Clone, Copy)]
 enum Output {
     Events,
     OpenAi,
+    Responses,
+}
+
+impl StreamParser {
+    /// The Responses API events of `events`, which is left empty (`finished`: the open item
+    /// closes); folded into the result as `feed` folds them.
+    fn responses<'py>(
+        &mut self,
+        py: Python<'py>,
+        events: &mut Vec<Event>,
+        chunk: Option<(&Bound<'py, PyString>, &[u8])>,
+        finished: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let text = |bytes: &[u8]| -> PyResult<Bound<'py, PyString>> {
+            match chunk {
+                Some((chunk, chunk_bytes)) if chunk_bytes == bytes => Ok(chunk.clone()),
+                _ => py_str(py, bytes),
+            }
+        };
+        let list = PyList::empty(py);
+        let mut out = Vec::new();
+        for event in events.iter() {
+            self.responses.events(event, &mut out);
+        }
+        if finished {
+            self.responses.finish(&mut out);
+        }
+        for event in &out {
+            append_wire_events(py, event, &text, &list)?;
+        }
+        drop(out);
+        for event in events.drain(..) {
+            Self::fold(&mut self.folder, event);
+        }
+        Ok(list)
+    }
+
+    /// `sequence_number=` of `feed_responses` / `finish_responses`: an int of at least 0, the
+    /// number of the next event (None: the numbers go on).
+    fn number_responses(slf: &Bound<'_, Self>, py: Python<'_>, sequence_number: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        if let Some(seq) = sequence_number_arg(py, sequence_number)? {
+            borrow_parser_mut(slf, "StreamParser")?.responses.set_sequence_number(seq);
+        }
+        Ok(())
+    }
 }
 
 impl StreamParser {
@@ -237,6 +288,7 @@ impl StreamParser {
         let list = match output {
             Output::Events => this.events(py, &mut events, chunk),
             Output::OpenAi => this.openai(py, &mut events, chunk),
+            Output::Responses => this.responses(py, &mut events, chunk, bytes.is_none()),
         };
         this.done(events, bytes.is_none());
         list
@@ -271,6 +323,7 @@ impl StreamParser {
         let list = match output {
             Output::Events => this.events(py, &mut events, None),
             Output::OpenAi => this.openai(py, &mut events, None),
+            Output::Responses => this.responses(py, &mut events, None, false),
         };
         this.done(events, false);
         this.id_buffers = (id_list, text);
@@ -308,6 +361,7 @@ impl StreamParser {
             folder: Folder::for_stream(),
             finished: false,
             deltas: DeltaState::default(),
+            responses: ResponsesState::default(),
             buffer: Vec::new(),
             ids,
             id_buffers: (Vec::new(), Vec::new()),
@@ -352,6 +406,49 @@ impl StreamParser {
         unexpected: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyList>> {
         Self::call(slf, py, "feed_openai", Some(chunk), unexpected, Output::OpenAi)
+    }
+
+    /// Reads the next chunk; returns the OpenAI Responses API stream events of the reply's
+    /// output items for the events it completes, built in the core: what
+    /// ``agentmsg.responses_events(events)`` gives for the stream's events (see its rules: items
+    /// ``msg_<n>``, ``rs_<n>``, ``fc_<n>``; a failed call's item ends ``incomplete`` with an
+    /// ``agentmsg_issue``; the ``response.created`` / ``.completed`` envelope is the caller's).
+    /// ``sequence_number``, if given, is the number of this call's first event (the next after
+    /// the caller's own events); else the numbers go on from the last call's (from 0 in a new
+    /// stream). The open item closes at ``finish_responses()``. ``result()`` follows as with
+    /// ``feed``. Read a stream with ``feed_responses`` from its start: ``feed`` and
+    /// ``feed_openai`` do not keep the Responses state.
+    ///
+    /// >>> p = StreamParser(dialect="hermes")
+    /// >>> [(e["type"], e["sequence_number"]) for e in p.feed_responses("Hi", sequence_number=1)]
+    /// [('response.output_item.added', 1), ('response.content_part.added', 2), ('response.output_text.delta', 3)]
+    /// >>> [e["type"] for e in p.feed_responses('<tool_call>{"name": "f", "arguments": {}}</tool_call>')][-2:]
+    /// ['response.function_call_arguments.done', 'response.output_item.done']
+    /// >>> p.feed_responses(" bye")[0]["item"]["id"], p.finish_responses()[-1]["item"]["content"]
+    /// ('msg_2', [{'type': 'output_text', 'text': 'bye', 'annotations': []}])
+    #[pyo3(signature = (chunk, *, sequence_number=None, **unexpected))]
+    fn feed_responses<'py>(
+        slf: &Bound<'py, Self>,
+        py: Python<'py>,
+        chunk: &Bound<'py, PyAny>,
+        sequence_number: Option<&Bound<'py, PyAny>>,
+        unexpected: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        Self::number_responses(slf, py, sequence_number)?;
+        Self::call(slf, py, "feed_responses", Some(chunk), unexpected, Output::Responses)
+    }
+
+    /// Ends the stream; returns the last Responses API events (the open item closes).
+    /// ``sequence_number`` as in ``feed_responses``.
+    #[pyo3(signature = (*, sequence_number=None, **unexpected))]
+    fn finish_responses<'py>(
+        slf: &Bound<'py, Self>,
+        py: Python<'py>,
+        sequence_number: Option<&Bound<'py, PyAny>>,
+        unexpected: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        Self::number_responses(slf, py, sequence_number)?;
+        Self::call(slf, py, "finish_responses", None, unexpected, Output::Responses)
     }
 
     /// Reads the next token ids a server sampled (a list of ints), with the parser's

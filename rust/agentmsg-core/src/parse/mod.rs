@@ -34,6 +34,7 @@ use std::borrow::Cow;
 mod call;
 mod chars;
 pub mod deltas;
+pub mod responses;
 pub mod dialect;
 mod event;
 pub mod json_text;
