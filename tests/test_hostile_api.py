@@ -229,6 +229,8 @@ TARGETS: List[Tuple[str, Callable[..., Any], tuple, Dict[str, Any]]] = [
     ("StreamParser.finish_openai", _method(_stream, "finish_openai"), (), {}),
     ("StreamParser.feed_ids", _method(_id_stream, "feed_ids"), ([19923, 14],), {}),
     ("StreamParser.feed_ids_openai", _method(_id_stream, "feed_ids_openai"), ([19923, 14],), {}),
+    ("StreamParser.feed_ids_responses", _method(_id_stream, "feed_ids_responses"), ([19923, 14],),
+     {"sequence_number": 0}),
     ("parse_ids", lambda ids, **options: agentmsg.parse_ids(ids, tokenizer=_tokenizer(), **options), ([19923, 14],),
      {"dialect": "hermes", "start_in_thinking": False}),
     ("StreamBatch", agentmsg.StreamBatch, (), {"dialect": "hermes", "start_in_thinking": False}),

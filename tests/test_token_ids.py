@@ -153,6 +153,39 @@ def test_ids_path_equals_text_path_for_every_chunking(case: Tuple[str, Any], dat
     assert parse_ids(ids, tokenizer=tok, dialect=dialect) == agentmsg.parse(text, dialect=dialect)
 
 
+def folded(events: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Responses events without their numbers, each run of one item's deltas joined (a
+    chunking only moves where deltas are cut)."""
+    out: List[Dict[str, Any]] = []
+    for event in events:
+        event = {k: v for k, v in event.items() if k != "sequence_number"}
+        last = out[-1] if out else None
+        if event["type"].endswith(".delta") and last is not None and last["type"] == event["type"] \
+                and last.get("item_id") == event.get("item_id"):
+            out[-1] = {**last, "delta": last["delta"] + event["delta"]}
+        else:
+            out.append(event)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(CASES), st.data())
+def test_ids_give_the_responses_events_of_their_text_for_every_chunking(case: Tuple[str, Any],
+                                                                        data: st.DataObject) -> None:
+    dialect, tok = case
+    ids = data.draw(ids_strategy(tok, dialect))
+    assume(not spelled_by_ordinary_tokens(tok, ids))
+    text_parser = StreamParser(dialect=dialect)
+    expected = text_parser.feed_responses(decode(tok, ids), sequence_number=3) + text_parser.finish_responses()
+    parser = StreamParser(dialect=dialect, tokenizer=tok)
+    parts = chunks(ids, data.draw(st.lists(st.integers(0, len(ids)), max_size=12)))
+    got = [e for j, part in enumerate(parts) for e in parser.feed_ids_responses(
+        part, **({"sequence_number": 3} if j == 0 else {}))] + parser.finish_responses()
+    assert [e["sequence_number"] for e in got] == list(range(3, 3 + len(got)))
+    assert folded(got) == folded(expected)
+    assert parser.result() == text_parser.result()
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.sampled_from(CASES), st.lists(st.integers(0, 255), max_size=40), st.data())
 def test_cut_characters_are_held_and_a_cut_at_the_end_is_kept_as_decode_keeps_it(

@@ -488,6 +488,20 @@ impl StreamParser {
         Self::call_ids(slf, py, "feed_ids_openai", ids, unexpected, Output::OpenAi)
     }
 
+    /// ``feed_ids`` that returns OpenAI Responses API stream events, as ``feed_responses`` does
+    /// for text (``sequence_number`` too); ``finish_responses()`` ends the stream.
+    #[pyo3(signature = (ids, *, sequence_number=None, **unexpected))]
+    fn feed_ids_responses<'py>(
+        slf: &Bound<'py, Self>,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+        sequence_number: Option<&Bound<'py, PyAny>>,
+        unexpected: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        Self::number_responses(slf, py, sequence_number)?;
+        Self::call_ids(slf, py, "feed_ids_responses", ids, unexpected, Output::Responses)
+    }
+
     /// Ends the stream; returns the last OpenAI deltas (``finish()`` as ``feed_openai`` is
     /// ``feed``).
     #[pyo3(signature = (**unexpected))]
