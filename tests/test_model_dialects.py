@@ -122,6 +122,9 @@ CONFIGS = [
     ({"model_type": "glm4_moe"}, {"dialect": "glm45"}),
     ({"model_type": "mistral"}, {"dialect": "mistral"}),
     ({"model_type": "llama4"}, {"dialect": "pythonic"}),
+    # transformers' "cohere" model_type is Command R/R+; its class says so before the type.
+    ({"model_type": "cohere", "architectures": ["CohereForCausalLM"]}, {"dialect": "command_r"}),
+    ({"model_type": "cohere2", "architectures": ["Cohere2ForCausalLM"]}, {"dialect": "cohere"}),
     # A config that names its model is read by that name.
     ({"_name_or_path": "deepseek-ai/DeepSeek-V3.1", "model_type": "deepseek_v3"}, {"dialect": "deepseek_v31"}),
     ({"name_or_path": "Qwen/QwQ-32B", "model_type": "qwen2"}, {"dialect": "hermes", "start_in_thinking": True}),

@@ -120,6 +120,11 @@ MODEL_DIALECTS: Tuple[ModelDialect, ...] = (
     ModelDialect("command_r", "command_r"),
     ModelDialect("command-a*", "cohere"),
     ModelDialect("cohere", "cohere"),
+    # Configs: transformers' Cohere classes. model_type "cohere" is Command R/R+ there, but as a
+    # name it is the dialect: a config's architectures are looked up first, and say it.
+    ModelDialect("cohereforcausallm", "command_r"),
+    ModelDialect("cohere2forcausallm", "cohere"),
+    ModelDialect("cohere2", "cohere"),
     ModelDialect("seed-oss*", "seed_oss"),
     ModelDialect("seed_oss", "seed_oss"),
     ModelDialect("minimax-m2*", "minimax_m2", True),
@@ -202,13 +207,14 @@ def _from_config(config: Mapping[str, Any]) -> ParseOptions:
             return Dialect.from_chat_template(config["chat_template"])
         except (DialectTemplateError, TemplateError):
             pass  # the model_type may still say it
+    # The architectures first: a class names one family where a model_type may name several.
     names = []
-    model_type = config.get("model_type")
-    if isinstance(model_type, str):
-        names.append(model_type)
     architectures = config.get("architectures")
     if isinstance(architectures, list):
         names.extend(item for item in architectures if isinstance(item, str))
+    model_type = config.get("model_type")
+    if isinstance(model_type, str):
+        names.append(model_type)
     for name in names:
         if (row := _lookup(name, exact_only=True)) is not None:
             return _options(row)
