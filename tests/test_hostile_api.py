@@ -483,6 +483,13 @@ def _sampled() -> List[Call]:
     return rng.sample(quick, SAMPLE) + rng.sample(costly, SAMPLE_COSTLY)
 
 
+@pytest.fixture(autouse=True)
+def _in_a_scratch_folder(tmp_path: Any, monkeypatch: Any) -> None:
+    """Targets that write files (``write_html``) get hostile paths: they land in a scratch
+    folder, never in the checkout."""
+    monkeypatch.chdir(tmp_path)
+
+
 def test_every_public_name_is_walked():
     names = {name for name in agentmsg.__all__ if name not in _convert.__all__}
     walked = {_owner(target) for target, *_ in TARGETS}
