@@ -121,6 +121,22 @@ def test_core_matches_the_seed_formula_on_any_text(text, role):
     assert estimate_tokens(text, role=role) == reference(text, role)
 
 
+def test_a_text_document_counts_its_text_and_a_pdf_only_its_url():
+    import base64
+
+    words = "the quick brown fox " * 2_000
+    text_doc = agentmsg.DocumentBlock(Base64Source("text/plain", base64.b64encode(words.encode()).decode()))
+    odd = agentmsg.DocumentBlock(Base64Source("text/csv", base64.b64encode(b"a,\xff\n").decode()), "a.csv")
+    pdf = agentmsg.DocumentBlock(Base64Source("application/pdf", "JVBERi0xLjQK"))
+    by_url = agentmsg.DocumentBlock(URLSource("https://e.com/a.pdf"))
+    message = Message.user([agentmsg.TextBlock("Read these"), text_doc, odd, pdf, by_url])
+    assert measured_text(message) == "Read these\n" + words + "\na,\ufffd\n\nhttps://e.com/a.pdf"
+    assert estimate_tokens(message) == reference(measured_text(message), "user")
+    # A budget holds the document: it is not a 2-token message.
+    history = [Message.system("Be brief"), message, Message.assistant("Done")]
+    assert agentmsg.trim(history, 1000, counter="estimate").kept == (0, 2)
+
+
 @settings(max_examples=100, deadline=None)
 @given(messages)
 def test_message_estimate_is_the_formula_over_measured_text(message):

@@ -22,7 +22,7 @@ from ..errors import AgentMsgError, EncodingError, MessageError, MessageTypeErro
 from ..model.arguments import dump_arguments
 from ..model.blocks import (
     AudioBlock, DocumentBlock, ImageBlock, ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock,
-    ToolResultBlock, ToolUseBlock, URLSource, VideoBlock,
+    ToolResultBlock, ToolUseBlock, URLSource, VideoBlock, document_text,
 )
 from ..model.message import ROLE_CODES, Message, Role, to_role
 from ..readers import MessageLike, messages_or_openai_dicts, read_messages
@@ -455,7 +455,9 @@ def measured_text(message: Message) -> str:
     ``<tool>...</tool>`` (so the XML overhead applies, as it does to the same call written in
     text); a tool result counts its output's text; media count only their URL (base64 data is
     not text a model reads as tokens). A tool the provider ran counts as a tool call does, and its
-    result as its content's JSON (what the provider puts before the model).
+    result as its content's JSON (what the provider puts before the model). A ``text/*``
+    document counts its decoded text (the model reads it); any other document (a PDF) counts
+    like media, by its URL only: :func:`agentmsg.count_request_tokens` estimates a PDF's pages.
 
     >>> from agentmsg import ToolUseBlock
     >>> measured_text(Message.assistant(tool_calls=[ToolUseBlock("c1", "calc", {"a": 1})]))
@@ -477,6 +479,8 @@ def measured_text(message: Message) -> str:
             parts.append("<tool>" + _tool_call_json(block) + "</tool>")
         elif isinstance(block, ServerToolResultBlock):
             parts.append(json.dumps(block.content, ensure_ascii=False))
+        elif isinstance(block, DocumentBlock) and (text := document_text(block)) is not None:
+            parts.append(text)
         elif isinstance(block, (ImageBlock, AudioBlock, VideoBlock, DocumentBlock)):
             if isinstance(block.source, URLSource):
                 parts.append(block.source.url)

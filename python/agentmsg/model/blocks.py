@@ -9,6 +9,7 @@ Every block is a frozen dataclass with a ``type`` tag used in serialization::
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Dict, List, Mapping, Optional, Tuple, Union, final
 
@@ -185,6 +186,22 @@ DOCUMENT_EXTENSIONS: Dict[str, str] = {
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
 }
+
+
+def document_text(block: DocumentBlock) -> Optional[str]:
+    """The text a model reads of a document given as data: a ``text/*`` document's decoded text
+    (bytes that are not UTF-8 replaced); None for a URL, or for data that is not text (a PDF).
+
+    >>> document_text(DocumentBlock(Base64Source("text/plain", "aGk=")))
+    'hi'
+    """
+    source = block.source
+    if type(source) is not Base64Source or not source.media_type.startswith("text/"):
+        return None
+    try:
+        return base64.b64decode(source.data).decode("utf-8", "replace")
+    except ValueError:  # not base64: the data itself is what there is to read
+        return source.data
 
 
 def document_name(block: DocumentBlock) -> str:

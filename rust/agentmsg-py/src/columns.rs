@@ -71,6 +71,8 @@ struct Model {
     media: [Class<1>; 4],
     url_source: Class<1>,
     json_dumps: Py<PyAny>,
+    /// `agentmsg.model.blocks.document_text`: the one rule of what text a document holds.
+    document_text: Py<PyAny>,
 }
 
 const MESSAGE_ROLE: usize = 0;
@@ -106,6 +108,8 @@ const CALL_NAME: usize = 1;
 const CALL_INPUT: usize = 2;
 const CALL_SERVER: usize = 3;
 const RESULT_OUTPUT: usize = 1;
+/// Where `DocumentBlock` stands in `Model::media`.
+const DOCUMENT: usize = 3;
 
 fn model(py: Python<'_>) -> PyResult<&Model> {
     static MODEL: PyOnceLock<Model> = PyOnceLock::new();
@@ -130,6 +134,7 @@ fn model(py: Python<'_>) -> PyResult<&Model> {
             ],
             url_source: Class::load(&package, "URLSource", ["url"])?,
             json_dumps: py.import("json")?.getattr("dumps")?.unbind(),
+            document_text: py.import("agentmsg.model.blocks")?.getattr("document_text")?.unbind(),
         })
     })
 }
@@ -226,6 +231,13 @@ impl<'py> Messages<'py> {
                 let content = model.server_result.get(&block, 0)?;
                 parts.push(Measure { utf8_len: model.json_text_len(&content, &where_)?, has_tool_tag: false });
             } else {
+                if model.media[DOCUMENT].holds(&block)? {
+                    let text = model.document_text.bind(block.py()).call1((&block,))?;
+                    if !text.is_none() {
+                        parts.push(measure_str(&text, &where_)?);
+                        continue;
+                    }
+                }
                 for media in &model.media {
                     if media.holds(&block)? {
                         let source = media.get(&block, 0)?;
