@@ -100,6 +100,21 @@ def test_trim_to_window(qwen2: Tokenizer, window: int) -> None:
                 assert result.total_tokens + counter.base <= window
 
 
+def test_assigned_tools_are_measured_again_and_a_changed_list_is_not_seen() -> None:
+    tools = [dict(tool) for tool in TOOLS]
+    counter = ChatTokenCounter(DEEPSEEK, QWEN25, tools=tools)
+    message = agentmsg.user("Hello!")
+    with_tools = (counter.base, counter(message))
+    tools.clear()  # the caller's list changes in place: the counter keeps what it measured
+    assert (counter.base, counter(message)) == with_tools
+    counter.tools = None
+    bare = ChatTokenCounter(DEEPSEEK, QWEN25)
+    assert (counter(message), counter.base) == (bare(message), bare.base)
+    assert counter.base < with_tools[0]
+    counter.tools = TOOLS
+    assert (counter.base, counter(message)) == with_tools
+
+
 def test_not_prefix_preserving_template_still_bounded() -> None:
     # Qwen 3 drops the reasoning of turns before the last user message: a request's count only
     # shrinks, so base + counts stays an upper bound.

@@ -116,7 +116,8 @@ class _RequestCounter:
     """What both chat counters hold: the tokenizer, the template and the arguments of every
     render, checked once, and the template's markers (:func:`_find_markers`)."""
 
-    __slots__ = ("tokenizer", "template", "tools", "add_generation_prompt", "template_kwargs", "_markers")
+    __slots__ = ("tokenizer", "template", "tools", "add_generation_prompt", "template_kwargs", "_markers",
+                 "_tools", "_tools_given")
 
     def __init__(self, tokenizer: Tokenizer, template: Union[str, ChatTemplate],
                  tools: Optional[Sequence[Mapping[str, Any]]], add_generation_prompt: bool,
@@ -127,9 +128,22 @@ class _RequestCounter:
         self.add_generation_prompt = add_generation_prompt
         self.template_kwargs = template_kwargs
         self._markers = _find_markers(self.tokenizer, self.template, template_kwargs.values())
+        # The tools are rendered as they were given (`_tools`, a copy): what the counter measured
+        # stays true when the caller changes the list; assigning `tools` is a change it follows.
+        self._tools_given = tools
+        self._tools = _copied(tools)
+
+    def _tools_changed(self) -> bool:
+        """Whether ``tools`` was assigned since the counter last measured (then it keeps a copy
+        of the new ones, and the caller measures again)."""
+        if self.tools is self._tools_given:
+            return False
+        self._tools_given = self.tools
+        self._tools = _copied(self.tools)
+        return True
 
     def _render(self, dicts: List[Dict[str, Any]], generation: bool) -> str:
-        return self.template.render_dicts(dicts, self.tools, generation, **self.template_kwargs)
+        return self.template.render_dicts(dicts, self._tools, generation, **self.template_kwargs)
 
 
 class ChatCounter(_RequestCounter):
@@ -163,8 +177,7 @@ class ChatCounter(_RequestCounter):
     'incremental'
     """
 
-    __slots__ = ("_dicts", "_chunks", "_tail", "_base_count", "_tail_count", "mode", "reason", "_tools",
-                 "_tools_given", "_rendered")
+    __slots__ = ("_dicts", "_chunks", "_tail", "_base_count", "_tail_count", "mode", "reason", "_rendered")
 
     def __init__(self, tokenizer: Tokenizer, template: Union[str, ChatTemplate], messages: Iterable[Any] = (),
                  tools: Optional[Sequence[Mapping[str, Any]]] = None, add_generation_prompt: bool = True,
@@ -175,8 +188,6 @@ class ChatCounter(_RequestCounter):
         #: Why the counter is ``"full"``; ``""`` while it is incremental.
         self.reason = ""
         self._dicts: List[Dict[str, Any]] = []
-        self._tools_given = tools
-        self._tools = _copied(tools)
         self._rendered: Optional[Tuple[int, int, str]] = None
         self._reset(template_messages(messages))
 
@@ -186,16 +197,10 @@ class ChatCounter(_RequestCounter):
     # each append as `_tail_count`. `_rendered` is the last window rendered with its new message
     # (where the window starts, the history's length then, the text): the next append's window
     # is often that one, whose render is then reused.
-    # The tools are rendered as they were given (`_tools`, a copy): assigning `tools` counts the
-    # history again with the new ones.
-
-    def _render(self, dicts: List[Dict[str, Any]], generation: bool) -> str:
-        return self.template.render_dicts(dicts, self._tools, generation, **self.template_kwargs)
+    # Assigning `tools` counts the history again with the new ones.
 
     def _check_tools(self) -> None:
-        if self.tools is not self._tools_given:
-            self._tools_given = self.tools
-            self._tools = _copied(self.tools)
+        if self._tools_changed():
             self._reset(self._dicts)
 
     def _reset(self, dicts: List[Dict[str, Any]]) -> None:
@@ -367,12 +372,26 @@ class ChatTokenCounter(_RequestCounter):
     True
     """
 
-    __slots__ = ("base", "_before")
+    __slots__ = ("_base", "_before")
 
     def __init__(self, tokenizer: Tokenizer, template: Union[str, ChatTemplate],
                  tools: Optional[Sequence[Mapping[str, Any]]] = None, add_generation_prompt: bool = True,
                  **template_kwargs: Any) -> None:
         super().__init__(tokenizer, template, tools, add_generation_prompt, template_kwargs)
+        self._measure()
+
+    @property
+    def base(self) -> int:
+        """The tokens a request has beyond its messages' counts (BOS, a default system prompt,
+        the tool definitions, the generation prompt), at most; measured again after ``tools``
+        is assigned."""
+        if self._tools_changed():
+            self._measure()
+        return self._base
+
+    def _measure(self) -> None:
+        """The probes: each prefix's text and tokens, and the fixed cost of a request."""
+        add_generation_prompt = self.add_generation_prompt
         # Each probe prefix as dicts, with its text and tokens.
         self._before: List[Tuple[List[Dict[str, Any]], str, int]] = []
         prompt = 0
@@ -400,9 +419,7 @@ class ChatTokenCounter(_RequestCounter):
             except TemplateError:
                 continue
             first = alone - added if first is None else max(first, alone - added)
-        #: The tokens a request has beyond its messages' counts (BOS, a default system prompt,
-        #: the tool definitions, the generation prompt), at most.
-        self.base: int = max(first or 0, 0) + prompt
+        self._base = max(first or 0, 0) + prompt
 
     def _count(self, dicts: List[Dict[str, Any]], generation: bool) -> int:
         return self.tokenizer.count(self._render(dicts, generation))
@@ -455,8 +472,9 @@ class ChatTokenCounter(_RequestCounter):
         >>> counter(agentmsg.user("Hi")), counter([]), counter([agentmsg.user("Hi"), agentmsg.user("Hi")])
         (6, 0, 12)
         """
+        base = self.base  # measured again first if the tools were assigned
         if isinstance(message, list):
-            return self.base + sum(self._added(added) for added in template_messages(message))
+            return base + sum(self._added(added) for added in template_messages(message))
         dicts = template_messages([message])
         if len(dicts) != 1:
             raise MessageTypeError(f"a counter counts one message, not {len(dicts)}")
