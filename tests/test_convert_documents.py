@@ -189,6 +189,15 @@ def test_what_a_format_cannot_carry_is_left_out_and_said():
     assert said == ["to_gemini cannot carry a document's name or metadata (message 0); they were left out"]
 
 
+def test_a_documents_metadata_never_stands_in_for_its_own_fields():
+    document = DocumentBlock(Base64Source("application/pdf", PDF), "q3", {"type": "x", "source": 1, "context": "c"})
+    (_, turns), said = recorded(agentmsg.to_anthropic, [Message.user([document])])
+    assert turns[0]["content"] == [{"context": "c", "type": "document", "title": "q3", "source": {
+        "type": "base64", "media_type": "application/pdf", "data": PDF}}]
+    assert said == ["to_anthropic cannot carry document metadata named type, source or title (message 0); "
+                    "they were left out"]
+
+
 def test_bedrock_names_keep_only_the_characters_converse_allows():
     history = [Message.user([DocumentBlock(Base64Source("application/pdf", PDF), "Q3  report_v2.pdf")])]
     (system, turns), said = recorded(agentmsg.to_bedrock, history)
@@ -209,6 +218,13 @@ def test_documents_that_are_not_read_name_why():
                                               r"'file' is not read"):
         agentmsg.from_anthropic(None, [{"role": "user", "content": [
             {"type": "document", "source": {"type": "file", "file_id": "file_1"}}]}])
+    with pytest.raises(ConversionError, match=r"messages\[0\]\.content\[0\]\.source\.media_type: a text document "
+                                              r"is 'text/plain', not 'text/markdown'"):
+        agentmsg.from_anthropic(None, [{"role": "user", "content": [
+            {"type": "document", "source": {"type": "text", "media_type": "text/markdown", "data": "# hi"}}]}])
+    with pytest.raises(ConversionError, match=r"source\.data: surrogates not allowed at 1"):
+        agentmsg.from_anthropic(None, [{"role": "user", "content": [
+            {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "a\ud800b"}}]}])
     with pytest.raises(agentmsg.MessageTypeError, match=r"DocumentBlock.name must be a str, not int"):
         DocumentBlock(Base64Source("application/pdf", PDF), 3)
     with pytest.raises(agentmsg.MessageTypeError, match=r"DocumentBlock.metadata\['a'\] must be a JSON value"):

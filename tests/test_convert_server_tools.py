@@ -170,9 +170,9 @@ def test_langchain_and_agentscope_carry_server_blocks():
 
 LISTING = {"type": "mcp_tool_listing", "mcp_server_name": "wiki", "tools": [
     {"name": "ask", "description": "Ask the wiki", "input_schema": {"type": "object", "properties": {"q": {}}}}]}
-LISTED = [ServerToolUseBlock("mcp_tool_listing_0", "mcp_list_tools", {}, "wiki", "anthropic",
+LISTED = [ServerToolUseBlock("mcp_tool_listing_0_14766b614326", "mcp_list_tools", {}, "wiki", "anthropic",
                              {"type": "mcp_tool_listing"}),
-          ServerToolResultBlock("mcp_tool_listing_0", {"tools": LISTING["tools"]}, False, "anthropic",
+          ServerToolResultBlock("mcp_tool_listing_0_14766b614326", {"tools": LISTING["tools"]}, False, "anthropic",
                                 {"type": "mcp_tool_listing"})]
 
 

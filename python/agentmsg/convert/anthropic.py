@@ -124,9 +124,14 @@ _LOST = {ImageBlock: "images of that media type", DocumentBlock: "documents othe
          "or in assistant turns"}
 
 
-def _document(block: DocumentBlock) -> Optional[Dict[str, Any]]:
-    """A PDF (base64 or URL) or a plain-text document as a ``document`` block; None for another
-    media type, or text that is not UTF-8."""
+#: A document block's own fields: its metadata cannot stand in for them.
+_DOCUMENT_OWN = ("type", "source", "title")
+
+
+def _document(block: DocumentBlock, index: int, losses: Losses) -> Optional[Dict[str, Any]]:
+    """A PDF (base64 or URL) or a plain-text document as a ``document`` block, its metadata
+    (``context``, ``citations``) beside its own fields; None for another media type, or text
+    that is not UTF-8."""
     source = block.source
     data: Dict[str, Any]
     if type(source) is URLSource:
@@ -144,8 +149,10 @@ def _document(block: DocumentBlock) -> Optional[Dict[str, Any]]:
         return None
     if block.name is not None:
         data["title"] = block.name
-    data.update(json_copy_dict(block.metadata, "DocumentBlock.metadata"))
-    return data
+    extra = json_copy_dict(block.metadata, "DocumentBlock.metadata")
+    if any(key in extra for key in _DOCUMENT_OWN):
+        losses.add("document metadata named type, source or title", index)
+    return {**{k: v for k, v in extra.items() if k not in _DOCUMENT_OWN}, **data}
 
 
 def _blocks_to_anthropic(
@@ -168,7 +175,7 @@ def _blocks_to_anthropic(
                     output.append({"type": "text", "text": block.text})
             elif type(block) is ImageBlock and (image := _image(block)) is not None:
                 output.append(image)
-            elif type(block) is DocumentBlock and (document := _document(block)) is not None:
+            elif type(block) is DocumentBlock and (document := _document(block, index, losses)) is not None:
                 output.append(document)
             else:
                 losses.add(f"{block.type} blocks in tool results", index)
@@ -217,7 +224,8 @@ def _blocks_to_anthropic(
                 blocks.append({"type": "thinking", "thinking": block.thinking, "signature": block.signature})
         elif kind is ImageBlock and (image := _image(block)) is not None:
             blocks.append(image)
-        elif kind is DocumentBlock and role is not ASSISTANT_ROLE and (document := _document(block)) is not None:
+        elif kind is DocumentBlock and role is not ASSISTANT_ROLE \
+                and (document := _document(block, index, losses)) is not None:
             blocks.append(document)
         elif kind is ServerToolUseBlock or kind is ServerToolResultBlock:
             written = _server_block(block, message, index, losses)
@@ -274,10 +282,9 @@ def _listing(block: Any, data: Dict[str, Any], message: Message, index: int, los
     if type(block.content) is not dict or not isinstance(block.content.get("tools"), list):
         losses.add("an MCP tool listing without its tools", index)
         return None
-    data.update(mcp_server_name=call.server_name,
-                tools=json_copy(block.content["tools"], f"messages[{index}].{block.type}.content['tools']"))
-    data.update((k, v) for k, v in call.metadata.items() if k != "type")
-    return {"type": data.pop("type"), **data}
+    extra = {k: v for k, v in {**call.metadata, **data}.items() if k not in ("type", "mcp_server_name", "tools")}
+    return {"type": "mcp_tool_listing", "mcp_server_name": call.server_name,
+            "tools": json_copy(block.content["tools"], f"messages[{index}].{block.type}.content['tools']"), **extra}
 
 
 def from_anthropic(

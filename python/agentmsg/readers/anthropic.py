@@ -5,6 +5,8 @@ reads a whole history with it, :func:`agentmsg.as_messages` any mix of forms."""
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any, Dict, List, Tuple
 
@@ -104,7 +106,7 @@ def listing_from_anthropic(block: Mapping[str, Any], position: int, where: str
     """An ``mcp_tool_listing`` block (the tools the MCP connector fetched from a server) as the
     pair the Responses API's ``mcp_list_tools`` item reads into: a ``mcp_list_tools`` call on
     that server and its result, ``{"tools": [...]}``. The block has no id: the pair is linked by
-    one made of the block's ``position`` in its turn (the same read whole or streamed), and
+    one made of the block's ``position`` in its turn and its content, and
     :func:`agentmsg.to_anthropic` writes the block back whole, without it."""
     server = require_str_key(block, "mcp_server_name", where)
     tools = require(block, "tools", where)
@@ -112,7 +114,10 @@ def listing_from_anthropic(block: Mapping[str, Any], position: int, where: str
         raise MessageTypeError(f"{where}.tools must be a list of tools, not {type(tools).__name__}")
     extra = {k: v for k, v in block.items() if k not in _LISTING_FIELDS}
     metadata = {"type": "mcp_tool_listing"}
-    listing_id = f"mcp_tool_listing_{position}"
+    # Made of its place and its content: the same read whole or streamed, and two listings of a
+    # history share one only when they are the same listing at the same place of their turns.
+    digest = hashlib.sha256(json.dumps([server, tools], sort_keys=True, default=repr).encode()).hexdigest()[:12]
+    listing_id = f"mcp_tool_listing_{position}_{digest}"
     call = build(where, lambda: ServerToolUseBlock(listing_id, MCP_LISTING_NAME, {}, server, "anthropic",
                                                    {**extra, **metadata}))
     result = build(where, lambda: ServerToolResultBlock(listing_id, {"tools": list(tools)}, False, "anthropic", metadata))
@@ -142,7 +147,13 @@ def document_from_anthropic(block: Mapping[str, Any], where: str) -> DocumentBlo
     if kind == "text":
         if not isinstance(data, str):
             raise MessageTypeError(f"{where}.source.data must be a str, not {type(data).__name__}")
-        data = base64.b64encode(data.encode("utf-8", "surrogatepass")).decode("ascii")
+        if media_type != "text/plain":
+            raise ConversionError(f"{where}.source.media_type: a text document is 'text/plain', not {shown(media_type)}")
+        try:
+            data = base64.b64encode(data.encode("utf-8")).decode("ascii")
+        except UnicodeEncodeError as error:
+            raise ConversionError(f"{where}.source.data: {error.reason} at {error.start} (text must be "
+                                  "valid Unicode)") from None
     return build(where, lambda: DocumentBlock(Base64Source(media_type, data), title, extra))
 
 
