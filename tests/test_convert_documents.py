@@ -140,6 +140,13 @@ def test_langchain_agentscope_and_block_dicts_keep_every_field():
         "type": "file", "base64": PDF, "mime_type": "application/pdf",
         "extras": {"filename": "q3.pdf", "metadata": {"context": "Finance"}}}
     assert lc.from_langchain(lc.to_langchain(messages))[0].content == messages[0].content
+    from langchain_core.messages import HumanMessage
+
+    v0 = [HumanMessage([{"type": "file", "source_type": "base64", "data": PDF, "mime_type": "application/pdf",
+                         "metadata": {"filename": "q3.pdf"}},
+                        {"type": "file", "source_type": "url", "url": "https://e.com/a.pdf", "filename": "a.pdf"}])]
+    assert lc.from_langchain(v0)[0].content == (DocumentBlock(Base64Source("application/pdf", PDF), "q3.pdf"),
+                                                DocumentBlock(URLSource("https://e.com/a.pdf"), "a.pdf"))
     assert agentmsg.from_agentscope(agentmsg.to_agentscope(messages))[0].content == messages[0].content
     assert agentmsg.block_from_dict(agentmsg.block_to_dict(document)) == document
 
@@ -163,7 +170,7 @@ def test_a_gemini_pdf_reaches_every_provider_as_a_document():
     assert items[0]["content"][1] == {"type": "input_file", "filename": "document.pdf", "file_data": PDF_URL}
     check_responses(items)
     (system, turns), said = recorded(agentmsg.to_bedrock, messages)
-    assert turns[0]["content"][1] == {"document": {"format": "pdf", "name": "document-pdf",
+    assert turns[0]["content"][1] == {"document": {"format": "pdf", "name": "document",
                                                    "source": {"bytes": base64.b64decode(PDF)}}}
     check_bedrock(system, turns)
 
@@ -199,9 +206,12 @@ def test_a_documents_metadata_never_stands_in_for_its_own_fields():
 
 
 def test_bedrock_names_keep_only_the_characters_converse_allows():
+    history = [Message.user([DocumentBlock(Base64Source("application/pdf", PDF), "Q3 (final).pdf")])]
+    (system, turns), said = recorded(agentmsg.to_bedrock, history)
+    assert (turns[0]["content"][0]["document"]["name"], said) == ("Q3 (final)", [])  # the format holds ".pdf"
     history = [Message.user([DocumentBlock(Base64Source("application/pdf", PDF), "Q3  report_v2.pdf")])]
     (system, turns), said = recorded(agentmsg.to_bedrock, history)
-    assert turns[0]["content"][0]["document"]["name"] == "Q3 -report-v2-pdf"
+    assert turns[0]["content"][0]["document"]["name"] == "Q3 -report-v2"
     assert said == ["to_bedrock cannot carry the exact document names (characters Converse refuses became "
                     "hyphens) (message 0); they were left out"]
     check_bedrock(system, turns)

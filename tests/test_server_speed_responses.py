@@ -199,3 +199,15 @@ def test_feed_responses_checks_its_arguments() -> None:
     with pytest.raises(agentmsg.MessageTypeError):
         responses_events([object()])
     assert parser.feed_responses(None) == [] and responses_events([]) == []
+
+
+def test_a_refused_call_changes_no_numbering_and_names_what_it_takes() -> None:
+    parser = StreamParser(dialect="hermes")
+    with pytest.raises(agentmsg.MessageTypeError, match="chunk must be a str"):
+        parser.feed_responses(5, sequence_number=7)  # type: ignore[arg-type]
+    with pytest.raises(agentmsg.MessageTypeError, match=r"feed_responses\(\) got an unexpected keyword argument "
+                                                        r"'seq'; it takes: chunk, sequence_number"):
+        parser.feed_responses("Hi", seq=3)
+    with pytest.raises(agentmsg.MessageTypeError, match=r"it takes: sequence_number"):
+        parser.finish_responses(seq=3)
+    assert parser.feed_responses("Hi")[0]["sequence_number"] == 0

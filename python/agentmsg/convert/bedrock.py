@@ -29,8 +29,8 @@ from .._checks import check_calls, objects_in, require, require_choice, require_
 from ..errors import ConversionError, Losses, MessageTypeError
 from ..model.arguments import call_extras_lost, call_place, json_output_copy, json_text
 from ..model.blocks import (
-    DOCUMENT_EXTENSIONS, SERVER_BLOCKS, AudioBlock, Base64Source, Block, DocumentBlock, ImageBlock, TextBlock,
-    ThinkingBlock, ToolResultBlock, ToolUseBlock, VideoBlock, document_name,
+    SERVER_BLOCKS, AudioBlock, Base64Source, Block, DocumentBlock, ImageBlock, TextBlock,
+    ThinkingBlock, ToolResultBlock, ToolUseBlock, VideoBlock,
 )
 from ..model.message import TOOL_ROLE, Message, metadata_view
 from ..readers import check_messages
@@ -51,7 +51,12 @@ _FORMATS = {
               "video/x-ms-wmv": "wmv", "video/3gpp": "three_gp"},
     "audio": {"audio/mpeg": "mp3", "audio/wav": "wav", "audio/ogg": "ogg", "audio/flac": "flac",
               "audio/aac": "aac", "audio/opus": "opus", "audio/webm": "webm", "audio/mp4": "m4a"},
-    "document": {mt: ext for mt, ext in DOCUMENT_EXTENSIONS.items()},
+    # Converse's nine document formats (its own list, whatever other formats name files).
+    "document": {"application/pdf": "pdf", "text/csv": "csv", "application/msword": "doc",
+                 "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+                 "application/vnd.ms-excel": "xls",
+                 "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+                 "text/html": "html", "text/plain": "txt", "text/markdown": "md"},
 }
 _MEDIA_TYPES = {kind: {fmt: mt for mt, fmt in table.items()} for kind, table in _FORMATS.items()}
 _MEDIA_CLASSES = {"image": ImageBlock, "video": VideoBlock, "audio": AudioBlock, "document": DocumentBlock}
@@ -125,8 +130,12 @@ def _media(block: Any, index: int, losses: Losses) -> Optional[Dict[str, Any]]:
         return {kind: {"format": fmt, "source": {"bytes": data}}}
     if block.metadata:
         losses.add("a document's metadata", index)
-    name = _NAME_REFUSED.sub("-", document_name(block).replace("\t", " ").replace("\n", " ")).strip(" ") or "document"
-    if name != block.name and block.name is not None:
+    # The format says the extension: a name without it (made up as "document" if there is none)
+    # is the name; other characters Converse refuses become hyphens, which is said.
+    given = block.name if block.name is not None else "document"
+    stem = given[: -len(fmt) - 1] if given.lower().endswith("." + fmt) and len(given) > len(fmt) + 1 else given
+    name = _NAME_REFUSED.sub("-", stem.replace("\t", " ").replace("\n", " ")).strip(" ") or "document"
+    if name != stem:
         losses.add("the exact document names (characters Converse refuses became hyphens)", index)
     return {kind: {"format": fmt, "name": name, "source": {"bytes": data}}}
 

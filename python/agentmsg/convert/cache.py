@@ -40,7 +40,7 @@ def _entry(message: Message, index: int) -> str:
             parts.append(block.text)
         elif type(block) is ToolUseBlock:
             parts.append(f"[tool call {block.name} {json_text(block.input, f'messages[{index}] tool call input')}]")
-        elif block.type in ("image", "audio", "video"):
+        elif block.type in ("image", "audio", "video", "document"):
             parts.append(f"[{block.type}]")
         # thinking is the model's private reasoning and is not replayed in a cache summary
     return f"{_LABELS[message.role]}: " + "\n".join(parts)
@@ -51,7 +51,7 @@ def format_conversation_for_cache(messages: Iterable[Message]) -> Dict[str, Any]
 
     Each message becomes ``Label: text`` (labels ``System``, ``User``, ``Assistant``, ``Tool``),
     separated by blank lines. Tool calls appear as ``[tool call name {arguments}]`` and media
-    as ``[image]`` / ``[audio]`` / ``[video]`` placeholders; thinking is left out.
+    as ``[image]`` / ``[audio]`` / ``[video]`` / ``[document]`` placeholders; thinking is left out.
 
     >>> format_conversation_for_cache([Message.tool('{"answer": 42}', tool_id="t1")])
     {'role': 'user', 'content': [{'type': 'text', 'text': 'Tool: {"answer": 42}', 'cache_control': {'type': 'ephemeral'}}]}

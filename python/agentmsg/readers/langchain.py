@@ -175,10 +175,12 @@ def _block(block: Mapping[str, Any], where: str, index: int, losses: Losses, cal
         return build(where, lambda: ImageBlock(source_from_url(url, f"{where}.image_url")))
     if kind in _MEDIA:
         return build(where, lambda: _MEDIA[kind](_source(block, where)))
-    if kind == "file":  # v1's file block: a PDF, a Word document...; its name and ours in extras
+    if kind == "file":  # a PDF, a Word document...: v1 keeps its name (and ours) in extras, v0 beside it
         extras = optional_dict(block.get("extras"), f"{where}.extras")
-        return build(where, lambda: DocumentBlock(_source(block, where), extras.get("filename"),
-                                                  extras.get("metadata") or {}))
+        v0 = optional_dict(block.get("metadata"), f"{where}.metadata")
+        name = next((n for n in (extras.get("filename"), block.get("filename"), v0.get("filename")) if n is not None),
+                    None)
+        return build(where, lambda: DocumentBlock(_source(block, where), name, extras.get("metadata") or {}))
     raise ConversionError(
         f"{where}.type: unknown content block type {shown(kind)}; valid: text, reasoning, thinking, "
         "image, audio, video, file, image_url, tool_use, server_tool_call, server_tool_result"

@@ -209,7 +209,29 @@ impl StreamParser {
 enum Output {
     Events,
     OpenAi,
-    Responses,
+    /// With the number of the call's first event, if the caller gave one.
+    Responses(Option<u64>),
+}
+
+impl Output {
+    /// What a method of this output takes besides its `input` (`chunk`, `ids`, or nothing).
+    fn takes(&self, input: Option<&'static str>) -> &'static str {
+        match (self, input) {
+            (Output::Responses(_), Some("ids")) => "ids, sequence_number",
+            (Output::Responses(_), Some(_)) => "chunk, sequence_number",
+            (Output::Responses(_), None) => "sequence_number",
+            (_, Some(input)) => input,
+            (_, None) => "no arguments",
+        }
+    }
+
+    /// Numbers the stream's next Responses event as the caller asked: only once the call is
+    /// known to go ahead, so a refused call changes nothing.
+    fn number(&self, parser: &mut StreamParser) {
+        if let Output::Responses(Some(seq)) = self {
+            parser.responses.set_sequence_number(*seq);
+        }
+    }
 }
 
 impl StreamParser {
@@ -245,15 +267,6 @@ impl StreamParser {
         }
         Ok(list)
     }
-
-    /// `sequence_number=` of `feed_responses` / `finish_responses`: an int of at least 0, the
-    /// number of the next event (None: the numbers go on).
-    fn number_responses(slf: &Bound<'_, Self>, py: Python<'_>, sequence_number: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        if let Some(seq) = sequence_number_arg(py, sequence_number)? {
-            borrow_parser_mut(slf, "StreamParser")?.responses.set_sequence_number(seq);
-        }
-        Ok(())
-    }
 }
 
 impl StreamParser {
@@ -269,7 +282,7 @@ impl StreamParser {
     ) -> PyResult<Bound<'py, PyList>> {
         let mut this = borrow_parser_mut(slf, "StreamParser")?;
         let this = &mut *this;
-        refuse_keywords(method, if chunk.is_some() { "chunk" } else { "no arguments" }, unexpected)?;
+        refuse_keywords(method, output.takes(chunk.map(|_| "chunk")), unexpected)?;
         let text = match chunk {
             Some(chunk) if chunk.is_none() => return Ok(PyList::empty(py)),
             Some(_) if this.ids.is_some() => {
@@ -280,6 +293,7 @@ impl StreamParser {
             None => None,
         };
         let bytes = text.map(text_bytes).transpose()?;
+        output.number(this);
         let mut events = match &bytes {
             Some(bytes) => this.step(Step::Chunk(bytes, &[])),
             None => this.step(Step::Finish),
@@ -288,7 +302,7 @@ impl StreamParser {
         let list = match output {
             Output::Events => this.events(py, &mut events, chunk),
             Output::OpenAi => this.openai(py, &mut events, chunk),
-            Output::Responses => this.responses(py, &mut events, chunk, bytes.is_none()),
+            Output::Responses(_) => this.responses(py, &mut events, chunk, bytes.is_none()),
         };
         this.done(events, bytes.is_none());
         list
@@ -308,7 +322,7 @@ impl StreamParser {
     ) -> PyResult<Bound<'py, PyList>> {
         let mut this = borrow_parser_mut(slf, "StreamParser")?;
         let this = &mut *this;
-        refuse_keywords(method, "ids", unexpected)?;
+        refuse_keywords(method, output.takes(Some("ids")), unexpected)?;
         let Some(reader) = &mut this.ids else {
             let message = format!("StreamParser.{method}() reads token ids with a tokenizer: create the parser with StreamParser(tokenizer=...)");
             return Err(ErrorClass::Message.new_err(py, message));
@@ -319,11 +333,12 @@ impl StreamParser {
         let mut spelled = Vec::new();
         extract_ids_into(py, ids, "ids", &mut id_list)?;
         reader.read(&id_list, &mut text, &mut spelled).map_err(|error| raise(py, error))?;
+        output.number(this);
         let mut events = this.step(Step::Chunk(&text, &spelled));
         let list = match output {
             Output::Events => this.events(py, &mut events, None),
             Output::OpenAi => this.openai(py, &mut events, None),
-            Output::Responses => this.responses(py, &mut events, None, false),
+            Output::Responses(_) => this.responses(py, &mut events, None, false),
         };
         this.done(events, false);
         this.id_buffers = (id_list, text);
@@ -434,8 +449,8 @@ impl StreamParser {
         sequence_number: Option<&Bound<'py, PyAny>>,
         unexpected: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        Self::number_responses(slf, py, sequence_number)?;
-        Self::call(slf, py, "feed_responses", Some(chunk), unexpected, Output::Responses)
+        let seq = sequence_number_arg(py, sequence_number)?;
+        Self::call(slf, py, "feed_responses", Some(chunk), unexpected, Output::Responses(seq))
     }
 
     /// Ends the stream; returns the last Responses API events (the open item closes).
@@ -447,8 +462,8 @@ impl StreamParser {
         sequence_number: Option<&Bound<'py, PyAny>>,
         unexpected: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        Self::number_responses(slf, py, sequence_number)?;
-        Self::call(slf, py, "finish_responses", None, unexpected, Output::Responses)
+        let seq = sequence_number_arg(py, sequence_number)?;
+        Self::call(slf, py, "finish_responses", None, unexpected, Output::Responses(seq))
     }
 
     /// Reads the next token ids a server sampled (a list of ints), with the parser's
@@ -498,8 +513,8 @@ impl StreamParser {
         sequence_number: Option<&Bound<'py, PyAny>>,
         unexpected: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        Self::number_responses(slf, py, sequence_number)?;
-        Self::call_ids(slf, py, "feed_ids_responses", ids, unexpected, Output::Responses)
+        let seq = sequence_number_arg(py, sequence_number)?;
+        Self::call_ids(slf, py, "feed_ids_responses", ids, unexpected, Output::Responses(seq))
     }
 
     /// Ends the stream; returns the last OpenAI deltas (``finish()`` as ``feed_openai`` is
