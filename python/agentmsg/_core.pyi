@@ -125,8 +125,8 @@ class StreamBatch:
         max_calls: Optional[int] = None,
         tools: Optional[Union[Tools, Sequence[Any]]] = None,
         tokenizer: Any = None,
-        strict: Optional[bool] = None,
         output: Optional[Literal["openai", "responses"]] = None,
+        strict: Optional[bool] = None,
         **unexpected: Any,
     ) -> Self: ...
     def add(self, *, sequence_number: Optional[int] = None, **unexpected: Any) -> int: ...

@@ -66,9 +66,10 @@ def responses_events(events: Any, *, sequence_number: int = 0) -> List[Dict[str,
     - A call that fails (``ToolCallEnd`` with ``error``): its ``function_call`` item ends with
       ``response.output_item.done`` at ``status`` ``"incomplete"`` (no arguments ``.done``), and
       that event has the extra field ``"agentmsg_issue": {"kind", "message", "span", "raw"}``
-      (:data:`ISSUE_FIELD`). If the call had not sent its item (a Forge call, or a call that
-      failed before its name), the item is added first with empty ``call_id``, ``name`` and
-      ``arguments``. A client should run only ``completed`` calls; ``from_responses_stream``
+      (:data:`ISSUE_FIELD`); its item's ``arguments`` are empty (what went out of it is void).
+      If the call had not sent its item (a Forge call, or a call that failed before its name),
+      the item is added first with empty ``name`` and ``arguments``, and its item's id as its
+      ``call_id`` (every item of a response has its own). A client should run only ``completed`` calls; ``from_responses_stream``
       drops the incomplete item (also from the caller's ``response.completed``, by its id) and
       keeps the issue in ``metadata["parse_issues"]``, as parsing the text does. Not an
       ``error`` event: clients take that one as the whole response failing.
@@ -153,8 +154,8 @@ class _ResponsesWriter:
             self.nameless.discard(event.index)
             call = self.calls.pop(event.index, None)
             if event.error is not None:
-                if call is None:
-                    call = self.open_call("", "", "")
+                if call is None:  # failed before its item went out: its call_id is its item's id
+                    call = self.open_call(f"fc_{self.next_output}", "", "")
                 issue = event.error
                 self.close_call(call, "incomplete", {"kind": issue.kind, "message": issue.message,
                                                      "span": list(issue.span), "raw": issue.raw})
@@ -187,7 +188,8 @@ class _ResponsesWriter:
         return call
 
     def close_call(self, call: List[Any], status: str, issue: Optional[Dict[str, Any]]) -> None:
-        index, arguments = call[0], "".join(call[3])
+        # What went out of a failed call is void, and how much did depends on the chunking.
+        index, arguments = call[0], "" if issue is not None else "".join(call[3])
         if issue is None:
             self.emit({"type": "response.function_call_arguments.done", "item_id": f"fc_{index}",
                        "output_index": index, "arguments": arguments})

@@ -242,6 +242,9 @@ class _ResponseReply:
                     target.setdefault("annotations", [])
                 target[field] = text
             output = [item for _, item in sorted(self.items.items())]
+        elif not isinstance(output, (list, tuple)):
+            raise MessageTypeError(f"events: the response's output must be a list of output items, not "
+                                   f"{type_name(output)}")
         else:  # the caller's whole response may still hold the items of failed calls
             output = [item for item in output if not (isinstance(item, Mapping) and item.get("id") in self.failed)]
         if not output:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-from typing import Any, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Any, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 from .._checks import check_calls, describe, type_name
 from ..errors import DialectTemplateError, MessageTypeError, TemplateError, UnknownModelError
@@ -208,7 +208,7 @@ def _from_config(config: Mapping[str, Any]) -> ParseOptions:
         except (DialectTemplateError, TemplateError):
             pass  # the model_type may still say it
     # The architectures first: a class names one family where a model_type may name several.
-    names = []
+    names: List[str] = []
     architectures = config.get("architectures")
     if isinstance(architectures, list):
         names.extend(item for item in architectures if isinstance(item, str))

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Dict, List, Tuple
 
-from .._checks import require, require_choice, require_dict, shown
+from .._checks import json_copy, require, require_choice, require_dict, shown
 from ..errors import ConversionError, MessageTypeError
 from ..model.arguments import json_output_copy
 from ..model.blocks import (
@@ -116,11 +116,12 @@ def listing_from_anthropic(block: Mapping[str, Any], position: int, where: str
     metadata = {"type": "mcp_tool_listing"}
     # Made of its place and its content: the same read whole or streamed, and two listings of a
     # history share one only when they are the same listing at the same place of their turns.
-    digest = hashlib.sha256(json.dumps([server, tools], sort_keys=True, default=repr).encode()).hexdigest()[:12]
-    listing_id = f"mcp_tool_listing_{position}_{digest}"
+    listed = build(where, lambda: json_copy(list(tools), f"{where}.tools"))  # JSON values, or a typed error
+    digest = hashlib.sha256(json.dumps([server, listed], sort_keys=True).encode()).hexdigest()
+    listing_id = f"mcp_tool_listing_{position}_{digest[:12]}"
     call = build(where, lambda: ServerToolUseBlock(listing_id, MCP_LISTING_NAME, {}, server, "anthropic",
                                                    {**extra, **metadata}))
-    result = build(where, lambda: ServerToolResultBlock(listing_id, {"tools": list(tools)}, False, "anthropic", metadata))
+    result = build(where, lambda: ServerToolResultBlock(listing_id, {"tools": listed}, False, "anthropic", metadata))
     return call, result
 
 

@@ -152,7 +152,7 @@ impl StreamBatch {
 impl StreamBatch {
     #[new]
     #[pyo3(signature = (*, dialect=None, thinking=None, tool_format=None, code_fences=None, start_in_thinking=None,
-                        max_calls=None, tools=None, tokenizer=None, strict=None, output=None, **unexpected))]
+                        max_calls=None, tools=None, tokenizer=None, output=None, strict=None, **unexpected))]
     #[allow(clippy::too_many_arguments)]
     fn new<'py>(
         py: Python<'py>,
@@ -164,8 +164,8 @@ impl StreamBatch {
         max_calls: Option<&Bound<'py, PyAny>>,
         tools: Option<&Bound<'py, PyAny>>,
         tokenizer: Option<&Bound<'py, PyAny>>,
-        strict: Option<&Bound<'py, PyAny>>,
         output: Option<&Bound<'py, PyAny>>,
+        strict: Option<&Bound<'py, PyAny>>,
         unexpected: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Self> {
         let args = ParseArgs { dialect, thinking, tool_format, code_fences, start_in_thinking, max_calls, tools, strict, unexpected };

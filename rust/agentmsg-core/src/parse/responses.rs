@@ -35,7 +35,7 @@ pub enum ResponsesEvent<'e> {
     /// `response.content_part.added` (two wire events).
     TextOpened { seq: u64, output: usize, kind: TextItem },
     /// `response.output_item.added` of a `function_call` item.
-    CallOpened { seq: u64, output: usize, call_id: &'e str, name: &'e str },
+    CallOpened { seq: u64, output: usize, call_id: Cow<'e, str>, name: &'e str },
     /// `response.output_text.delta`; `newline`: the text goes after a `"\n"` (a new text run in
     /// the same item).
     Text { seq: u64, output: usize, newline: bool, text: &'e [u8] },
@@ -155,7 +155,7 @@ impl ResponsesState {
                 self.close_text(*complete, out);
             }
             Event::ToolStart { index, header: Some(CallHeader { id, name }) } => {
-                let output = self.open_call(id, name, out);
+                let output = self.open_call(Cow::Borrowed(id), name, out);
                 self.calls.push(OpenCall { index: *index, output, call_id: id.clone(), name: name.clone(), arguments: Vec::new() });
             }
             Event::ToolStart { index, header: None } => self.nameless.push(*index),
@@ -172,13 +172,16 @@ impl ResponsesState {
                 match result {
                     Err(issue) => {
                         let call = call.unwrap_or_else(|| {
-                            let output = self.open_call("", "", out);
-                            OpenCall { index: *index, output, call_id: String::new(), name: String::new(), arguments: Vec::new() }
+                            // A call that failed before its item went out: its call_id is its
+                            // item's id, so that every item of the response has its own.
+                            let call_id = format!("fc_{}", self.next_output);
+                            let output = self.open_call(Cow::Owned(call_id.clone()), "", out);
+                            OpenCall { index: *index, output, call_id, name: String::new(), arguments: Vec::new() }
                         });
                         self.close_call(call, Some(issue), out);
                     }
                     Ok(whole) if nameless => {
-                        let output = self.open_call(&whole.id, &whole.name, out);
+                        let output = self.open_call(Cow::Borrowed(&whole.id), &whole.name, out);
                         let arguments = whole_arguments(whole);
                         let seq = self.seq;
                         self.push(ResponsesEvent::Arguments { seq, output, fragment: Cow::Owned(arguments.clone()) }, out);
@@ -213,7 +216,7 @@ impl ResponsesState {
     }
 
     /// Adds a call's item (closing the open text item); its output index.
-    fn open_call<'e>(&mut self, call_id: &'e str, name: &'e str, out: &mut Vec<ResponsesEvent<'e>>) -> usize {
+    fn open_call<'e>(&mut self, call_id: Cow<'e, str>, name: &'e str, out: &mut Vec<ResponsesEvent<'e>>) -> usize {
         self.close_text(true, out);
         let output = self.next_output;
         self.next_output += 1;
@@ -230,7 +233,11 @@ impl ResponsesState {
     }
 
     fn close_call<'e>(&mut self, call: OpenCall, issue: Option<&'e Issue>, out: &mut Vec<ResponsesEvent<'e>>) {
-        let OpenCall { output, call_id, name, arguments, .. } = call;
+        let OpenCall { output, call_id, name, mut arguments, .. } = call;
+        if issue.is_some() {
+            // What went out of a failed call is void, and how much did depends on the chunking.
+            arguments.clear();
+        }
         let seq = self.seq;
         self.push(ResponsesEvent::CallClosed { seq, output, call_id, name, arguments, issue }, out);
     }
@@ -273,7 +280,7 @@ mod tests {
             expected_seq += event.wire_events();
             match event {
                 ResponsesEvent::TextOpened { output, kind, .. } => format!("open {kind:?} {output}"),
-                ResponsesEvent::CallOpened { output, name, .. } => format!("call {name} {output}"),
+                ResponsesEvent::CallOpened { output, call_id, name, .. } => format!("call {name} {output} {call_id}"),
                 ResponsesEvent::Text { newline, text, .. } => format!("text {newline} {}", String::from_utf8_lossy(text)),
                 ResponsesEvent::Reasoning { text, .. } => format!("reasoning {}", String::from_utf8_lossy(text)),
                 ResponsesEvent::Arguments { fragment, .. } => format!("arguments {}", String::from_utf8_lossy(fragment)),
@@ -303,7 +310,7 @@ mod tests {
                 "open Message 1",
                 "text false Hi",
                 "close Message true Hi",
-                "call f 2",
+                "call f 2 call_420196a1052644b7",
                 "arguments {\"a\":1}",
                 "close call f 2 {\"a\":1} false",
                 "open Message 3",
@@ -322,18 +329,19 @@ mod tests {
                 "open Message 0",
                 "text false Hi",
                 "close Message true Hi",
-                "call f 1",
+                "call f 1 call_5d07e55a83684416",
                 "arguments {\"a\":1.5}",
                 "close call f 1 {\"a\":1.5} false",
                 "open Message 2",
                 "text false ok",
                 "close Message true ok",
-                "call  3",
+                "call  3 fc_3",
                 "close call  3  true",
             ]
         );
         let hermes: &[&[u8]] = &[b"<tool_call>{\"name\": \"f\", \"arguments\": {}} x</tool_call>"];
-        assert_eq!(wire(Options::new(Dialect::Hermes), hermes), ["call f 0", "arguments {}", "close call f 0 {} true"]);
+        // What went out of a failed call is void: its item closes with no arguments.
+        assert_eq!(wire(Options::new(Dialect::Hermes), hermes), ["call f 0 call_6e08980861f62d1d", "arguments {}", "close call f 0  true"]);
     }
 
     #[test]
