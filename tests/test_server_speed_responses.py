@@ -54,6 +54,13 @@ def done_items(out: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
     return [event["item"] for event in out if event["type"] == "response.output_item.done"]
 
 
+def whatever_the_chunking(items: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The items, a failed call's without the arguments that went out of it before it failed
+    (how much did depends on the chunking)."""
+    return [{k: v for k, v in item.items() if not (k == "arguments" and item["status"] == "incomplete")}
+            for item in items]
+
+
 def wrapped(out: Sequence[Dict[str, Any]], start: int, output: Any) -> List[Dict[str, Any]]:
     """The events inside the envelope a server sends: created before, completed after."""
     created = {"type": "response.created", "sequence_number": start - 1, "response": RESPONSE}
@@ -113,7 +120,7 @@ def test_core_events_equal_responses_events_for_every_chunking(dialect: Any, dat
         options["tools"] = TOOLS
     out = both_ways(text, split(text, cuts), start, **options)
     by_character = both_ways(text, list(text), start, **options)
-    assert done_items(by_character) == done_items(out)  # the same items whatever the chunking
+    assert whatever_the_chunking(done_items(by_character)) == whatever_the_chunking(done_items(out))
     check_clients_agree(text, out, options)
 
 

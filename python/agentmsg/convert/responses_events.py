@@ -66,7 +66,8 @@ def responses_events(events: Any, *, sequence_number: int = 0) -> List[Dict[str,
     - A call that fails (``ToolCallEnd`` with ``error``): its ``function_call`` item ends with
       ``response.output_item.done`` at ``status`` ``"incomplete"`` (no arguments ``.done``), and
       that event has the extra field ``"agentmsg_issue": {"kind", "message", "span", "raw"}``
-      (:data:`ISSUE_FIELD`); its item's ``arguments`` are empty (what went out of it is void).
+      (:data:`ISSUE_FIELD`); its item holds the arguments that went out, as a client
+      accumulated them (how much did depends on the chunking; the call is void either way).
       If the call had not sent its item (a Forge call, or a call that failed before its name),
       the item is added first with empty ``name`` and ``arguments``, and its item's id as its
       ``call_id`` (every item of a response has its own). A client should run only ``completed`` calls; ``from_responses_stream``
@@ -188,8 +189,7 @@ class _ResponsesWriter:
         return call
 
     def close_call(self, call: List[Any], status: str, issue: Optional[Dict[str, Any]]) -> None:
-        # What went out of a failed call is void, and how much did depends on the chunking.
-        index, arguments = call[0], "" if issue is not None else "".join(call[3])
+        index, arguments = call[0], "".join(call[3])
         if issue is None:
             self.emit({"type": "response.function_call_arguments.done", "item_id": f"fc_{index}",
                        "output_index": index, "arguments": arguments})

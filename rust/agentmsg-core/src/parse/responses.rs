@@ -233,11 +233,7 @@ impl ResponsesState {
     }
 
     fn close_call<'e>(&mut self, call: OpenCall, issue: Option<&'e Issue>, out: &mut Vec<ResponsesEvent<'e>>) {
-        let OpenCall { output, call_id, name, mut arguments, .. } = call;
-        if issue.is_some() {
-            // What went out of a failed call is void, and how much did depends on the chunking.
-            arguments.clear();
-        }
+        let OpenCall { output, call_id, name, arguments, .. } = call;
         let seq = self.seq;
         self.push(ResponsesEvent::CallClosed { seq, output, call_id, name, arguments, issue }, out);
     }
@@ -340,8 +336,8 @@ mod tests {
             ]
         );
         let hermes: &[&[u8]] = &[b"<tool_call>{\"name\": \"f\", \"arguments\": {}} x</tool_call>"];
-        // What went out of a failed call is void: its item closes with no arguments.
-        assert_eq!(wire(Options::new(Dialect::Hermes), hermes), ["call f 0 call_6e08980861f62d1d", "arguments {}", "close call f 0  true"]);
+        // A failed call's item closes with what went out of it, as a client accumulated it.
+        assert_eq!(wire(Options::new(Dialect::Hermes), hermes), ["call f 0 call_6e08980861f62d1d", "arguments {}", "close call f 0 {} true"]);
     }
 
     #[test]
