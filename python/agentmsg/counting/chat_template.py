@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union, cast
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from .. import _core
 from .._checks import check_calls, describe, type_name
@@ -47,26 +47,36 @@ _MEDIA_TYPES: Dict[type, str] = {ImageBlock: "image", AudioBlock: "audio", Video
 
 
 def _template_message(message: Message) -> Dict[str, Any]:
-    # One pass over the blocks (this runs for every message of every render): the text as
-    # Message.text joins it, and the blocks each field is made of.
+    blocks = message.content
+    result: Dict[str, Any]
+    if len(blocks) == 1 and blocks[0].__class__ is TextBlock and message.reasoning_content is None:
+        # Most messages of a history are one text (this runs for every message of every render).
+        result = {"role": ROLE_NAMES[message.role], "content": blocks[0].text}
+        if message.tool_id is not None:
+            result["tool_call_id"] = message.tool_id
+        if message.name is not None:
+            result["name"] = message.name
+        return result
+    # One pass over the blocks: the text as Message.text joins it, and the blocks each field is
+    # made of.
     texts: List[str] = []
     thinking: List[str] = []
     calls: List[ToolUseBlock] = []
     result_id: Optional[str] = None
     media = False
-    for block in message.content:
+    block: Any  # dispatched on its class, which mypy cannot follow through `kind`
+    for block in blocks:
         kind = block.__class__
         if kind is TextBlock:
-            texts.append(cast(TextBlock, block).text)
+            texts.append(block.text)
         elif kind is ToolUseBlock:
-            calls.append(cast(ToolUseBlock, block))
+            calls.append(block)
         elif kind is ThinkingBlock:
-            thinking.append(cast(ThinkingBlock, block).thinking)
+            thinking.append(block.thinking)
         elif kind is ToolResultBlock:
-            tool_result = cast(ToolResultBlock, block)
-            texts.append(tool_result.text)
+            texts.append(block.text)
             if result_id is None:
-                result_id = tool_result.tool_use_id or ""
+                result_id = block.tool_use_id or ""
         elif kind in _MEDIA_TYPES:
             media = True
         elif isinstance(block, (TextBlock, ToolResultBlock)):
@@ -82,7 +92,7 @@ def _template_message(message: Message) -> Dict[str, Any]:
     else:
         content = "\n".join(texts)
     reasoning = "\n".join(thinking) if thinking else message.reasoning_content
-    result: Dict[str, Any] = {}
+    result = {}
     if reasoning is not None:
         # transformers fills `thinking` (which gpt-oss reads) first and `reasoning_content` after.
         result["thinking"] = reasoning
