@@ -154,6 +154,25 @@ impl Step {
     }
 }
 
+/// Writes a parameter's `"key":` into a call's arguments JSON, and its opening quote when the
+/// value is text; the value's type: the tool's schema for it, or text; any JSON value but a
+/// string where the model says it wrote JSON (`json`).
+pub(crate) fn open_parameter(arguments: &mut Vec<u8>, key: &[u8], call: Option<&str>, tools: Option<&Tools>, json: bool) -> ParamType {
+    json_text::string_into(key, arguments);
+    arguments.push(b':');
+    let mut value_type = match (tools, call, std::str::from_utf8(key)) {
+        (Some(tools), Some(name), Ok(key)) => tools.param_type(name, key),
+        _ => ParamType::Text,
+    };
+    if json && value_type.is_text() {
+        value_type = ParamType::json();
+    }
+    if value_type.is_text() {
+        arguments.push(b'"');
+    }
+    value_type
+}
+
 /// A value's text from `data[i..]` up to its `close` marker, given to `text` as it comes (a value
 /// streams): `Ok(next)` after the closer, else the step to wait with.
 pub(crate) fn value_until(data: &[u8], i: usize, close: &[u8], mut text: impl FnMut(&[u8])) -> Result<usize, Step> {
@@ -472,20 +491,8 @@ impl ElementCall {
             self.arguments.push(b',');
         }
         self.params += 1;
-        json_text::string_into(&key, &mut self.arguments);
-        self.arguments.push(b':');
+        self.value_type = open_parameter(&mut self.arguments, &key, self.name.as_deref(), tools, json);
         self.key = key;
-        self.value_type = match (tools, &self.name, std::str::from_utf8(&self.key)) {
-            (Some(tools), Some(name), Ok(key)) => tools.param_type(name, key),
-            _ => ParamType::Text,
-        };
-        if json && self.value_type.is_text() {
-            // The model says the value is JSON: any JSON value but a string.
-            self.value_type = ParamType::json();
-        }
-        if self.value_type.is_text() {
-            self.arguments.push(b'"');
-        }
         self.value.clear();
         self.at_value_start = true;
         self.held_blanks.clear();

@@ -28,7 +28,7 @@
 use memchr::memchr;
 
 use super::driver::{Core, Flow, Input, OpenCall, Payload, StateMachine};
-use super::element_call::{attributes, value_until, Step};
+use super::element_call::{attributes, open_parameter, value_until, Step};
 use super::reading::{read_until, ThinkingTags};
 use crate::parse::call::{parse_json, IssueKind};
 use crate::parse::json_text;
@@ -428,19 +428,7 @@ impl XtmlCall {
         }
         self.arguments.push(if self.params == 0 { b'{' } else { b',' });
         self.params += 1;
-        json_text::string_into(&key, &mut self.arguments);
-        self.arguments.push(b':');
-        self.value_type = match (tools, &self.name, std::str::from_utf8(&key)) {
-            (Some(tools), Some(name), Ok(key)) => tools.param_type(name, key),
-            _ => ParamType::Text,
-        };
-        if json && self.value_type.is_text() {
-            // The model says the value is JSON: any JSON value but a string.
-            self.value_type = ParamType::json();
-        }
-        if self.value_type.is_text() {
-            self.arguments.push(b'"');
-        }
+        self.value_type = open_parameter(&mut self.arguments, &key, self.name.as_deref(), tools, json);
         self.key = key;
         self.value.clear();
         self.state = CallState::Value;
