@@ -155,14 +155,7 @@ def ratios(rounds: int = 15) -> Dict[str, Tuple[float, float]]:
             lambda: len(oracle_ids(HUNDRED_DICTS))),
         "count after one append to 1,000 messages": (append_one, lambda: len(oracle_ids(appended))),
     }
-    out = {}
-    for name, (ours, theirs) in jobs.items():
-        mine: List[float] = []
-        other: List[float] = []
-        for _ in range(rounds):
-            mine += _cpu_times(ours, 10)
-            other += _cpu_times(theirs, 3)
-        out[name] = (statistics.median(mine), statistics.median(other))
+    out = {name: _interleaved(ours, theirs, rounds) for name, (ours, theirs) in jobs.items()}
     for size in (100, 1_000, 10_000):
         grown = _counter(size)
         out[f"one append at {size:,} messages"] = (statistics.median(_cpu_times(lambda: grown.append(NEXT), 500)), 0.0)
@@ -200,17 +193,21 @@ def _qwen_ratios(rounds: int) -> Dict[str, Tuple[float, float]]:
         return agentmsg.count_chat_tokens(HUNDRED, tokenizer=tokenizer, template=template, tools=TOOLS)
 
     assert count_hundred() == oracle_count(HUNDRED_DICTS)
-    out = {}
-    for name, ours, theirs in (("Qwen 2.5's pair: count it", count_hundred, lambda: oracle_count(HUNDRED_DICTS)),
-                               ("Qwen 2.5's pair: count after one append to 1,000 messages", append_one,
-                                lambda: oracle_count(appended))):
-        mine: List[float] = []
-        other: List[float] = []
-        for _ in range(rounds):
-            mine += _cpu_times(ours, 10)
-            other += _cpu_times(theirs, 3)
-        out[name] = (statistics.median(mine), statistics.median(other))
-    return out
+    return {
+        "Qwen 2.5's pair: count it": _interleaved(count_hundred, lambda: oracle_count(HUNDRED_DICTS), rounds),
+        "Qwen 2.5's pair: count after one append to 1,000 messages": _interleaved(
+            append_one, lambda: oracle_count(appended), rounds),
+    }
+
+
+def _interleaved(ours: Any, theirs: Any, rounds: int) -> Tuple[float, float]:
+    """Median CPU seconds of each side, rounds interleaved (each 10 calls of ours, 3 of theirs)."""
+    mine: List[float] = []
+    other: List[float] = []
+    for _ in range(rounds):
+        mine += _cpu_times(ours, 10)
+        other += _cpu_times(theirs, 3)
+    return statistics.median(mine), statistics.median(other)
 
 
 if __name__ == "__main__":

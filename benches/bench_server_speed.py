@@ -175,6 +175,26 @@ def _median_us(job: Callable[[], object], number: int, rounds: int) -> float:
     return statistics.median(times)
 
 
+def per_token_table(jobs: Dict[str, Callable[[str, Sequence[str]], None]], core: str) -> None:
+    """Prints µs per token, median (min) of interleaved rounds, of each job (the Python path,
+    the core path ``core``, then floors) for every dialect and length; the ratios use the first
+    three."""
+    print("| dialect | deltas | " + " | ".join(jobs) + f" | {core} / len floor (mins) | speed-up (medians) |")
+    print("|---|---:|" + "---:|" * (len(jobs) + 2))
+    for dialect in DIALECTS:
+        for tokens in LENGTHS:
+            chunks = deltas(dialect, tokens)
+            n = len(chunks)
+            rounds = {name: [t / n * 1e6 for t in times] for name, times in cpu_rounds(
+                {name: (lambda run=run: run(dialect, chunks)) for name, run in jobs.items()}, 15).items()}
+            m = {name: statistics.median(times) for name, times in rounds.items()}
+            low = {name: min(times) for name, times in rounds.items()}
+            cells = " | ".join(f"{m[name]:.3f} ({low[name]:.3f})" for name in jobs)
+            python, core_name, floor = list(jobs)[:3]
+            print(f"| {dialect} | {n} | {cells} | {low[core_name] / low[floor]:.1f}x | "
+                  f"{m[python] / m[core_name]:.1f}x |", flush=True)
+
+
 def main() -> None:
     print("| setup (hermes) | us, median |")
     print("|---|---:|")
@@ -185,38 +205,9 @@ def main() -> None:
     print("on a loaded 2-core machine a run of 8,000 tokens is often descheduled, and wall time would count")
     print("the wait.")
     print()
-    print("| dialect | deltas | feed + openai_deltas | feed_openai | floor len(chunk) | floor [{'content': chunk}] "
-          "| feed_openai / len floor (mins) | speed-up (medians) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for dialect in DIALECTS:
-        for tokens in LENGTHS:
-            chunks = deltas(dialect, tokens)
-            n = len(chunks)
-            rounds = {name: [t / n * 1e6 for t in times] for name, times in cpu_rounds(
-                {name: (lambda run=run: run(dialect, chunks)) for name, run in STREAMS.items()}, 15).items()}
-            m = {name: statistics.median(times) for name, times in rounds.items()}
-            low = {name: min(times) for name, times in rounds.items()}
-            cells = " | ".join(f"{m[name]:.3f} ({low[name]:.3f})" for name in STREAMS)
-            python, core, floor = list(STREAMS)[:3]
-            print(f"| {dialect} | {n} | {cells} | {low[core] / low[floor]:.1f}x | {m[python] / m[core]:.1f}x |",
-                  flush=True)
-
+    per_token_table(STREAMS, "feed_openai")
     print()
-    print("| dialect | deltas | feed + responses_events | feed_responses | floor len(chunk) "
-          "| feed_responses / len floor (mins) | speed-up (medians) |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for dialect in DIALECTS:
-        for tokens in LENGTHS:
-            chunks = deltas(dialect, tokens)
-            n = len(chunks)
-            rounds = {name: [t / n * 1e6 for t in times] for name, times in cpu_rounds(
-                {name: (lambda run=run: run(dialect, chunks)) for name, run in RESPONSES.items()}, 15).items()}
-            m = {name: statistics.median(times) for name, times in rounds.items()}
-            low = {name: min(times) for name, times in rounds.items()}
-            cells = " | ".join(f"{m[name]:.3f} ({low[name]:.3f})" for name in RESPONSES)
-            python, core, floor = list(RESPONSES)
-            print(f"| {dialect} | {n} | {cells} | {low[core] / low[floor]:.1f}x | {m[python] / m[core]:.1f}x |",
-                  flush=True)
+    per_token_table(RESPONSES, "feed_responses")
 
     print()
     print("| 256 streams, one token per step | " + " | ".join(BATCHES) + " | batch / len floor |")
